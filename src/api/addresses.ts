@@ -1,0 +1,88 @@
+// Where the three hosts of a tenant live.
+// The spec gives the base-host scheme; the settings-host and auth-host names are ferry's
+// documented choices (docs/emulator.md, x-ferry-choice in the contract) and can always be
+// overridden with explicit URLs.
+import { ConfigurationError } from './errors.js';
+
+export const REGIONS = ['uk', 'us', 'eu', 'au', 'jp'] as const;
+export type Region = (typeof REGIONS)[number];
+
+/** Regions whose token endpoint the spec confirms; au and jp need an explicit auth URL. */
+const REGIONS_WITH_KNOWN_AUTH: readonly Region[] = ['uk', 'us', 'eu'];
+
+export interface TenantAddress {
+  tenant: string;
+  region: string;
+  domain: string;
+  /** Required for au and jp; optional elsewhere. */
+  authUrl?: string | undefined;
+}
+
+export interface ExplicitAddress {
+  baseUrl: string;
+  settingsUrl: string;
+  authUrl: string;
+}
+
+export type AddressInput = TenantAddress | ExplicitAddress;
+
+export interface ResolvedAddress {
+  baseUrl: string;
+  settingsUrl: string;
+  authUrl: string;
+}
+
+export function resolveAddress(input: AddressInput): ResolvedAddress {
+  if ('baseUrl' in input) {
+    return {
+      baseUrl: checkUrl('baseUrl', input.baseUrl),
+      settingsUrl: checkUrl('settingsUrl', input.settingsUrl),
+      authUrl: checkUrl('authUrl', input.authUrl),
+    };
+  }
+  const { tenant, region, domain } = input;
+  if (!isRegion(region)) {
+    throw new ConfigurationError(`unknown region "${region}": expected one of ${REGIONS.join(', ')}`);
+  }
+  if (!/^[a-z0-9][a-z0-9-]*$/i.test(tenant)) {
+    throw new ConfigurationError(`tenant "${tenant}" is not a valid host label (letters, digits and hyphens)`);
+  }
+  if (!/^[a-z0-9.-]+\.[a-z]{2,}$/i.test(domain)) {
+    throw new ConfigurationError(`domain "${domain}" is not a valid domain name`);
+  }
+  let authUrl = input.authUrl;
+  if (!authUrl) {
+    if (!REGIONS_WITH_KNOWN_AUTH.includes(region)) {
+      throw new ConfigurationError(
+        `region "${region}" has no known token endpoint: set the auth URL explicitly (FERRY_AUTH_URL or authUrl in the profile)`,
+      );
+    }
+    authUrl = `https://auth.${region}.${domain}`;
+  }
+  return {
+    baseUrl: `https://api.${tenant}.${region}.${domain}`,
+    settingsUrl: `https://settings.${tenant}.${region}.${domain}`,
+    authUrl: checkUrl('authUrl', authUrl),
+  };
+}
+
+export function isRegion(value: string): value is Region {
+  return (REGIONS as readonly string[]).includes(value);
+}
+
+function checkUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigurationError(`${name} "${value}" is not a valid URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigurationError(`${name} "${value}" must use https (or http for a local emulator)`);
+  }
+  if (url.search || url.hash) {
+    throw new ConfigurationError(`${name} "${value}" must not carry a query string or fragment`);
+  }
+  // No trailing slash, so paths can be appended as-is.
+  return url.href.replace(/\/+$/, '');
+}

@@ -1,0 +1,12 @@
+export { FerryClient } from './client.js';
+export * from './errors.js';
+export type { ClientOptions, CallOptions, RequestSpec, StreamResponse, Host } from './transport.js';
+export type { AddressInput, ResolvedAddress, TenantAddress, ExplicitAddress, Region } from './addresses.js';
+export { resolveAddress, REGIONS } from './addresses.js';
+export type { FileInput } from './multipart.js';
+export { PagedList, type Page, type ListOptions } from './paging.js';
+export type { SseEvent } from './sse.js';
+export { MessageStream, type ChatPath } from './resources/messages.js';
+export type { ReferencePath } from './resources/template-columns.js';
+export type { ConditionPath } from './resources/category-conditions.js';
+export type * from './types.js';

@@ -1,0 +1,67 @@
+// Lists that are async-iterable over every item across pages, or fetched one page at a time.
+// Both list shapes of the spec are handled: `{items, totalCount}` and bare JSON arrays.
+
+export interface Page<T> {
+  items: T[];
+  /** Present for `{items, totalCount}` lists; bare-array lists do not say. */
+  totalCount: number | undefined;
+  pageNumber: number;
+  pageSize: number;
+}
+
+/** Fetches one page: the raw decoded body, either shape. */
+export type PageFetcher = (pageNumber: number, pageSize: number, signal?: AbortSignal) => Promise<unknown>;
+
+export interface ListOptions {
+  /** Items per request (always sent: the service's default page size is not documented). */
+  pageSize?: number;
+  /** First page to read (1-based). */
+  startPage?: number;
+  /** Stop after this many items. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_PAGE_SIZE = 100;
+
+export class PagedList<T> implements AsyncIterable<T> {
+  constructor(
+    private readonly fetcher: PageFetcher,
+    private readonly opts: ListOptions = {},
+  ) {}
+
+  /** One page, 1-based. */
+  async page(pageNumber = this.opts.startPage ?? 1, pageSize = this.opts.pageSize ?? DEFAULT_PAGE_SIZE): Promise<Page<T>> {
+    const body = await this.fetcher(pageNumber, pageSize, this.opts.signal);
+    return toPage<T>(body, pageNumber, pageSize);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    const pageSize = this.opts.pageSize ?? DEFAULT_PAGE_SIZE;
+    const limit = this.opts.limit ?? Infinity;
+    let pageNumber = this.opts.startPage ?? 1;
+    let seen = 0;
+    for (;;) {
+      const page = await this.page(pageNumber, pageSize);
+      for (const item of page.items) {
+        if (seen >= limit) return;
+        seen++;
+        yield item;
+      }
+      // Stop on an empty or short page, or once totalCount items were read.
+      if (page.items.length === 0 || page.items.length < pageSize) return;
+      if (page.totalCount !== undefined && pageNumber * pageSize >= page.totalCount) return;
+      pageNumber++;
+    }
+  }
+}
+
+export function toPage<T>(body: unknown, pageNumber: number, pageSize: number): Page<T> {
+  if (Array.isArray(body)) return { items: body as T[], totalCount: undefined, pageNumber, pageSize };
+  if (body && typeof body === 'object' && 'items' in body) {
+    const { items, totalCount } = body as { items: T[] | null; totalCount?: number };
+    return { items: items ?? [], totalCount: typeof totalCount === 'number' ? totalCount : undefined, pageNumber, pageSize };
+  }
+  if (body === undefined) return { items: [], totalCount: 0, pageNumber, pageSize };
+  throw new TypeError('a list call answered with neither a JSON array nor an {items, totalCount} object');
+}

@@ -1,0 +1,386 @@
+// The one transport core every API part goes through: addresses, auth, rate limit, retries,
+// timeouts, error mapping and response decoding.
+import { request, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import PQueue from 'p-queue';
+import { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { resolveAddress, type AddressInput, type ResolvedAddress } from './addresses.js';
+import { TokenProvider, type Credentials } from './auth.js';
+import {
+  AbortedError,
+  ApiError,
+  ConnectionError,
+  FerryError,
+  TimeoutError,
+  type ProblemDetails,
+} from './errors.js';
+import { buildMultipart, type MultipartBody, type MultipartPart } from './multipart.js';
+import {
+  DEFAULT_RETRY,
+  RETRYABLE_STATUSES,
+  errorCode,
+  isIdempotentMethod,
+  isTransientConnectionError,
+  nextDelay,
+  parseRetryAfter,
+  provesNotSent,
+  type RetryOptions,
+} from './retry.js';
+import { sleep } from './sleep.js';
+import { silentLogger } from '../log.js';
+
+export type Host = 'base' | 'settings';
+export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
+
+export interface ClientOptions {
+  /** `{tenant, region, domain, authUrl?}` or explicit `{baseUrl, settingsUrl, authUrl}`. */
+  address: AddressInput;
+  credentials: Credentials;
+  logger?: Logger;
+  retry?: Partial<RetryOptions>;
+  /** Per-attempt wait for response headers, and the longest silence inside a body (default 60 s). */
+  timeoutMs?: number;
+  /** Overall deadline of one call across all its attempts (default none). */
+  deadlineMs?: number;
+  /** Client-wide cap on requests per second, shared by all calls (default unlimited). */
+  requestsPerSecond?: number;
+  /** Keep-alive connections per host (default 32). */
+  connectionsPerHost?: number;
+  /** Extra CA certificates (PEM) for TLS; Node's NODE_EXTRA_CA_CERTS works too. */
+  ca?: string | Buffer | (string | Buffer)[];
+  /** Bring your own undici dispatcher (proxies are then yours to configure). */
+  dispatcher?: Dispatcher;
+  userAgent?: string;
+  /** Told about every retry before its wait (for progress displays and adaptive concurrency). */
+  onRetry?: (info: RetryInfo) => void;
+  /** Clock for token expiry (tests move it). */
+  now?: () => number;
+  /** Source of jitter (tests pin it). */
+  random?: () => number;
+}
+
+export interface RetryInfo {
+  method: string;
+  path: string;
+  /** 0 for the first retry. */
+  attempt: number;
+  delayMs: number;
+  status?: number;
+  code?: string;
+  /** True when the server asked for the wait (Retry-After). */
+  serverAsked: boolean;
+}
+
+export type ResponseKind = 'json' | 'stream' | 'text';
+
+export interface CallOptions<T = never> {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  deadlineMs?: number;
+  /** Declares a non-idempotent call safe to repeat (for example a search POST). */
+  idempotent?: boolean;
+  /**
+   * For non-idempotent calls: asked after an ambiguous failure (reset, 502/503/504, timeout)
+   * whether the request took effect. Return the result if it did, undefined if it did not.
+   */
+  didItLand?: () => Promise<T | undefined>;
+  headers?: Record<string, string>;
+}
+
+export interface RequestSpec {
+  method: string;
+  path: string;
+  host?: Host;
+  query?: Record<string, QueryValue>;
+  json?: unknown;
+  /** Multipart parts; file parts are streamed. */
+  multipart?: readonly MultipartPart[];
+  /** Absolute URL instead of host + path (document content URLs). */
+  url?: string;
+}
+
+export interface StreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+const USER_AGENT = 'ferry/0.1 (+undici)';
+
+export class Transport {
+  readonly address: ResolvedAddress;
+  readonly logger: Logger;
+  readonly tokens: TokenProvider;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly retry: RetryOptions;
+  private readonly timeoutMs: number;
+  private readonly deadlineMs: number | undefined;
+  private readonly limiter: PQueue | undefined;
+  private readonly userAgent: string;
+  private readonly onRetry: ((info: RetryInfo) => void) | undefined;
+  private readonly random: () => number;
+
+  constructor(opts: ClientOptions) {
+    this.address = resolveAddress(opts.address);
+    this.logger = opts.logger ?? silentLogger();
+    this.retry = { ...DEFAULT_RETRY, ...opts.retry };
+    this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.deadlineMs = opts.deadlineMs;
+    this.userAgent = opts.userAgent ?? USER_AGENT;
+    this.onRetry = opts.onRetry;
+    this.random = opts.random ?? Math.random;
+    this.ownsDispatcher = !opts.dispatcher;
+    // EnvHttpProxyAgent honours HTTP(S)_PROXY and NO_PROXY and keeps a keep-alive pool per origin.
+    this.dispatcher =
+      opts.dispatcher ??
+      new EnvHttpProxyAgent({
+        connections: opts.connectionsPerHost ?? 32,
+        keepAliveTimeout: 30_000,
+        ...(opts.ca ? { connect: { ca: opts.ca } } : {}),
+      });
+    if (opts.requestsPerSecond !== undefined) {
+      if (!(opts.requestsPerSecond > 0)) throw new FerryError('requestsPerSecond must be a positive number');
+      // One start per interval: a smooth rate rather than bursts at each second boundary.
+      this.limiter = new PQueue({ concurrency: Infinity, intervalCap: 1, interval: 1000 / opts.requestsPerSecond });
+    }
+    this.tokens = new TokenProvider({
+      authUrl: this.address.authUrl,
+      credentials: opts.credentials,
+      dispatcher: this.dispatcher,
+      logger: this.logger,
+      retry: this.retry,
+      ...(opts.now ? { now: opts.now } : {}),
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  /** A JSON call: resolves to the decoded body (undefined for an empty body). */
+  json<T>(spec: RequestSpec, opts: CallOptions<NoInfer<T>> = {}): Promise<T> {
+    return this.call(spec, 'json', opts) as Promise<T>;
+  }
+
+  /** A call whose body the caller reads as a stream (downloads, server-sent events). */
+  stream(spec: RequestSpec, opts: CallOptions<StreamResponse> = {}): Promise<StreamResponse> {
+    return this.call(spec, 'stream', opts) as Promise<StreamResponse>;
+  }
+
+  urlFor(spec: RequestSpec): string {
+    if (spec.url) return spec.url;
+    const root = spec.host === 'settings' ? this.address.settingsUrl : this.address.baseUrl;
+    const url = new URL(root + spec.path);
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value === undefined || value === null) continue;
+      if (Array.isArray(value)) for (const v of value) url.searchParams.append(key, String(v));
+      else url.searchParams.set(key, String(value));
+    }
+    return url.href;
+  }
+
+  /** Only our own hosts ever see the bearer token. */
+  private ownsUrl(url: string): boolean {
+    const origin = new URL(url).origin;
+    return origin === new URL(this.address.baseUrl).origin || origin === new URL(this.address.settingsUrl).origin;
+  }
+
+  private async call(spec: RequestSpec, kind: ResponseKind, opts: CallOptions<unknown>): Promise<unknown> {
+    const method = spec.method.toUpperCase();
+    const url = this.urlFor(spec);
+    const path = spec.url ? new URL(spec.url).pathname : spec.path;
+    const idempotent = opts.idempotent ?? isIdempotentMethod(method);
+    const deadlineMs = opts.deadlineMs ?? this.deadlineMs;
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const deadline = deadlineMs !== undefined ? AbortSignal.timeout(deadlineMs) : undefined;
+    const signal = anySignal(opts.signal, deadline);
+    const multipart = spec.multipart ? await buildMultipart(spec.multipart) : undefined;
+    const sendToken = this.ownsUrl(url);
+
+    let refreshedAfter401 = false;
+    let attempt = 0;
+    for (;;) {
+      const started = Date.now();
+      let token: string | undefined;
+      let res: Dispatcher.ResponseData;
+      try {
+        if (this.limiter) await this.limiter.add(() => undefined, { signal });
+        token = sendToken ? (await this.tokens.token(signal)).value : undefined;
+        res = await request(url, {
+          method: method as Dispatcher.HttpMethod,
+          dispatcher: this.dispatcher,
+          headers: this.headers(token, spec, multipart, kind, opts.headers),
+          body: spec.json !== undefined ? JSON.stringify(spec.json) : multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined,
+          signal,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+      } catch (err) {
+        const failure = this.classify(err, method, url, timeoutMs, deadlineMs, opts.signal, deadline);
+        if (failure instanceof AbortedError || (failure instanceof TimeoutError && failure.kind === 'deadline')) throw failure;
+        if (failure instanceof FerryError && !(failure instanceof ConnectionError) && !(failure instanceof TimeoutError)) throw failure;
+        const notSent = provesNotSent(err);
+        const canResend = !multipart || multipart.replayable;
+        const transient = failure instanceof TimeoutError || isTransientConnectionError(err);
+        this.logger.debug({ method, path, attempt, code: errorCode(err) }, 'request failed without a response');
+        if (transient && canResend && attempt < this.retry.maxRetries) {
+          const retry = { method, path, attempt, code: errorCode(err) };
+          if (notSent || idempotent) {
+            await this.wait(retry, undefined, signal);
+            attempt++;
+            continue;
+          }
+          if (opts.didItLand) {
+            const landed = await this.settle(opts.didItLand, method, path);
+            if (landed !== undefined) return landed;
+            await this.wait(retry, undefined, signal);
+            attempt++;
+            continue;
+          }
+        }
+        throw failure;
+      }
+
+      const status = res.statusCode;
+      this.logger.debug({ method, path, status, attempt, ms: Date.now() - started }, 'response');
+      if (status >= 200 && status < 300) return this.decode(res, kind, method, path);
+
+      const bodyText = await readSmall(res.body);
+      const requestId = header(res.headers, 'x-request-id') ?? header(res.headers, 'request-id') ?? header(res.headers, 'x-correlation-id');
+      const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+      const canResend = !multipart || multipart.replayable;
+
+      // A 401 means the request was not processed: renew the token once and try again.
+      if (status === 401 && token && !refreshedAfter401 && canResend) {
+        refreshedAfter401 = true;
+        this.tokens.invalidate(token);
+        continue;
+      }
+      if (RETRYABLE_STATUSES.has(status) && canResend && attempt < this.retry.maxRetries) {
+        // 429 was refused before any work; 502/503/504 may or may not have done the work.
+        const retry = { method, path, attempt, status };
+        if (status === 429 || idempotent) {
+          await this.wait(retry, retryAfterMs, signal);
+          attempt++;
+          continue;
+        }
+        if (opts.didItLand) {
+          const landed = await this.settle(opts.didItLand, method, path);
+          if (landed !== undefined) return landed;
+          await this.wait(retry, retryAfterMs, signal);
+          attempt++;
+          continue;
+        }
+      }
+      const problem = parseProblem(bodyText);
+      throw ApiError.from({ status, method, path, problem, body: problem ? undefined : bodyText.slice(0, 500) || undefined, requestId, retryAfterMs });
+    }
+  }
+
+  private async wait(
+    retry: { method: string; path: string; attempt: number; status?: number; code?: string | undefined },
+    retryAfterMs: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const delayMs = nextDelay(retry.attempt, retryAfterMs, this.retry, this.random);
+    const info: RetryInfo = { method: retry.method, path: retry.path, attempt: retry.attempt, delayMs, serverAsked: retryAfterMs !== undefined };
+    if (retry.status !== undefined) info.status = retry.status;
+    if (retry.code !== undefined) info.code = retry.code;
+    this.logger.debug(info, 'retrying');
+    this.onRetry?.(info);
+    await sleep(delayMs, signal);
+  }
+
+  private async settle<T>(didItLand: () => Promise<T | undefined>, method: string, path: string): Promise<T | undefined> {
+    const landed = await didItLand();
+    this.logger.info({ method, path, landed: landed !== undefined }, 'checked whether an interrupted request took effect');
+    return landed;
+  }
+
+  private headers(
+    token: string | undefined,
+    spec: RequestSpec,
+    multipart: MultipartBody | undefined,
+    kind: ResponseKind,
+    extra: Record<string, string> | undefined,
+  ): Record<string, string> {
+    const h: Record<string, string> = {
+      'user-agent': this.userAgent,
+      accept: kind === 'json' ? 'application/json' : '*/*',
+      ...extra,
+    };
+    if (token) h.authorization = `Bearer ${token}`;
+    if (spec.json !== undefined) h['content-type'] = 'application/json';
+    if (multipart) {
+      h['content-type'] = multipart.contentType;
+      h['content-length'] = String(multipart.length);
+    }
+    return h;
+  }
+
+  private async decode(res: Dispatcher.ResponseData, kind: ResponseKind, method: string, path: string): Promise<unknown> {
+    if (kind === 'stream') return { status: res.statusCode, headers: res.headers, body: res.body };
+    const text = await res.body.text();
+    if (kind === 'text') return text;
+    if (text.trim() === '') return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {
+      // The document endpoints may answer text/plain; it still holds JSON when it is a resource.
+      throw new FerryError(`${method} ${path} answered ${res.statusCode} with a body that is not JSON: ${text.slice(0, 200)}`);
+    }
+  }
+
+  private classify(
+    err: unknown,
+    method: string,
+    url: string,
+    timeoutMs: number,
+    deadlineMs: number | undefined,
+    callerSignal: AbortSignal | undefined,
+    deadline: AbortSignal | undefined,
+  ): Error {
+    if (err instanceof FerryError) return err;
+    if (callerSignal?.aborted) return new AbortedError(`${method} ${url} was cancelled`, { cause: err });
+    if (deadline?.aborted) return new TimeoutError(method, url, deadlineMs ?? 0, 'deadline', err);
+    const code = errorCode(err);
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+      return new TimeoutError(method, url, timeoutMs, 'request', err);
+    }
+    return new ConnectionError(method, url, err, !provesNotSent(err));
+  }
+}
+
+function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length <= 1) return present[0];
+  return AbortSignal.any(present);
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Error bodies are small; anything past 64 KiB is dropped rather than buffered. */
+async function readSmall(body: Readable & { text(): Promise<string> }): Promise<string> {
+  let out = '';
+  for await (const chunk of body) {
+    if (out.length < 65_536) out += (chunk as Buffer).toString('utf8');
+  }
+  return out;
+}
+
+function parseProblem(text: string): ProblemDetails | undefined {
+  if (!text.trim().startsWith('{')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && ('title' in parsed || 'detail' in parsed || 'status' in parsed || 'type' in parsed)) {
+      return parsed as ProblemDetails;
+    }
+  } catch {
+    /* not JSON: reported as the raw body */
+  }
+  return undefined;
+}

@@ -1,0 +1,13 @@
+// Exit codes of every ferry command (documented in docs/cli.md).
+export const EXIT = {
+  /** Everything done. */
+  ok: 0,
+  /** Finished, but something failed (items, checks, a call the service refused). */
+  failed: 1,
+  /** Bad usage or configuration: nothing was attempted. */
+  usage: 2,
+  /** Aborted: interrupted, authentication failed, or the service refused the job. */
+  aborted: 3,
+  /** Another run holds the job's lock. */
+  locked: 4,
+} as const;

@@ -1,0 +1,52 @@
+// The `ferry` command.
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigurationError, FerryError, AuthenticationError, AbortedError } from '../api/errors.js';
+import { EXIT } from './exit-codes.js';
+import { registerApi } from './commands/api.js';
+import { registerDoctor } from './commands/doctor.js';
+
+export interface GlobalOptions {
+  profile?: string;
+  config?: string;
+  logLevel?: string;
+}
+
+export function buildProgram(): Command {
+  const program = new Command('ferry')
+    .description('Bulk sync and migration for the document, playbook and assistant service')
+    .version('0.1.0')
+    .option('-p, --profile <name>', 'connection profile (default: FERRY_PROFILE or the config file default)')
+    .option('--config <file>', 'config file with profiles (default: FERRY_CONFIG or ~/.config/ferry/config.yaml)')
+    .addOption(new Option('--log-level <level>', 'log level (default: FERRY_LOG_LEVEL or info)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .showHelpAfterError()
+    .exitOverride();
+  registerApi(program);
+  registerDoctor(program);
+  return program;
+}
+
+/** Runs the command line and resolves to the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (err) {
+    return reportError(err);
+  }
+}
+
+export function reportError(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Help and version end here too, with code 0.
+    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`ferry: ${message}\n`);
+  if (err instanceof ConfigurationError) return EXIT.usage;
+  if (err instanceof AuthenticationError || err instanceof AbortedError) return EXIT.aborted;
+  if (err instanceof FerryError) return EXIT.failed;
+  // Not one of ours: a bug. Show where.
+  if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  return EXIT.failed;
+}

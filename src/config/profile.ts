@@ -1,0 +1,182 @@
+// Connection settings: a named profile from a config file, overridden by FERRY_* environment
+// variables. Secrets never live in a profile: they come from the environment or a secrets file.
+import { readFileSync, existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigurationError } from '../api/errors.js';
+import type { ClientOptions } from '../api/transport.js';
+import type { AddressInput } from '../api/addresses.js';
+
+const ProfileSchema = z
+  .object({
+    tenant: z.string().min(1).optional(),
+    region: z.string().min(1).optional(),
+    domain: z.string().min(1).optional(),
+    baseUrl: z.url().optional(),
+    settingsUrl: z.url().optional(),
+    authUrl: z.url().optional(),
+    audience: z.string().min(1).optional(),
+    clientId: z.string().min(1).optional(),
+    /** Name of the environment variable holding the client secret. */
+    clientSecretEnv: z.string().min(1).optional(),
+    /** Path of a file whose first line is the client secret. */
+    clientSecretFile: z.string().min(1).optional(),
+    requestsPerSecond: z.number().positive().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  })
+  .strict();
+
+const ConfigFileSchema = z
+  .object({
+    defaultProfile: z.string().optional(),
+    profiles: z.record(z.string(), ProfileSchema),
+  })
+  .strict();
+
+export type Profile = z.infer<typeof ProfileSchema>;
+
+/** The FERRY_* variables and the profile field each one overrides. */
+export const ENV_VARS = {
+  FERRY_BASE_URL: 'baseUrl',
+  FERRY_SETTINGS_URL: 'settingsUrl',
+  FERRY_AUTH_URL: 'authUrl',
+  FERRY_TENANT: 'tenant',
+  FERRY_REGION: 'region',
+  FERRY_DOMAIN: 'domain',
+  FERRY_AUDIENCE: 'audience',
+  FERRY_CLIENT_ID: 'clientId',
+} as const satisfies Record<string, keyof Profile>;
+
+export interface ResolveOptions {
+  /** Profile name (else FERRY_PROFILE, else the file's defaultProfile, else none). */
+  profile?: string | undefined;
+  /** Config file (else FERRY_CONFIG, else $XDG_CONFIG_HOME/ferry/config.yaml if it exists). */
+  configFile?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ResolvedSettings {
+  profileName: string | undefined;
+  profile: Profile;
+  clientOptions: Omit<ClientOptions, 'logger'>;
+}
+
+export function defaultConfigFile(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  return join(base, 'ferry', 'config.yaml');
+}
+
+export function loadConfigFile(path: string): z.infer<typeof ConfigFileSchema> {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigurationError(`cannot read config file ${path}: ${(err as Error).message}`);
+  }
+  if (raw && typeof raw === 'object') rejectSecrets(raw as Record<string, unknown>, path);
+  const parsed = ConfigFileSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigurationError(`config file ${path}: ${formatIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Profile + environment -> client options. Every missing piece is named in the error. */
+export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
+  const env = opts.env ?? process.env;
+  const file = opts.configFile ?? env.FERRY_CONFIG ?? (existsSync(defaultConfigFile(env)) ? defaultConfigFile(env) : undefined);
+  const config = file ? loadConfigFile(file) : undefined;
+  const profileName = opts.profile ?? env.FERRY_PROFILE ?? config?.defaultProfile;
+  let profile: Profile = {};
+  if (profileName) {
+    const found = config?.profiles[profileName];
+    if (!found) {
+      const where = file ? `in ${file}` : '(no config file found; set FERRY_CONFIG or create ' + defaultConfigFile(env) + ')';
+      throw new ConfigurationError(`profile "${profileName}" not found ${where}`);
+    }
+    profile = { ...found };
+  }
+  for (const [name, field] of Object.entries(ENV_VARS)) {
+    const value = env[name];
+    if (value) (profile as Record<string, unknown>)[field] = value;
+  }
+
+  const address = toAddress(profile);
+  const missing: string[] = [];
+  if (!profile.clientId) missing.push('client id (FERRY_CLIENT_ID or clientId)');
+  if (!profile.audience) missing.push('audience (FERRY_AUDIENCE or audience)');
+  const clientSecret = readSecret(profile, env);
+  if (!clientSecret) missing.push('client secret (FERRY_CLIENT_SECRET, or clientSecretEnv / clientSecretFile in the profile)');
+  if (missing.length) throw new ConfigurationError(`missing ${missing.join('; ')}`);
+
+  return {
+    profileName,
+    profile,
+    clientOptions: {
+      address,
+      credentials: { clientId: profile.clientId as string, clientSecret: clientSecret as string, audience: profile.audience as string },
+      ...(profile.requestsPerSecond !== undefined ? { requestsPerSecond: profile.requestsPerSecond } : {}),
+      ...(profile.timeoutMs !== undefined ? { timeoutMs: profile.timeoutMs } : {}),
+    },
+  };
+}
+
+function toAddress(p: Profile): AddressInput {
+  if (p.baseUrl || p.settingsUrl) {
+    const missing = (['baseUrl', 'settingsUrl', 'authUrl'] as const).filter((k) => !p[k]);
+    if (missing.length) {
+      throw new ConfigurationError(`explicit URLs need all three of baseUrl, settingsUrl and authUrl; missing ${missing.join(', ')}`);
+    }
+    return { baseUrl: p.baseUrl as string, settingsUrl: p.settingsUrl as string, authUrl: p.authUrl as string };
+  }
+  const missing = (['tenant', 'region', 'domain'] as const).filter((k) => !p[k]);
+  if (missing.length) {
+    throw new ConfigurationError(
+      `no service address: set ${missing.map((k) => `FERRY_${k.toUpperCase()}`).join(', ')} (or explicit FERRY_BASE_URL, FERRY_SETTINGS_URL, FERRY_AUTH_URL)`,
+    );
+  }
+  return { tenant: p.tenant as string, region: p.region as string, domain: p.domain as string, authUrl: p.authUrl };
+}
+
+function readSecret(p: Profile, env: NodeJS.ProcessEnv): string | undefined {
+  if (env.FERRY_CLIENT_SECRET) return env.FERRY_CLIENT_SECRET;
+  if (p.clientSecretEnv) {
+    const value = env[p.clientSecretEnv];
+    if (!value) throw new ConfigurationError(`clientSecretEnv names ${p.clientSecretEnv}, but that variable is not set`);
+    return value;
+  }
+  if (p.clientSecretFile) {
+    try {
+      const first = readFileSync(p.clientSecretFile, 'utf8').split(/\r?\n/)[0]?.trim();
+      if (!first) throw new ConfigurationError(`clientSecretFile ${p.clientSecretFile} is empty`);
+      return first;
+    } catch (err) {
+      if (err instanceof ConfigurationError) throw err;
+      throw new ConfigurationError(`cannot read clientSecretFile ${p.clientSecretFile}: ${(err as Error).message}`);
+    }
+  }
+  return undefined;
+}
+
+const SECRET_KEYS = new Set(['clientSecret', 'client_secret', 'secret', 'accessToken', 'token']);
+
+/** A secret written into a config file is refused, naming where, without echoing it. */
+function rejectSecrets(raw: Record<string, unknown>, path: string): void {
+  const profiles = raw.profiles;
+  if (!profiles || typeof profiles !== 'object') return;
+  for (const [name, profile] of Object.entries(profiles as Record<string, unknown>)) {
+    if (!profile || typeof profile !== 'object') continue;
+    for (const key of Object.keys(profile)) {
+      if (SECRET_KEYS.has(key)) {
+        throw new ConfigurationError(
+          `config file ${path}: profiles.${name}.${key}: secrets are not accepted in a profile; use FERRY_CLIENT_SECRET, clientSecretEnv or clientSecretFile`,
+        );
+      }
+    }
+  }
+}
+
+export function formatIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+}

@@ -1,0 +1,106 @@
+// The seam between the emulator's core and its route plugins.
+// Each API part is a fastify plugin `(app, ctx) => void` that owns its own tables
+// (created with `ctx.db.exec` when the plugin registers) and reaches other parts'
+// state only through this context, never through their tables.
+import type Database from 'better-sqlite3';
+import type { EventEmitter } from 'node:events';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** What the bearer token says about the caller (verified by the core before any route runs). */
+export interface Caller {
+  tenant: string;
+  clientId: string;
+  /** Permission claims: 'read' and, for full clients, 'write'. */
+  permissions: readonly string[];
+  /** Stable user id the caller acts as (resourceOwner.id, notification owner). */
+  userId: string;
+  userName: string;
+  userEmail: string;
+}
+
+/** A counter snapshot of the documents uploaded under one documentUploadIdentifier. */
+export interface UploadStats {
+  totalDocumentCount: number;
+  processingDocumentCount: number;
+  completedDocumentCount: number;
+  failedDocumentCount: number;
+  totalSizeBytes: number;
+  /** One counter per UploadFailedReason value (all present, zero when none). */
+  failedReasonSummary: Record<string, number>;
+  /** fileType value -> count. */
+  fileTypeSummary: Record<string, number>;
+}
+
+export interface MetadataDefinition {
+  objectIdentifier: string;
+  name: string;
+  description: string | null;
+  dataType: string;
+  isRequired: boolean;
+  options: { name: string; objectIdentifier: string }[];
+}
+
+export interface NotificationInput {
+  title: string;
+  message: string;
+  type: string;
+  resourceIdentifiers?: Record<string, string>;
+}
+
+/** Events the core emits; plugins may listen. */
+export interface EmulatorEvents {
+  /** A document finished background processing (successfully or not). */
+  documentProcessed: { tenant: string; projectIdentifier: string; documentIdentifier: string; uploadIdentifier: string };
+}
+
+export interface EmulatorContext {
+  db: Database.Database;
+  /** Typed emitter for EmulatorEvents (emit/on with the event names above). */
+  events: EventEmitter;
+  /** The caller of this request; the core has already answered 401 when there is none. */
+  caller(req: FastifyRequest): Caller;
+  /** Throws an HttpError 403 unless the caller holds `write`. Call first in every write route. */
+  requireWrite(req: FastifyRequest): void;
+  /** New uuid v4. */
+  newId(): string;
+  /** The emulator's clock as an ISO string (tests may move it). */
+  now(): string;
+  /** Stores a notification for this tenant's user(s). */
+  notify(tenant: string, n: NotificationInput): void;
+  /** Counters over the documents whose documentUploadObjectIdentifier is `uploadIdentifier`. */
+  uploadStats(tenant: string, uploadIdentifier: string): UploadStats;
+  /** True while the given project exists for this tenant. */
+  projectExists(tenant: string, projectIdentifier: string): boolean;
+  /** The tenant's organization metadata definition (with its current options), if it exists. */
+  organizationMetadata(tenant: string, objectIdentifier: string): MetadataDefinition | undefined;
+  /** The absolute base URL the emulator serves (for download URLs). */
+  baseUrl(): string;
+  /** Creates a short-lived signed URL for a blob key; the core serves it without auth. */
+  signedBlobUrl(blobKey: string, ttlSeconds: number, contentType: string): string;
+  /** Blob storage shared by parts (memory or --data dir). */
+  blobs: BlobStore;
+}
+
+export interface BlobStore {
+  /** Streams `source` into the store under `key`; resolves to the byte count. */
+  put(key: string, source: NodeJS.ReadableStream): Promise<number>;
+  get(key: string): NodeJS.ReadableStream | undefined;
+  has(key: string): boolean;
+  delete(key: string): void;
+}
+
+/** Thrown by handlers; the core turns it into the status and a ProblemDetails body. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail?: string,
+  ) {
+    super(detail ?? title);
+    this.name = 'HttpError';
+  }
+}
+
+export type RoutePlugin = (app: import('fastify').FastifyInstance, ctx: EmulatorContext) => void | Promise<void>;
+
+export type Reply = FastifyReply;

@@ -1,0 +1,56 @@
+// Logging: JSON lines by default (for cron and log shippers), readable on a TTY, to stderr so
+// that stdout stays free for a command's own output. Secrets are redacted by key wherever they sit.
+import pino, { type Logger, type DestinationStream, type Level } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger };
+
+export const LOG_LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+
+/** Keys whose values never reach a log line, at any depth pino's redaction reaches. */
+export const REDACT_PATHS = [
+  'clientSecret',
+  'client_secret',
+  'secret',
+  'password',
+  'token',
+  'accessToken',
+  'access_token',
+  'authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  '*.clientSecret',
+  '*.client_secret',
+  '*.secret',
+  '*.token',
+  '*.accessToken',
+  '*.access_token',
+  '*.authorization',
+  '*.*.authorization',
+];
+
+export interface LogOptions {
+  /** Level name, or 'silent'. Default: FERRY_LOG_LEVEL, else 'info'. */
+  level?: string;
+  /** Human-readable output; default when stderr is a TTY. */
+  pretty?: boolean;
+  /** Where to write (tests capture here); default stderr. */
+  destination?: DestinationStream;
+}
+
+export function createLogger(opts: LogOptions = {}): Logger {
+  const level = opts.level ?? process.env.FERRY_LOG_LEVEL ?? 'info';
+  if (level !== 'silent' && !(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new Error(`unknown log level "${level}": expected one of ${LOG_LEVELS.join(', ')}, silent`);
+  }
+  const base = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { app: 'ferry' } };
+  const usePretty = opts.pretty ?? (!opts.destination && process.stderr.isTTY === true);
+  if (usePretty) {
+    return pino(base, pretty({ destination: 2, sync: true, colorize: true, ignore: 'pid,hostname,app' }));
+  }
+  return pino(base, opts.destination ?? pino.destination({ dest: 2, sync: true }));
+}
+
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

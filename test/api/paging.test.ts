@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FerryClient } from '../../src/api/index.js';
+import { clientOptionsFor, collect, json, startTestServer, type TestServer } from '../helpers/test-server.js';
+
+let server: TestServer;
+let client: FerryClient;
+const pagesAsked: { page: number; size: number }[] = [];
+
+const items = (n: number) => Array.from({ length: n }, (_, i) => ({ objectIdentifier: `id-${i}`, name: `item ${i}` }));
+const slice = <T>(all: T[], page: number, size: number) => all.slice((page - 1) * size, page * size);
+
+beforeEach(async () => {
+  server = await startTestServer();
+  client = new FerryClient(clientOptionsFor(server));
+  pagesAsked.length = 0;
+});
+afterEach(async () => {
+  await client.close();
+  await server.close();
+});
+
+describe('paging', () => {
+  it('iterates an {items, totalCount} list across pages and stops at totalCount', async () => {
+    const all = items(250);
+    server.handle('GET', '/projects/p1/documents', ({ res, url }) => {
+      const page = Number(url.searchParams.get('pageNumber'));
+      const size = Number(url.searchParams.get('pageSize'));
+      pagesAsked.push({ page, size });
+      json(res, 200, { items: slice(all, page, size), totalCount: all.length });
+    });
+    const got = await collect(client.documents.list('p1', { searchText: 'item' }, { pageSize: 50 }));
+    expect(got.map((d) => d.objectIdentifier)).toEqual(all.map((d) => d.objectIdentifier));
+    // 250 is a multiple of 50: totalCount, not an extra empty page, ends the walk.
+    expect(pagesAsked.map((p) => p.page)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('iterates a bare-array list and stops on the short page', async () => {
+    const all = items(230);
+    server.handle('GET', '/notifications', ({ res, url }) => {
+      const page = Number(url.searchParams.get('pageNumber'));
+      const size = Number(url.searchParams.get('pageSize'));
+      pagesAsked.push({ page, size });
+      json(res, 200, slice(all, page, size));
+    });
+    const got = await collect(client.notifications.list({ pageSize: 100 }));
+    expect(got).toHaveLength(230);
+    expect(pagesAsked.map((p) => p.page)).toEqual([1, 2, 3]);
+  });
+
+  it('stops a bare-array list on an empty page', async () => {
+    const all = items(200);
+    server.handle('GET', '/notifications', ({ res, url }) => {
+      const page = Number(url.searchParams.get('pageNumber'));
+      pagesAsked.push({ page, size: 100 });
+      json(res, 200, slice(all, page, 100));
+    });
+    expect(await collect(client.notifications.list({ pageSize: 100 }))).toHaveLength(200);
+    expect(pagesAsked.map((p) => p.page)).toEqual([1, 2, 3]);
+  });
+
+  it('uses page/pageSize for template columns and returns a single page on request', async () => {
+    const all = items(45);
+    const path = '/playbooks/pb/assemblies/as/references/rf/template-columns';
+    server.handle('GET', path, ({ res, url }) => {
+      const page = Number(url.searchParams.get('page'));
+      const size = Number(url.searchParams.get('pageSize'));
+      json(res, 200, { items: slice(all, page, size), totalCount: all.length });
+    });
+    const ref = { playbookIdentifier: 'pb', assemblyIdentifier: 'as', referenceIdentifier: 'rf' };
+    const page2 = await client.templateColumns.list(ref).page(2, 20);
+    expect(page2.items.map((c) => c.objectIdentifier)).toEqual(all.slice(20, 40).map((c) => c.objectIdentifier));
+    expect(page2.totalCount).toBe(45);
+    expect(await collect(client.templateColumns.list(ref, { pageSize: 20 }))).toHaveLength(45);
+  });
+
+  it('reads an unpaged list once', async () => {
+    server.handle('GET', '/playbooks/pb/reference-materials', ({ res }) => json(res, 200, items(3)));
+    expect(await collect(client.referenceMaterials.list('pb'))).toHaveLength(3);
+    expect(server.hits.get('GET /playbooks/pb/reference-materials')).toBe(1);
+  });
+
+  it('honours a limit without reading further pages', async () => {
+    server.handle('GET', '/projects', ({ res, url }) => {
+      pagesAsked.push({ page: Number(url.searchParams.get('pageNumber')), size: 10 });
+      json(res, 200, { items: items(10), totalCount: 1000 });
+    });
+    expect(await collect(client.projects.list({}, { pageSize: 10, limit: 15 }))).toHaveLength(15);
+    expect(pagesAsked).toHaveLength(2);
+  });
+
+  it('sends search paging in the POST body', async () => {
+    const all = items(7);
+    server.handle('POST', '/playbooks/search/all', async ({ res, body }) => {
+      const req = JSON.parse((await body()).toString());
+      pagesAsked.push({ page: req.pageNumber, size: req.pageSize });
+      json(res, 200, { items: slice(all, req.pageNumber, req.pageSize), totalCount: 7 });
+    });
+    expect(await collect(client.playbooks.searchAll({ searchText: 'x' }, { pageSize: 5 }))).toHaveLength(7);
+    expect(pagesAsked).toEqual([{ page: 1, size: 5 }, { page: 2, size: 5 }]);
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { resolveSettings } from '../../src/config/profile.js';
+
+async function configFile(text: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-config-'));
+  const path = join(dir, 'config.yaml');
+  await writeFile(path, text);
+  return path;
+}
+
+const env = { FERRY_CLIENT_SECRET: 'from-env' };
+
+describe('profiles', () => {
+  it('reads a profile and lets FERRY_* variables override it', async () => {
+    const file = await configFile('profiles:\n  prod:\n    tenant: contoso\n    region: uk\n    domain: example.com\n    audience: https://aud\n    clientId: app1\n');
+    const s = resolveSettings({ profile: 'prod', configFile: file, env: { ...env, FERRY_CLIENT_ID: 'app2' } });
+    expect(s.clientOptions.address).toEqual({ tenant: 'contoso', region: 'uk', domain: 'example.com', authUrl: undefined });
+    expect(s.clientOptions.credentials).toEqual({ clientId: 'app2', clientSecret: 'from-env', audience: 'https://aud' });
+  });
+
+  it('takes the secret from the variable or file the profile names', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-secret-'));
+    await writeFile(join(dir, 'secret'), 'from-file\n');
+    const file = await configFile(
+      `profiles:\n  a:\n    baseUrl: http://127.0.0.1:1\n    settingsUrl: http://127.0.0.1:1/settings\n    authUrl: http://127.0.0.1:1/auth\n    audience: x\n    clientId: c\n    clientSecretFile: ${join(dir, 'secret')}\n  b:\n    baseUrl: http://127.0.0.1:1\n    settingsUrl: http://127.0.0.1:1/settings\n    authUrl: http://127.0.0.1:1/auth\n    audience: x\n    clientId: c\n    clientSecretEnv: MY_SECRET\n`,
+    );
+    expect(resolveSettings({ profile: 'a', configFile: file, env: {} }).clientOptions.credentials.clientSecret).toBe('from-file');
+    expect(resolveSettings({ profile: 'b', configFile: file, env: { MY_SECRET: 'named' } }).clientOptions.credentials.clientSecret).toBe('named');
+    expect(() => resolveSettings({ profile: 'b', configFile: file, env: {} })).toThrow('clientSecretEnv names MY_SECRET, but that variable is not set');
+  });
+
+  it('refuses a secret written into the profile, without echoing it', async () => {
+    const file = await configFile('profiles:\n  bad:\n    clientId: c\n    clientSecret: hunter2\n');
+    let message = '';
+    try {
+      resolveSettings({ profile: 'bad', configFile: file, env: {} });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('profiles.bad.clientSecret: secrets are not accepted in a profile');
+    expect(message).not.toContain('hunter2');
+  });
+
+  it('names unknown fields and bad values', async () => {
+    const file = await configFile('profiles:\n  p:\n    tenantt: x\n    requestsPerSecond: -1\n');
+    expect(() => resolveSettings({ profile: 'p', configFile: file, env })).toThrow(/profiles\.p/);
+    expect(() => resolveSettings({ profile: 'p', configFile: file, env })).toThrow(/requestsPerSecond/);
+  });
+
+  it('lists everything that is missing', () => {
+    expect(() => resolveSettings({ env: { FERRY_TENANT: 't', FERRY_REGION: 'uk', FERRY_DOMAIN: 'example.com' } })).toThrow(
+      /missing client id .*; audience .*; client secret/,
+    );
+    expect(() => resolveSettings({ env: {} })).toThrow(/no service address: set FERRY_TENANT, FERRY_REGION, FERRY_DOMAIN/);
+  });
+
+  it('says which profile was not found', async () => {
+    const file = await configFile('profiles: {}\n');
+    expect(() => resolveSettings({ profile: 'nope', configFile: file, env })).toThrow(`profile "nope" not found in ${file}`);
+  });
+});
