@@ -1,0 +1,68 @@
+// Schema versions of the checkpoint store. Append new steps; never edit a shipped one.
+import type Database from 'better-sqlite3';
+
+const STEPS: readonly string[] = [
+  // 1: runs, items, remote folders, locks.
+  `CREATE TABLE runs (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     job TEXT NOT NULL,
+     job_key TEXT NOT NULL,
+     params TEXT NOT NULL,
+     status TEXT NOT NULL,
+     started_at TEXT NOT NULL,
+     ended_at TEXT,
+     counts TEXT NOT NULL,
+     bytes INTEGER NOT NULL DEFAULT 0,
+     upload_id TEXT,
+     errors TEXT NOT NULL DEFAULT '[]'
+   );
+   CREATE INDEX runs_by_job ON runs (job, id);
+   CREATE TABLE items (
+     job_key TEXT NOT NULL,
+     source_key TEXT NOT NULL,
+     size INTEGER NOT NULL DEFAULT 0,
+     mtime_ms INTEGER NOT NULL DEFAULT 0,
+     sha256 TEXT,
+     state TEXT NOT NULL,
+     remote_id TEXT,
+     superseded_ids TEXT NOT NULL DEFAULT '[]',
+     upload_id TEXT,
+     parent_id TEXT,
+     run_id INTEGER,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     last_error TEXT,
+     updated_at TEXT NOT NULL,
+     seen_run INTEGER,
+     PRIMARY KEY (job_key, source_key)
+   ) WITHOUT ROWID;
+   CREATE INDEX items_by_state ON items (job_key, state);
+   CREATE TABLE folders (
+     job_key TEXT NOT NULL,
+     rel_path TEXT NOT NULL,
+     remote_id TEXT NOT NULL,
+     PRIMARY KEY (job_key, rel_path)
+   ) WITHOUT ROWID;
+   CREATE TABLE locks (
+     job_key TEXT PRIMARY KEY,
+     run_id INTEGER NOT NULL,
+     pid INTEGER NOT NULL,
+     host TEXT NOT NULL,
+     acquired_at TEXT NOT NULL
+   );`,
+];
+
+export const SCHEMA_VERSION = STEPS.length;
+
+/** Brings the database to the current version; refuses one written by a newer ferry. */
+export function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > STEPS.length) {
+    throw new Error(`this checkpoint store has schema version ${current}, newer than this ferry understands (${STEPS.length}); upgrade ferry`);
+  }
+  for (let v = current; v < STEPS.length; v++) {
+    db.transaction(() => {
+      db.exec(STEPS[v] as string);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

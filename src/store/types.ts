@@ -1,0 +1,109 @@
+// The checkpoint store's narrow interface. The SQLite implementation is one of possibly many:
+// nothing outside src/store knows about SQL.
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted';
+
+/** Where an item stands. `uploading` is the intent written before a request that creates something. */
+export type ItemState = 'pending' | 'uploading' | 'uploaded' | 'failed' | 'skipped';
+
+export interface RunCounts {
+  discovered: number;
+  uploaded: number;
+  skipped: number;
+  failed: number;
+  reconciled: number;
+  [extra: string]: number;
+}
+
+export interface RunRecord {
+  id: number;
+  job: string;
+  /** Identity of what the job writes to; runs with the same key share items and a lock. */
+  jobKey: string;
+  /** The job's parameters as given (never secrets). */
+  params: Record<string, unknown>;
+  status: RunStatus;
+  startedAt: string;
+  endedAt: string | null;
+  counts: RunCounts;
+  bytes: number;
+  /** The documentUploadIdentifier all uploads of this run carry. */
+  uploadId: string | null;
+  errors: string[];
+}
+
+export interface ItemRecord {
+  jobKey: string;
+  /** The item's path relative to the source root, with `/` separators. */
+  sourceKey: string;
+  size: number;
+  mtimeMs: number;
+  sha256: string | null;
+  state: ItemState;
+  /** The service's id of the document this item became. */
+  remoteId: string | null;
+  /** Ids of earlier documents this item replaced (the service cannot delete them). */
+  supersededIds: string[];
+  /** The batch the last upload attempt belonged to, for settling after a crash. */
+  uploadId: string | null;
+  /** Remote folder the item was sent to. */
+  parentId: string | null;
+  runId: number | null;
+  attempts: number;
+  lastError: string | null;
+  updatedAt: string;
+}
+
+export interface StartRun {
+  job: string;
+  jobKey: string;
+  params: Record<string, unknown>;
+  uploadId: string | null;
+}
+
+export interface LockHolder {
+  runId: number;
+  pid: number;
+  host: string;
+  acquiredAt: string;
+}
+
+export interface CheckpointStore {
+  // Runs
+  startRun(run: StartRun): RunRecord;
+  /** Takes over an earlier run (resume): same id and upload batch, status back to running. */
+  reopenRun(runId: number): RunRecord;
+  updateRun(runId: number, patch: Partial<Pick<RunRecord, 'counts' | 'bytes' | 'errors'>>): void;
+  finishRun(runId: number, status: RunStatus, patch?: Partial<Pick<RunRecord, 'counts' | 'bytes' | 'errors'>>): RunRecord;
+  getRun(runId: number): RunRecord | undefined;
+  listRuns(filter?: { job?: string; limit?: number }): RunRecord[];
+
+  // Locks: one live run per job key.
+  /** Takes the lock, or returns who holds it. A holder whose process is gone is replaced. */
+  acquireLock(jobKey: string, runId: number): { ok: true } | { ok: false; holder: LockHolder };
+  releaseLock(jobKey: string, runId: number): void;
+
+  // Items
+  getItem(jobKey: string, sourceKey: string): ItemRecord | undefined;
+  /** Durably records the intent to create `item` on the service, before the request goes out. */
+  recordIntent(jobKey: string, sourceKey: string, intent: { size: number; mtimeMs: number; sha256: string | null; uploadId: string; parentId: string | null; runId: number }): void;
+  /** Results are batched: they are written with the next flush (or within `flushIntervalMs`). */
+  recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }): void;
+  recordFailed(jobKey: string, sourceKey: string, failure: { error: string; size?: number; mtimeMs?: number; runId: number }): void;
+  /** Items whose intent was written but whose outcome was not: they must be settled before any new upload. */
+  inFlight(jobKey: string): ItemRecord[];
+  /** Every item of a job, in source-key order, streamed. */
+  items(jobKey: string, states?: ItemState[]): IterableIterator<ItemRecord>;
+  /** Remembers which source keys a run saw, to report local deletions afterwards. */
+  markSeen(jobKey: string, sourceKey: string, runId: number): void;
+  /** Items a run did not see (deleted locally since they were mirrored). */
+  unseen(jobKey: string, runId: number): IterableIterator<ItemRecord>;
+
+  // Remote folders, by relative path
+  getFolder(jobKey: string, relPath: string): string | undefined;
+  setFolder(jobKey: string, relPath: string, remoteId: string): void;
+
+  /** Writes batched results now. */
+  flush(): void;
+  close(): void;
+}

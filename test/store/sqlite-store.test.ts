@@ -1,0 +1,107 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+
+let dir: string;
+let path: string;
+let store: SqliteCheckpointStore;
+const JOB = 'mirror:proj:/src';
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ferry-store-'));
+  path = join(dir, 'nested', 'state.sqlite');
+  store = new SqliteCheckpointStore(path);
+});
+afterEach(async () => {
+  store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('checkpoint store', () => {
+  it('records runs with their parameters, counts and end', () => {
+    const run = store.startRun({ job: 'mirror', jobKey: JOB, params: { source: '/src', project: 'p' }, uploadId: 'u1' });
+    expect(run).toMatchObject({ status: 'running', uploadId: 'u1', counts: { discovered: 0 }, endedAt: null });
+    store.updateRun(run.id, { counts: { ...run.counts, discovered: 5 }, bytes: 10 });
+    const done = store.finishRun(run.id, 'succeeded', { errors: ['x'] });
+    expect(done).toMatchObject({ status: 'succeeded', bytes: 10, errors: ['x'], counts: { discovered: 5 } });
+    expect(done.endedAt).not.toBeNull();
+    expect(store.listRuns({ job: 'mirror' }).map((r) => r.id)).toEqual([run.id]);
+  });
+
+  it('keeps an intent across a reopen even though results are batched', () => {
+    const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
+    store.recordIntent(JOB, 'a.txt', { size: 3, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id });
+    store.recordIntent(JOB, 'b.txt', { size: 4, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id });
+    store.recordUploaded(JOB, 'a.txt', { remoteId: 'doc-a', size: 3, mtimeMs: 1, sha256: null, parentId: null });
+    // Simulate a crash: a second connection sees what is on disk right now.
+    const other = new Database(path, { readonly: true });
+    const states = other.prepare('SELECT source_key, state FROM items ORDER BY source_key').all();
+    other.close();
+    expect(states).toEqual([
+      { source_key: 'a.txt', state: 'uploading' },
+      { source_key: 'b.txt', state: 'uploading' },
+    ]);
+    store.flush();
+    expect(store.getItem(JOB, 'a.txt')).toMatchObject({ state: 'uploaded', remoteId: 'doc-a', attempts: 1 });
+    expect(store.inFlight(JOB).map((i) => i.sourceKey)).toEqual(['b.txt']);
+  });
+
+  it('remembers superseded documents when a changed file is uploaded again', () => {
+    const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
+    const intent = { size: 3, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id };
+    store.recordIntent(JOB, 'a.txt', intent);
+    store.recordUploaded(JOB, 'a.txt', { remoteId: 'doc-1', size: 3, mtimeMs: 1, sha256: null, parentId: null });
+    store.recordIntent(JOB, 'a.txt', { ...intent, size: 5, mtimeMs: 2 });
+    store.recordUploaded(JOB, 'a.txt', { remoteId: 'doc-2', size: 5, mtimeMs: 2, sha256: null, parentId: null });
+    expect(store.getItem(JOB, 'a.txt')).toMatchObject({ remoteId: 'doc-2', supersededIds: ['doc-1'], attempts: 2, size: 5 });
+  });
+
+  it('reports items a run did not see', () => {
+    const r1 = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
+    for (const k of ['a', 'b', 'c']) {
+      store.recordIntent(JOB, k, { size: 1, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: r1.id });
+      store.recordUploaded(JOB, k, { remoteId: `doc-${k}`, size: 1, mtimeMs: 1, sha256: null, parentId: null });
+    }
+    const r2 = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u2' });
+    store.markSeen(JOB, 'a', r2.id);
+    store.markSeen(JOB, 'c', r2.id);
+    expect([...store.unseen(JOB, r2.id)].map((i) => i.sourceKey)).toEqual(['b']);
+  });
+
+  it('gives the lock to one live run and takes it back from a dead process', () => {
+    const r1 = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: null });
+    const r2 = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: null });
+    expect(store.acquireLock(JOB, r1.id)).toEqual({ ok: true });
+    const refused = store.acquireLock(JOB, r2.id);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.holder).toMatchObject({ runId: r1.id, pid: process.pid });
+    store.releaseLock(JOB, r1.id);
+    expect(store.acquireLock(JOB, r2.id)).toEqual({ ok: true });
+
+    // A holder whose process has exited is stale.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    const db = new Database(path);
+    db.prepare('UPDATE locks SET pid = ? WHERE job_key = ?').run(Number(dead), JOB);
+    db.close();
+    expect(store.acquireLock(JOB, r1.id)).toEqual({ ok: true });
+  });
+
+  it('stores folders by relative path', () => {
+    store.setFolder(JOB, 'a/b', 'folder-1');
+    expect(store.getFolder(JOB, 'a/b')).toBe('folder-1');
+    expect(store.getFolder(JOB, 'a')).toBeUndefined();
+  });
+
+  it('refuses a database written by a newer version', () => {
+    store.close();
+    const db = new Database(path);
+    db.pragma('user_version = 99');
+    db.close();
+    expect(() => new SqliteCheckpointStore(path)).toThrow(/schema version 99, newer than this ferry understands/);
+    store = new SqliteCheckpointStore(':memory:');
+  });
+});
