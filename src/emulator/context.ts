@@ -51,6 +51,8 @@ export interface NotificationInput {
 export interface EmulatorEvents {
   /** A document finished background processing (successfully or not). */
   documentProcessed: { tenant: string; projectIdentifier: string; documentIdentifier: string; uploadIdentifier: string };
+  /** A project was deleted; parts drop what they keep for it. */
+  projectDeleted: { tenant: string; projectIdentifier: string };
 }
 
 export interface EmulatorContext {
@@ -73,6 +75,8 @@ export interface EmulatorContext {
   projectExists(tenant: string, projectIdentifier: string): boolean;
   /** The tenant's organization metadata definition (with its current options), if it exists. */
   organizationMetadata(tenant: string, objectIdentifier: string): MetadataDefinition | undefined;
+  /** Every organization metadata definition of the tenant (to resolve a definition by name). */
+  organizationMetadataDefinitions(tenant: string): MetadataDefinition[];
   /** The absolute base URL the emulator serves (for download URLs). */
   baseUrl(): string;
   /** Creates a short-lived signed URL for a blob key; the core serves it without auth. */

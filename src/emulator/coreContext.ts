@@ -1,0 +1,101 @@
+// Builds the EmulatorContext handed to every route plugin, plus the core-only members
+// (the core parts' stores and services) that the core's own plugins use.
+import { randomUUID } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { signedBlobPath } from './blobUrls.js';
+import type { Clock } from './clock.js';
+import { type BlobStore, type Caller, type EmulatorContext, HttpError } from './context.js';
+import type { FaultInjector } from './faults.js';
+import type { DocumentProcessor } from './processing.js';
+import type { Stores } from './state/index.js';
+import type Database from 'better-sqlite3';
+
+export interface CoreContext extends EmulatorContext {
+  stores: Stores;
+  processor: DocumentProcessor;
+  faults: FaultInjector;
+  clock: Clock;
+  logger: Logger;
+  audience: string;
+  tokenTtlSeconds: number;
+  tokenKey: Buffer;
+  blobUrlKey: Buffer;
+  /** Called by the authentication guard once the bearer token is verified. */
+  setCaller(req: FastifyRequest, caller: Caller): void;
+}
+
+/** Plugins of the core parts receive the CoreContext; any RoutePlugin fits this type too. */
+export type CoreRoutePlugin = (app: FastifyInstance, ctx: CoreContext) => void | Promise<void>;
+
+export interface CoreDependencies {
+  db: Database.Database;
+  events: EventEmitter;
+  blobs: BlobStore;
+  stores: Stores;
+  processor: DocumentProcessor;
+  faults: FaultInjector;
+  clock: Clock;
+  logger: Logger;
+  audience: string;
+  tokenTtlSeconds: number;
+  baseUrl: () => string;
+}
+
+export function createCoreContext(deps: CoreDependencies): CoreContext {
+  const callers = new WeakMap<FastifyRequest, Caller>();
+  const { stores, clock } = deps;
+  const blobUrlKey = stores.meta.secret('blob-url-key');
+  const caller = (req: FastifyRequest): Caller => {
+    const found = callers.get(req);
+    if (!found) throw new HttpError(401, 'Unauthorized', 'A bearer token is required.');
+    return found;
+  };
+  return {
+    db: deps.db,
+    events: deps.events,
+    blobs: deps.blobs,
+    stores,
+    processor: deps.processor,
+    faults: deps.faults,
+    clock,
+    logger: deps.logger,
+    audience: deps.audience,
+    tokenTtlSeconds: deps.tokenTtlSeconds,
+    tokenKey: stores.meta.secret('token-signing-key'),
+    blobUrlKey,
+    setCaller: (req, found) => callers.set(req, found),
+    caller,
+    requireWrite(req) {
+      if (!caller(req).permissions.includes('write')) throw new HttpError(403, 'Forbidden', 'This client is read-only.');
+    },
+    newId: () => randomUUID(),
+    now: () => clock.nowIso(),
+    notify(tenant, n) {
+      // Every client acts as its own user; each of the tenant's users gets the notification.
+      for (const client of stores.tenants.clientsOf(tenant)) {
+        stores.notifications.add({
+          objectIdentifier: randomUUID(),
+          tenant,
+          userId: client.clientId,
+          dateAdded: clock.nowIso(),
+          isRead: false,
+          title: n.title,
+          message: n.message,
+          type: n.type,
+          resourceIdentifiers: n.resourceIdentifiers ?? {},
+        });
+      }
+    },
+    uploadStats: (tenant, uploadIdentifier) => stores.documents.uploadStats(tenant, uploadIdentifier),
+    projectExists: (tenant, projectIdentifier) => stores.projects.exists(tenant, projectIdentifier),
+    organizationMetadata: (tenant, objectIdentifier) => stores.organizationMetadata.definition(tenant, objectIdentifier),
+    organizationMetadataDefinitions: (tenant) => stores.organizationMetadata.definitions(tenant),
+    baseUrl: deps.baseUrl,
+    signedBlobUrl(blobKey, ttlSeconds, contentType) {
+      const expiresAtSeconds = Math.floor(clock.nowMs() / 1000) + ttlSeconds;
+      return deps.baseUrl() + signedBlobPath({ key: blobKey, expiresAtSeconds, contentType }, blobUrlKey);
+    },
+  };
+}

@@ -1,0 +1,168 @@
+// ferry's local emulator of the document/playbook/assistant management service.
+// startEmulator() serves the base API, the settings host (/settings) and the auth host
+// (/auth) on one loopback port; see docs/emulator.md for every behaviour the spec leaves open.
+import { EventEmitter } from 'node:events';
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import { signToken, type TokenClaims } from './auth.js';
+import { createClock } from './clock.js';
+import type { NotificationInput, UploadStats } from './context.js';
+import { createCoreContext } from './coreContext.js';
+import { FaultInjector, type FaultSettings } from './faults.js';
+import { DocumentProcessor, type ProcessingSettings } from './processing.js';
+import type { RateLimitSettings } from './rateLimit.js';
+import { routePlugins } from './routes/index.js';
+import { SETTINGS_PREFIX } from './routes/models.js';
+import { applySeed, defaultSeed, type SeedData, type TenantDescription } from './seed.js';
+import { buildServer } from './server.js';
+import { createDiskBlobStore, createMemoryBlobStore } from './state/blobs.js';
+import { openDatabase } from './state/database.js';
+import { createStores } from './state/index.js';
+import { ContractValidator, contractPath, type ContractViolation } from './validate.js';
+
+export { parseFaultSpec, type FaultRule, type FaultSettings } from './faults.js';
+export { loadSeedFile, defaultSeed, type SeedData, type TenantDescription } from './seed.js';
+export type { ContractViolation } from './validate.js';
+export type { ProcessingSettings } from './processing.js';
+export type { RateLimitSettings } from './rateLimit.js';
+
+export const DEFAULT_AUDIENCE = 'https://api.ferry.local/v2';
+
+export interface EmulatorOptions {
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** State (SQLite) and blobs live here and survive a restart; in memory when absent. */
+  dataDir?: string;
+  /** Replaces the default seed; applied only to an empty database. */
+  seed?: SeedData;
+  /** A spec string (see parseFaultSpec) or settings. */
+  faults?: string | FaultSettings;
+  tokenTtlSeconds?: number;
+  audience?: string;
+  processing?: ProcessingSettings;
+  /** Per-client token bucket; off by default. */
+  rateLimit?: RateLimitSettings;
+  /** Check every response against src/contract/openapi.yaml; `throw` turns a mismatch into a 500. Off by default. */
+  validateResponses?: boolean | 'throw';
+  logger?: Logger;
+}
+
+/** What `ferry emulator` prints, as one JSON line. */
+export interface EmulatorDescription {
+  baseUrl: string;
+  settingsUrl: string;
+  authUrl: string;
+  audience: string;
+  tenants: TenantDescription[];
+}
+
+export interface EmulatorHandle extends EmulatorDescription {
+  describe(): EmulatorDescription;
+  /** Every contract mismatch seen so far (tests assert it stays empty). */
+  readonly contractViolations: ContractViolation[];
+  setFaults(settings: string | FaultSettings): void;
+  setCredits(tenant: string, credits: number): void;
+  credits(tenant: string): number;
+  /** Moves the emulator's clock (token expiry, signed URLs, dates). */
+  advanceClock(ms: number): void;
+  notify(tenant: string, notification: NotificationInput): void;
+  uploadStats(tenant: string, uploadIdentifier: string): UploadStats;
+  /** A signed, expiring download URL for a blob key (what ctx.signedBlobUrl gives route plugins). */
+  signedBlobUrl(blobKey: string, ttlSeconds: number, contentType: string): string;
+  /** Signs a token with the emulator's key, for tests of expired or odd tokens. */
+  signToken(claims: TokenClaims): string;
+  close(): Promise<void>;
+}
+
+const DESCRIPTION_KEY = 'seed-description';
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<EmulatorHandle> {
+  const host = options.host ?? '127.0.0.1';
+  const audience = options.audience ?? DEFAULT_AUDIENCE;
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const validator = options.validateResponses ? loadValidator() : undefined;
+  const db = openDatabase(options.dataDir);
+  const stores = createStores(db);
+  const clock = createClock();
+  const blobs = options.dataDir ? createDiskBlobStore(join(options.dataDir, 'blobs')) : createMemoryBlobStore();
+  const events = new EventEmitter();
+  const faults = new FaultInjector(options.faults ?? {});
+  const processor = new DocumentProcessor({ documents: stores.documents, tenants: stores.tenants, blobs, events, faults, logger }, options.processing);
+
+  if (stores.tenants.isEmpty()) {
+    const tenants = db.transaction(() => applySeed(stores, options.seed ?? defaultSeed(), clock.nowIso()))();
+    stores.meta.set(DESCRIPTION_KEY, JSON.stringify(tenants));
+  }
+  const tenants = JSON.parse(stores.meta.get(DESCRIPTION_KEY) ?? '[]') as TenantDescription[];
+
+  let baseUrl = '';
+  const ctx = createCoreContext({
+    db,
+    events,
+    blobs,
+    stores,
+    processor,
+    faults,
+    clock,
+    logger,
+    audience,
+    tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
+    baseUrl: () => baseUrl,
+  });
+  const contractViolations: ContractViolation[] = [];
+  const app = await buildServer(ctx, {
+    routes: routePlugins,
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    ...(validator ? { validator } : {}),
+    validationMode: options.validateResponses === 'throw' ? 'throw' : 'record',
+    violations: contractViolations,
+  });
+
+  try {
+    await app.listen({ host, port: options.port ?? 0 });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  processor.resumePending();
+  logger.info({ baseUrl }, 'emulator listening');
+
+  const description: EmulatorDescription = {
+    baseUrl,
+    settingsUrl: `${baseUrl}${SETTINGS_PREFIX}`,
+    authUrl: `${baseUrl}/auth`,
+    audience,
+    tenants,
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    ...description,
+    describe: () => structuredClone(description),
+    contractViolations,
+    setFaults: (settings) => faults.set(settings),
+    setCredits: (tenant, credits) => stores.tenants.setCredits(tenant, credits),
+    credits: (tenant) => stores.tenants.credits(tenant),
+    advanceClock: (ms) => clock.advance(ms),
+    notify: (tenant, notification) => ctx.notify(tenant, notification),
+    uploadStats: (tenant, uploadIdentifier) => ctx.uploadStats(tenant, uploadIdentifier),
+    signedBlobUrl: (blobKey, ttlSeconds, contentType) => ctx.signedBlobUrl(blobKey, ttlSeconds, contentType),
+    signToken: (claims) => signToken(claims, ctx.tokenKey),
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        await processor.close();
+        db.close();
+      })()),
+  };
+}
+
+function loadValidator(): ContractValidator {
+  const path = contractPath();
+  if (!existsSync(path)) throw new Error(`validateResponses needs the contract at ${path}, which does not exist.`);
+  return new ContractValidator(path);
+}

@@ -1,0 +1,81 @@
+// multipart/form-data requests read with @fastify/multipart: file parts stream straight into
+// the blob store, text fields are collected. Parts may come in any order, so a route checks
+// the fields only once the whole form (files included) has been read.
+import type { FastifyRequest } from 'fastify';
+import { type BlobStore, HttpError } from './context.js';
+
+/** Registration limits: files are unbounded (uploads of many GiB stream through), everything else small. */
+export const MULTIPART_LIMITS = {
+  fileSize: Number.MAX_SAFE_INTEGER,
+  fieldSize: 1024 * 1024,
+  fieldNameSize: 200,
+  parts: 100,
+  headerPairs: 100,
+} as const;
+
+export interface StoredFile {
+  blobKey: string;
+  fileName: string;
+  contentType: string;
+  size: number;
+}
+
+export interface ReceivedForm {
+  /** Text fields; the last of repeated fields wins. */
+  fields: Record<string, string>;
+  /** Stored files by field name. */
+  files: Record<string, StoredFile>;
+}
+
+/**
+ * Reads the whole form. `fileFields` maps each accepted file field to the blob key its content is
+ * stored under; any other file part, or a second one of the same field, is a 400. On failure every
+ * stored file is deleted again and the error is a 400 HttpError (unless the store itself failed).
+ */
+export async function readForm(req: FastifyRequest, blobs: BlobStore, fileFields: Record<string, string>): Promise<ReceivedForm> {
+  if (!req.isMultipart()) throw malformed('The body must be multipart/form-data.');
+  const form: ReceivedForm = { fields: Object.create(null) as Record<string, string>, files: {} };
+  try {
+    for await (const part of req.parts()) {
+      if (!part.fieldname) throw malformed('A part has no name.');
+      if (part.type === 'file') {
+        const blobKey = fileFields[part.fieldname];
+        if (blobKey === undefined || form.files[part.fieldname]) {
+          part.file.resume();
+          throw malformed(`Unexpected file part "${part.fieldname}".`);
+        }
+        const size = await blobs.put(blobKey, part.file);
+        form.files[part.fieldname] = { blobKey, fileName: decodeQuotedName(part.filename), contentType: part.mimetype, size };
+      } else {
+        if (part.valueTruncated || part.fieldnameTruncated) throw malformed(`Field "${part.fieldname}" is larger than ${MULTIPART_LIMITS.fieldSize} bytes.`);
+        // A field sent as application/json arrives parsed; the routes read fields as text.
+        form.fields[part.fieldname] = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+      }
+    }
+  } catch (error) {
+    discardForm(blobs, form);
+    throw asHttpError(error);
+  }
+  return form;
+}
+
+/** Deletes the form's stored files (when a route rejects the form after reading it). */
+export function discardForm(blobs: BlobStore, form: ReceivedForm): void {
+  for (const file of Object.values(form.files)) blobs.delete(file.blobKey);
+}
+
+export function malformed(detail: string): HttpError {
+  return new HttpError(400, 'Bad Request', detail);
+}
+
+function asHttpError(error: unknown): unknown {
+  if (error instanceof HttpError) return error;
+  // A failing disk (ENOSPC, EACCES...) is the emulator's fault, not the client's.
+  if ((error as NodeJS.ErrnoException).syscall) return error;
+  return malformed(`Malformed multipart body: ${(error as Error).message}`);
+}
+
+/** Browsers, undici and ferry's client percent-encode ", CR and LF inside quoted names (WHATWG form encoding). */
+function decodeQuotedName(name: string): string {
+  return name.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n');
+}

@@ -1,0 +1,143 @@
+// Runs playbook import tasks in the background, one at a time: reads the uploaded archive,
+// creates the playbook and everything under it in one transaction, and tells the outcome
+// (success or why it failed) through a notification naming the task.
+import { basename } from 'node:path';
+import { type EmulatorContext, HttpError, type MetadataDefinition } from './context.js';
+import type { MetadataValueInput } from './metadataValues.js';
+import { type ArchiveMetadataValue, type PlaybookArchive, readPlaybookArchive } from './playbookArchive.js';
+import { categoryCondition, newReferenceMaterial, templateColumn } from './playbookInputs.js';
+import { storedPlaybookMetadata } from './routes/playbookMetadata.js';
+import type { AssemblyRecord } from './state/assemblies.js';
+import type { ImportTaskRecord } from './state/playbookImports.js';
+import type { PlaybookRecord } from './state/playbooks.js';
+import type { PlaybookStores } from './state/playbookStores.js';
+
+/** The import cannot be applied to this tenant (e.g. a metadata definition it does not have). */
+class ImportError extends Error {}
+
+export class PlaybookImporter {
+  private tail: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly ctx: EmulatorContext,
+    private readonly stores: PlaybookStores,
+  ) {}
+
+  enqueue(task: ImportTaskRecord): void {
+    this.tail = this.tail.then(() => this.run(task));
+  }
+
+  /** Waits for the running task; queued ones stay queued (and resume after a restart with the same data). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.tail;
+  }
+
+  private async run(task: ImportTaskRecord): Promise<void> {
+    if (this.closed) return;
+    const { ctx, stores } = this;
+    stores.imports.running(task.taskIdentifier);
+    let archive: PlaybookArchive | undefined;
+    try {
+      const zip = ctx.blobs.get(task.blobKey);
+      if (!zip) throw new ImportError('The uploaded archive is no longer stored.');
+      archive = await readPlaybookArchive(zip, ctx.blobs, (n) => `playbook-imports/${task.taskIdentifier}/${n}`);
+      const imported = archive;
+      const used = ctx.db.transaction(() => this.apply(task, imported))();
+      for (const file of archive.files.values()) if (!used.has(file.blobKey)) ctx.blobs.delete(file.blobKey);
+    } catch (error) {
+      for (const file of archive?.files.values() ?? []) ctx.blobs.delete(file.blobKey);
+      const reason = error instanceof HttpError ? (error.detail ?? error.title) : (error as Error).message;
+      ctx.db.transaction(() => {
+        stores.imports.failed(task.taskIdentifier, reason);
+        ctx.notify(task.tenant, {
+          type: 'playbookImportFailed',
+          title: 'Playbook import failed',
+          message: reason,
+          resourceIdentifiers: { taskObjectIdentifier: task.taskIdentifier },
+        });
+      })();
+    }
+    ctx.blobs.delete(task.blobKey);
+  }
+
+  /** Creates everything the archive describes; returns the blob keys now owned by assemblies. */
+  private apply(task: ImportTaskRecord, { manifest, files }: PlaybookArchive): Set<string> {
+    const { ctx, stores } = this;
+    const now = ctx.now();
+    const playbook: PlaybookRecord = {
+      objectIdentifier: ctx.newId(),
+      tenant: task.tenant,
+      name: manifest.playbook.name,
+      description: manifest.playbook.description ?? null,
+      isPrivate: manifest.playbook.isPrivate,
+      organizationWide: manifest.playbook.organizationWide,
+      dateAdded: now,
+      owner: task.owner,
+    };
+    stores.playbooks.create(playbook);
+    const definitions = ctx.organizationMetadataDefinitions(task.tenant);
+    const metadata = manifest.metadata.map((value, index) => resolveMetadata(value, definitions, `metadata[${index}]`));
+    for (const value of storedPlaybookMetadata(ctx, task.tenant, metadata)) stores.metadata.add(playbook.objectIdentifier, value);
+    for (const input of manifest.referenceMaterials) {
+      const ids = { newId: ctx.newId, now, ...(input.stableObjectIdentifier ? { stableObjectIdentifier: input.stableObjectIdentifier } : {}) };
+      stores.referenceMaterials.add(playbook.objectIdentifier, newReferenceMaterial(input, ids));
+    }
+    const used = new Set<string>();
+    for (const entry of manifest.assemblies) {
+      const file = entry.file === undefined ? undefined : files.get(entry.file);
+      const assembly: AssemblyRecord = {
+        objectIdentifier: ctx.newId(),
+        playbookIdentifier: playbook.objectIdentifier,
+        name: entry.name,
+        description: entry.description,
+        assemblyType: entry.assemblyType,
+        playbookGroupIdentifier: entry.playbookGroupObjectIdentifier ?? null,
+        dateAdded: now,
+        dateModified: now,
+        owner: task.owner,
+        file: file && entry.file ? { blobKey: file.blobKey, fileName: basename(entry.file), size: file.size } : null,
+        richText: entry.richText ?? null,
+      };
+      stores.assemblies.add(assembly);
+      if (file) used.add(file.blobKey);
+      for (const [reference, columns] of Object.entries(entry.templateColumns)) {
+        for (const column of columns) stores.templateColumns.add(assembly.objectIdentifier, reference, templateColumn(ctx.newId(), column));
+      }
+      for (const [condition, conditions] of Object.entries(entry.categoryConditions)) {
+        for (const item of conditions) stores.categoryConditions.add(assembly.objectIdentifier, condition, categoryCondition(ctx.newId(), item));
+      }
+    }
+    stores.imports.succeeded(task.taskIdentifier, playbook.objectIdentifier);
+    ctx.notify(task.tenant, {
+      type: 'playbookImportSucceeded',
+      title: 'Playbook import succeeded',
+      message: `Playbook "${playbook.name}" was imported with ${manifest.assemblies.length} assembly(ies) and ${manifest.referenceMaterials.length} reference material(s).`,
+      resourceIdentifiers: { taskObjectIdentifier: task.taskIdentifier, playbookObjectIdentifier: playbook.objectIdentifier },
+    });
+    return used;
+  }
+}
+
+/** The archive names definitions and options by id or by name (case-insensitive); the importing tenant's ids replace names. */
+function resolveMetadata(value: ArchiveMetadataValue, definitions: MetadataDefinition[], where: string): MetadataValueInput {
+  const { organizationMetadataName: name, organizationMetadataIdentifier: id, ...fields } = value;
+  const definition = definitions.find((candidate) => (id ? candidate.objectIdentifier === id : sameName(candidate.name, name)));
+  if (!definition) throw new ImportError(`${where} names organization metadata ${id ?? JSON.stringify(name)}, which this organization does not have.`);
+  const option = (given: string) => {
+    const found = definition.options.find((candidate) => candidate.objectIdentifier === given || sameName(candidate.name, given));
+    if (!found) throw new ImportError(`${where}: ${JSON.stringify(given)} is not an option of organization metadata ${definition.name}.`);
+    return found.objectIdentifier;
+  };
+  return {
+    ...fields,
+    organizationMetadataIdentifier: definition.objectIdentifier,
+    singleCategoryIdentifier: fields.singleCategoryIdentifier ? option(fields.singleCategoryIdentifier) : null,
+    categories: fields.categories ? fields.categories.map(option) : null,
+  };
+}
+
+function sameName(a: string, b: string | undefined): boolean {
+  return b !== undefined && a.toLocaleLowerCase('en-US') === b.toLocaleLowerCase('en-US');
+}

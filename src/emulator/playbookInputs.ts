@@ -1,0 +1,108 @@
+// Request bodies of the playbook parts that a playbook archive may carry too: their JSON
+// schemas (route validation and archive validation use the same ones) and the records they make.
+import { EMPTY_DOCUMENT, RICH_TEXT_NODE, withRichText } from './richText.js';
+import type { CategoryConditionRecord, TemplateColumnRecord } from './state/assemblyReferenceItems.js';
+import type { ReferenceMaterialFields, ReferenceMaterialRecord } from './state/referenceMaterials.js';
+
+const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ type: [type, 'null'], ...extra });
+
+const referenceMaterialFieldSchemas = {
+  name: { type: 'string', minLength: 1 },
+  description: nullable('string'),
+  booleanValue: nullable('boolean'),
+  isSourceDocuments: nullable('boolean'),
+  dateTimeValue: nullable('string', { format: 'date-time' }),
+  decimalValue: nullable('number'),
+  textValue: nullable('string'),
+  isLocked: { type: 'boolean' },
+  isRequired: { type: 'boolean' },
+};
+
+export interface ReferenceMaterialUpdate {
+  name: string;
+  description?: string | null;
+  booleanValue?: boolean | null;
+  isSourceDocuments?: boolean | null;
+  dateTimeValue?: string | null;
+  decimalValue?: number | null;
+  textValue?: string | null;
+  isLocked?: boolean;
+  isRequired?: boolean;
+}
+
+export interface ReferenceMaterialInput extends ReferenceMaterialUpdate {
+  type: string;
+  categories?: { name: string }[];
+}
+
+export const referenceMaterialUpdateSchema = { type: 'object', properties: referenceMaterialFieldSchemas, required: ['name'] };
+
+export const referenceMaterialInputSchema = {
+  type: 'object',
+  properties: {
+    ...referenceMaterialFieldSchemas,
+    type: { type: 'string', minLength: 1 },
+    categories: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+  },
+  required: ['name', 'type'],
+};
+
+export interface TemplateColumnInput {
+  name: string;
+  template?: unknown;
+}
+
+/** Embeds RICH_TEXT_NODE: wrap the root schema that uses it in withRichText. */
+export const templateColumnInputSchema = {
+  type: 'object',
+  properties: { name: { type: 'string' }, template: RICH_TEXT_NODE },
+  required: ['name'],
+};
+
+export interface CategoryConditionInput {
+  fuzzyMatch?: boolean;
+  text: string | null;
+}
+
+export const categoryConditionInputSchema = {
+  type: 'object',
+  properties: { fuzzyMatch: { type: 'boolean' }, text: nullable('string') },
+  required: ['text'],
+};
+
+/** The update body as stored: absent fields become null (or false), as a PUT replaces the whole resource. */
+export function referenceMaterialFields(input: ReferenceMaterialUpdate): ReferenceMaterialFields {
+  return {
+    name: input.name,
+    description: input.description ?? null,
+    booleanValue: input.booleanValue ?? null,
+    isSourceDocuments: input.isSourceDocuments ?? null,
+    dateTimeValue: input.dateTimeValue ?? null,
+    decimalValue: input.decimalValue ?? null,
+    textValue: input.textValue ?? null,
+    isLocked: input.isLocked ?? false,
+    isRequired: input.isRequired ?? false,
+  };
+}
+
+export function newReferenceMaterial(
+  input: ReferenceMaterialInput,
+  ids: { newId: () => string; now: string; stableObjectIdentifier?: string },
+): ReferenceMaterialRecord {
+  return {
+    objectIdentifier: ids.newId(),
+    stableObjectIdentifier: ids.stableObjectIdentifier ?? ids.newId(),
+    type: input.type,
+    dateAdded: ids.now,
+    ...referenceMaterialFields(input),
+    categories: (input.categories ?? []).map((category) => ({ objectIdentifier: ids.newId(), name: category.name, dateAdded: ids.now })),
+  };
+}
+
+export function templateColumn(objectIdentifier: string, input: TemplateColumnInput): TemplateColumnRecord {
+  return { objectIdentifier, name: input.name, template: input.template ?? EMPTY_DOCUMENT };
+}
+
+export function categoryCondition(objectIdentifier: string, input: CategoryConditionInput): CategoryConditionRecord {
+  return { objectIdentifier, fuzzyMatch: input.fuzzyMatch ?? false, text: input.text };
+}

@@ -1,0 +1,23 @@
+// Serves signed blob URLs (see blobUrls.ts) without a bearer token.
+import { signatureMatches } from '../blobUrls.js';
+import type { CoreRoutePlugin } from '../coreContext.js';
+import { sendProblem } from '../problem.js';
+
+export const blobRoutes: CoreRoutePlugin = (app, ctx) => {
+  app.get<{ Params: { '*': string }; Querystring: { exp?: string; ct?: string; sig?: string } }>(
+    '/_blobs/*',
+    { config: { contract: false } },
+    async (req, reply) => {
+      const key = req.params['*'];
+      const { exp, ct, sig } = req.query;
+      const expiresAtSeconds = Number(exp);
+      if (!exp || !ct || !sig || !Number.isInteger(expiresAtSeconds) || !signatureMatches({ key, expiresAtSeconds, contentType: ct }, sig, ctx.blobUrlKey)) {
+        return sendProblem(req, reply, 403, 'The signature is invalid.');
+      }
+      if (expiresAtSeconds <= Math.floor(ctx.clock.nowMs() / 1000)) return sendProblem(req, reply, 403, 'The URL has expired.');
+      const content = ctx.blobs.get(key);
+      if (!content) return sendProblem(req, reply, 404, 'The blob does not exist.');
+      return reply.type(ct).send(content);
+    },
+  );
+};

@@ -1,0 +1,89 @@
+// Builds the fastify app: one port serves the base API, the settings host (under
+// /settings) and the auth host (under /auth), told apart by path prefix.
+import fastifyMultipart from '@fastify/multipart';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import { Readable } from 'node:stream';
+import type { CoreContext, CoreRoutePlugin } from './coreContext.js';
+import { HttpError } from './context.js';
+import { registerGuards } from './guards.js';
+import { MULTIPART_LIMITS } from './multipartForm.js';
+import { pathOf, problem, sendProblem } from './problem.js';
+import type { RateLimitSettings } from './rateLimit.js';
+import type { ContractValidator, ContractViolation } from './validate.js';
+
+export interface ServerOptions {
+  routes: readonly CoreRoutePlugin[];
+  rateLimit?: RateLimitSettings;
+  validator?: ContractValidator;
+  /** `throw`: a mismatching response becomes a 500 naming the mismatch. */
+  validationMode: 'record' | 'throw';
+  violations: ContractViolation[];
+}
+
+/** Path prefixes of the other hosts, removed before looking an operation up in the contract. */
+const HOST_PREFIXES = /^\/(settings|auth)(?=\/)/;
+
+export async function buildServer(ctx: CoreContext, options: ServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    // Request logs must not carry query strings (signed URLs) or headers (tokens).
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { maxParamLength: 500 },
+    // close() must not wait for keep-alive connections: one whose response finishes just
+    // after close() starts would otherwise hold it for the whole keep-alive timeout.
+    forceCloseConnections: true,
+  });
+
+  // Multipart bodies are read as streams by the routes that accept them (see multipartForm.ts).
+  await app.register(fastifyMultipart, { limits: MULTIPART_LIMITS });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('text/json', { parseAs: 'string' }, json);
+  app.addContentTypeParser(/^application\/[a-z0-9.+-]+\+json$/, { parseAs: 'string' }, json);
+
+  app.setErrorHandler((error: FastifyError | HttpError, req, reply) => {
+    if (error instanceof HttpError) return sendProblem(req, reply, error.status, error.detail ?? null, error.title);
+    if (error.validation) return sendProblem(req, reply, 400, error.message, 'One or more validation errors occurred.');
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendProblem(req, reply, 400, error.message);
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return sendProblem(req, reply, status, error.message);
+    ctx.logger.error({ err: error, method: req.method, path: pathOf(req.url) }, 'request failed');
+    return sendProblem(req, reply, 500, 'The emulator failed to handle the request.');
+  });
+  app.setNotFoundHandler((req, reply) => sendProblem(req, reply, 404, `No route ${req.method} ${pathOf(req.url)}.`));
+
+  const guards = registerGuards(app, ctx, options.rateLimit);
+
+  const validator = options.validator;
+  if (validator) {
+    app.addHook('onSend', async (req, reply, payload) => {
+      const route = req.routeOptions.url;
+      // HEAD routes are fastify's automatic twins of GET routes; the contract describes the GETs.
+      if (!route || req.method === 'HEAD' || req.routeOptions.config.contract === false || guards.faultInjected(req)) return payload;
+      const body =
+        typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload instanceof Readable ? 'stream' : undefined;
+      const contentType = reply.getHeader('content-type') as string | undefined;
+      const result = validator.check(req.method, route.replace(HOST_PREFIXES, ''), reply.statusCode, contentType, body);
+      if (!result.problem) return payload;
+      const violation = { method: req.method, path: pathOf(req.url), status: reply.statusCode, operation: result.operation, problem: result.problem };
+      options.violations.push(violation);
+      ctx.logger.warn(violation, 'response does not match the contract');
+      if (options.validationMode !== 'throw') return payload;
+      if (payload instanceof Readable) payload.destroy();
+      reply.code(500).type('application/json; charset=utf-8');
+      return JSON.stringify(problem(500, `Contract violation in ${violation.operation} (${violation.status}): ${violation.problem}`, violation.path));
+    });
+  }
+
+  for (const plugin of options.routes) await app.register(async (scope) => plugin(scope, ctx));
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: an extension or internal route that the contract does not describe. */
+    contract?: boolean;
+  }
+}
