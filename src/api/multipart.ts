@@ -3,15 +3,19 @@
 // Content-Length up front, a body that can be re-opened for a retry when it comes from a
 // path, and Readable sources that FormData (Blob-only) cannot take without buffering.
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open as openFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { FerryError } from './errors.js';
 
-/** A file to upload: a path on disk, or a Readable whose size is known in advance. */
+/**
+ * A file to upload: a path on disk, a function that opens the content afresh (both can be sent
+ * again on a retry), or a one-shot Readable. Sizes must be known in advance.
+ */
 export type FileInput =
-  | { path: string; filename?: string; contentType?: string }
+  | { path: string; filename?: string; contentType?: string; /** Known size: saves a stat; a changed file is still caught. */ size?: number }
+  | { open: () => Readable; size: number; filename: string; contentType?: string }
   | { stream: Readable; size: number; filename: string; contentType?: string };
 
 export type MultipartPart =
@@ -25,18 +29,30 @@ export interface MultipartBody {
   replayable: boolean;
   /** A fresh stream of the whole body; call once per attempt. */
   open(): AsyncIterable<Uint8Array>;
+  /** The whole body as one buffer: only for bodies up to SMALL_BODY bytes (one read chunk's worth). */
+  materialize(): Promise<Buffer>;
 }
+
+/**
+ * Bodies up to this size are read whole, like a single stream chunk: many small files are the
+ * common bulk case, and one buffer per request is far cheaper than stream machinery per file.
+ */
+export const SMALL_BODY = 256 * 1024;
 
 interface PreparedFile {
   header: Buffer;
   size: number;
   open(): AsyncIterable<Uint8Array>;
+  read(): Promise<Buffer>;
 }
 
 const CRLF = '\r\n';
+// Unique per body without a random draw per request: a random prefix per process and a counter.
+const BOUNDARY_PREFIX = `----ferry${randomBytes(8).toString('hex')}`;
+let boundaryCounter = 0;
 
 export async function buildMultipart(parts: readonly MultipartPart[]): Promise<MultipartBody> {
-  const boundary = `----ferry${randomBytes(12).toString('hex')}`;
+  const boundary = `${BOUNDARY_PREFIX}${(boundaryCounter++).toString(36)}`;
   const chunks: (Buffer | PreparedFile)[] = [];
   let replayable = true;
   for (const part of parts) {
@@ -54,14 +70,23 @@ export async function buildMultipart(parts: readonly MultipartPart[]): Promise<M
 
   const length = chunks.reduce((n, c) => n + (Buffer.isBuffer(c) ? c.length : c.header.length + c.size), 0);
   let opened = false;
+  const claim = () => {
+    if (opened && !replayable) throw new FerryError('this upload body came from a stream and was already sent once');
+    opened = true;
+  };
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,
     length,
     replayable,
     open() {
-      if (opened && !replayable) throw new FerryError('this upload body came from a stream and was already sent once');
-      opened = true;
+      claim();
       return concat(chunks);
+    },
+    async materialize() {
+      if (length > SMALL_BODY) throw new FerryError(`a ${length}-byte body is streamed, not read whole`);
+      claim();
+      const parts = await Promise.all(chunks.map(async (c) => (Buffer.isBuffer(c) ? [c] : [c.header, await c.read()])));
+      return Buffer.concat(parts.flat(), length);
     },
   };
 }
@@ -85,19 +110,67 @@ async function prepareFile(field: string, file: FileInput, boundary: string): Pr
       `Content-Type: ${type}${CRLF}${CRLF}`,
   );
   if ('path' in file) {
-    const { size } = await stat(file.path);
-    return { header, size, open: () => exactly(createReadStream(file.path, { end: Math.max(0, size - 1), highWaterMark: 256 * 1024 }), size, file.path, size === 0) };
+    const { path } = file;
+    const size = file.size ?? (await stat(path)).size;
+    return {
+      header,
+      size,
+      open: () => exactly(createReadStream(path, { end: Math.max(0, size - 1), highWaterMark: 256 * 1024 }), size, path, size === 0),
+      read: () => readExactly(path, size),
+    };
+  }
+  if ('open' in file) {
+    const { open, size } = file;
+    return { header, size, open: () => exactly(open(), size, filename, size === 0), read: () => collect(exactly(open(), size, filename, size === 0), size) };
   }
   const { stream, size } = file;
-  return { header, size, open: () => exactly(stream, size, filename, size === 0) };
+  return { header, size, open: () => exactly(stream, size, filename, size === 0), read: () => collect(exactly(stream, size, filename, size === 0), size) };
+}
+
+async function collect(source: AsyncIterable<Uint8Array>, size: number): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of source) parts.push(chunk);
+  return Buffer.concat(parts, size);
+}
+
+/** One open, one read, one close: a small file costs three system calls. */
+async function readExactly(path: string, size: number): Promise<Buffer> {
+  let handle;
+  try {
+    handle = await openFile(path, 'r');
+    // One byte more than expected, to notice a file that grew.
+    const buffer = Buffer.allocUnsafe(size + 1);
+    let filled = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+      if (filled > size) throw new FerryError(`${path} grew while it was being uploaded (expected ${size} bytes)`);
+    }
+    if (filled < size) throw new FerryError(`${path} shrank while it was being uploaded (expected ${size} bytes, read ${filled})`);
+    return buffer.subarray(0, size);
+  } catch (err) {
+    if (err instanceof FerryError) throw err;
+    throw new SourceReadError(path, err);
+  } finally {
+    await handle?.close();
+  }
 }
 
 /** Passes through exactly `size` bytes, failing loudly if the source is shorter or longer. */
 async function* exactly(source: AsyncIterable<unknown>, size: number, label: string, empty: boolean): AsyncIterable<Uint8Array> {
   let seen = 0;
   if (!empty) {
-    for await (const chunk of source) {
-      const buf = chunk as Buffer;
+    const chunks = source[Symbol.asyncIterator]();
+    for (;;) {
+      let next: IteratorResult<unknown>;
+      try {
+        next = await chunks.next();
+      } catch (err) {
+        throw new SourceReadError(label, err);
+      }
+      if (next.done) break;
+      const buf = next.value as Buffer;
       seen += buf.length;
       if (seen > size) throw new FerryError(`${label} grew while it was being uploaded (expected ${size} bytes)`);
       yield buf;
@@ -106,6 +179,16 @@ async function* exactly(source: AsyncIterable<unknown>, size: number, label: str
     (source as Readable).destroy();
   }
   if (seen < size) throw new FerryError(`${label} shrank while it was being uploaded (expected ${size} bytes, read ${seen})`);
+}
+
+/** The content to upload could not be read (vanished, unreadable): the item's fault, not the network's. */
+export class SourceReadError extends FerryError {
+  readonly code: string | undefined;
+  constructor(label: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    super(`cannot read ${label}: ${code ?? (cause as Error)?.message ?? String(cause)}`, { cause });
+    this.code = code;
+  }
 }
 
 /** Quotes a header parameter the way browsers do (WHATWG multipart/form-data encoding). */

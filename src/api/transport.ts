@@ -14,7 +14,7 @@ import {
   TimeoutError,
   type ProblemDetails,
 } from './errors.js';
-import { buildMultipart, type MultipartBody, type MultipartPart } from './multipart.js';
+import { SMALL_BODY, buildMultipart, type MultipartBody, type MultipartPart } from './multipart.js';
 import {
   DEFAULT_RETRY,
   RETRYABLE_STATUSES,
@@ -120,6 +120,7 @@ export class Transport {
   private readonly userAgent: string;
   private readonly onRetry: ((info: RetryInfo) => void) | undefined;
   private readonly random: () => number;
+  private readonly ownOrigins: string[];
 
   constructor(opts: ClientOptions) {
     this.address = resolveAddress(opts.address);
@@ -130,6 +131,7 @@ export class Transport {
     this.userAgent = opts.userAgent ?? USER_AGENT;
     this.onRetry = opts.onRetry;
     this.random = opts.random ?? Math.random;
+    this.ownOrigins = [new URL(this.address.baseUrl).origin, new URL(this.address.settingsUrl).origin];
     this.ownsDispatcher = !opts.dispatcher;
     // EnvHttpProxyAgent honours HTTP(S)_PROXY and NO_PROXY and keeps a keep-alive pool per origin.
     this.dispatcher =
@@ -182,8 +184,7 @@ export class Transport {
 
   /** Only our own hosts ever see the bearer token. */
   private ownsUrl(url: string): boolean {
-    const origin = new URL(url).origin;
-    return origin === new URL(this.address.baseUrl).origin || origin === new URL(this.address.settingsUrl).origin;
+    return this.ownOrigins.some((origin) => url === origin || url.startsWith(`${origin}/`));
   }
 
   private async call(spec: RequestSpec, kind: ResponseKind, opts: CallOptions<unknown>): Promise<unknown> {
@@ -196,6 +197,9 @@ export class Transport {
     const deadline = deadlineMs !== undefined ? AbortSignal.timeout(deadlineMs) : undefined;
     const signal = anySignal(opts.signal, deadline);
     const multipart = spec.multipart ? await buildMultipart(spec.multipart) : undefined;
+    // A small body is read once and can then be sent again, whatever its source.
+    const smallBody = multipart && multipart.length <= SMALL_BODY ? await multipart.materialize() : undefined;
+    const canResend = !multipart || smallBody !== undefined || multipart.replayable;
     const sendToken = this.ownsUrl(url);
 
     let refreshedAfter401 = false;
@@ -211,7 +215,7 @@ export class Transport {
           method: method as Dispatcher.HttpMethod,
           dispatcher: this.dispatcher,
           headers: this.headers(token, spec, multipart, kind, opts.headers),
-          body: spec.json !== undefined ? JSON.stringify(spec.json) : multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined,
+          body: spec.json !== undefined ? JSON.stringify(spec.json) : (smallBody ?? (multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined)),
           signal,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
@@ -221,7 +225,6 @@ export class Transport {
         if (failure instanceof AbortedError || (failure instanceof TimeoutError && failure.kind === 'deadline')) throw failure;
         if (failure instanceof FerryError && !(failure instanceof ConnectionError) && !(failure instanceof TimeoutError)) throw failure;
         const notSent = provesNotSent(err);
-        const canResend = !multipart || multipart.replayable;
         const transient = failure instanceof TimeoutError || isTransientConnectionError(err);
         this.logger.debug({ method, path, attempt, code: errorCode(err) }, 'request failed without a response');
         if (transient && canResend && attempt < this.retry.maxRetries) {
@@ -249,7 +252,6 @@ export class Transport {
       const bodyText = await readSmall(res.body);
       const requestId = header(res.headers, 'x-request-id') ?? header(res.headers, 'request-id') ?? header(res.headers, 'x-correlation-id');
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-      const canResend = !multipart || multipart.replayable;
 
       // A 401 means the request was not processed: renew the token once and try again.
       if (status === 401 && token && !refreshedAfter401 && canResend) {

@@ -2,8 +2,14 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigurationError, FerryError, AuthenticationError, AbortedError } from '../api/errors.js';
 import { EXIT } from './exit-codes.js';
+import { SourceError } from '../sources/types.js';
 import { registerApi } from './commands/api.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerEmulator } from './commands/emulator.js';
+import { registerMirror } from './commands/mirror.js';
+import { registerJobs } from './commands/jobs.js';
+import { registerRun } from './commands/run.js';
+import { registerDemo } from './commands/demo.js';
 
 export interface GlobalOptions {
   profile?: string;
@@ -22,6 +28,11 @@ export function buildProgram(): Command {
     .exitOverride();
   registerApi(program);
   registerDoctor(program);
+  registerMirror(program);
+  registerJobs(program);
+  registerRun(program);
+  registerEmulator(program);
+  registerDemo(program);
   return program;
 }
 
@@ -43,7 +54,7 @@ export function reportError(err: unknown): number {
   }
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`ferry: ${message}\n`);
-  if (err instanceof ConfigurationError) return EXIT.usage;
+  if (err instanceof ConfigurationError || err instanceof SourceError) return EXIT.usage;
   if (err instanceof AuthenticationError || err instanceof AbortedError) return EXIT.aborted;
   if (err instanceof FerryError) return EXIT.failed;
   // Not one of ours: a bug. Show where.

@@ -17,8 +17,13 @@ const STEPS: readonly string[] = [
      errors TEXT NOT NULL DEFAULT '[]'
    );
    CREATE INDEX runs_by_job ON runs (job, id);
+   -- Items and folders refer to their job by a small integer: lookups per file stay cheap.
+   CREATE TABLE jobs (
+     id INTEGER PRIMARY KEY,
+     job_key TEXT NOT NULL UNIQUE
+   );
    CREATE TABLE items (
-     job_key TEXT NOT NULL,
+     job_id INTEGER NOT NULL,
      source_key TEXT NOT NULL,
      size INTEGER NOT NULL DEFAULT 0,
      mtime_ms INTEGER NOT NULL DEFAULT 0,
@@ -32,15 +37,14 @@ const STEPS: readonly string[] = [
      attempts INTEGER NOT NULL DEFAULT 0,
      last_error TEXT,
      updated_at TEXT NOT NULL,
-     seen_run INTEGER,
-     PRIMARY KEY (job_key, source_key)
+     PRIMARY KEY (job_id, source_key)
    ) WITHOUT ROWID;
-   CREATE INDEX items_by_state ON items (job_key, state);
+   CREATE INDEX items_by_state ON items (job_id, state);
    CREATE TABLE folders (
-     job_key TEXT NOT NULL,
+     job_id INTEGER NOT NULL,
      rel_path TEXT NOT NULL,
      remote_id TEXT NOT NULL,
-     PRIMARY KEY (job_key, rel_path)
+     PRIMARY KEY (job_id, rel_path)
    ) WITHOUT ROWID;
    CREATE TABLE locks (
      job_key TEXT PRIMARY KEY,

@@ -1,5 +1,5 @@
 // The checkpoint store on SQLite (better-sqlite3, WAL). Intents are committed one by one before
-// their request leaves; results and "seen" marks are batched into transactions, since losing
+// their request leaves; results are batched into transactions, since losing
 // them in a crash only means the item is settled against the service on the next run.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { migrate } from './migrations.js';
 import type {
   CheckpointStore,
+  ItemFingerprint,
   ItemRecord,
   ItemState,
   LockHolder,
@@ -42,7 +43,6 @@ interface RunRow {
 }
 
 interface ItemRow {
-  job_key: string;
   source_key: string;
   size: number;
   mtime_ms: number;
@@ -63,6 +63,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   private readonly pending: (() => void)[] = [];
   /** Items with a batched write not yet on disk; reading one of them flushes first. */
   private readonly dirty = new Set<string>();
+  private readonly jobIds = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private readonly maxPending: number;
   private readonly now: () => Date;
@@ -75,6 +76,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
     // NORMAL in WAL mode: a commit survives the process being killed (only an OS crash may lose it).
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
+    // A rerun looks up every file: keep the item index in memory (64 MiB cache, reads through mmap).
+    this.db.pragma('cache_size = -65536');
+    this.db.pragma('mmap_size = 268435456');
     migrate(this.db);
     this.now = opts.now ?? (() => new Date());
     this.maxPending = opts.maxPending ?? 500;
@@ -89,38 +93,44 @@ export class SqliteCheckpointStore implements CheckpointStore {
       getRun: db.prepare('SELECT * FROM runs WHERE id = ?'),
       updateRun: db.prepare('UPDATE runs SET counts = ?, bytes = ?, errors = ? WHERE id = ?'),
       finishRun: db.prepare('UPDATE runs SET status = ?, ended_at = ?, counts = ?, bytes = ?, errors = ? WHERE id = ?'),
+      markInterrupted: db.prepare("UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'"),
       reopenRun: db.prepare("UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?"),
       getLock: db.prepare('SELECT run_id AS runId, pid, host, acquired_at AS acquiredAt FROM locks WHERE job_key = ?'),
       putLock: db.prepare('INSERT OR REPLACE INTO locks (job_key, run_id, pid, host, acquired_at) VALUES (?, ?, ?, ?, ?)'),
       dropLock: db.prepare('DELETE FROM locks WHERE job_key = ? AND run_id = ?'),
-      getItem: db.prepare('SELECT * FROM items WHERE job_key = ? AND source_key = ?'),
+      getItem: db.prepare('SELECT * FROM items WHERE job_id = ? AND source_key = ?'),
+      fingerprint: db.prepare('SELECT state, remote_id, size, mtime_ms, sha256 FROM items WHERE job_id = ? AND source_key = ?').raw(),
       intent: db.prepare(
-        `INSERT INTO items (job_key, source_key, size, mtime_ms, sha256, state, upload_id, parent_id, run_id, attempts, updated_at, seen_run)
-         VALUES (@jobKey, @sourceKey, @size, @mtimeMs, @sha256, 'uploading', @uploadId, @parentId, @runId, 1, @now, @runId)
-         ON CONFLICT (job_key, source_key) DO UPDATE SET
+        `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, upload_id, parent_id, run_id, attempts, updated_at)
+         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, 'uploading', @uploadId, @parentId, @runId, 1, @now)
+         ON CONFLICT (job_id, source_key) DO UPDATE SET
            size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, state = 'uploading', upload_id = @uploadId,
-           parent_id = @parentId, run_id = @runId, attempts = attempts + 1, updated_at = @now, seen_run = @runId`,
+           parent_id = @parentId, run_id = @runId, attempts = attempts + 1, updated_at = @now`,
       ),
       uploaded: db.prepare(
         `UPDATE items SET state = 'uploaded', last_error = NULL, size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, parent_id = @parentId,
            superseded_ids = CASE WHEN remote_id IS NOT NULL AND remote_id <> @remoteId
              THEN json_insert(superseded_ids, '$[#]', remote_id) ELSE superseded_ids END,
            remote_id = @remoteId, updated_at = @now
-         WHERE job_key = @jobKey AND source_key = @sourceKey`,
+         WHERE job_id = @jobId AND source_key = @sourceKey`,
       ),
       failed: db.prepare(
-        `INSERT INTO items (job_key, source_key, size, mtime_ms, state, run_id, attempts, last_error, updated_at, seen_run)
-         VALUES (@jobKey, @sourceKey, @size, @mtimeMs, 'failed', @runId, 1, @error, @now, @runId)
-         ON CONFLICT (job_key, source_key) DO UPDATE SET
+        `INSERT INTO items (job_id, source_key, size, mtime_ms, state, run_id, attempts, last_error, updated_at)
+         VALUES (@jobId, @sourceKey, @size, @mtimeMs, 'failed', @runId, 1, @error, @now)
+         ON CONFLICT (job_id, source_key) DO UPDATE SET
            state = CASE WHEN remote_id IS NOT NULL AND state <> 'uploading' THEN state ELSE 'failed' END,
-           last_error = @error, updated_at = @now, seen_run = @runId`,
+           last_error = @error, updated_at = @now`,
       ),
-      inFlight: db.prepare("SELECT * FROM items WHERE job_key = ? AND state = 'uploading' ORDER BY source_key"),
-      items: db.prepare('SELECT * FROM items WHERE job_key = ? ORDER BY source_key'),
-      seen: db.prepare('UPDATE items SET seen_run = ? WHERE job_key = ? AND source_key = ?'),
-      unseen: db.prepare("SELECT * FROM items WHERE job_key = ? AND (seen_run IS NULL OR seen_run <> ?) AND remote_id IS NOT NULL ORDER BY source_key"),
-      getFolder: db.prepare('SELECT remote_id FROM folders WHERE job_key = ? AND rel_path = ?').pluck(),
-      setFolder: db.prepare('INSERT OR REPLACE INTO folders (job_key, rel_path, remote_id) VALUES (?, ?, ?)'),
+      inFlight: db.prepare("SELECT * FROM items WHERE job_id = ? AND state = 'uploading' ORDER BY source_key"),
+      items: db.prepare('SELECT * FROM items WHERE job_id = ? ORDER BY source_key'),
+      uploadedKeys: db.prepare("SELECT source_key FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
+      fingerprints: db
+        .prepare('SELECT source_key, state, remote_id, size, mtime_ms, sha256 FROM items WHERE job_id = ? AND source_key IN (SELECT value FROM json_each(?))')
+        .raw(),
+      getFolder: db.prepare('SELECT remote_id FROM folders WHERE job_id = ? AND rel_path = ?').pluck(),
+      setFolder: db.prepare('INSERT OR REPLACE INTO folders (job_id, rel_path, remote_id) VALUES (?, ?, ?)'),
+      jobId: db.prepare('SELECT id FROM jobs WHERE job_key = ?').pluck(),
+      addJob: db.prepare('INSERT INTO jobs (job_key) VALUES (?)'),
     };
   }
 
@@ -144,6 +154,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.flush();
     const run = this.mustGetRun(runId);
     this.s.finishRun.run(status, this.stamp(), JSON.stringify(patch.counts ?? run.counts), patch.bytes ?? run.bytes, JSON.stringify(patch.errors ?? run.errors), runId);
+    // Fold the write-ahead log into the database at the end of a run: the next run's lookups
+    // then read the table directly instead of searching a long log first.
+    this.db.pragma('wal_checkpoint(PASSIVE)');
     return this.mustGetRun(runId);
   }
 
@@ -164,6 +177,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
     const take = this.db.transaction((): { ok: true } | { ok: false; holder: LockHolder } => {
       const holder = this.s.getLock.get(jobKey) as LockHolder | undefined;
       if (holder && holder.runId !== runId && isAlive(holder)) return { ok: false, holder };
+      // A holder that died (kill -9, power loss) never finished its run: say so.
+      if (holder && holder.runId !== runId) this.s.markInterrupted.run(this.stamp(), holder.runId);
       this.s.putLock.run(jobKey, runId, process.pid, hostname(), this.stamp());
       return { ok: true };
     });
@@ -176,8 +191,24 @@ export class SqliteCheckpointStore implements CheckpointStore {
 
   getItem(jobKey: string, sourceKey: string): ItemRecord | undefined {
     if (this.dirty.has(itemKey(jobKey, sourceKey))) this.flush();
-    const row = this.s.getItem.get(jobKey, sourceKey) as ItemRow | undefined;
-    return row && toItem(row);
+    const row = this.s.getItem.get(this.jobId(jobKey), sourceKey) as ItemRow | undefined;
+    return row && toItem(jobKey, row);
+  }
+
+  fingerprint(jobKey: string, sourceKey: string): ItemFingerprint | undefined {
+    if (this.dirty.has(itemKey(jobKey, sourceKey))) this.flush();
+    const row = this.s.fingerprint.get(this.jobId(jobKey), sourceKey) as [ItemState, string | null, number, number, string | null] | undefined;
+    return row && { state: row[0], remoteId: row[1], size: row[2], mtimeMs: row[3], sha256: row[4] };
+  }
+
+  fingerprints(jobKey: string, sourceKeys: readonly string[]): Map<string, ItemFingerprint> {
+    if (sourceKeys.some((k) => this.dirty.has(itemKey(jobKey, k)))) this.flush();
+    const found = new Map<string, ItemFingerprint>();
+    // One statement for the whole batch: a lookup per file would cost a round through the driver each.
+    for (const row of this.s.fingerprints.iterate(this.jobId(jobKey), JSON.stringify(sourceKeys)) as IterableIterator<[string, ItemState, string | null, number, number, string | null]>) {
+      found.set(row[0], { state: row[1], remoteId: row[2], size: row[3], mtimeMs: row[4], sha256: row[5] });
+    }
+    return found;
   }
 
   recordIntent(
@@ -185,50 +216,58 @@ export class SqliteCheckpointStore implements CheckpointStore {
     sourceKey: string,
     intent: { size: number; mtimeMs: number; sha256: string | null; uploadId: string; parentId: string | null; runId: number },
   ): void {
-    // Written at once, never batched: the intent must be on disk before the request leaves.
-    this.flush();
-    this.s.intent.run({ jobKey, sourceKey, ...intent, now: this.stamp() });
+    // Written at once, never left pending: the intent must be on disk before the request leaves.
+    // Batched results ride along in the same transaction, one commit instead of two.
+    const row = { jobId: this.jobId(jobKey), sourceKey, ...intent, now: this.stamp() };
+    if (this.pending.length === 0) {
+      this.s.intent.run(row);
+      return;
+    }
+    const batch = this.pending.splice(0);
+    this.dirty.clear();
+    this.db.transaction(() => {
+      for (const write of batch) write();
+      this.s.intent.run(row);
+    })();
   }
 
   recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }): void {
     const now = this.stamp();
-    this.enqueue(itemKey(jobKey, sourceKey), () => this.s.uploaded.run({ jobKey, sourceKey, ...result, now }));
+    const jobId = this.jobId(jobKey);
+    this.enqueue(itemKey(jobKey, sourceKey), () => this.s.uploaded.run({ jobId, sourceKey, ...result, now }));
   }
 
   recordFailed(jobKey: string, sourceKey: string, failure: { error: string; size?: number; mtimeMs?: number; runId: number }): void {
     const now = this.stamp();
+    const jobId = this.jobId(jobKey);
     this.enqueue(itemKey(jobKey, sourceKey), () =>
-      this.s.failed.run({ jobKey, sourceKey, size: failure.size ?? 0, mtimeMs: failure.mtimeMs ?? 0, error: failure.error, runId: failure.runId, now }),
+      this.s.failed.run({ jobId, sourceKey, size: failure.size ?? 0, mtimeMs: failure.mtimeMs ?? 0, error: failure.error, runId: failure.runId, now }),
     );
   }
 
   inFlight(jobKey: string): ItemRecord[] {
     this.flush();
-    return (this.s.inFlight.all(jobKey) as ItemRow[]).map(toItem);
+    return (this.s.inFlight.all(this.jobId(jobKey)) as ItemRow[]).map((row) => toItem(jobKey, row));
   }
 
   *items(jobKey: string, states?: ItemState[]): IterableIterator<ItemRecord> {
     this.flush();
-    for (const row of this.s.items.iterate(jobKey) as IterableIterator<ItemRow>) {
-      if (!states || states.includes(row.state)) yield toItem(row);
+    for (const row of this.s.items.iterate(this.jobId(jobKey)) as IterableIterator<ItemRow>) {
+      if (!states || states.includes(row.state)) yield toItem(jobKey, row);
     }
   }
 
-  markSeen(jobKey: string, sourceKey: string, runId: number): void {
-    this.enqueue(itemKey(jobKey, sourceKey), () => this.s.seen.run(runId, jobKey, sourceKey));
-  }
-
-  *unseen(jobKey: string, runId: number): IterableIterator<ItemRecord> {
+  *uploadedKeys(jobKey: string): IterableIterator<string> {
     this.flush();
-    for (const row of this.s.unseen.iterate(jobKey, runId) as IterableIterator<ItemRow>) yield toItem(row);
+    yield* this.s.uploadedKeys.iterate(this.jobId(jobKey)) as IterableIterator<string>;
   }
 
   getFolder(jobKey: string, relPath: string): string | undefined {
-    return (this.s.getFolder.get(jobKey, relPath) as string | undefined) ?? undefined;
+    return (this.s.getFolder.get(this.jobId(jobKey), relPath) as string | undefined) ?? undefined;
   }
 
   setFolder(jobKey: string, relPath: string, remoteId: string): void {
-    this.s.setFolder.run(jobKey, relPath, remoteId);
+    this.s.setFolder.run(this.jobId(jobKey), relPath, remoteId);
   }
 
   flush(): void {
@@ -250,6 +289,16 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.pending.push(write);
     this.dirty.add(key);
     if (this.pending.length >= this.maxPending) this.flush();
+  }
+
+  /** The small integer items and folders use for a job key, made on first use. */
+  private jobId(jobKey: string): number {
+    let id = this.jobIds.get(jobKey);
+    if (id === undefined) {
+      id = (this.s.jobId.get(jobKey) as number | undefined) ?? Number(this.s.addJob.run(jobKey).lastInsertRowid);
+      this.jobIds.set(jobKey, id);
+    }
+    return id;
   }
 
   private stamp(): string {
@@ -283,9 +332,9 @@ function toRun(row: RunRow): RunRecord {
   };
 }
 
-function toItem(row: ItemRow): ItemRecord {
+function toItem(jobKey: string, row: ItemRow): ItemRecord {
   return {
-    jobKey: row.job_key,
+    jobKey,
     sourceKey: row.source_key,
     size: row.size,
     mtimeMs: row.mtime_ms,

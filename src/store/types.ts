@@ -54,6 +54,9 @@ export interface ItemRecord {
   updatedAt: string;
 }
 
+/** What deciding skip-or-upload needs of an item: cheaper to read than the whole record. */
+export type ItemFingerprint = Pick<ItemRecord, 'state' | 'remoteId' | 'size' | 'mtimeMs' | 'sha256'>;
+
 export interface StartRun {
   job: string;
   jobKey: string;
@@ -85,6 +88,10 @@ export interface CheckpointStore {
 
   // Items
   getItem(jobKey: string, sourceKey: string): ItemRecord | undefined;
+  /** The fields `decide` needs, for the per-file hot path. */
+  fingerprint(jobKey: string, sourceKey: string): ItemFingerprint | undefined;
+  /** The same for a batch of files at once (absent keys are unknown items). */
+  fingerprints(jobKey: string, sourceKeys: readonly string[]): Map<string, ItemFingerprint>;
   /** Durably records the intent to create `item` on the service, before the request goes out. */
   recordIntent(jobKey: string, sourceKey: string, intent: { size: number; mtimeMs: number; sha256: string | null; uploadId: string; parentId: string | null; runId: number }): void;
   /** Results are batched: they are written with the next flush (or within `flushIntervalMs`). */
@@ -92,12 +99,10 @@ export interface CheckpointStore {
   recordFailed(jobKey: string, sourceKey: string, failure: { error: string; size?: number; mtimeMs?: number; runId: number }): void;
   /** Items whose intent was written but whose outcome was not: they must be settled before any new upload. */
   inFlight(jobKey: string): ItemRecord[];
+  /** Source keys of the items that were uploaded, streamed (cheap: for spotting local deletions). */
+  uploadedKeys(jobKey: string): IterableIterator<string>;
   /** Every item of a job, in source-key order, streamed. */
   items(jobKey: string, states?: ItemState[]): IterableIterator<ItemRecord>;
-  /** Remembers which source keys a run saw, to report local deletions afterwards. */
-  markSeen(jobKey: string, sourceKey: string, runId: number): void;
-  /** Items a run did not see (deleted locally since they were mirrored). */
-  unseen(jobKey: string, runId: number): IterableIterator<ItemRecord>;
 
   // Remote folders, by relative path
   getFolder(jobKey: string, relPath: string): string | undefined;

@@ -13,6 +13,7 @@ import {
   type Document,
 } from '../../src/api/index.js';
 import type { RetryInfo } from '../../src/api/transport.js';
+import { SMALL_BODY } from '../../src/api/multipart.js';
 import { clientOptionsFor, json, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;
@@ -151,14 +152,27 @@ describe('retries', () => {
     expect(server.hits.get(`POST ${UPLOAD}`)).toBe(2);
   });
 
-  it('never sends a one-shot stream body twice', async () => {
+  it('never sends a large one-shot stream body twice', async () => {
     server.handle('POST', UPLOAD, async ({ res, body }) => {
       await body();
       json(res, 429, {}, { 'retry-after': '0' });
     });
-    const err = await upload().catch((e: unknown) => e);
+    const big = Buffer.alloc(SMALL_BODY + 1, 'b');
+    const err = await client.documents
+      .upload('p1', { stream: Readable.from([big]), size: big.length, filename: 'big.bin' }, { documentUploadIdentifier: 'u1' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitError);
     expect(server.hits.get(`POST ${UPLOAD}`)).toBe(1);
+  });
+
+  it('can send a small one-shot stream body again, since it was read whole', async () => {
+    server.handle('POST', UPLOAD, async ({ res, body, seen }) => {
+      await body();
+      if (seen === 0) json(res, 429, {}, { 'retry-after': '0' });
+      else json(res, 200, doc);
+    });
+    await expect(upload()).resolves.toEqual(doc);
+    expect(server.hits.get(`POST ${UPLOAD}`)).toBe(2);
   });
 });
 

@@ -60,16 +60,17 @@ describe('checkpoint store', () => {
     expect(store.getItem(JOB, 'a.txt')).toMatchObject({ remoteId: 'doc-2', supersededIds: ['doc-1'], attempts: 2, size: 5 });
   });
 
-  it('reports items a run did not see', () => {
-    const r1 = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
-    for (const k of ['a', 'b', 'c']) {
-      store.recordIntent(JOB, k, { size: 1, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: r1.id });
-      store.recordUploaded(JOB, k, { remoteId: `doc-${k}`, size: 1, mtimeMs: 1, sha256: null, parentId: null });
+  it('looks up fingerprints of a batch of files in one go', () => {
+    const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
+    for (const k of ['a', 'b']) {
+      store.recordIntent(JOB, k, { size: 1, mtimeMs: 7, sha256: null, uploadId: 'u1', parentId: null, runId: run.id });
     }
-    const r2 = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u2' });
-    store.markSeen(JOB, 'a', r2.id);
-    store.markSeen(JOB, 'c', r2.id);
-    expect([...store.unseen(JOB, r2.id)].map((i) => i.sourceKey)).toEqual(['b']);
+    store.recordUploaded(JOB, 'a', { remoteId: 'doc-a', size: 1, mtimeMs: 7, sha256: null, parentId: null });
+    const found = store.fingerprints(JOB, ['a', 'b', 'missing', "it's \"quoted\""]);
+    expect(found.get('a')).toEqual({ state: 'uploaded', remoteId: 'doc-a', size: 1, mtimeMs: 7, sha256: null });
+    expect(found.get('b')).toMatchObject({ state: 'uploading', remoteId: null });
+    expect(found.has('missing')).toBe(false);
+    expect(found.size).toBe(2);
   });
 
   it('gives the lock to one live run and takes it back from a dead process', () => {

@@ -1,0 +1,181 @@
+// `npm run bench`: ferry measured side by side with the bare alternative, in one run, on this
+// machine. Prints a table and writes bench/results/latest.json. `--large` adds the
+// 1,000,000-entry discovery (it creates a million files: minutes and about 4 GiB of inodes).
+import { execFile } from 'node:child_process';
+import { openAsBlob } from 'node:fs';
+import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { tmpdir, cpus, totalmem } from 'node:os';
+import { promisify } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import fg from 'fast-glob';
+import PQueue from 'p-queue';
+import { FormData, request } from 'undici';
+import { mirror, mirrorJobKey } from '../dist/jobs/mirror.js';
+import { FerryClient } from '../dist/src/index.js';
+import { SqliteCheckpointStore } from '../dist/src/store/index.js';
+import { makeTree, startEmulatorProcess, timed } from './lib.mjs';
+
+const run = promisify(execFile);
+const large = process.argv.includes('--large');
+const CONCURRENCY = 16;
+const results = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, memGiB: Math.round(totalmem() / 2 ** 30), benches: [] };
+const work = await mkdtemp(join(tmpdir(), 'ferry-bench-'));
+const MiB = 1024;
+
+function record(name, ferry, bare, unit, ratio, target, note) {
+  results.benches.push({ name, ferry, bare, unit, ratio: Number(ratio.toFixed(3)), target, met: evalTarget(ratio, target), note });
+}
+function evalTarget(value, target) {
+  const [op, n] = target.split(' ');
+  return op === '>=' ? value >= Number(n) : value <= Number(n);
+}
+
+async function token(emu) {
+  const res = await request(`${emu.authUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: emu.credentials.clientId, client_secret: emu.credentials.clientSecret, audience: emu.audience }).toString(),
+  });
+  return (await res.body.json()).access_token;
+}
+
+/** The baseline: undici, a token fetched once, FormData over file-backed Blobs, p-queue. */
+async function bareUpload(emu, project, root, bearer) {
+  const queue = new PQueue({ concurrency: CONCURRENCY });
+  const batch = randomUUID();
+  let count = 0;
+  for await (const path of fg.stream('**', { cwd: root, absolute: true, onlyFiles: true })) {
+    await queue.onSizeLessThan(CONCURRENCY * 4);
+    void queue.add(async () => {
+      const form = new FormData();
+      form.set('file', await openAsBlob(path), relative(root, path).split('/').pop());
+      const res = await request(`${emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${batch}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` }, body: form });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`bare upload answered ${res.statusCode}`);
+      count++;
+    });
+  }
+  await queue.onIdle();
+  return count;
+}
+
+async function benchThroughput() {
+  const emu = await startEmulatorProcess();
+  const bearer = await token(emu);
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const halves = 2;
+  const perHalf = 5_000;
+  let ferryMs = 0;
+  let bareMs = 0;
+  // A/B twice over fresh halves of the tree, so neither side always meets the fuller database.
+  for (let h = 0; h < halves; h++) {
+    const bareRoot = join(work, `bare-${h}`);
+    const ferryRoot = join(work, `ferry-${h}`);
+    await makeTree(bareRoot, perHalf, 4096);
+    await makeTree(ferryRoot, perHalf, 4096);
+    // Each side writes into a project of its own, as a real onboarding would.
+    const bareProject = (await client.projects.create({ name: `bench bare ${h}`, description: 'bench' })).objectIdentifier;
+    const ferryProject = (await client.projects.create({ name: `bench ferry ${h}`, description: 'bench' })).objectIdentifier;
+    const b = await timed(() => bareUpload(emu, bareProject, bareRoot, bearer));
+    const store = new SqliteCheckpointStore(join(work, `throughput-${h}.sqlite`));
+    const f = await timed(() => mirror({ source: ferryRoot, project: ferryProject, progress: false, concurrency: CONCURRENCY }, { client, store }));
+    store.close();
+    if (b.result !== perHalf || f.result.counts.uploaded !== perHalf) throw new Error('an upload side did not upload everything');
+    bareMs += b.ms;
+    ferryMs += f.ms;
+    console.error(`throughput round ${h + 1}: bare ${Math.round(b.ms)} ms, ferry ${Math.round(f.ms)} ms for ${perHalf} files each`);
+  }
+  await client.close();
+  await emu.stop();
+  const n = halves * perHalf;
+  const ferryRate = n / (ferryMs / 1000);
+  const bareRate = n / (bareMs / 1000);
+  record(`mirror ${n} files of 4 KiB, concurrency ${CONCURRENCY}`, Math.round(ferryRate), Math.round(bareRate), 'files/s', ferryRate / bareRate, '>= 0.9', 'bare: undici + FormData + p-queue, token fetched once; emulator in its own process');
+}
+
+async function benchNoop(count) {
+  const emu = await startEmulatorProcess();
+  const root = join(work, 'noop');
+  await makeTree(root, count, 16);
+  const state = join(work, 'noop.sqlite');
+  // The tree counts as mirrored: its items and folders are written to the checkpoint store the
+  // way a completed run leaves them (uploading 100,000 files first would only slow the bench).
+  const store = new SqliteCheckpointStore(state, { maxPending: 10_000 });
+  const jobKey = mirrorJobKey(emu.baseUrl, { source: root, project: emu.project });
+  const run0 = store.startRun({ job: 'mirror', jobKey, params: {}, uploadId: randomUUID() });
+  const folders = new Set();
+  for await (const entry of fg.stream('**', { cwd: root, stats: true, objectMode: true })) {
+    store.recordIntent(jobKey, entry.path, { size: entry.stats.size, mtimeMs: Math.trunc(entry.stats.mtimeMs), sha256: null, uploadId: run0.uploadId, parentId: null, runId: run0.id });
+    store.recordUploaded(jobKey, entry.path, { remoteId: randomUUID(), size: entry.stats.size, mtimeMs: Math.trunc(entry.stats.mtimeMs), sha256: null, parentId: null });
+    const parts = entry.path.split('/').slice(0, -1);
+    for (let i = 1; i <= parts.length; i++) folders.add(parts.slice(0, i).join('/'));
+  }
+  for (const f of folders) store.setFolder(jobKey, f, randomUUID());
+  store.finishRun(run0.id, 'succeeded');
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const bare = await timed(async () => {
+    let n = 0;
+    for await (const e of fg.stream('**', { cwd: root, stats: true, objectMode: true, onlyFiles: false })) if (e.stats.isFile()) n++;
+    return n;
+  });
+  const ferry = await timed(() => mirror({ source: root, project: emu.project, progress: false }, { client, store }));
+  console.error(`no-op: bare walk ${Math.round(bare.ms)} ms, ferry rerun ${Math.round(ferry.ms)} ms`);
+  store.close();
+  await client.close();
+  await emu.stop();
+  if (ferry.result.counts.uploaded !== 0 || ferry.result.counts.skipped !== count) throw new Error(`no-op rerun was not a no-op: ${JSON.stringify(ferry.result.counts)}`);
+  record(`no-op rerun over ${count} mirrored files`, Math.round(ferry.ms), Math.round(bare.ms), 'ms', ferry.ms / bare.ms, '<= 2', 'bare: fast-glob walk with stat; ferry also reads the checkpoint of every file and sends no upload');
+}
+
+async function benchBigFile(gib) {
+  const emuData = join(work, 'emu-data');
+  await mkdir(emuData, { recursive: true });
+  const emu = await startEmulatorProcess(emuData);
+  const root = join(work, 'big');
+  await mkdir(root, { recursive: true });
+  const handle = await open(join(root, 'big.bin'), 'w');
+  await handle.truncate(gib * 1024 ** 3);
+  await handle.close();
+  const { stdout } = await run(process.execPath, [new URL('./workers/mirror-one.mjs', import.meta.url).pathname, root, join(work, 'big.sqlite'), JSON.stringify(emu)], { maxBuffer: 1 << 20 });
+  await emu.stop();
+  const r = JSON.parse(stdout);
+  if (r.uploaded !== 1) throw new Error(`big file upload failed: ${stdout}`);
+  record(`peak RSS mirroring one ${gib} GiB file`, Math.round(r.maxRssKiB / MiB), 200, 'MiB', r.maxRssKiB / MiB / 200, '<= 1', 'ratio = peak RSS / the 200 MiB budget');
+}
+
+async function benchDiscovery(count) {
+  const root = join(work, 'tree');
+  const empty = Buffer.alloc(0);
+  for (let start = 0; start < count; start += 1000) {
+    const folder = join(root, `d${Math.floor(start / 100_000)}`, `f${Math.floor(start / 1000)}`);
+    await mkdir(folder, { recursive: true });
+    await Promise.all(Array.from({ length: Math.min(1000, count - start) }, (_, i) => writeFile(join(folder, `e${start + i}`), empty)));
+  }
+  const worker = new URL('./workers/discover.mjs', import.meta.url).pathname;
+  const ferry = JSON.parse((await run(process.execPath, [worker, 'ferry', root], { maxBuffer: 1 << 20 })).stdout);
+  const bare = JSON.parse((await run(process.execPath, [worker, 'bare', root], { maxBuffer: 1 << 20 })).stdout);
+  if (ferry.files !== count || bare.files !== count) throw new Error(`discovery counted ${ferry.files}/${bare.files} of ${count}`);
+  record(`peak RSS discovering ${count} entries`, Math.round(ferry.maxRssKiB / MiB), Math.round(bare.maxRssKiB / MiB), 'MiB', ferry.maxRssKiB / MiB / 300, '<= 1', `ratio = peak RSS / the 300 MiB budget; bare column: a plain fast-glob walk's peak RSS; walk took ${Math.round(ferry.ms)} ms (bare ${Math.round(bare.ms)} ms)`);
+}
+
+try {
+  await benchThroughput();
+  await benchNoop(100_000);
+  await benchBigFile(2);
+  await benchDiscovery(large ? 1_000_000 : 200_000);
+} finally {
+  await rm(work, { recursive: true, force: true });
+}
+
+const rows = results.benches.map((b) => [b.name, `${b.ferry} ${b.unit}`, `${b.bare} ${b.unit}`, b.ratio.toFixed(3), `${b.target} ${b.met ? 'met' : 'MISSED'}`]);
+const header = ['benchmark', 'ferry', 'bare / budget', 'ratio', 'target'];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+console.log(line(header));
+console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+for (const r of rows) console.log(line(r));
+const out = new URL('./results/latest.json', import.meta.url);
+await mkdir(new URL('./results/', import.meta.url), { recursive: true });
+await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\nresults written to ${out.pathname}`);

@@ -1,0 +1,87 @@
+// Job definition files for `ferry run FILE` (cron): one YAML or JSON document per job, validated
+// strictly so that every mistake is reported with the field it is in.
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigurationError } from '../src/api/errors.js';
+import { formatIssues } from '../src/config/profile.js';
+import type { MirrorOptions } from './mirror.js';
+
+const uuid = z.uuid({ message: 'must be a uuid' });
+
+const MirrorDefinition = z
+  .object({
+    job: z.literal('mirror'),
+    /** Connection profile (else FERRY_PROFILE / the config file's default). */
+    profile: z.string().min(1).optional(),
+    /** Folder or .zip; relative paths are relative to the definition file. */
+    source: z.string().min(1),
+    project: uuid,
+    to: z.string().optional(),
+    include: z.array(z.string().min(1)).optional(),
+    exclude: z.array(z.string().min(1)).optional(),
+    concurrency: z.number().int().min(1).max(256).optional(),
+    rps: z.number().positive().optional(),
+    checksum: z.boolean().optional(),
+    followSymlinks: z.boolean().optional(),
+    ocr: z
+      .object({
+        engine: z.enum(['cloudDocumentIntelligence', 'engineA']).optional(),
+        strategy: z.enum(['never', 'detect', 'always']).optional(),
+      })
+      .strict()
+      .optional(),
+    coordinateExtraction: z.enum(['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet']).optional(),
+    metadata: z.record(z.string(), z.string()).optional(),
+    /** Checkpoint database; relative to the definition file. */
+    state: z.string().min(1).optional(),
+  })
+  .strict();
+
+const Definition = z.discriminatedUnion('job', [MirrorDefinition]);
+export type JobDefinition = z.infer<typeof Definition>;
+
+export interface LoadedDefinition {
+  definition: JobDefinition;
+  mirror: MirrorOptions;
+  profile: string | undefined;
+  rps: number | undefined;
+  state: string | undefined;
+}
+
+export function loadDefinition(path: string): LoadedDefinition {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigurationError(`cannot read job file ${path}: ${(err as Error).message}`);
+  }
+  if (!raw || typeof raw !== 'object' || !('job' in raw)) {
+    throw new ConfigurationError(`job file ${path}: job: required, one of mirror`);
+  }
+  const parsed = Definition.safeParse(raw);
+  if (!parsed.success) throw new ConfigurationError(`job file ${path}: ${formatIssues(parsed.error)}`);
+  const d = parsed.data;
+  const here = dirname(resolve(path));
+  return {
+    definition: d,
+    profile: d.profile,
+    rps: d.rps,
+    state: d.state ? resolve(here, d.state) : undefined,
+    mirror: {
+      source: resolve(here, d.source),
+      project: d.project,
+      to: d.to,
+      include: d.include,
+      exclude: d.exclude,
+      concurrency: d.concurrency,
+      checksum: d.checksum,
+      followSymlinks: d.followSymlinks,
+      ocrEngine: d.ocr?.engine,
+      ocrStrategy: d.ocr?.strategy,
+      coordinateExtractionStrategy: d.coordinateExtraction,
+      metadata: d.metadata,
+    },
+  };
+}

@@ -1,0 +1,153 @@
+// `ferry mirror SOURCE --project ID`: a folder tree or a zip into a project's documents.
+import { Option, type Command } from 'commander';
+import { ConfigurationError } from '../../api/errors.js';
+import { FerryClient } from '../../api/client.js';
+import { AdaptiveConcurrency } from '../../runner/adaptive.js';
+import { createLogger } from '../../log.js';
+import { resolveSettings } from '../../config/profile.js';
+import { defaultStorePath, openStore } from '../../store/index.js';
+import { mirror, mirrorRetryListener, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
+import { globalOptions } from '../context.js';
+import { exitCodeFor, printSummary } from '../output.js';
+import { formatBytes } from '../../runner/progress.js';
+import { LockedError } from '../../runner/job.js';
+import { EXIT } from '../exit-codes.js';
+
+export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
+export const OCR_STRATEGIES = ['never', 'detect', 'always'];
+export const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet'];
+
+interface MirrorCliOptions {
+  project: string;
+  to?: string;
+  include: string[];
+  exclude: string[];
+  concurrency: string;
+  rps?: string;
+  checksum?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+  followSymlinks?: boolean;
+  ocrEngine?: string;
+  ocrStrategy?: string;
+  coordinateExtraction?: string;
+  metadata: string[];
+  state?: string;
+}
+
+export function registerMirror(program: Command): void {
+  program
+    .command('mirror')
+    .description('mirror a folder tree or a .zip into a project\'s documents: exactly once, incremental, resumable')
+    .argument('<source>', 'a folder, or a .zip file read in place')
+    .requiredOption('--project <id>', 'the project to mirror into')
+    .option('--to <folder>', 'remote folder path under the project root (default: the root)')
+    .option('--include <glob>', 'only files matching (repeatable; fast-glob syntax)', collect, [])
+    .option('--exclude <glob>', 'skip files matching (repeatable)', collect, [])
+    .option('--concurrency <n>', 'most uploads at once (adapts down when the service pushes back)', '8')
+    .option('--rps <n>', 'most requests per second, all calls together')
+    .option('--checksum', 'compare files by sha256 instead of size and modification time')
+    .option('--follow-symlinks', 'upload symlinked files that point inside SOURCE (folders are never followed)')
+    .addOption(new Option('--ocr-engine <engine>', 'OCR engine for every document').choices(OCR_ENGINES))
+    .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
+    .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
+    .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, [])
+    .option('--dry-run', 'print the plan (new, changed, unchanged, deleted locally, folders, bytes) and touch nothing')
+    .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
+    .option('--json', 'print one JSON summary on stdout at the end')
+    .action(async (source: string, opts: MirrorCliOptions, cmd: Command) => {
+      const options: MirrorOptions = {
+        source,
+        project: opts.project,
+        to: opts.to,
+        include: opts.include,
+        exclude: opts.exclude,
+        concurrency: positiveInt('--concurrency', opts.concurrency),
+        checksum: opts.checksum === true,
+        followSymlinks: opts.followSymlinks === true,
+        ocrEngine: opts.ocrEngine as MirrorOptions['ocrEngine'],
+        ocrStrategy: opts.ocrStrategy as MirrorOptions['ocrStrategy'],
+        coordinateExtractionStrategy: opts.coordinateExtraction as MirrorOptions['coordinateExtractionStrategy'],
+        metadata: parseMetadata(opts.metadata),
+        progress: !opts.json,
+      };
+      process.exitCode = await runMirrorCommand(cmd, options, { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
+    });
+}
+
+export interface RunOptions {
+  rps?: string | number | undefined;
+  state?: string | undefined;
+  json: boolean;
+  dryRun?: boolean;
+  profile?: string | undefined;
+}
+
+/** Shared by `mirror`, `jobs resume` and `run`. */
+export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run: RunOptions): Promise<number> {
+  const g = globalOptions(cmd);
+  const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
+  const logger = createLogger({ level: g.logLevel ?? settings.profile.logLevel ?? 'warn' });
+  const concurrency = new AdaptiveConcurrency({ max: options.concurrency ?? 8 });
+  const rps = run.rps !== undefined ? positiveNumber('--rps', String(run.rps)) : settings.clientOptions.requestsPerSecond;
+  const client = new FerryClient({
+    ...settings.clientOptions,
+    logger,
+    onRetry: mirrorRetryListener(concurrency),
+    ...(rps !== undefined ? { requestsPerSecond: rps } : {}),
+  });
+  const store = openStore(run.state ?? defaultStorePath(settings.profileName));
+  try {
+    if (run.dryRun) {
+      const plan = await planMirror(options, { client, store });
+      if (run.json) process.stdout.write(`${JSON.stringify({ dryRun: true, ...plan })}\n`);
+      else {
+        process.stdout.write(
+          `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
+            `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
+            plan.problems.map((p) => `  problem: ${p.key}: ${p.reason}\n`).join(''),
+        );
+      }
+      return EXIT.ok;
+    }
+    const summary = await mirror(options, { client, store, concurrency });
+    printSummary(summary, run.json);
+    return exitCodeFor(summary);
+  } catch (err) {
+    if (err instanceof LockedError) {
+      process.stderr.write(`ferry: ${err.message}\n`);
+      return EXIT.locked;
+    }
+    throw err;
+  } finally {
+    store.close();
+    await client.close();
+  }
+}
+
+export function parseMetadata(pairs: string[]): Record<string, string> | undefined {
+  if (pairs.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const i = pair.indexOf('=');
+    if (i <= 0) throw new ConfigurationError(`--metadata "${pair}" must look like key=value`);
+    out[pair.slice(0, i)] = pair.slice(i + 1);
+  }
+  return out;
+}
+
+function positiveInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigurationError(`${flag} must be a whole number of at least 1, not "${value}"`);
+  return n;
+}
+
+function positiveNumber(flag: string, value: string): number {
+  const n = Number(value);
+  if (!(n > 0)) throw new ConfigurationError(`${flag} must be a positive number, not "${value}"`);
+  return n;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

@@ -1,0 +1,38 @@
+// How a job's end is shown: one JSON object for machines, a few lines for people; and its exit code.
+import type { JobSummary } from '../runner/job.js';
+import { formatBytes, formatDuration } from '../runner/progress.js';
+import { EXIT } from './exit-codes.js';
+
+export function exitCodeFor(summary: JobSummary): number {
+  if (summary.status === 'succeeded') return EXIT.ok;
+  if (summary.status === 'failed') return EXIT.failed;
+  return EXIT.aborted;
+}
+
+export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout): void {
+  if (json) {
+    out.write(`${JSON.stringify(summary)}\n`);
+    return;
+  }
+  const c = summary.counts;
+  const lines = [
+    `${summary.job} run ${summary.runId}: ${summary.status} in ${formatDuration(summary.durationMs)}`,
+    `  discovered ${c.discovered}  uploaded ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
+    `  bytes uploaded ${formatBytes(summary.bytes)}${summary.uploadIdentifier ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
+  ];
+  const folders = summary.folders as { created: number; reused: number; flattened: number; creationUnavailable: boolean } | undefined;
+  if (folders) {
+    lines.push(`  folders: ${folders.created} created, ${folders.reused} reused, ${folders.flattened} flattened` +
+      (folders.creationUnavailable ? ' (the service offers no folder creation: files of missing folders went to the nearest existing folder, their path in metadata ferry.relativePath)' : ''));
+  }
+  const superseded = summary.superseded as unknown[] | undefined;
+  if (superseded?.length) lines.push(`  changed files uploaded again: ${superseded.length} (the older documents remain on the service; see --json for their ids)`);
+  const deleted = summary.deletedLocally as { count: number; sample: string[] } | undefined;
+  if (deleted?.count) lines.push(`  deleted locally since the last run: ${deleted.count} (never deleted remotely): ${deleted.sample.join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
+  if (summary.errors.length) {
+    lines.push('  problems:');
+    for (const e of summary.errors.slice(0, 20)) lines.push(`    ${e.key}: ${e.error}`);
+    if (summary.errors.length > 20) lines.push(`    … ${summary.errors.length - 20} more (ferry jobs show ${summary.runId})`);
+  }
+  out.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,114 @@
+// The life of one run: record it, hold the job's lock, stop cleanly on a signal, and finish with
+// a status and summary whatever happened inside.
+import { randomUUID } from 'node:crypto';
+import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
+import type { CheckpointStore, LockHolder, RunCounts, RunRecord, RunStatus } from '../store/types.js';
+import { stopOnSignals } from './signals.js';
+
+export class LockedError extends FerryError {
+  constructor(readonly jobKey: string, readonly holder: LockHolder) {
+    super(`another run (${holder.runId}, pid ${holder.pid} on ${holder.host}, since ${holder.acquiredAt}) is already working on this job; not starting a second one`);
+  }
+}
+
+/** The job cannot go on at all (authentication, permission, the service refused it). */
+export class JobAbortedError extends FerryError {}
+
+export interface JobError {
+  key: string;
+  error: string;
+}
+
+export interface JobContext {
+  run: RunRecord;
+  uploadId: string;
+  signal: AbortSignal;
+  counts: RunCounts;
+  errors: JobError[];
+  bytes: number;
+}
+
+export interface JobSummary {
+  job: string;
+  runId: number;
+  status: RunStatus;
+  counts: RunCounts;
+  bytes: number;
+  durationMs: number;
+  errors: JobError[];
+  [extra: string]: unknown;
+}
+
+export interface RunJobOptions {
+  store: CheckpointStore;
+  job: string;
+  jobKey: string;
+  params: Record<string, unknown>;
+  /** Resume this run instead of starting a new one. */
+  resumeRunId?: number | undefined;
+  /** Batch id to use; otherwise the resumed run's, otherwise a new one. */
+  uploadId?: string | undefined;
+  /** Errors kept in the summary and the run record (the rest are counted). */
+  maxErrors?: number;
+  onSignal?: (sig: NodeJS.Signals) => void;
+}
+
+export async function runJob(
+  opts: RunJobOptions,
+  body: (ctx: JobContext) => Promise<Record<string, unknown> | void>,
+): Promise<JobSummary> {
+  const started = Date.now();
+  const { store } = opts;
+  const run = opts.resumeRunId !== undefined ? store.reopenRun(opts.resumeRunId) : store.startRun({ job: opts.job, jobKey: opts.jobKey, params: opts.params, uploadId: opts.uploadId ?? randomUUID() });
+  const lock = store.acquireLock(opts.jobKey, run.id);
+  if (!lock.ok) {
+    store.finishRun(run.id, 'aborted', { errors: ['another run held the lock'] });
+    throw new LockedError(opts.jobKey, lock.holder);
+  }
+  const stop = stopOnSignals(opts.onSignal);
+  const ctx: JobContext = {
+    run,
+    uploadId: opts.uploadId ?? run.uploadId ?? randomUUID(),
+    signal: stop.signal,
+    counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 },
+    errors: [],
+    bytes: 0,
+  };
+  // Counts reach the store every few seconds, so a run killed outright still shows its progress.
+  const persist = setInterval(() => store.updateRun(run.id, { counts: ctx.counts, bytes: ctx.bytes }), 2_000);
+  persist.unref();
+  let status: RunStatus = 'succeeded';
+  let extra: Record<string, unknown> = {};
+  let fatal: unknown;
+  try {
+    extra = (await body(ctx)) ?? {};
+    if (stop.reason()) status = 'interrupted';
+    else if (ctx.counts.failed > 0) status = 'failed';
+  } catch (err) {
+    fatal = err;
+    status = stop.reason() ? 'interrupted' : 'aborted';
+    ctx.errors.unshift({ key: '(job)', error: (err as Error).message });
+  } finally {
+    clearInterval(persist);
+    stop.dispose();
+    const kept = ctx.errors.slice(0, opts.maxErrors ?? 100);
+    store.finishRun(run.id, status, { counts: ctx.counts, bytes: ctx.bytes, errors: kept.map((e) => `${e.key}: ${e.error}`) });
+    store.releaseLock(opts.jobKey, run.id);
+  }
+  const summary: JobSummary = {
+    job: opts.job,
+    runId: run.id,
+    status,
+    counts: ctx.counts,
+    bytes: ctx.bytes,
+    durationMs: Date.now() - started,
+    errors: ctx.errors.slice(0, opts.maxErrors ?? 100),
+    ...extra,
+  };
+  if (fatal !== undefined && !(fatal instanceof AuthenticationError || fatal instanceof PermissionDeniedError || fatal instanceof JobAbortedError)) {
+    // Not an expected way for a job to end: let the caller report it, the run is recorded.
+    (fatal as { summary?: JobSummary }).summary = summary;
+    throw fatal;
+  }
+  return summary;
+}

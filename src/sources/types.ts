@@ -1,0 +1,44 @@
+// What a job reads from: a tree of entries with stable relative keys. The mirror engine knows
+// nothing else of where the bytes come from (a folder, a zip, later perhaps a bucket).
+import type { Readable } from 'node:stream';
+import { FerryError } from '../api/errors.js';
+
+/** The source cannot be used at all: nothing was done. */
+export class SourceError extends FerryError {}
+
+export interface FileEntry {
+  kind: 'file';
+  /** Path relative to the source root, `/`-separated, never starting with `/` or containing `..`. */
+  key: string;
+  size: number;
+  mtimeMs: number;
+  /** A fresh stream of the content; callers may open it more than once (retries). */
+  open(): Readable;
+  /** Absolute path when the content is a file on disk (lets uploads read it directly). */
+  path?: string;
+}
+
+export interface DirEntry {
+  kind: 'dir';
+  key: string;
+}
+
+/** Something found that cannot be mirrored: reported as a failed or skipped item, never silently dropped. */
+export interface ProblemEntry {
+  kind: 'problem';
+  key: string;
+  /** `failed` for errors (unreadable), `skipped` for deliberate exclusions (symlinks). */
+  outcome: 'failed' | 'skipped';
+  reason: string;
+}
+
+export type SourceEntry = FileEntry | DirEntry | ProblemEntry;
+
+export interface Source {
+  /** For messages and the job key. */
+  readonly description: string;
+  /** Checks the source can be read at all (throws a clear error if not) before a run starts. */
+  prepare(): Promise<void>;
+  entries(signal?: AbortSignal): AsyncIterable<SourceEntry>;
+  close(): Promise<void>;
+}

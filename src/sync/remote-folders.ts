@@ -1,0 +1,168 @@
+// Remote folders by relative path: found and reused when they exist, created through the folder
+// extension when the service offers it, otherwise the nearest existing folder takes the files.
+import { posix } from 'node:path';
+import type { FerryClient } from '../api/client.js';
+import { ConflictError, NotFoundError, ApiError } from '../api/errors.js';
+import type { CheckpointStore } from '../store/types.js';
+
+export interface FolderStats {
+  reused: number;
+  created: number;
+  /** Folders that could not be created: their files went to the nearest existing folder. */
+  flattened: number;
+  /** True when the service has no folder creation (the spec shows none). */
+  creationUnavailable: boolean;
+}
+
+export interface Placement {
+  /** Remote folder id, or null for the project root. */
+  parentId: string | null;
+  /** Set when the file could not go to its own folder: its relative path, for the metadata. */
+  flattenedPath?: string;
+}
+
+export class RemoteFolders {
+  readonly stats: FolderStats = { reused: 0, created: 0, flattened: 0, creationUnavailable: false };
+  private readonly resolving = new Map<string, Promise<string | null | undefined>>();
+  /** Children folders per parent id ('' = root), listed once. */
+  private readonly children = new Map<string, Promise<Map<string, string>>>();
+  private readonly flattenedDirs = new Set<string>();
+
+  constructor(
+    private readonly client: FerryClient,
+    private readonly project: string,
+    private readonly store: CheckpointStore | undefined,
+    private readonly jobKey: string,
+    /** Remote path under the project root to mirror into (`--to`), `/`-separated. */
+    private readonly base: string,
+    private readonly dryRun = false,
+  ) {}
+
+  /** Where a file with this relative key goes. */
+  async place(key: string): Promise<Placement> {
+    const dir = posix.dirname(key);
+    const id = await this.folder(dir === '.' ? '' : dir);
+    if (id !== undefined) return { parentId: id };
+    return { parentId: await this.nearest(dir), flattenedPath: key };
+  }
+
+  /** Makes sure a folder exists (empty folders are mirrored too). */
+  async ensure(relDir: string): Promise<void> {
+    await this.folder(relDir);
+  }
+
+  /** The folder's id, null for the project root, undefined when it neither exists nor can be made. */
+  private folder(relDir: string): Promise<string | null | undefined> {
+    return this.byPath(joinPath(this.base, relDir));
+  }
+
+  /** By path from the project root. */
+  private byPath(full: string): Promise<string | null | undefined> {
+    if (full === '') return Promise.resolve(null);
+    let pending = this.resolving.get(full);
+    if (!pending) {
+      pending = this.resolve(full);
+      this.resolving.set(full, pending);
+    }
+    return pending;
+  }
+
+  private async resolve(full: string): Promise<string | null | undefined> {
+    const remembered = this.store?.getFolder(this.jobKey, full);
+    if (remembered) return remembered;
+    const parentPath = posix.dirname(full) === '.' ? '' : posix.dirname(full);
+    const parentId = await this.byPath(parentPath);
+    if (parentId === undefined) return undefined;
+    const name = posix.basename(full);
+    const existing = (await this.childFolders(parentId)).get(name);
+    if (existing) {
+      this.stats.reused++;
+      this.remember(full, existing);
+      return existing;
+    }
+    if (this.stats.creationUnavailable) return this.flatten(full);
+    if (this.dryRun) {
+      this.stats.created++;
+      return `(new folder ${full})`;
+    }
+    try {
+      const doc = await this.client.documents.createFolder(this.project, name, parentId ?? undefined, {
+        // Creating is not idempotent: after an ambiguous failure, look before creating again.
+        didItLand: async () => {
+          this.children.delete(parentId ?? '');
+          const id = (await this.childFolders(parentId)).get(name);
+          return id ? { objectIdentifier: id, name, documentUploadObjectIdentifier: '' } : undefined;
+        },
+      });
+      const id = doc.objectIdentifier as string;
+      this.stats.created++;
+      (await this.childFolders(parentId)).set(name, id);
+      this.remember(full, id);
+      return id;
+    } catch (err) {
+      if (err instanceof ConflictError) {
+        // Someone made it meanwhile.
+        this.children.delete(parentId ?? '');
+        const id = (await this.childFolders(parentId)).get(name);
+        if (id) {
+          this.stats.reused++;
+          this.remember(full, id);
+          return id;
+        }
+      }
+      if (err instanceof NotFoundError || (err instanceof ApiError && err.status === 405)) {
+        // No folder creation on this service: every missing folder is flattened from now on.
+        this.stats.creationUnavailable = true;
+        return this.flatten(full);
+      }
+      throw err;
+    }
+  }
+
+  private flatten(full: string): undefined {
+    if (!this.flattenedDirs.has(full)) {
+      this.flattenedDirs.add(full);
+      this.stats.flattened++;
+    }
+    return undefined;
+  }
+
+  /** The deepest ancestor of `relDir` that exists. */
+  private async nearest(relDir: string): Promise<string | null> {
+    let dir = relDir;
+    while (dir !== '.' && dir !== '') {
+      dir = posix.dirname(dir);
+      const id = await this.folder(dir === '.' ? '' : dir);
+      if (id !== undefined) return id;
+    }
+    return (await this.folder('')) ?? null;
+  }
+
+  private childFolders(parentId: string | null): Promise<Map<string, string>> {
+    const key = parentId ?? '';
+    let pending = this.children.get(key);
+    if (!pending) {
+      pending = this.listChildFolders(parentId);
+      this.children.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async listChildFolders(parentId: string | null): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    if (parentId?.startsWith('(new folder')) return found;
+    // Unfiltered on purpose: the service's filter semantics are not documented, names are checked here.
+    for await (const doc of this.client.documents.list(this.project, { ...(parentId ? { parentObjectIdentifier: parentId } : {}), hidePackagedFiles: false })) {
+      if (doc.isDirectory && doc.name && doc.objectIdentifier && (doc.parentObjectIdentifier ?? null) === parentId) found.set(doc.name, doc.objectIdentifier);
+    }
+    return found;
+  }
+
+  private remember(full: string, id: string): void {
+    if (!this.dryRun) this.store?.setFolder(this.jobKey, full, id);
+  }
+}
+
+function joinPath(base: string, rel: string): string {
+  return [base, rel].filter((p) => p !== '' && p !== '.').join('/');
+}

@@ -1,0 +1,54 @@
+// The shipped examples stay valid, and mistakes in job files are named by field.
+import { describe, expect, it } from 'vitest';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { loadConfigFile } from '../../src/config/profile.js';
+import { loadDefinition } from '../../jobs/definition.js';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('shipped examples', () => {
+  it('config/profiles.example.yaml is a valid profile file', () => {
+    const config = loadConfigFile(join(repo, 'config', 'profiles.example.yaml'));
+    expect(Object.keys(config.profiles)).toEqual(['uk-prod', 'au-prod', 'local']);
+  });
+
+  it('config/jobs/nightly-mirror.yaml is a valid job definition', () => {
+    const loaded = loadDefinition(join(repo, 'config', 'jobs', 'nightly-mirror.yaml'));
+    expect(loaded.mirror).toMatchObject({ source: '/srv/shares/contracts', to: 'Contracts/Share', ocrEngine: 'engineA', ocrStrategy: 'detect', concurrency: 8 });
+    expect(loaded.profile).toBe('uk-prod');
+    expect(loaded.rps).toBe(20);
+  });
+});
+
+describe('job definitions', () => {
+  const write = async (text: string) => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-job-'));
+    await writeFile(join(dir, 'job.yaml'), text);
+    return join(dir, 'job.yaml');
+  };
+
+  it('names each wrong field', async () => {
+    const file = await write('job: mirror\nsource: ./share\nproject: nope\nconcurency: 3\nocr: { strategy: sometimes }\n');
+    let message = '';
+    try {
+      loadDefinition(file);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('project: must be a uuid');
+    expect(message).toContain('Unrecognized key: "concurency"');
+    expect(message).toContain('ocr.strategy');
+  });
+
+  it('resolves relative paths against the file and refuses an unknown job kind', async () => {
+    const file = await write('job: mirror\nsource: ./share\nproject: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\nstate: state.sqlite\n');
+    const loaded = loadDefinition(file);
+    expect(loaded.mirror.source).toBe(join(file, '..', 'share'));
+    expect(loaded.state).toBe(join(file, '..', 'state.sqlite'));
+    const other = await write('job: teleport\nsource: x\n');
+    expect(() => loadDefinition(other)).toThrow(/job/);
+  });
+});

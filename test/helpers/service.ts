@@ -1,0 +1,87 @@
+// The emulator started in-process, with a typed client for one of its tenants: what the job
+// tests talk to, over real loopback HTTP.
+import { Agent, type Dispatcher } from 'undici';
+import { mkdir, writeFile, symlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { FerryClient, type ClientOptions } from '../../src/api/index.js';
+import { startEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator/index.js';
+import { collect } from './test-server.js';
+import type { Document } from '../../src/api/types.js';
+
+export interface Service {
+  emulator: EmulatorHandle;
+  project: string;
+  client(opts?: Partial<ClientOptions>, tenant?: number): FerryClient;
+  /** FERRY_* variables for a child `ferry` process. */
+  env(tenant?: number): Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startService(opts: EmulatorOptions = {}): Promise<Service> {
+  const emulator = await startEmulator({ validateResponses: 'throw', processing: { minDelayMs: 1, maxDelayMs: 5, seed: 1 }, ...opts });
+  const clients: FerryClient[] = [];
+  const address = { baseUrl: emulator.baseUrl, settingsUrl: emulator.settingsUrl, authUrl: emulator.authUrl };
+  return {
+    emulator,
+    project: emulator.tenants[0]!.assistants[0]!.projectIdentifier,
+    client(extra = {}, tenant = 0) {
+      const t = emulator.tenants[tenant]!;
+      const c = new FerryClient({ address, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: emulator.audience }, retry: { baseDelayMs: 5, maxDelayMs: 50 }, ...extra });
+      clients.push(c);
+      return c;
+    },
+    env(tenant = 0) {
+      const t = emulator.tenants[tenant]!;
+      return {
+        FERRY_BASE_URL: emulator.baseUrl,
+        FERRY_SETTINGS_URL: emulator.settingsUrl,
+        FERRY_AUTH_URL: emulator.authUrl,
+        FERRY_AUDIENCE: emulator.audience,
+        FERRY_CLIENT_ID: t.clientId,
+        FERRY_CLIENT_SECRET: t.clientSecret,
+      };
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close()));
+      await emulator.close();
+    },
+  };
+}
+
+/** Counts requests by "METHOD /path" while passing them on untouched (nothing is intercepted). */
+export function countingDispatcher(): { dispatcher: Dispatcher; counts: Map<string, number>; count(method: string, pattern: RegExp): number } {
+  const counts = new Map<string, number>();
+  const dispatcher = new Agent().compose((dispatch) => (options, handler) => {
+    const key = `${options.method} ${String(options.path).split('?')[0]}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    return dispatch(options, handler);
+  });
+  return {
+    dispatcher,
+    counts,
+    count: (method, pattern) => [...counts].filter(([k]) => k.startsWith(`${method} `) && pattern.test(k.slice(method.length + 1))).reduce((n, [, v]) => n + v, 0),
+  };
+}
+
+/** Writes files given as relative path -> content. */
+export async function writeTree(root: string, files: Record<string, string | Buffer>): Promise<void> {
+  for (const [rel, content] of Object.entries(files)) {
+    const path = join(root, rel);
+    await mkdir(dirname(path), { recursive: true });
+    if (rel.endsWith('/')) await mkdir(path, { recursive: true });
+    else await writeFile(path, content);
+  }
+}
+
+export { symlink };
+
+/** Every non-folder document of the project, with its path. */
+export async function remoteFiles(client: FerryClient, project: string): Promise<Document[]> {
+  const docs = await collect(client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false }));
+  return docs.filter((d) => !d.isDirectory);
+}
+
+export async function remoteFolders(client: FerryClient, project: string): Promise<string[]> {
+  const docs = await collect(client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false }));
+  return docs.filter((d) => d.isDirectory).map((d) => d.path ?? '').sort();
+}
