@@ -43,6 +43,10 @@ export interface MirrorOptions {
   progress?: boolean | undefined;
   /** Resume this run. */
   resumeRunId?: number | undefined;
+  /** The run's job kind in the checkpoint store (default `mirror`; the upload job says `upload`). */
+  job?: string | undefined;
+  /** Upload exactly these files (relative keys) again, whatever the checkpoint says: retries of failed documents. */
+  only?: ReadonlySet<string> | undefined;
 }
 
 export interface MirrorDeps {
@@ -86,7 +90,7 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
   const retry = { ...DEFAULT_ITEM_RETRY, ...opts.itemRetry };
   const params = paramsOf(opts);
 
-  return runJob({ store, job: JOB, jobKey, params, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier }, async (ctx) => {
+  return runJob({ store, job: opts.job ?? JOB, jobKey, params, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier }, async (ctx) => {
     const folders = new RemoteFolders(client, opts.project, store, jobKey, normaliseRemotePath(opts.to));
     await checkProject(client, opts.project);
 
@@ -137,9 +141,10 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
       const known = store.fingerprints(jobKey, files.map((f) => f.key));
       for (const entry of files) {
         seen.add(entry.key);
+        if (opts.only && !opts.only.has(entry.key)) continue;
         ctx.counts.discovered++;
         const sha = opts.checksum ? await sha256Of(entry.open()) : undefined;
-        const decision = decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: sha }, known.get(entry.key));
+        const decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: sha }, known.get(entry.key));
         if (decision === 'unchanged') {
           if (!reconciled.has(entry.key)) ctx.counts.skipped++;
           continue;
@@ -221,7 +226,7 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
 
     let deletedLocally = 0;
     const deletedSample: string[] = [];
-    if (!ctx.signal.aborted) {
+    if (!ctx.signal.aborted && !opts.only) {
       for (const key of store.uploadedKeys(jobKey)) {
         if (seen.has(key)) continue;
         deletedLocally++;
@@ -324,6 +329,8 @@ function normaliseRemotePath(to: string | undefined): string {
 }
 
 function paramsOf(opts: MirrorOptions): Record<string, unknown> {
-  const { itemRetry: _r, progress: _p, resumeRunId: _id, ...rest } = opts;
-  return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  const { itemRetry: _r, progress: _p, resumeRunId: _id, only, ...rest } = opts;
+  const params: Record<string, unknown> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  if (only) params.only = [...only];
+  return params;
 }

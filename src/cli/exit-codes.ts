@@ -10,4 +10,8 @@ export const EXIT = {
   aborted: 3,
   /** Another run holds the job's lock. */
   locked: 4,
+  /** Processing of an upload batch did not end within --timeout. */
+  timeout: 5,
+  /** The tenant ran out of processing credits: the job stopped. */
+  noCredits: 6,
 } as const;

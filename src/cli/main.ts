@@ -10,6 +10,7 @@ import { registerMirror } from './commands/mirror.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerRun } from './commands/run.js';
 import { registerDemo } from './commands/demo.js';
+import { registerUpload } from './commands/upload.js';
 
 export interface GlobalOptions {
   profile?: string;
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerApi(program);
   registerDoctor(program);
   registerMirror(program);
+  registerUpload(program);
   registerJobs(program);
   registerRun(program);
   registerEmulator(program);

@@ -40,6 +40,7 @@ const STEPS: readonly string[] = [
      PRIMARY KEY (job_id, source_key)
    ) WITHOUT ROWID;
    CREATE INDEX items_by_state ON items (job_id, state);
+   CREATE INDEX items_by_remote_id ON items (job_id, remote_id);
    CREATE TABLE folders (
      job_id INTEGER NOT NULL,
      rel_path TEXT NOT NULL,

@@ -123,6 +123,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
       ),
       inFlight: db.prepare("SELECT * FROM items WHERE job_id = ? AND state = 'uploading' ORDER BY source_key"),
       items: db.prepare('SELECT * FROM items WHERE job_id = ? ORDER BY source_key'),
+      byRemoteIds: db.prepare('SELECT remote_id, source_key FROM items WHERE job_id = ? AND remote_id IN (SELECT value FROM json_each(?))').raw(),
       uploadedKeys: db.prepare("SELECT source_key FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
       fingerprints: db
         .prepare('SELECT source_key, state, remote_id, size, mtime_ms, sha256 FROM items WHERE job_id = ? AND source_key IN (SELECT value FROM json_each(?))')
@@ -255,6 +256,14 @@ export class SqliteCheckpointStore implements CheckpointStore {
     for (const row of this.s.items.iterate(this.jobId(jobKey)) as IterableIterator<ItemRow>) {
       if (!states || states.includes(row.state)) yield toItem(jobKey, row);
     }
+  }
+
+  sourceKeysByRemoteId(jobKey: string, remoteIds: readonly string[]): Map<string, string> {
+    this.flush();
+    const found = new Map<string, string>();
+    const rows = this.s.byRemoteIds.iterate(this.jobId(jobKey), JSON.stringify(remoteIds)) as IterableIterator<[string, string]>;
+    for (const [remoteId, sourceKey] of rows) found.set(remoteId, sourceKey);
+    return found;
   }
 
   *uploadedKeys(jobKey: string): IterableIterator<string> {

@@ -99,6 +99,8 @@ export interface CheckpointStore {
   recordFailed(jobKey: string, sourceKey: string, failure: { error: string; size?: number; mtimeMs?: number; runId: number }): void;
   /** Items whose intent was written but whose outcome was not: they must be settled before any new upload. */
   inFlight(jobKey: string): ItemRecord[];
+  /** Local paths of the items that became these documents (remote id -> source key). */
+  sourceKeysByRemoteId(jobKey: string, remoteIds: readonly string[]): Map<string, string>;
   /** Source keys of the items that were uploaded, streamed (cheap: for spotting local deletions). */
   uploadedKeys(jobKey: string): IterableIterator<string>;
   /** Every item of a job, in source-key order, streamed. */

@@ -6,6 +6,7 @@ import { AdaptiveConcurrency } from '../../runner/adaptive.js';
 import { createLogger } from '../../log.js';
 import { resolveSettings } from '../../config/profile.js';
 import { defaultStorePath, openStore } from '../../store/index.js';
+import type { CheckpointStore } from '../../store/types.js';
 import { mirror, mirrorRetryListener, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
 import { globalOptions } from '../context.js';
 import { exitCodeFor, printSummary } from '../output.js';
@@ -17,7 +18,7 @@ export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
 export const OCR_STRATEGIES = ['never', 'detect', 'always'];
 export const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet'];
 
-interface MirrorCliOptions {
+export interface MirrorCliOptions {
   project: string;
   to?: string;
   include: string[];
@@ -35,12 +36,10 @@ interface MirrorCliOptions {
   state?: string;
 }
 
-export function registerMirror(program: Command): void {
-  program
-    .command('mirror')
-    .description('mirror a folder tree or a .zip into a project\'s documents: exactly once, incremental, resumable')
-    .argument('<source>', 'a folder, or a .zip file read in place')
-    .requiredOption('--project <id>', 'the project to mirror into')
+/** The flags every job that sends files takes (mirror, upload). */
+export function addTransferOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption('--project <id>', 'the project the documents go to')
     .option('--to <folder>', 'remote folder path under the project root (default: the root)')
     .option('--include <glob>', 'only files matching (repeatable; fast-glob syntax)', collect, [])
     .option('--exclude <glob>', 'skip files matching (repeatable)', collect, [])
@@ -52,26 +51,38 @@ export function registerMirror(program: Command): void {
     .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
     .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
     .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, [])
-    .option('--dry-run', 'print the plan (new, changed, unchanged, deleted locally, folders, bytes) and touch nothing')
     .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
-    .option('--json', 'print one JSON summary on stdout at the end')
+    .option('--json', 'print one JSON summary on stdout at the end');
+}
+
+export function transferOptionsFrom(source: string, opts: MirrorCliOptions): MirrorOptions {
+  return {
+    source,
+    project: opts.project,
+    to: opts.to,
+    include: opts.include,
+    exclude: opts.exclude,
+    concurrency: positiveInt('--concurrency', opts.concurrency),
+    checksum: opts.checksum === true,
+    followSymlinks: opts.followSymlinks === true,
+    ocrEngine: opts.ocrEngine as MirrorOptions['ocrEngine'],
+    ocrStrategy: opts.ocrStrategy as MirrorOptions['ocrStrategy'],
+    coordinateExtractionStrategy: opts.coordinateExtraction as MirrorOptions['coordinateExtractionStrategy'],
+    metadata: parseMetadata(opts.metadata),
+    progress: !opts.json,
+  };
+}
+
+export function registerMirror(program: Command): void {
+  addTransferOptions(
+    program
+      .command('mirror')
+      .description("mirror a folder tree or a .zip into a project's documents: exactly once, incremental, resumable")
+      .argument('<source>', 'a folder, or a .zip file read in place'),
+  )
+    .option('--dry-run', 'print the plan (new, changed, unchanged, deleted locally, folders, bytes) and touch nothing')
     .action(async (source: string, opts: MirrorCliOptions, cmd: Command) => {
-      const options: MirrorOptions = {
-        source,
-        project: opts.project,
-        to: opts.to,
-        include: opts.include,
-        exclude: opts.exclude,
-        concurrency: positiveInt('--concurrency', opts.concurrency),
-        checksum: opts.checksum === true,
-        followSymlinks: opts.followSymlinks === true,
-        ocrEngine: opts.ocrEngine as MirrorOptions['ocrEngine'],
-        ocrStrategy: opts.ocrStrategy as MirrorOptions['ocrStrategy'],
-        coordinateExtractionStrategy: opts.coordinateExtraction as MirrorOptions['coordinateExtractionStrategy'],
-        metadata: parseMetadata(opts.metadata),
-        progress: !opts.json,
-      };
-      process.exitCode = await runMirrorCommand(cmd, options, { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
+      process.exitCode = await runMirrorCommand(cmd, transferOptionsFrom(source, opts), { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
     });
 }
 
@@ -83,12 +94,19 @@ export interface RunOptions {
   profile?: string | undefined;
 }
 
-/** Shared by `mirror`, `jobs resume` and `run`. */
-export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run: RunOptions): Promise<number> {
+export interface JobDeps {
+  client: FerryClient;
+  store: CheckpointStore;
+  concurrency: AdaptiveConcurrency;
+  close(): Promise<void>;
+}
+
+/** Client, checkpoint store and limiter for a job run from the command line. */
+export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, run: RunOptions): JobDeps {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
   const logger = createLogger({ level: g.logLevel ?? settings.profile.logLevel ?? 'warn' });
-  const concurrency = new AdaptiveConcurrency({ max: options.concurrency ?? 8 });
+  const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? 8 });
   const rps = run.rps !== undefined ? positiveNumber('--rps', String(run.rps)) : settings.clientOptions.requestsPerSecond;
   const client = new FerryClient({
     ...settings.clientOptions,
@@ -97,6 +115,21 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
     ...(rps !== undefined ? { requestsPerSecond: rps } : {}),
   });
   const store = openStore(run.state ?? defaultStorePath(settings.profileName));
+  return {
+    client,
+    store,
+    concurrency,
+    async close() {
+      store.close();
+      await client.close();
+    },
+  };
+}
+
+/** Shared by `mirror`, `jobs resume` and `run`. */
+export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run: RunOptions): Promise<number> {
+  const deps = openJobDeps(cmd, options.concurrency, run);
+  const { client, store, concurrency } = deps;
   try {
     if (run.dryRun) {
       const plan = await planMirror(options, { client, store });
@@ -114,15 +147,19 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
     printSummary(summary, run.json);
     return exitCodeFor(summary);
   } catch (err) {
-    if (err instanceof LockedError) {
-      process.stderr.write(`ferry: ${err.message}\n`);
-      return EXIT.locked;
-    }
-    throw err;
+    return lockedOr(err);
   } finally {
-    store.close();
-    await client.close();
+    await deps.close();
   }
+}
+
+/** A held lock is exit code 4 with its message; anything else goes up. */
+export function lockedOr(err: unknown): number {
+  if (err instanceof LockedError) {
+    process.stderr.write(`ferry: ${err.message}\n`);
+    return EXIT.locked;
+  }
+  throw err;
 }
 
 export function parseMetadata(pairs: string[]): Record<string, string> | undefined {

@@ -1,0 +1,179 @@
+// `ferry upload`, `ferry watch`, `ferry report`: upload batches driven to their end, and reports
+// of what did not make it and why.
+import { writeFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { ConfigurationError } from '../../api/errors.js';
+import type { FerryClient } from '../../api/client.js';
+import type { PlaybookDocumentUploadDetails } from '../../api/types.js';
+import { buildReport } from '../../report/model.js';
+import { REPORT_FORMATS, renderReport, renderText, type ReportFormat } from '../../report/render.js';
+import type { CheckpointStore } from '../../store/types.js';
+import { mirrorJobKey } from '../../../jobs/mirror.js';
+import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadResult } from '../../../jobs/upload.js';
+import { addTransferOptions, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions } from './mirror.js';
+import { EXIT } from '../exit-codes.js';
+import { printSummary } from '../output.js';
+
+interface UploadCliOptions extends MirrorCliOptions {
+  playbook: string;
+  name?: string;
+  wait: boolean;
+  timeout: string;
+  retryFailed?: boolean;
+  ocrFallback?: string;
+  ack?: boolean;
+}
+
+export function registerUpload(program: Command): void {
+  addTransferOptions(
+    program
+      .command('upload')
+      .description('upload a tree as one playbook document upload (a batch), mark it complete, wait for processing and report the failures')
+      .argument('<source>', 'a folder, or a .zip file read in place'),
+  )
+    .requiredOption('--playbook <id>', 'the playbook the batch belongs to')
+    .option('--name <name>', 'name of the batch (default: the folder name and the date)')
+    .option('--no-wait', 'mark the batch complete and return without waiting for processing')
+    .option('--timeout <duration>', 'longest wait for processing, e.g. 90s, 30m, 2h', '1h')
+    .option('--retry-failed', 'upload files that failed for transient reasons again, into new batches (see docs/cli.md for the policy)')
+    .addOption(new Option('--ocr-fallback <strategy>', 'retry ocrPageLimitExceeded files with this OCR strategy').choices(['never', 'detect']))
+    .option('--ack', "mark the service's notifications about the batch read")
+    .action(async (source: string, opts: UploadCliOptions, cmd: Command) => {
+      const deps = openJobDeps(cmd, Number(opts.concurrency), { rps: opts.rps, state: opts.state, json: opts.json === true });
+      const live = opts.json ? undefined : liveDisplay();
+      let result: UploadResult;
+      try {
+        result = await upload(
+          {
+            ...transferOptionsFrom(source, opts),
+            playbook: opts.playbook,
+            name: opts.name,
+            wait: opts.wait,
+            timeoutMs: parseDuration('--timeout', opts.timeout),
+            retryFailed: opts.retryFailed === true,
+            policy: { ...DEFAULT_RETRY_POLICY, ocrFallback: opts.ocrFallback as 'never' | 'detect' | undefined },
+            onPoll: live,
+          },
+          deps,
+        );
+      } catch (err) {
+        process.exitCode = lockedOr(err);
+        await deps.close();
+        return;
+      }
+      try {
+        process.stderr.write(live ? '\n' : '');
+        for (const batch of result.batches) {
+          if (opts.json) continue;
+          printSummary(batch.summary, false);
+          if (batch.report) process.stdout.write(`\n${renderText(batch.report)}`);
+        }
+        const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), opts.ack === true);
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ ...result, notifications: notes })}\n`);
+        } else {
+          for (const n of notes) process.stdout.write(`notification: ${n.title}: ${n.message}${opts.ack ? ' (marked read)' : ''}\n`);
+          if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
+          if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${opts.timeout}; \`ferry watch --playbook ${opts.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}\` waits on.\n`);
+        }
+        process.exitCode = exitFor(result);
+      } finally {
+        await deps.close();
+      }
+    });
+
+  program
+    .command('watch')
+    .description("wait out an existing batch's processing (reading only: nothing is uploaded again)")
+    .requiredOption('--playbook <id>', 'the playbook')
+    .requiredOption('--upload <id>', 'the playbook document upload (batch)')
+    .option('--timeout <duration>', 'longest wait, e.g. 90s, 30m, 2h', '1h')
+    .option('--json', 'print the final details as JSON')
+    .action(async (opts: { playbook: string; upload: string; timeout: string; json?: boolean }, cmd: Command) => {
+      const deps = openJobDeps(cmd, 1, { json: opts.json === true });
+      try {
+        const details = await waitForBatch(deps.client, opts.playbook, opts.upload, { timeoutMs: parseDuration('--timeout', opts.timeout), onPoll: opts.json ? undefined : liveDisplay() });
+        process.stdout.write(opts.json ? `${JSON.stringify(details)}\n` : `\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\n`);
+        process.exitCode = (details.failedDocumentCount ?? 0) > 0 ? EXIT.failed : EXIT.ok;
+      } catch (err) {
+        if (!(err instanceof ProcessingTimeoutError)) throw err;
+        process.stderr.write(`\nferry: ${err.message}\n`);
+        process.exitCode = EXIT.timeout;
+      } finally {
+        await deps.close();
+      }
+    });
+
+  program
+    .command('report')
+    .description('what a batch did: totals, failure reasons explained, file types and the failed files with their local paths')
+    .requiredOption('--playbook <id>', 'the playbook')
+    .requiredOption('--upload <id>', 'the playbook document upload (batch)')
+    .option('--project <id>', "the batch's project (found in the checkpoint store when ferry uploaded it)")
+    .addOption(new Option('--format <format>', 'output format').choices([...REPORT_FORMATS]).default('text'))
+    .option('--out <file>', 'write to a file instead of stdout')
+    .option('--state <file>', 'checkpoint database')
+    .action(async (opts: { playbook: string; upload: string; project?: string; format: ReportFormat; out?: string; state?: string }, cmd: Command) => {
+      const deps = openJobDeps(cmd, 1, { json: false, state: opts.state });
+      try {
+        const origin = findBatchRun(deps.store, opts.upload);
+        const project = opts.project ?? origin?.project;
+        const jobKey = origin ? mirrorJobKey(deps.client.transport.address.baseUrl, origin) : undefined;
+        const report = await buildReport({ client: deps.client, playbookIdentifier: opts.playbook, uploadIdentifier: opts.upload, project, store: deps.store, jobKey });
+        const text = renderReport(report, opts.format);
+        if (opts.out) await writeFile(opts.out, text);
+        else process.stdout.write(text);
+      } finally {
+        await deps.close();
+      }
+    });
+}
+
+/** The run that uploaded a batch, if this checkpoint store has it: its source and project. */
+function findBatchRun(store: CheckpointStore, uploadId: string): { source: string; project: string; to?: string } | undefined {
+  const run = store.listRuns({ limit: 10_000 }).find((r) => r.uploadId === uploadId);
+  if (!run || typeof run.params.source !== 'string' || typeof run.params.project !== 'string') return undefined;
+  return { source: run.params.source, project: run.params.project, ...(typeof run.params.to === 'string' ? { to: run.params.to } : {}) };
+}
+
+async function batchNotifications(client: FerryClient, uploadIds: string[], ack: boolean) {
+  const wanted = new Set(uploadIds);
+  const found = [];
+  for await (const n of client.notifications.list()) {
+    if (!Object.values(n.resourceIdentifiers ?? {}).some((v) => wanted.has(v))) continue;
+    found.push(n);
+    if (ack && !n.isRead) await client.notifications.markRead(n.objectIdentifier);
+  }
+  return found;
+}
+
+function exitFor(result: UploadResult): number {
+  if (result.creditsExhausted) return EXIT.noCredits;
+  if (result.timedOut) return EXIT.timeout;
+  const last = result.batches.at(-1);
+  if (!last) return EXIT.failed;
+  if (last.summary.status === 'aborted' || last.summary.status === 'interrupted') return EXIT.aborted;
+  const failedUploads = result.batches.some((b) => b.summary.counts.failed > 0);
+  const failedProcessing = Object.values(result.remainingFailures).some((n) => n > 0);
+  return failedUploads || failedProcessing ? EXIT.failed : EXIT.ok;
+}
+
+/** One line redrawn on a TTY, a line per poll elsewhere. */
+function liveDisplay(): (d: PlaybookDocumentUploadDetails) => void {
+  const tty = process.stderr.isTTY === true;
+  return (d) => {
+    const line = `processing ${d.processingDocumentCount ?? 0}  completed ${d.completedDocumentCount ?? 0}  failed ${d.failedDocumentCount ?? 0}  of ${d.totalDocumentCount ?? 0}`;
+    process.stderr.write(tty ? `\r${line}   ` : `${new Date().toISOString()} ${line}\n`);
+  };
+}
+
+/** `90s`, `30m`, `2h`, `1h30m` or plain seconds. */
+export function parseDuration(flag: string, text: string): number {
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const parts = [...text.matchAll(/(\d+)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) {
+    throw new ConfigurationError(`${flag} "${text}" is not a duration like 90s, 30m or 2h`);
+  }
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+  return parts.reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
+}
