@@ -84,164 +84,168 @@ export function mirrorRetryListener(concurrency: AdaptiveConcurrency): (info: Re
 
 export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<JobSummary> {
   const source = await open(opts);
+  const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
+  return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier }, (ctx) =>
+    transfer(opts, deps, source, ctx),
+  );
+}
+
+/** The mirror's work inside a run that someone else started (the mirror job itself, or the upload job). */
+export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const { client, store } = deps;
   const jobKey = mirrorJobKey(client.transport.address.baseUrl, opts);
   const concurrency = deps.concurrency ?? new AdaptiveConcurrency({ max: opts.concurrency ?? 8 });
   const retry = { ...DEFAULT_ITEM_RETRY, ...opts.itemRetry };
-  const params = paramsOf(opts);
+  const folders = new RemoteFolders(client, opts.project, store, jobKey, normaliseRemotePath(opts.to));
+  await checkProject(client, opts.project);
 
-  return runJob({ store, job: opts.job ?? JOB, jobKey, params, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier }, async (ctx) => {
-    const folders = new RemoteFolders(client, opts.project, store, jobKey, normaliseRemotePath(opts.to));
-    await checkProject(client, opts.project);
+  // Before anything new is sent, settle what earlier runs left in flight.
+  const reconciled = await settleInFlight(client, store, opts.project, jobKey, ctx);
 
-    // Before anything new is sent, settle what earlier runs left in flight.
-    const reconciled = await settleInFlight(client, store, opts.project, jobKey, ctx);
+  const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
+  const progress = new Progress(state, { enabled: opts.progress !== false });
+  const superseded: { key: string; previous: string; current: string }[] = [];
+  const seen = new SeenSet();
+  const claimed = new Set<string>();
+  let fatal: unknown;
+  const fail = (key: string, err: unknown, entry?: FileEntry) => {
+    ctx.counts.failed++;
+    const error = (err as Error).message ?? String(err);
+    ctx.errors.push({ key, error });
+    store.recordFailed(jobKey, key, { error, runId: ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });
+  };
 
-    const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
-    const progress = new Progress(state, { enabled: opts.progress !== false });
-    const superseded: { key: string; previous: string; current: string }[] = [];
-    const seen = new SeenSet();
-    const claimed = new Set<string>();
-    let fatal: unknown;
-    const fail = (key: string, err: unknown, entry?: FileEntry) => {
-      ctx.counts.failed++;
-      const error = (err as Error).message ?? String(err);
-      ctx.errors.push({ key, error });
-      store.recordFailed(jobKey, key, { error, runId: ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });
-    };
-
-    // Files are looked up in the checkpoint store a batch at a time: on a rerun over a large,
-    // unchanged tree that lookup is nearly all the work there is.
-    const uploads = async function* (): AsyncIterable<FileEntry> {
-      let batch: FileEntry[] = [];
-      for await (const entry of source.entries(ctx.signal)) {
-        if (entry.kind === 'file') {
-          batch.push(entry);
-          if (batch.length >= LOOKUP_BATCH) {
-            yield* considerFiles(batch);
-            batch = [];
-          }
-        } else await considerOther(entry);
-      }
-      yield* considerFiles(batch);
-      state.discovering = false;
-    };
-
-    const considerOther = async (entry: Exclude<SourceEntry, FileEntry>): Promise<void> => {
-      if (entry.kind === 'dir') return folders.ensure(entry.key);
-      if (entry.outcome === 'failed') fail(entry.key, new Error(entry.reason));
-      else {
-        ctx.counts.skipped++;
-        ctx.errors.push({ key: entry.key, error: `skipped: ${entry.reason}` });
-      }
-    };
-
-    const considerFiles = async function* (files: FileEntry[]): AsyncIterable<FileEntry> {
-      if (files.length === 0) return;
-      const known = store.fingerprints(jobKey, files.map((f) => f.key));
-      for (const entry of files) {
-        seen.add(entry.key);
-        if (opts.only && !opts.only.has(entry.key)) continue;
-        ctx.counts.discovered++;
-        const sha = opts.checksum ? await sha256Of(entry.open()) : undefined;
-        const decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: sha }, known.get(entry.key));
-        if (decision === 'unchanged') {
-          if (!reconciled.has(entry.key)) ctx.counts.skipped++;
-          continue;
+  // Files are looked up in the checkpoint store a batch at a time: on a rerun over a large,
+  // unchanged tree that lookup is nearly all the work there is.
+  const uploads = async function* (): AsyncIterable<FileEntry> {
+    let batch: FileEntry[] = [];
+    for await (const entry of source.entries(ctx.signal)) {
+      if (entry.kind === 'file') {
+        batch.push(entry);
+        if (batch.length >= LOOKUP_BATCH) {
+          yield* considerFiles(batch);
+          batch = [];
         }
-        state.itemsPlanned++;
-        state.bytesPlanned += entry.size;
-        yield sha ? ({ ...entry, sha256: sha } as FileEntry) : entry;
+      } else await considerOther(entry);
+    }
+    yield* considerFiles(batch);
+    state.discovering = false;
+  };
+
+  const considerOther = async (entry: Exclude<SourceEntry, FileEntry>): Promise<void> => {
+    if (entry.kind === 'dir') return folders.ensure(entry.key);
+    if (entry.outcome === 'failed') fail(entry.key, new Error(entry.reason));
+    else {
+      ctx.counts.skipped++;
+      ctx.errors.push({ key: entry.key, error: `skipped: ${entry.reason}` });
+    }
+  };
+
+  const considerFiles = async function* (files: FileEntry[]): AsyncIterable<FileEntry> {
+    if (files.length === 0) return;
+    const known = store.fingerprints(jobKey, files.map((f) => f.key));
+    for (const entry of files) {
+      seen.add(entry.key);
+      if (opts.only && !opts.only.has(entry.key)) continue;
+      ctx.counts.discovered++;
+      const sha = opts.checksum ? await sha256Of(entry.open()) : undefined;
+      const decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: sha }, known.get(entry.key));
+      if (decision === 'unchanged') {
+        if (!reconciled.has(entry.key)) ctx.counts.skipped++;
+        continue;
       }
-    };
+      state.itemsPlanned++;
+      state.bytesPlanned += entry.size;
+      yield sha ? ({ ...entry, sha256: sha } as FileEntry) : entry;
+    }
+  };
 
-    const uploadOne = async (entry: FileEntry & { sha256?: string }) => {
-      const placement = await folders.place(entry.key);
-      const name = fileName(entry.key);
-      const metadata = { ...opts.metadata, ...(placement.flattenedPath ? { [RELATIVE_PATH_KEY]: placement.flattenedPath } : {}) };
-      const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: placement.flattenedPath };
-      const previous = store.fingerprint(jobKey, entry.key)?.remoteId ?? null;
-      store.recordIntent(jobKey, entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.sha256 ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
-      const started = Date.now();
-      const doc: Document = await client.documents.upload(
-        opts.project,
-        entry.path ? { path: entry.path, size: entry.size, filename: name } : { open: () => entry.open() as Readable, size: entry.size, filename: name },
-        {
-          documentUploadIdentifier: ctx.uploadId,
-          ...(placement.parentId ? { parentObjectIdentifier: placement.parentId } : {}),
-          source: 'local',
-          ...(opts.ocrEngine ? { ocrEngine: opts.ocrEngine } : {}),
-          ...(opts.ocrStrategy ? { ocrStrategy: opts.ocrStrategy } : {}),
-          ...(opts.coordinateExtractionStrategy ? { coordinateExtractionStrategy: opts.coordinateExtractionStrategy } : {}),
-          ...(Object.keys(metadata).length ? { metadata } : {}),
-        },
-        // No abort signal: on SIGINT/SIGTERM an upload under way is let finish and recorded.
-        { didItLand: () => findLanded(client, opts.project, ctx.uploadId, wanted, claimed) },
-      );
-      concurrency.succeeded(Date.now() - started);
-      const id = doc.objectIdentifier as string;
-      claimed.add(id);
-      store.recordUploaded(jobKey, entry.key, { remoteId: id, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.sha256 ?? null, parentId: placement.parentId });
-      if (previous && previous !== id) superseded.push({ key: entry.key, previous, current: id });
-      ctx.counts.uploaded++;
-      ctx.bytes += entry.size;
-      state.bytes = ctx.bytes;
-    };
+  const uploadOne = async (entry: FileEntry & { sha256?: string }) => {
+    const placement = await folders.place(entry.key);
+    const name = fileName(entry.key);
+    const metadata = { ...opts.metadata, ...(placement.flattenedPath ? { [RELATIVE_PATH_KEY]: placement.flattenedPath } : {}) };
+    const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: placement.flattenedPath };
+    const previous = store.fingerprint(jobKey, entry.key)?.remoteId ?? null;
+    store.recordIntent(jobKey, entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.sha256 ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
+    const started = Date.now();
+    const doc: Document = await client.documents.upload(
+      opts.project,
+      entry.path ? { path: entry.path, size: entry.size, filename: name } : { open: () => entry.open() as Readable, size: entry.size, filename: name },
+      {
+        documentUploadIdentifier: ctx.uploadId,
+        ...(placement.parentId ? { parentObjectIdentifier: placement.parentId } : {}),
+        source: 'local',
+        ...(opts.ocrEngine ? { ocrEngine: opts.ocrEngine } : {}),
+        ...(opts.ocrStrategy ? { ocrStrategy: opts.ocrStrategy } : {}),
+        ...(opts.coordinateExtractionStrategy ? { coordinateExtractionStrategy: opts.coordinateExtractionStrategy } : {}),
+        ...(Object.keys(metadata).length ? { metadata } : {}),
+      },
+      // No abort signal: on SIGINT/SIGTERM an upload under way is let finish and recorded.
+      { didItLand: () => findLanded(client, opts.project, ctx.uploadId, wanted, claimed) },
+    );
+    concurrency.succeeded(Date.now() - started);
+    const id = doc.objectIdentifier as string;
+    claimed.add(id);
+    store.recordUploaded(jobKey, entry.key, { remoteId: id, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.sha256 ?? null, parentId: placement.parentId });
+    if (previous && previous !== id) superseded.push({ key: entry.key, previous, current: id });
+    ctx.counts.uploaded++;
+    ctx.bytes += entry.size;
+    state.bytes = ctx.bytes;
+  };
 
-    try {
-      await runPool(
-        uploads(),
-        async (entry) => {
-          try {
-            await withItemRetries(
-              async () => {
-                try {
-                  await uploadOne(entry);
-                } catch (err) {
-                  if (err instanceof RateLimitError || (err instanceof ServerError && err.status === 503)) concurrency.throttled();
-                  throw err;
-                }
-              },
-              retry,
-              ctx.signal,
-            );
-          } catch (err) {
-            if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) {
-              // Every other item would fail the same way: stop the job.
-              fatal ??= err;
-              throw err;
-            }
-            if (ctx.signal.aborted) return; // interrupted mid-upload: the intent stays, the next run settles it
-            fail(entry.key, err, entry);
+  try {
+    await runPool(
+      uploads(),
+      async (entry) => {
+        try {
+          await withItemRetries(
+            async () => {
+              try {
+                await uploadOne(entry);
+              } catch (err) {
+                if (err instanceof RateLimitError || (err instanceof ServerError && err.status === 503)) concurrency.throttled();
+                throw err;
+              }
+            },
+            retry,
+            ctx.signal,
+          );
+        } catch (err) {
+          if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) {
+            // Every other item would fail the same way: stop the job.
+            fatal ??= err;
+            throw err;
           }
-        },
-        { concurrency, signal: ctx.signal },
-      );
-    } catch (err) {
-      throw fatal ?? err;
-    } finally {
-      progress.stop();
-      store.flush();
-    }
+          if (ctx.signal.aborted) return; // interrupted mid-upload: the intent stays, the next run settles it
+          fail(entry.key, err, entry);
+        }
+      },
+      { concurrency, signal: ctx.signal },
+    );
+  } catch (err) {
+    throw fatal ?? err;
+  } finally {
+    progress.stop();
+    store.flush();
+  }
 
-    let deletedLocally = 0;
-    const deletedSample: string[] = [];
-    if (!ctx.signal.aborted && !opts.only) {
-      for (const key of store.uploadedKeys(jobKey)) {
-        if (seen.has(key)) continue;
-        deletedLocally++;
-        if (deletedSample.length < 20) deletedSample.push(key);
-      }
+  let deletedLocally = 0;
+  const deletedSample: string[] = [];
+  if (!ctx.signal.aborted && !opts.only) {
+    for (const key of store.uploadedKeys(jobKey)) {
+      if (seen.has(key)) continue;
+      deletedLocally++;
+      if (deletedSample.length < 20) deletedSample.push(key);
     }
-    return {
-      uploadIdentifier: ctx.uploadId,
-      source: source.description,
-      project: opts.project,
-      folders: folders.stats,
-      superseded,
-      deletedLocally: { count: deletedLocally, sample: deletedSample, note: 'reported only: ferry never deletes remote documents' },
-    };
-  });
+  }
+  return {
+    uploadIdentifier: ctx.uploadId,
+    source: source.description,
+    project: opts.project,
+    folders: folders.stats,
+    superseded,
+    deletedLocally: { count: deletedLocally, sample: deletedSample, note: 'reported only: ferry never deletes remote documents' },
+  };
 }
 
 /** What a run would do, touching nothing: no upload, no folder, no checkpoint write. */
@@ -278,7 +282,7 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps): Promise
   return plan;
 }
 
-async function open(opts: MirrorOptions): Promise<Source> {
+export async function open(opts: MirrorOptions): Promise<Source> {
   if (/\.zip$/i.test(opts.source) && (opts.include?.length || opts.exclude?.length)) {
     throw new ConfigurationError('--include and --exclude apply to folders; a .zip source is mirrored whole');
   }
@@ -328,7 +332,8 @@ function normaliseRemotePath(to: string | undefined): string {
   return (to ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
 }
 
-function paramsOf(opts: MirrorOptions): Record<string, unknown> {
+/** A run's parameters as recorded: what `ferry jobs resume` needs, nothing secret. */
+export function mirrorParams(opts: MirrorOptions): Record<string, unknown> {
   const { itemRetry: _r, progress: _p, resumeRunId: _id, only, ...rest } = opts;
   const params: Record<string, unknown> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   if (only) params.only = [...only];

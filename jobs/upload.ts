@@ -1,16 +1,18 @@
 // The upload job: a tree uploaded as one playbook document upload (a batch), driven to its end.
-// The batch is created, the files go through the mirror engine (exactly once, resumable) with the
-// batch id on every document, the batch is marked complete, and its details are polled until
-// nothing is processing. Failed files can be retried into new batches by a per-reason policy.
+// Each batch is one run: the files go through the mirror engine (exactly once, resumable) with
+// the batch id on every document, the batch is marked complete, and its details are polled until
+// nothing is processing. A run that stops anywhere (crash, signal, timeout) is continued by the
+// next `ferry upload` of the same job, or by `ferry jobs resume`: in-flight uploads are settled,
+// nothing is sent twice, and the wait goes on. Failed files can be retried into new batches.
 import { basename } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import { FerryError } from '../src/api/errors.js';
 import type { OCRStrategy, PlaybookDocumentUploadDetails, UploadFailedReason } from '../src/api/types.js';
 import { sleep } from '../src/api/sleep.js';
 import { openSource } from '../src/sources/index.js';
-import type { JobSummary } from '../src/runner/job.js';
+import { runJob, type JobSummary } from '../src/runner/job.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';
-import { mirror, mirrorJobKey, type MirrorDeps, type MirrorOptions } from './mirror.js';
+import { mirrorJobKey, mirrorParams, open, transfer, type MirrorDeps, type MirrorOptions } from './mirror.js';
 
 /** What to do with the files of each failure reason when retrying. */
 export type RetryAction = 'retry' | 'never' | 'fallback' | 'stop';
@@ -38,6 +40,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   },
   maxRounds: 2,
 };
+
+export const JOB = 'upload';
 
 export interface UploadOptions extends Omit<MirrorOptions, 'uploadIdentifier' | 'job' | 'only'> {
   playbook: string;
@@ -77,38 +81,58 @@ export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<Upl
   const { client, store } = deps;
   const policy = opts.policy ?? DEFAULT_RETRY_POLICY;
   const result: UploadResult = { batches: [], timedOut: false, creditsExhausted: false, remainingFailures: {} };
-  const jobKey = mirrorJobKey(client.transport.address.baseUrl, opts);
+  const jobKey = uploadJobKey(client.transport.address.baseUrl, opts);
 
-  let only: Set<string> | undefined;
-  let ocrStrategy = opts.ocrStrategy;
+  // A run of this job that did not finish is continued before anything new starts.
+  const unfinished = opts.resumeRunId ?? store.listRuns({ job: JOB, limit: 50 }).find((r) => r.jobKey === jobKey && (r.status === 'running' || r.status === 'interrupted'))?.id;
+  let resumeRunId = unfinished;
+  let only: Set<string> | undefined = resumeRunId !== undefined ? onlyOf(store.getRun(resumeRunId)?.params) : undefined;
+  let ocrStrategy = resumeRunId !== undefined ? ((store.getRun(resumeRunId)?.params.ocrStrategy as OCRStrategy | undefined) ?? opts.ocrStrategy) : opts.ocrStrategy;
+
   for (let round = 0; ; round++) {
-    const batchName = `${opts.name ?? `${basename(opts.source)} ${new Date().toISOString().slice(0, 10)}`}${round > 0 ? ` (retry ${round})` : ''}`;
-    const fileCount = only ? only.size : await countFiles(opts);
-    const batch = await client.documentUploads.create(opts.playbook, { name: batchName, fileCount });
-    const uploadIdentifier = batch.objectIdentifier;
-    const summary = await mirror({ ...opts, ocrStrategy, uploadIdentifier, job: 'upload', ...(only ? { only } : {}) }, deps);
-    await client.documentUploads.complete(opts.playbook, uploadIdentifier);
-    const outcome: BatchOutcome = { uploadIdentifier, summary, report: undefined };
-    result.batches.push(outcome);
-    if (summary.status === 'aborted' || summary.status === 'interrupted' || opts.wait === false) return result;
-
-    try {
-      const expected = summary.counts.uploaded + summary.counts.reconciled;
-      await waitForBatch(client, opts.playbook, uploadIdentifier, { timeoutMs: opts.timeoutMs ?? 3_600_000, expected, onPoll: opts.onPoll, ...(opts.firstPollMs ? { firstPollMs: opts.firstPollMs } : {}) });
-    } catch (err) {
-      if (!(err instanceof ProcessingTimeoutError)) throw err;
-      result.timedOut = true;
+    const resumed = resumeRunId !== undefined ? store.getRun(resumeRunId) : undefined;
+    let uploadIdentifier = resumed?.uploadId ?? undefined;
+    if (!uploadIdentifier) {
+      const name = `${opts.name ?? `${basename(opts.source)} ${new Date().toISOString().slice(0, 10)}`}${round > 0 ? ` (retry ${round})` : ''}`;
+      const fileCount = only ? only.size : await countFiles(opts);
+      // Created before the run is recorded: a crash in between leaves an empty batch, never a lost file.
+      uploadIdentifier = (await client.documentUploads.create(opts.playbook, { name, fileCount })).objectIdentifier;
     }
-    outcome.report = await buildReport({ client, playbookIdentifier: opts.playbook, uploadIdentifier, project: opts.project, store, jobKey });
-    result.remainingFailures = Object.fromEntries(outcome.report.reasons.map((r) => [r.reason, r.count]));
-    if (result.timedOut) return result;
-    if ((outcome.report.reasons.find((r) => r.reason === 'insufficientCredits')?.count ?? 0) > 0 && policy.reasons.insufficientCredits === 'stop') {
+    const batchId = uploadIdentifier;
+    const mirrorOpts: MirrorOptions = { ...opts, ocrStrategy, uploadIdentifier: batchId, job: JOB, ...(only ? { only } : {}) };
+    const source = await open(mirrorOpts);
+    let report: BatchReport | undefined;
+    const summary = await runJob(
+      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, resumeRunId, uploadId: batchId },
+      async (ctx) => {
+        const extra = await transfer(mirrorOpts, deps, source, ctx);
+        if (ctx.signal.aborted) return extra;
+        await client.documentUploads.complete(opts.playbook, batchId);
+        if (opts.wait === false) return extra;
+        const expected = ctx.counts.uploaded + ctx.counts.reconciled;
+        try {
+          await waitForBatch(client, opts.playbook, batchId, { timeoutMs: opts.timeoutMs ?? 3_600_000, expected, onPoll: opts.onPoll, ...(opts.firstPollMs ? { firstPollMs: opts.firstPollMs } : {}) });
+        } catch (err) {
+          if (!(err instanceof ProcessingTimeoutError)) throw err;
+          // Not finished: the next run of this job waits on, without uploading anything again.
+          ctx.unfinished = err.message;
+          result.timedOut = true;
+        }
+        report = await buildReport({ client, playbookIdentifier: opts.playbook, uploadIdentifier: batchId, project: opts.project, store, jobKey });
+        return { ...extra, playbook: opts.playbook, failedReasonSummary: Object.fromEntries(report.reasons.map((r) => [r.reason, r.count])) };
+      },
+    );
+    resumeRunId = undefined;
+    result.batches.push({ uploadIdentifier: batchId, summary, report });
+    if (!report || summary.status === 'aborted' || summary.status === 'interrupted') return result;
+
+    result.remainingFailures = Object.fromEntries(report.reasons.map((r) => [r.reason, r.count]));
+    if ((result.remainingFailures.insufficientCredits ?? 0) > 0 && policy.reasons.insufficientCredits === 'stop') {
       result.creditsExhausted = true;
       return result;
     }
     if (!opts.retryFailed || round >= policy.maxRounds) return result;
-
-    const next = planRetry(outcome.report, policy);
+    const next = planRetry(report, policy);
     if (next.retry.size > 0) {
       only = next.retry;
       ocrStrategy = opts.ocrStrategy;
@@ -119,6 +143,11 @@ export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<Upl
       return result;
     }
   }
+}
+
+/** Upload runs share the mirror's checkpoint items (same source, project and folder). */
+export function uploadJobKey(baseUrl: string, opts: Pick<UploadOptions, 'source' | 'project' | 'to'>): string {
+  return mirrorJobKey(baseUrl, opts);
 }
 
 /** Which failed files go into the next batch (local paths), by the policy. */
@@ -173,4 +202,8 @@ async function countFiles(opts: UploadOptions): Promise<number> {
   for await (const entry of source.entries()) if (entry.kind === 'file') n++;
   await source.close();
   return n;
+}
+
+function onlyOf(params: Record<string, unknown> | undefined): Set<string> | undefined {
+  return Array.isArray(params?.only) ? new Set(params.only as string[]) : undefined;
 }

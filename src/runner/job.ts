@@ -26,6 +26,8 @@ export interface JobContext {
   counts: RunCounts;
   errors: JobError[];
   bytes: number;
+  /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
+  unfinished?: string;
 }
 
 export interface JobSummary {
@@ -83,7 +85,10 @@ export async function runJob(
   try {
     extra = (await body(ctx)) ?? {};
     if (stop.reason()) status = 'interrupted';
-    else if (ctx.counts.failed > 0) status = 'failed';
+    else if (ctx.unfinished) {
+      status = 'interrupted';
+      ctx.errors.unshift({ key: '(job)', error: ctx.unfinished });
+    } else if (ctx.counts.failed > 0) status = 'failed';
   } catch (err) {
     fatal = err;
     status = stop.reason() ? 'interrupted' : 'aborted';

@@ -8,6 +8,8 @@ import { formatBytes } from '../../runner/progress.js';
 import type { MirrorOptions } from '../../../jobs/mirror.js';
 import { globalOptions } from '../context.js';
 import { runMirrorCommand } from './mirror.js';
+import { runUploadCommand } from './upload.js';
+import type { UploadOptions } from '../../../jobs/upload.js';
 
 export function registerJobs(program: Command): void {
   const jobs = program.command('jobs').description('list, inspect and resume runs recorded in the checkpoint store');
@@ -53,7 +55,14 @@ export function registerJobs(program: Command): void {
       if (!run) throw new ConfigurationError(`no run ${runArg} in this checkpoint store`);
       if (run.job !== 'mirror' && run.job !== 'upload') throw new ConfigurationError(`run ${id} is a ${run.job} run, which cannot be resumed`);
       if (run.status === 'succeeded') throw new ConfigurationError(`run ${id} already succeeded; run the job again instead to pick up changes`);
-      const options = { ...(run.params as unknown as MirrorOptions), resumeRunId: id, progress: !opts.json };
+      // `only` (the files of a retry batch) is read back from the run by the job itself.
+      const { only: _only, ...params } = run.params;
+      if (run.job === 'upload') {
+        const options = { ...(params as unknown as UploadOptions), resumeRunId: id, progress: !opts.json };
+        process.exitCode = await runUploadCommand(cmd, options, { state: opts.state, json: opts.json === true });
+        return;
+      }
+      const options = { ...(params as unknown as MirrorOptions), resumeRunId: id, progress: !opts.json };
       process.exitCode = await runMirrorCommand(cmd, options, { state: opts.state, json: opts.json === true });
     });
 }

@@ -9,8 +9,8 @@ import { buildReport } from '../../report/model.js';
 import { REPORT_FORMATS, renderReport, renderText, type ReportFormat } from '../../report/render.js';
 import type { CheckpointStore } from '../../store/types.js';
 import { mirrorJobKey } from '../../../jobs/mirror.js';
-import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadResult } from '../../../jobs/upload.js';
-import { addTransferOptions, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions } from './mirror.js';
+import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
+import { addTransferOptions, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from './mirror.js';
 import { EXIT } from '../exit-codes.js';
 import { printSummary } from '../output.js';
 
@@ -39,47 +39,16 @@ export function registerUpload(program: Command): void {
     .addOption(new Option('--ocr-fallback <strategy>', 'retry ocrPageLimitExceeded files with this OCR strategy').choices(['never', 'detect']))
     .option('--ack', "mark the service's notifications about the batch read")
     .action(async (source: string, opts: UploadCliOptions, cmd: Command) => {
-      const deps = openJobDeps(cmd, Number(opts.concurrency), { rps: opts.rps, state: opts.state, json: opts.json === true });
-      const live = opts.json ? undefined : liveDisplay();
-      let result: UploadResult;
-      try {
-        result = await upload(
-          {
-            ...transferOptionsFrom(source, opts),
-            playbook: opts.playbook,
-            name: opts.name,
-            wait: opts.wait,
-            timeoutMs: parseDuration('--timeout', opts.timeout),
-            retryFailed: opts.retryFailed === true,
-            policy: { ...DEFAULT_RETRY_POLICY, ocrFallback: opts.ocrFallback as 'never' | 'detect' | undefined },
-            onPoll: live,
-          },
-          deps,
-        );
-      } catch (err) {
-        process.exitCode = lockedOr(err);
-        await deps.close();
-        return;
-      }
-      try {
-        process.stderr.write(live ? '\n' : '');
-        for (const batch of result.batches) {
-          if (opts.json) continue;
-          printSummary(batch.summary, false);
-          if (batch.report) process.stdout.write(`\n${renderText(batch.report)}`);
-        }
-        const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), opts.ack === true);
-        if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ ...result, notifications: notes })}\n`);
-        } else {
-          for (const n of notes) process.stdout.write(`notification: ${n.title}: ${n.message}${opts.ack ? ' (marked read)' : ''}\n`);
-          if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
-          if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${opts.timeout}; \`ferry watch --playbook ${opts.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}\` waits on.\n`);
-        }
-        process.exitCode = exitFor(result);
-      } finally {
-        await deps.close();
-      }
+      const options: UploadOptions = {
+        ...transferOptionsFrom(source, opts),
+        playbook: opts.playbook,
+        name: opts.name,
+        wait: opts.wait,
+        timeoutMs: parseDuration('--timeout', opts.timeout),
+        retryFailed: opts.retryFailed === true,
+        policy: { ...DEFAULT_RETRY_POLICY, ocrFallback: opts.ocrFallback as 'never' | 'detect' | undefined },
+      };
+      process.exitCode = await runUploadCommand(cmd, options, { rps: opts.rps, state: opts.state, json: opts.json === true, ack: opts.ack === true, timeoutText: opts.timeout });
     });
 
   program
@@ -127,6 +96,37 @@ export function registerUpload(program: Command): void {
         await deps.close();
       }
     });
+}
+
+/** Shared by `upload` and `jobs resume` of an upload run. */
+export async function runUploadCommand(cmd: Command, options: UploadOptions, run: RunOptions & { ack?: boolean; timeoutText?: string }): Promise<number> {
+  const deps = openJobDeps(cmd, options.concurrency, run);
+  const live = run.json ? undefined : liveDisplay();
+  try {
+    let result: UploadResult;
+    try {
+      result = await upload({ ...options, onPoll: live }, deps);
+    } catch (err) {
+      return lockedOr(err);
+    }
+    if (live) process.stderr.write('\n');
+    for (const batch of result.batches) {
+      if (run.json) continue;
+      printSummary(batch.summary, false);
+      if (batch.report) process.stdout.write(`\n${renderText(batch.report)}`);
+    }
+    const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), run.ack === true);
+    if (run.json) {
+      process.stdout.write(`${JSON.stringify({ ...result, notifications: notes })}\n`);
+    } else {
+      for (const n of notes) process.stdout.write(`notification: ${n.title}: ${n.message}${run.ack ? ' (marked read)' : ''}\n`);
+      if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
+      if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${run.timeoutText ?? 'the timeout'}; run the same command again (or \`ferry watch --playbook ${options.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}\`) to wait on.\n`);
+    }
+    return exitFor(result);
+  } finally {
+    await deps.close();
+  }
 }
 
 /** The run that uploaded a batch, if this checkpoint store has it: its source and project. */

@@ -1,0 +1,108 @@
+// `ferry upload`, `watch` and `report` as a user runs them, including a crash while waiting.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { collect } from '../helpers/test-server.js';
+import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+
+const bin = fileURLToPath(new URL('../../bin/ferry.js', import.meta.url));
+let service: Service;
+beforeAll(async () => {
+  // Slow processing, so that a run can be caught while it waits.
+  service = await startService({ processing: { minDelayMs: 400, maxDelayMs: 800, seed: 2 } });
+});
+afterAll(() => service.close());
+
+function ferry(args: string[], killWhen?: () => Promise<boolean>): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...service.env() } });
+    let stdout = '';
+    let stderr = '';
+    let running = true;
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    void (async () => {
+      while (running && killWhen) {
+        if (await killWhen()) return void child.kill('SIGKILL');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      running = false;
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+async function setup(files: Record<string, string>) {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-cli-upload-'));
+  await writeTree(join(dir, 'src'), files);
+  const client = service.client();
+  const project = (await client.projects.create({ name: `cli upload ${dir}`, description: 'u' })).objectIdentifier;
+  const playbook = (await client.playbooks.create({ name: `cli upload ${dir}`, isPrivate: false, organizationWide: true })).objectIdentifier;
+  return { dir, client, project, playbook, state: join(dir, 'state.sqlite'), src: join(dir, 'src') };
+}
+
+describe('ferry upload (CLI)', () => {
+  it('after a kill -9 while waiting, the rerun waits on the same batch and uploads nothing again', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 12; i++) files[`f${i}.txt`] = `file ${i}`;
+    files['broken.pdf'] = 'no pdf header';
+    const { client, project, playbook, state, src } = await setup(files);
+    const args = ['upload', src, '--project', project, '--playbook', playbook, '--state', state, '--json'];
+
+    // Killed once every file is on the service, i.e. while it waits for processing.
+    const first = await ferry(args, async () => (await remoteFiles(client, project)).length === 13);
+    expect(first.signal).toBe('SIGKILL');
+    const batches = await collect(client.documentUploads.list(playbook));
+    expect(batches).toHaveLength(1);
+
+    const second = await ferry(args);
+    expect(second.code, second.stderr).toBe(1); // one file failed processing
+    const result = JSON.parse(second.stdout);
+    expect(result.batches).toHaveLength(1);
+    expect(result.batches[0].uploadIdentifier).toBe(batches[0]!.objectIdentifier);
+    expect(result.batches[0].summary.counts.uploaded).toBe(0);
+    expect(result.remainingFailures).toEqual({ badFile: 1 });
+    expect(await collect(client.documentUploads.list(playbook))).toHaveLength(1);
+    expect(await remoteFiles(client, project)).toHaveLength(13);
+    // The end of the batch was announced.
+    expect(result.notifications.some((n: { resourceIdentifiers: Record<string, string> }) => Object.values(n.resourceIdentifiers).includes(batches[0]!.objectIdentifier))).toBe(true);
+  });
+
+  it('exits 5 when processing outlasts --timeout, and `ferry watch` then waits it out', async () => {
+    const { project, playbook, state, src } = await setup({ 'a.txt': 'a', 'b.txt': 'b' });
+    const timedOut = await ferry(['upload', src, '--project', project, '--playbook', playbook, '--state', state, '--timeout', '1ms', '--json']);
+    expect(timedOut.code, timedOut.stderr).toBe(5);
+    const batch = JSON.parse(timedOut.stdout).batches[0].uploadIdentifier;
+    const watched = await ferry(['watch', '--playbook', playbook, '--upload', batch, '--json']);
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(JSON.parse(watched.stdout)).toMatchObject({ completedDocumentCount: 2, processingDocumentCount: 0 });
+  });
+
+  it('writes a report in every format, joining failed files to local paths through the checkpoint', async () => {
+    const { dir, project, playbook, state, src } = await setup({ 'ok.txt': 'ok', 'sub/bad.7z': '7z' });
+    const run = await ferry(['upload', src, '--project', project, '--playbook', playbook, '--state', state, '--json', '--ack']);
+    expect(run.code, run.stderr).toBe(1);
+    const batch = JSON.parse(run.stdout).batches[0].uploadIdentifier;
+    for (const format of ['text', 'json', 'csv', 'markdown', 'html']) {
+      const out = join(dir, `report.${format}`);
+      const r = await ferry(['report', '--playbook', playbook, '--upload', batch, '--state', state, '--format', format, '--out', out]);
+      expect(r.code, r.stderr).toBe(0);
+      const text = await readFile(out, 'utf8');
+      expect(text, format).toContain('sub/bad.7z');
+      expect(text, format).toContain('unsupportedFileType');
+    }
+    const json = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8'));
+    expect(json.totals).toMatchObject({ files: 2, completed: 1, failed: 1 });
+    // --ack marked the batch's notification read.
+    const notes = await collect(service.client().notifications.list());
+    const mine = notes.filter((n) => Object.values(n.resourceIdentifiers ?? {}).includes(batch));
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.every((n) => n.isRead)).toBe(true);
+  });
+});
