@@ -106,6 +106,8 @@ export interface StreamResponse {
 }
 
 const USER_AGENT = 'ferry/0.1 (+undici)';
+const RETRY = Symbol('retry');
+const GIVE_UP = Symbol('give up');
 
 export class Transport {
   readonly address: ResolvedAddress;
@@ -228,19 +230,12 @@ export class Transport {
         const transient = failure instanceof TimeoutError || isTransientConnectionError(err);
         this.logger.debug({ method, path, attempt, code: errorCode(err) }, 'request failed without a response');
         if (transient && canResend && attempt < this.retry.maxRetries) {
-          const retry = { method, path, attempt, code: errorCode(err) };
-          if (notSent || idempotent) {
-            await this.wait(retry, undefined, signal);
+          const next = await this.again({ method, path, attempt, code: errorCode(err) }, notSent || idempotent, undefined, opts, signal);
+          if (next === RETRY) {
             attempt++;
             continue;
           }
-          if (opts.didItLand) {
-            const landed = await this.settle(opts.didItLand, method, path);
-            if (landed !== undefined) return landed;
-            await this.wait(retry, undefined, signal);
-            attempt++;
-            continue;
-          }
+          if (next !== GIVE_UP) return next.landed;
         }
         throw failure;
       }
@@ -261,23 +256,36 @@ export class Transport {
       }
       if (RETRYABLE_STATUSES.has(status) && canResend && attempt < this.retry.maxRetries) {
         // 429 was refused before any work; 502/503/504 may or may not have done the work.
-        const retry = { method, path, attempt, status };
-        if (status === 429 || idempotent) {
-          await this.wait(retry, retryAfterMs, signal);
+        const next = await this.again({ method, path, attempt, status }, status === 429 || idempotent, retryAfterMs, opts, signal);
+        if (next === RETRY) {
           attempt++;
           continue;
         }
-        if (opts.didItLand) {
-          const landed = await this.settle(opts.didItLand, method, path);
-          if (landed !== undefined) return landed;
-          await this.wait(retry, retryAfterMs, signal);
-          attempt++;
-          continue;
-        }
+        if (next !== GIVE_UP) return next.landed;
       }
       const problem = parseProblem(bodyText);
       throw ApiError.from({ status, method, path, problem, body: problem ? undefined : bodyText.slice(0, 500) || undefined, requestId, retryAfterMs });
     }
+  }
+
+  /**
+   * After a retryable failure: wait and go again when repeating is safe; otherwise ask the
+   * caller's didItLand first (and return what landed); give up when neither applies.
+   */
+  private async again(
+    retry: { method: string; path: string; attempt: number; status?: number; code?: string | undefined },
+    safeToRepeat: boolean,
+    retryAfterMs: number | undefined,
+    opts: CallOptions<unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<typeof RETRY | typeof GIVE_UP | { landed: unknown }> {
+    if (!safeToRepeat) {
+      if (!opts.didItLand) return GIVE_UP;
+      const landed = await this.settle(opts.didItLand, retry.method, retry.path);
+      if (landed !== undefined) return { landed };
+    }
+    await this.wait(retry, retryAfterMs, signal);
+    return RETRY;
   }
 
   private async wait(
