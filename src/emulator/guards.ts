@@ -11,6 +11,8 @@ export const TOKEN_PATH = '/auth/oauth/token';
 /** Served without a bearer token. */
 const PUBLIC_PREFIXES = ['/auth/', '/_blobs/'];
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** POSTs that only read (searches carry their criteria in a body): open to read-only clients. */
+export const READ_ONLY_POSTS = new Set(['/playbooks/search', '/playbooks/search/all']);
 
 export interface GuardState {
   /** True when a fault, not a route, produced the response (the contract does not apply). */
@@ -71,8 +73,10 @@ export function registerGuards(app: FastifyInstance, ctx: CoreContext, rateLimit
         return sendProblem(req, reply, 429, 'Rate limit exceeded.');
       }
     }
-    // A read-only client writes nothing: every non-read method is refused, whatever the route.
-    if (!READ_METHODS.has(req.method) && !verified.claims.permissions.includes('write')) {
+    // A read-only client writes nothing: every non-read method is refused, whatever the route,
+    // except the searches, which change nothing.
+    const readsOnly = READ_METHODS.has(req.method) || (req.method === 'POST' && READ_ONLY_POSTS.has(req.url.split('?')[0] ?? ''));
+    if (!readsOnly && !verified.claims.permissions.includes('write')) {
       return sendProblem(req, reply, 403, 'This client is read-only.');
     }
   });

@@ -17,7 +17,7 @@ import {
   type TemplateColumnInput,
   templateColumnInputSchema,
 } from './playbookInputs.js';
-import { declaredConditions, declarations, RICH_TEXT_NODE, type RichTextNode, withRichText } from './richText.js';
+import { declaredConditions, declarations, MAX_JSON_DEPTH, nestingDepth, RICH_TEXT_NODE, type RichTextNode, withRichText } from './richText.js';
 
 export const ARCHIVE_FORMAT = 'ferry-playbook';
 export const MANIFEST_PATH = 'playbook.json';
@@ -163,7 +163,10 @@ export async function readPlaybookArchive(
     return { manifest, files };
   } catch (error) {
     for (const file of files.values()) blobs.delete(file.blobKey);
-    throw error instanceof ArchiveError ? error : new ArchiveError(`The archive cannot be read: ${(error as Error).message}`);
+    if (error instanceof ArchiveError) throw error;
+    const message = (error as Error).message;
+    // unzipper's word for a zip that stops in the middle of an entry.
+    throw new ArchiveError(`The archive cannot be read: ${message === 'FILE_ENDED' ? 'it ends unexpectedly (empty or truncated)' : message}.`);
   }
 }
 
@@ -251,6 +254,7 @@ function parseManifest(json: string): PlaybookManifest {
   if (!SUPPORTED_VERSIONS.includes(header.version as number)) {
     throw new ArchiveError(`Archive format version ${JSON.stringify(header.version)} is not supported (supported: ${SUPPORTED_VERSIONS.join(', ')}).`);
   }
+  if (nestingDepth(parsed) > MAX_JSON_DEPTH) throw new ArchiveError(`${MANIFEST_PATH} nests deeper than ${MAX_JSON_DEPTH} levels.`);
   if (!validateManifest(parsed)) {
     const problems = (validateManifest.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`.trim());
     throw new ArchiveError(`${MANIFEST_PATH} is invalid: ${problems.join('; ')}`);

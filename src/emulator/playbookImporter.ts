@@ -2,11 +2,11 @@
 // creates the playbook and everything under it in one transaction, and tells the outcome
 // (success or why it failed) through a notification naming the task.
 import { basename } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import { type EmulatorContext, HttpError, type MetadataDefinition } from './context.js';
 import type { MetadataValueInput } from './metadataValues.js';
-import { type ArchiveMetadataValue, type PlaybookArchive, readPlaybookArchive } from './playbookArchive.js';
-import { categoryCondition, newReferenceMaterial, templateColumn } from './playbookInputs.js';
-import { storedPlaybookMetadata } from './routes/playbookMetadata.js';
+import { type ArchiveFile, type ArchiveMetadataValue, type PlaybookArchive, readPlaybookArchive } from './playbookArchive.js';
+import { categoryCondition, newReferenceMaterial, playbookMetadataValues, templateColumn } from './playbookInputs.js';
 import type { AssemblyRecord } from './state/assemblies.js';
 import type { ImportTaskRecord } from './state/playbookImports.js';
 import type { PlaybookRecord } from './state/playbooks.js';
@@ -22,10 +22,15 @@ export class PlaybookImporter {
   constructor(
     private readonly ctx: EmulatorContext,
     private readonly stores: PlaybookStores,
+    private readonly logger: FastifyBaseLogger,
   ) {}
 
   enqueue(task: ImportTaskRecord): void {
-    this.tail = this.tail.then(() => this.run(task));
+    // run() reports an import's own failures by notification; what escapes it (the emulator's own
+    // failure) is logged, and must not stop the queue.
+    this.tail = this.tail
+      .then(() => this.run(task))
+      .catch((error: unknown) => this.logger.error({ err: error, taskIdentifier: task.taskIdentifier }, 'playbook import crashed'));
   }
 
   /** Waits for the running task; queued ones stay queued (and resume after a restart with the same data). */
@@ -79,14 +84,16 @@ export class PlaybookImporter {
     stores.playbooks.create(playbook);
     const definitions = ctx.organizationMetadataDefinitions(task.tenant);
     const metadata = manifest.metadata.map((value, index) => resolveMetadata(value, definitions, `metadata[${index}]`));
-    for (const value of storedPlaybookMetadata(ctx, task.tenant, metadata)) stores.metadata.add(playbook.objectIdentifier, value);
+    const lookup = (id: string) => ctx.organizationMetadata(task.tenant, id);
+    for (const value of playbookMetadataValues(metadata, lookup, ctx.newId)) stores.metadata.add(playbook.objectIdentifier, value);
     for (const input of manifest.referenceMaterials) {
       const ids = { newId: ctx.newId, now, ...(input.stableObjectIdentifier ? { stableObjectIdentifier: input.stableObjectIdentifier } : {}) };
       stores.referenceMaterials.add(playbook.objectIdentifier, newReferenceMaterial(input, ids));
     }
     const used = new Set<string>();
     for (const entry of manifest.assemblies) {
-      const file = entry.file === undefined ? undefined : files.get(entry.file);
+      // The archive was checked: every file an assembly names is there.
+      const file = entry.file === undefined ? undefined : { fileName: basename(entry.file), ...(files.get(entry.file) as ArchiveFile) };
       const assembly: AssemblyRecord = {
         objectIdentifier: ctx.newId(),
         playbookIdentifier: playbook.objectIdentifier,
@@ -97,7 +104,7 @@ export class PlaybookImporter {
         dateAdded: now,
         dateModified: now,
         owner: task.owner,
-        file: file && entry.file ? { blobKey: file.blobKey, fileName: basename(entry.file), size: file.size } : null,
+        file: file ? { blobKey: file.blobKey, fileName: file.fileName, size: file.size } : null,
         richText: entry.richText ?? null,
       };
       stores.assemblies.add(assembly);

@@ -1,5 +1,7 @@
 // Request bodies of the playbook parts that a playbook archive may carry too: their JSON
 // schemas (route validation and archive validation use the same ones) and the records they make.
+import { HttpError, type MetadataDefinition } from './context.js';
+import { type MetadataValueInput, type StoredMetadataValue, storeMetadataValue } from './metadataValues.js';
 import { EMPTY_DOCUMENT, RICH_TEXT_NODE, withRichText } from './richText.js';
 import type { CategoryConditionRecord, TemplateColumnRecord } from './state/assemblyReferenceItems.js';
 import type { ReferenceMaterialFields, ReferenceMaterialRecord } from './state/referenceMaterials.js';
@@ -105,4 +107,25 @@ export function templateColumn(objectIdentifier: string, input: TemplateColumnIn
 
 export function categoryCondition(objectIdentifier: string, input: CategoryConditionInput): CategoryConditionRecord {
   return { objectIdentifier, fuzzyMatch: input.fuzzyMatch ?? false, text: input.text };
+}
+
+/**
+ * Checks new metadata values against their definitions (400 for an unknown definition or option)
+ * and against each other and the playbook's `existing` values: a playbook holds one value per definition.
+ */
+export function playbookMetadataValues(
+  inputs: MetadataValueInput[],
+  lookup: (definitionId: string) => MetadataDefinition | undefined,
+  newId: () => string,
+  existing: StoredMetadataValue[] = [],
+): StoredMetadataValue[] {
+  const taken = new Set(existing.map((value) => value.organizationMetadataIdentifier));
+  return inputs.map((input) => {
+    const value = storeMetadataValue(input, lookup, newId());
+    if (taken.has(value.organizationMetadataIdentifier)) {
+      throw new HttpError(400, 'Bad Request', `The playbook already has a value for organization metadata ${value.organizationMetadataIdentifier}.`);
+    }
+    taken.add(value.organizationMetadataIdentifier);
+    return value;
+  });
 }

@@ -1,5 +1,7 @@
 // Assembly rich-text trees: their JSON schema (the contract's RichTextNode) and the references
 // and conditions a tree declares, which template columns and category conditions hang off.
+import type { FastifyRequest } from 'fastify';
+import { HttpError } from './context.js';
 
 export interface RichTextNode {
   type: string | null;
@@ -7,6 +9,30 @@ export interface RichTextNode {
   attrs?: { uuid?: string; [name: string]: unknown };
   marks?: unknown[];
   content?: RichTextNode[];
+}
+
+/**
+ * Most JSON nesting levels a body holding trees may have (a tree node takes two: the node and its
+ * `content`). Schema validation recurses per level; deeper bodies would exhaust the call stack.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/** How deeply `value` nests objects and arrays (walked without recursion). */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    const depth = next.depth + 1;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(next.value)) pending.push({ value: child, depth });
+  }
+  return deepest;
+}
+
+/** A preValidation hook: refuses (400) a body too deep to validate, before the schema walks it. */
+export async function refuseDeepBodies(req: FastifyRequest): Promise<void> {
+  if (nestingDepth(req.body) > MAX_JSON_DEPTH) throw new HttpError(400, 'Bad Request', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`);
 }
 
 /** What an assembly without a stored tree answers, and a template column without a template. */

@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { BlobStore, EmulatorContext, RoutePlugin } from '../context.js';
 import { discardForm, malformed, readForm, type ReceivedForm } from '../multipartForm.js';
-import { EMPTY_DOCUMENT, type RichTextNode, richTextNodeSchema } from '../richText.js';
+import { EMPTY_DOCUMENT, refuseDeepBodies, type RichTextNode, richTextNodeSchema } from '../richText.js';
 import type { AssemblyRecord } from '../state/assemblies.js';
 import { playbookStores } from '../state/playbookStores.js';
 import { ownerOf } from './access.js';
@@ -13,12 +13,12 @@ import { objectSchema, PAGE_DEFAULTS, pageWindow, type Paging } from './schemas.
 const PREFIX = '/playbooks/:playbookIdentifier/assemblies';
 const ONE = `${PREFIX}/:objectIdentifier`;
 /** How long an assembly download URL works. */
-export const DOWNLOAD_URL_TTL_SECONDS = 15 * 60;
+const DOWNLOAD_URL_TTL_SECONDS = 15 * 60;
 /** Rich-text trees of long templates are larger than fastify's default 1 MiB body limit. */
 const RICH_TEXT_BODY_LIMIT = 32 * 1024 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function renderAssembly(assembly: AssemblyRecord) {
+function renderAssembly(assembly: AssemblyRecord) {
   return {
     objectIdentifier: assembly.objectIdentifier,
     name: assembly.name,
@@ -126,7 +126,7 @@ export const assemblyRoutes: RoutePlugin = (app, ctx) => {
 
   app.put<{ Params: PlaybookItemParams; Body: RichTextNode }>(
     `${ONE}/rich-text`,
-    { bodyLimit: RICH_TEXT_BODY_LIMIT, schema: { params: playbookItemParams, body: richTextNodeSchema } },
+    { bodyLimit: RICH_TEXT_BODY_LIMIT, preValidation: refuseDeepBodies, schema: { params: playbookItemParams, body: richTextNodeSchema } },
     async (req) => {
       ctx.requireWrite(req);
       const assembly = assemblyOf(req);

@@ -4,7 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { EmulatorContext, EmulatorEvents, RoutePlugin } from '../context.js';
 import type { DocumentUploadRecord } from '../state/documentUploads.js';
-import { playbookStores } from '../state/playbookStores.js';
+import { type PlaybookStores, playbookStores } from '../state/playbookStores.js';
 import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visiblePlaybook } from './playbookAccess.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery } from './schemas.js';
 
@@ -29,11 +29,16 @@ function renderUpload(upload: DocumentUploadRecord) {
 
 export const documentUploadRoutes: RoutePlugin = (app, ctx) => {
   const stores = playbookStores(ctx.db);
-  const completeIfSettled = settle(ctx);
+  const completeIfSettled = settle(ctx, stores);
 
   ctx.events.on('documentProcessed', (processed: EmulatorEvents['documentProcessed']) => {
-    const upload = stores.documentUploads.awaitingCompletion(processed.tenant, processed.uploadIdentifier);
-    if (upload) completeIfSettled(upload);
+    // Runs inside document processing: a failure here is logged, not thrown into the processor.
+    try {
+      const upload = stores.documentUploads.awaitingCompletion(processed.tenant, processed.uploadIdentifier);
+      if (upload) completeIfSettled(upload);
+    } catch (error) {
+      app.log.error({ err: error, uploadIdentifier: processed.uploadIdentifier }, 'completing a document upload failed');
+    }
   });
 
   const uploadOf = (req: FastifyRequest<{ Params: PlaybookItemParams }>) => {
@@ -115,8 +120,7 @@ export const documentUploadRoutes: RoutePlugin = (app, ctx) => {
 };
 
 /** Completes an upload marked complete once nothing of it is processing; the completion notifies once. */
-function settle(ctx: EmulatorContext) {
-  const stores = playbookStores(ctx.db);
+function settle(ctx: EmulatorContext, stores: PlaybookStores) {
   return (upload: DocumentUploadRecord): DocumentUploadRecord => {
     const stats = ctx.uploadStats(upload.tenant, upload.objectIdentifier);
     if (stats.processingDocumentCount > 0) return upload;

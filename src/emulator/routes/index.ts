@@ -1,14 +1,21 @@
 // The route plugins, in registration order. A new API part adds its plugin here
 // (a RoutePlugin from context.ts fits: it sees only the EmulatorContext).
 import type { CoreRoutePlugin } from '../coreContext.js';
+import { assemblyRoutes } from './assemblies.js';
 import { blobRoutes } from './blobs.js';
 import { documentRoutes } from './documents.js';
+import { documentUploadRoutes } from './documentUploads.js';
 import { embeddingRoutes } from './embeddings.js';
 import { messageRoutes } from './messages.js';
 import { modelRoutes } from './models.js';
 import { notificationRoutes } from './notifications.js';
 import { organizationMetadataOptionRoutes } from './organizationMetadataOptions.js';
+import { assemblyReferenceRoutes } from './playbookAssemblyReferences.js';
+import { playbookImportRoutes } from './playbookImport.js';
+import { playbookMetadataRoutes } from './playbookMetadata.js';
+import { playbookRoutes } from './playbooks.js';
 import { projectRoutes } from './projects.js';
+import { referenceMaterialRoutes } from './referenceMaterials.js';
 import { tokenRoutes } from './token.js';
 
 export const routePlugins: readonly CoreRoutePlugin[] = [
@@ -17,6 +24,13 @@ export const routePlugins: readonly CoreRoutePlugin[] = [
   projectRoutes,
   organizationMetadataOptionRoutes,
   documentRoutes,
+  playbookRoutes,
+  playbookImportRoutes,
+  playbookMetadataRoutes,
+  referenceMaterialRoutes,
+  assemblyRoutes,
+  assemblyReferenceRoutes,
+  documentUploadRoutes,
   modelRoutes,
   messageRoutes,
   embeddingRoutes,

@@ -10,7 +10,7 @@ import {
   type TemplateColumnInput,
   templateColumnInputSchema,
 } from '../playbookInputs.js';
-import { declarations, withRichText } from '../richText.js';
+import { declarations, refuseDeepBodies, withRichText } from '../richText.js';
 import type { AssemblyReferenceItemStore, CategoryConditionRecord, TemplateColumnRecord } from '../state/assemblyReferenceItems.js';
 import { playbookStores } from '../state/playbookStores.js';
 import { notFound, visibleAssembly } from './playbookAccess.js';
@@ -112,7 +112,7 @@ function registerItems<T extends { objectIdentifier: string }, Input extends obj
     },
   );
 
-  app.post<{ Params: AnchorParams; Body: Input }>(kind.path, { schema: { params: listParams, body: kind.bodySchema } }, async (req, reply) => {
+  app.post<{ Params: AnchorParams; Body: Input }>(kind.path, { preValidation: refuseDeepBodies, schema: { params: listParams, body: kind.bodySchema } }, async (req, reply) => {
     ctx.requireWrite(req);
     const anchor = kind.anchor(req);
     const item = kind.fromInput(ctx.newId(), req.body as Input);
@@ -127,7 +127,7 @@ function registerItems<T extends { objectIdentifier: string }, Input extends obj
 
   app.put<{ Params: AnchorParams & { objectIdentifier: string }; Body: Input }>(
     `${kind.path}/:objectIdentifier`,
-    { schema: { params: itemParams, body: kind.bodySchema } },
+    { preValidation: refuseDeepBodies, schema: { params: itemParams, body: kind.bodySchema } },
     async (req) => {
       ctx.requireWrite(req);
       const { anchor, item } = itemOf(req);

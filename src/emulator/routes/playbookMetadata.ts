@@ -1,7 +1,8 @@
 // The metadata values of a playbook, and the category options of a category value.
 import type { FastifyRequest } from 'fastify';
-import { type EmulatorContext, HttpError, type RoutePlugin } from '../context.js';
-import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, type StoredMetadataValue, storeMetadataValue } from '../metadataValues.js';
+import { HttpError, type RoutePlugin } from '../context.js';
+import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, type StoredMetadataValue } from '../metadataValues.js';
+import { playbookMetadataValues } from '../playbookInputs.js';
 import { CATEGORY_DATA_TYPES } from '../state/organizationMetadata.js';
 import { playbookStores } from '../state/playbookStores.js';
 import {
@@ -20,27 +21,6 @@ type CategoryParams = PlaybookItemParams & { optionIdentifier: string };
 const { categories: _categories, ...updateProperties } = metadataValueInputSchema.properties;
 const updateBody = { type: 'object', properties: updateProperties };
 const PREFIX = '/playbooks/:playbookIdentifier/metadata';
-
-/**
- * Checks new values against their definitions (400 for an unknown definition or option) and against
- * each other and the playbook's `existing` values: a playbook holds one value per definition.
- */
-export function storedPlaybookMetadata(
-  ctx: EmulatorContext,
-  tenant: string,
-  inputs: MetadataValueInput[],
-  existing: StoredMetadataValue[] = [],
-): StoredMetadataValue[] {
-  const taken = new Set(existing.map((value) => value.organizationMetadataIdentifier));
-  return inputs.map((input) => {
-    const value = storeMetadataValue(input, (id) => ctx.organizationMetadata(tenant, id), ctx.newId());
-    if (taken.has(value.organizationMetadataIdentifier)) {
-      throw new HttpError(400, 'Bad Request', `The playbook already has a value for organization metadata ${value.organizationMetadataIdentifier}.`);
-    }
-    taken.add(value.organizationMetadataIdentifier);
-    return value;
-  });
-}
 
 export const playbookMetadataRoutes: RoutePlugin = (app, ctx) => {
   const stores = playbookStores(ctx.db);
@@ -76,7 +56,7 @@ export const playbookMetadataRoutes: RoutePlugin = (app, ctx) => {
     async (req, reply) => {
       ctx.requireWrite(req);
       const playbook = visiblePlaybook(ctx, stores, req, req.params.playbookIdentifier);
-      const [value] = storedPlaybookMetadata(ctx, playbook.tenant, [req.body], stores.metadata.all(playbook.objectIdentifier)) as [StoredMetadataValue];
+      const [value] = playbookMetadataValues([req.body], lookup(playbook.tenant), ctx.newId, stores.metadata.all(playbook.objectIdentifier)) as [StoredMetadataValue];
       stores.metadata.add(playbook.objectIdentifier, value);
       return reply.code(201).send(renderMetadataValue(value, lookup(playbook.tenant)));
     },
@@ -104,7 +84,7 @@ export const playbookMetadataRoutes: RoutePlugin = (app, ctx) => {
         organizationMetadataIdentifier: req.body.organizationMetadataIdentifier ?? value.organizationMetadataIdentifier,
       };
       const others = stores.metadata.all(playbook.objectIdentifier).filter((other) => other.objectIdentifier !== value.objectIdentifier);
-      const [checked] = storedPlaybookMetadata(ctx, playbook.tenant, [input], others) as [StoredMetadataValue];
+      const [checked] = playbookMetadataValues([input], lookup(playbook.tenant), ctx.newId, others) as [StoredMetadataValue];
       const updated = { ...checked, objectIdentifier: value.objectIdentifier };
       stores.metadata.update(playbook.objectIdentifier, updated);
       return renderMetadataValue(updated, lookup(playbook.tenant));

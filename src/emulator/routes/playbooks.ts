@@ -2,11 +2,11 @@
 import type { FastifyRequest } from 'fastify';
 import { type EmulatorContext, HttpError, type RoutePlugin } from '../context.js';
 import { type MetadataValueInput, metadataValueInputSchema } from '../metadataValues.js';
+import { playbookMetadataValues } from '../playbookInputs.js';
 import type { AssemblySummary } from '../state/assemblies.js';
 import { type MetadataFilter, PLAYBOOK_SORTING, type PlaybookRecord } from '../state/playbooks.js';
 import { playbookStores } from '../state/playbookStores.js';
 import { ownerOf } from './access.js';
-import { storedPlaybookMetadata } from './playbookMetadata.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery } from './schemas.js';
 
 interface PlaybookBody {
@@ -55,7 +55,7 @@ const searchBody = objectSchema({
   },
 });
 
-export function renderPlaybook(playbook: PlaybookRecord, summary: AssemblySummary | undefined) {
+function renderPlaybook(playbook: PlaybookRecord, summary: AssemblySummary | undefined) {
   const groupCount = summary?.groupCount ?? 0;
   return {
     objectIdentifier: playbook.objectIdentifier,
@@ -111,7 +111,7 @@ export const playbookRoutes: RoutePlugin = (app, ctx) => {
       dateAdded: ctx.now(),
       owner: ownerOf(ctx, req),
     };
-    const metadata = storedPlaybookMetadata(ctx, caller.tenant, req.body.metadata ?? []);
+    const metadata = playbookMetadataValues(req.body.metadata ?? [], (id) => ctx.organizationMetadata(caller.tenant, id), ctx.newId);
     ctx.db.transaction(() => {
       stores.playbooks.create(playbook);
       for (const value of metadata) stores.metadata.add(playbook.objectIdentifier, value);

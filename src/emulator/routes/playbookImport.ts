@@ -1,0 +1,41 @@
+// POST /playbooks/import: stores the uploaded zip and answers 202 with a queued task. There is
+// no call that reads a task: its end (success or failure) is told by a notification.
+import type { RoutePlugin } from '../context.js';
+import { discardForm, malformed, readForm } from '../multipartForm.js';
+import { PlaybookImporter } from '../playbookImporter.js';
+import type { ImportTaskRecord } from '../state/playbookImports.js';
+import { playbookStores } from '../state/playbookStores.js';
+import { ownerOf } from './access.js';
+
+export const playbookImportRoutes: RoutePlugin = (app, ctx) => {
+  const stores = playbookStores(ctx.db);
+  const importer = new PlaybookImporter(ctx, stores, app.log);
+
+  // Tasks a previous run (same dataDir) left queued or running start over.
+  app.addHook('onReady', async () => {
+    for (const task of stores.imports.unfinished()) importer.enqueue(task);
+  });
+  app.addHook('onClose', async () => importer.close());
+
+  app.post('/playbooks/import', async (req, reply) => {
+    ctx.requireWrite(req);
+    const taskIdentifier = ctx.newId();
+    const form = await readForm(req, ctx.blobs, { importZip: `playbook-imports/${taskIdentifier}.zip` });
+    const zip = form.files.importZip;
+    if (!zip) {
+      discardForm(ctx.blobs, form);
+      throw malformed('The form has no "importZip" part.');
+    }
+    const task: ImportTaskRecord = {
+      taskIdentifier,
+      tenant: ctx.caller(req).tenant,
+      status: 'queued',
+      dateAdded: ctx.now(),
+      owner: ownerOf(ctx, req),
+      blobKey: zip.blobKey,
+    };
+    stores.imports.add(task);
+    importer.enqueue(task);
+    return reply.code(202).send({ taskObjectIdentifier: taskIdentifier, type: 'playbookImport', status: task.status });
+  });
+};
