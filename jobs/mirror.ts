@@ -12,7 +12,7 @@ import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { runPool } from '../src/runner/pool.js';
 import { DEFAULT_ITEM_RETRY, withItemRetries, type ItemRetryOptions } from '../src/runner/retry.js';
-import { JobAbortedError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { JobAbortedError, noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { decide } from '../src/sync/plan.js';
 import { RemoteFolders } from '../src/sync/remote-folders.js';
@@ -68,6 +68,9 @@ export interface MirrorPlan {
 
 export const JOB = 'mirror';
 
+/** Superseded documents listed in a summary; the rest are counted. */
+const MAX_LISTED = 1_000;
+
 /** Files looked up in the checkpoint store per query. */
 const LOOKUP_BATCH = 256;
 
@@ -105,13 +108,14 @@ export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: So
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
   const progress = new Progress(state, { enabled: opts.progress !== false });
   const superseded: { key: string; previous: string; current: string }[] = [];
+  let supersededCount = 0;
   const seen = new SeenSet();
   const claimed = new Set<string>();
   let fatal: unknown;
   const fail = (key: string, err: unknown, entry?: FileEntry) => {
     ctx.counts.failed++;
     const error = (err as Error).message ?? String(err);
-    ctx.errors.push({ key, error });
+    noteError(ctx, key, error);
     store.recordFailed(jobKey, key, { error, runId: ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });
   };
 
@@ -137,7 +141,7 @@ export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: So
     if (entry.outcome === 'failed') fail(entry.key, new Error(entry.reason));
     else {
       ctx.counts.skipped++;
-      ctx.errors.push({ key: entry.key, error: `skipped: ${entry.reason}` });
+      noteError(ctx, entry.key, `skipped: ${entry.reason}`);
     }
   };
 
@@ -187,7 +191,11 @@ export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: So
     const id = doc.objectIdentifier as string;
     claimed.add(id);
     store.recordUploaded(jobKey, entry.key, { remoteId: id, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.sha256 ?? null, parentId: placement.parentId });
-    if (previous && previous !== id) superseded.push({ key: entry.key, previous, current: id });
+    if (previous && previous !== id) {
+      // Listed up to a cap (the checkpoint store keeps every superseded id per file).
+      supersededCount++;
+      if (superseded.length < MAX_LISTED) superseded.push({ key: entry.key, previous, current: id });
+    }
     ctx.counts.uploaded++;
     ctx.bytes += entry.size;
     state.bytes = ctx.bytes;
@@ -244,6 +252,7 @@ export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: So
     project: opts.project,
     folders: folders.stats,
     superseded,
+    supersededCount,
     deletedLocally: { count: deletedLocally, sample: deletedSample, note: 'reported only: ferry never deletes remote documents' },
   };
 }

@@ -25,8 +25,8 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     lines.push(`  folders: ${folders.created} created, ${folders.reused} reused, ${folders.flattened} flattened` +
       (folders.creationUnavailable ? ' (the service offers no folder creation: files of missing folders went to the nearest existing folder, their path in metadata ferry.relativePath)' : ''));
   }
-  const superseded = summary.superseded as unknown[] | undefined;
-  if (superseded?.length) lines.push(`  changed files uploaded again: ${superseded.length} (the older documents remain on the service; see --json for their ids)`);
+  const superseded = summary.supersededCount as number | undefined;
+  if (superseded) lines.push(`  changed files uploaded again: ${superseded} (the older documents remain on the service; see --json for their ids)`);
   const deleted = summary.deletedLocally as { count: number; sample: string[] } | undefined;
   if (deleted?.count) lines.push(`  deleted locally since the last run: ${deleted.count} (never deleted remotely): ${deleted.sample.join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
   if (summary.errors.length) {

@@ -19,6 +19,15 @@ export interface JobError {
   error: string;
 }
 
+/** Problems kept in memory per run; beyond this they are only counted (memory stays flat). */
+export const MAX_KEPT_ERRORS = 1_000;
+
+/** Records a problem of the run, keeping at most MAX_KEPT_ERRORS of them. */
+export function noteError(ctx: JobContext, key: string, error: string): void {
+  if (ctx.errors.length < MAX_KEPT_ERRORS) ctx.errors.push({ key, error });
+  else ctx.errorsDropped = (ctx.errorsDropped ?? 0) + 1;
+}
+
 export interface JobContext {
   run: RunRecord;
   uploadId: string;
@@ -26,6 +35,8 @@ export interface JobContext {
   counts: RunCounts;
   errors: JobError[];
   bytes: number;
+  /** Problems beyond MAX_KEPT_ERRORS, counted only. */
+  errorsDropped?: number;
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
   unfinished?: string;
 }
@@ -108,6 +119,7 @@ export async function runJob(
     bytes: ctx.bytes,
     durationMs: Date.now() - started,
     errors: ctx.errors.slice(0, opts.maxErrors ?? 100),
+    ...(ctx.errors.length > (opts.maxErrors ?? 100) || ctx.errorsDropped ? { errorsNotShown: ctx.errors.length - (opts.maxErrors ?? 100) + (ctx.errorsDropped ?? 0) } : {}),
     ...extra,
   };
   if (fatal !== undefined && !(fatal instanceof AuthenticationError || fatal instanceof PermissionDeniedError || fatal instanceof JobAbortedError)) {
