@@ -1,6 +1,7 @@
 // `npm run bench`: ferry measured side by side with the bare alternative, in one run, on this
-// machine. Prints a table and writes bench/results/latest.json. `--large` adds the
-// 1,000,000-entry discovery (it creates a million files: minutes and about 4 GiB of inodes).
+// machine. Prints a table and writes bench/results/latest.json. `--large` makes the discovery
+// 1,000,000 entries (it creates a million files: minutes, and a million inodes).
+// `--only=noop,bigfile` runs a subset.
 import { execFile } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
@@ -195,12 +196,15 @@ async function benchEmulator() {
   record(`emulator: ${count} uploads of 4 KiB, 16 at once, one process vs two`, Math.round(one), Math.round(two), 'docs/s', one / two, undefined, 'ferry column: client and emulator in one process; bare column: emulator in its own process');
 }
 
+// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, bigfile, discovery).
+const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
-  await benchEmulator();
-  await benchThroughput();
-  await benchNoop(100_000);
-  await benchBigFile(2);
-  await benchDiscovery(large ? 1_000_000 : 200_000);
+  if (wanted('emulator')) await benchEmulator();
+  if (wanted('throughput')) await benchThroughput();
+  if (wanted('noop')) await benchNoop(100_000);
+  if (wanted('bigfile')) await benchBigFile(2);
+  if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
 } finally {
   await rm(work, { recursive: true, force: true });
 }

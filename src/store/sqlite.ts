@@ -206,7 +206,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
     if (sourceKeys.some((k) => this.dirty.has(itemKey(jobKey, k)))) this.flush();
     const found = new Map<string, ItemFingerprint>();
     // One statement for the whole batch: a lookup per file would cost a round through the driver each.
-    for (const row of this.s.fingerprints.iterate(this.jobId(jobKey), JSON.stringify(sourceKeys)) as IterableIterator<[string, ItemState, string | null, number, number, string | null]>) {
+    // all(), not iterate(): one call into the driver for the whole batch.
+    for (const row of this.s.fingerprints.all(this.jobId(jobKey), JSON.stringify(sourceKeys)) as [string, ItemState, string | null, number, number, string | null][]) {
       found.set(row[0], { state: row[1], remoteId: row[2], size: row[3], mtimeMs: row[4], sha256: row[5] });
     }
     return found;
