@@ -2,7 +2,7 @@
 // schemas (route validation and archive validation use the same ones) and the records they make.
 import { HttpError, type MetadataDefinition } from './context.js';
 import { type MetadataValueInput, type StoredMetadataValue, storeMetadataValue } from './metadataValues.js';
-import { EMPTY_DOCUMENT, RICH_TEXT_NODE, withRichText } from './richText.js';
+import { EMPTY_DOCUMENT, RICH_TEXT_NODE } from './richText.js';
 import type { CategoryConditionRecord, TemplateColumnRecord } from './state/assemblyReferenceItems.js';
 import type { ReferenceMaterialFields, ReferenceMaterialRecord } from './state/referenceMaterials.js';
 
