@@ -1,16 +1,10 @@
 // MetadataValueInput -> stored value -> MetadataValue, checked against the tenant's
 // organization metadata definitions. Shared by projects and the playbook parts.
+import type { components } from '../contract/openapi.js';
 import { HttpError, type MetadataDefinition } from './context.js';
 
-export interface MetadataValueInput {
-  isYes?: boolean | null;
-  decimalValue?: number | null;
-  text?: string | null;
-  date?: string | null;
-  singleCategoryIdentifier?: string | null;
-  categories?: string[] | null;
-  organizationMetadataIdentifier?: string | null;
-}
+/** The contract's write shape; the emulator shares the contract's types with the client. */
+export type MetadataValueInput = components['schemas']['MetadataValueInput'];
 
 export interface StoredMetadataValue extends MetadataValueInput {
   objectIdentifier: string;

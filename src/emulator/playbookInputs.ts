@@ -1,5 +1,6 @@
 // Request bodies of the playbook parts that a playbook archive may carry too: their JSON
 // schemas (route validation and archive validation use the same ones) and the records they make.
+import type { components } from '../contract/openapi.js';
 import { HttpError, type MetadataDefinition } from './context.js';
 import { type MetadataValueInput, type StoredMetadataValue, storeMetadataValue } from './metadataValues.js';
 import { EMPTY_DOCUMENT, RICH_TEXT_NODE } from './richText.js';
@@ -20,22 +21,10 @@ const referenceMaterialFieldSchemas = {
   isRequired: { type: 'boolean' },
 };
 
-export interface ReferenceMaterialUpdate {
-  name: string;
-  description?: string | null;
-  booleanValue?: boolean | null;
-  isSourceDocuments?: boolean | null;
-  dateTimeValue?: string | null;
-  decimalValue?: number | null;
-  textValue?: string | null;
-  isLocked?: boolean;
-  isRequired?: boolean;
-}
-
-export interface ReferenceMaterialInput extends ReferenceMaterialUpdate {
-  type: string;
-  categories?: { name: string }[];
-}
+type Schemas = components['schemas'];
+export type ReferenceMaterialUpdate = Schemas['ReferenceMaterialUpdateInput'];
+/** Category names are required here (the read model's names are non-null): a documented choice. */
+export type ReferenceMaterialInput = Omit<Schemas['ReferenceMaterialInput'], 'categories'> & { categories?: { name: string }[] };
 
 export const referenceMaterialUpdateSchema = { type: 'object', properties: referenceMaterialFieldSchemas, required: ['name'] };
 
@@ -49,10 +38,7 @@ export const referenceMaterialInputSchema = {
   required: ['name', 'type'],
 };
 
-export interface TemplateColumnInput {
-  name: string;
-  template?: unknown;
-}
+export type TemplateColumnInput = Schemas['TemplateColumnInput'];
 
 /** Embeds RICH_TEXT_NODE: wrap the root schema that uses it in withRichText. */
 export const templateColumnInputSchema = {
@@ -61,10 +47,7 @@ export const templateColumnInputSchema = {
   required: ['name'],
 };
 
-export interface CategoryConditionInput {
-  fuzzyMatch?: boolean;
-  text: string | null;
-}
+export type CategoryConditionInput = Schemas['CategoryConditionInput'];
 
 export const categoryConditionInputSchema = {
   type: 'object',

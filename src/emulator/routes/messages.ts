@@ -1,6 +1,7 @@
 // Assistant messages: list, send (JSON or server-sent events), handoff, get by id.
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import type { components } from '../../contract/openapi.js';
 import { QUOTE_BYTES, replyText, serverSentEvents, summarize } from '../assistantReply.js';
 import type { CoreContext, CoreRoutePlugin } from '../coreContext.js';
 import { HttpError } from '../context.js';
@@ -11,19 +12,7 @@ import type { ListedDocument } from '../state/documents.js';
 import { ownerOf, visibleProject } from './access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery, uuid } from './schemas.js';
 
-interface MessageInput {
-  text: string | null;
-  messageDocumentIdentifiers?: string[] | null;
-  flowObjectIdentifiers?: string[] | null;
-  modelIdentifier: string;
-  stream?: boolean | null;
-  messageType?: string;
-  thinkingEffort?: string | null;
-  compactionEnabled?: boolean | null;
-  compactionAcknowledged?: boolean | null;
-  tools?: string[] | null;
-  agentMode?: boolean | null;
-}
+type MessageInput = components['schemas']['MessageInput'];
 
 type ChatParams = { projectIdentifier: string; assistantIdentifier: string };
 
