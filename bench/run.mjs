@@ -216,7 +216,8 @@ const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
 console.log(line(header));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const r of rows) console.log(line(r));
-const out = new URL('./results/latest.json', import.meta.url);
+// A full run writes latest.json; a subset writes its own file, so it never hides the full one.
+const out = new URL(`./results/${onlyArg ? `latest-${onlyArg.replace(/,/g, '-')}${large ? '-large' : ''}` : `latest${large ? '-large' : ''}`}.json`, import.meta.url);
 await mkdir(new URL('./results/', import.meta.url), { recursive: true });
 await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`\nresults written to ${out.pathname}`);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
 import type { MirrorOptions } from './mirror.js';
+import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 
 const uuid = z.uuid({ message: 'must be a uuid' });
 
@@ -39,12 +40,36 @@ const MirrorDefinition = z
   })
   .strict();
 
-const Definition = z.discriminatedUnion('job', [MirrorDefinition]);
+const REASONS = ['outOfMemory', 'unsupportedFileType', 'badFile', 'uploadFailure', 'ocrPageLimitExceeded', 'unknownException', 'insufficientCredits', 'maliciousFile', 'fileScanTimedOut'] as const;
+const duration = z.string().regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 90s, 30m or 2h' });
+
+const UploadDefinition = MirrorDefinition.extend({
+  job: z.literal('upload'),
+  playbook: uuid,
+  name: z.string().min(1).optional(),
+  wait: z.boolean().optional(),
+  timeout: duration.optional(),
+  retryFailed: z.boolean().optional(),
+  /** Overrides of the default retry policy (docs/cli.md). */
+  retryPolicy: z
+    .object({
+      reasons: z.partialRecord(z.enum(REASONS), z.enum(['retry', 'never', 'fallback', 'stop'])).optional(),
+      maxRounds: z.number().int().min(0).max(10).optional(),
+      ocrFallback: z.enum(['never', 'detect']).optional(),
+    })
+    .strict()
+    .optional(),
+  ack: z.boolean().optional(),
+}).strict();
+
+const Definition = z.discriminatedUnion('job', [MirrorDefinition, UploadDefinition]);
 export type JobDefinition = z.infer<typeof Definition>;
 
 export interface LoadedDefinition {
   definition: JobDefinition;
   mirror: MirrorOptions;
+  /** Present for `job: upload`. */
+  upload?: UploadOptions;
   profile: string | undefined;
   rps: number | undefined;
   state: string | undefined;
@@ -58,30 +83,48 @@ export function loadDefinition(path: string): LoadedDefinition {
     throw new ConfigurationError(`cannot read job file ${path}: ${(err as Error).message}`);
   }
   if (!raw || typeof raw !== 'object' || !('job' in raw)) {
-    throw new ConfigurationError(`job file ${path}: job: required, one of mirror`);
+    throw new ConfigurationError(`job file ${path}: job: required, one of mirror, upload`);
   }
   const parsed = Definition.safeParse(raw);
   if (!parsed.success) throw new ConfigurationError(`job file ${path}: ${formatIssues(parsed.error)}`);
   const d = parsed.data;
   const here = dirname(resolve(path));
-  return {
-    definition: d,
-    profile: d.profile,
-    rps: d.rps,
-    state: d.state ? resolve(here, d.state) : undefined,
-    mirror: {
-      source: resolve(here, d.source),
-      project: d.project,
-      to: d.to,
-      include: d.include,
-      exclude: d.exclude,
-      concurrency: d.concurrency,
-      checksum: d.checksum,
-      followSymlinks: d.followSymlinks,
-      ocrEngine: d.ocr?.engine,
-      ocrStrategy: d.ocr?.strategy,
-      coordinateExtractionStrategy: d.coordinateExtraction,
-      metadata: d.metadata,
-    },
+  const mirror: MirrorOptions = {
+    source: resolve(here, d.source),
+    project: d.project,
+    to: d.to,
+    include: d.include,
+    exclude: d.exclude,
+    concurrency: d.concurrency,
+    checksum: d.checksum,
+    followSymlinks: d.followSymlinks,
+    ocrEngine: d.ocr?.engine,
+    ocrStrategy: d.ocr?.strategy,
+    coordinateExtractionStrategy: d.coordinateExtraction,
+    metadata: d.metadata,
   };
+  const loaded: LoadedDefinition = { definition: d, profile: d.profile, rps: d.rps, state: d.state ? resolve(here, d.state) : undefined, mirror };
+  if (d.job === 'upload') {
+    loaded.upload = {
+      ...mirror,
+      playbook: d.playbook,
+      name: d.name,
+      wait: d.wait,
+      timeoutMs: d.timeout ? parseDuration(d.timeout) : undefined,
+      retryFailed: d.retryFailed,
+      policy: {
+        reasons: { ...DEFAULT_RETRY_POLICY.reasons, ...d.retryPolicy?.reasons },
+        maxRounds: d.retryPolicy?.maxRounds ?? DEFAULT_RETRY_POLICY.maxRounds,
+        ocrFallback: d.retryPolicy?.ocrFallback,
+      },
+    };
+  }
+  return loaded;
+}
+
+/** `90s`, `30m`, `2h`, `1h30m`, `250ms` or plain seconds, in ms. */
+export function parseDuration(text: string): number {
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+  return [...text.matchAll(/(\d+)(ms|s|m|h)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
 }

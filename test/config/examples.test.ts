@@ -23,6 +23,16 @@ describe('shipped examples', () => {
   });
 });
 
+describe('upload job definitions', () => {
+  it('config/jobs/onboarding-upload.yaml is valid and overrides the retry policy', () => {
+    const loaded = loadDefinition(join(repo, 'config', 'jobs', 'onboarding-upload.yaml'));
+    expect(loaded.upload).toMatchObject({ playbook: '00000000-0000-0000-0000-000000000000', name: 'Archive 2019 onboarding', timeoutMs: 7_200_000, retryFailed: true });
+    expect(loaded.upload!.policy!.reasons.outOfMemory).toBe('never');
+    expect(loaded.upload!.policy!.reasons.uploadFailure).toBe('retry');
+    expect(loaded.upload!.policy!.ocrFallback).toBe('never');
+  });
+});
+
 describe('job definitions', () => {
   const write = async (text: string) => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-job-'));
@@ -50,5 +60,7 @@ describe('job definitions', () => {
     expect(loaded.state).toBe(join(file, '..', 'state.sqlite'));
     const other = await write('job: teleport\nsource: x\n');
     expect(() => loadDefinition(other)).toThrow(/job/);
+    const badPolicy = await write('job: upload\nsource: x\nproject: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\nplaybook: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\ntimeout: soon\nretryPolicy: { reasons: { badFile: maybe } }\n');
+    expect(() => loadDefinition(badPolicy)).toThrow(/timeout: must be a duration[\s\S]*retryPolicy\.reasons\.badFile/);
   });
 });

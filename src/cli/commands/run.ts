@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import { loadDefinition } from '../../../jobs/definition.js';
 import { runMirrorCommand } from './mirror.js';
+import { runUploadCommand } from './upload.js';
+import { ConfigurationError } from '../../api/errors.js';
 
 export function registerRun(program: Command): void {
   program
@@ -12,6 +14,12 @@ export function registerRun(program: Command): void {
     .option('--json', 'print one JSON summary on stdout at the end')
     .action(async (file: string, opts: { dryRun?: boolean; json?: boolean }, cmd: Command) => {
       const loaded = loadDefinition(file);
+      if (loaded.upload) {
+        if (opts.dryRun) throw new ConfigurationError('--dry-run applies to mirror jobs; an upload job creates its batch first');
+        const ack = loaded.definition.job === 'upload' && loaded.definition.ack === true;
+        process.exitCode = await runUploadCommand(cmd, { ...loaded.upload, progress: !opts.json }, { rps: loaded.rps, state: loaded.state, json: opts.json === true, profile: loaded.profile, ack });
+        return;
+      }
       process.exitCode = await runMirrorCommand(cmd, { ...loaded.mirror, progress: !opts.json }, {
         rps: loaded.rps,
         state: loaded.state,

@@ -9,6 +9,7 @@ import { buildReport } from '../../report/model.js';
 import { REPORT_FORMATS, renderReport, renderText, type ReportFormat } from '../../report/render.js';
 import type { CheckpointStore } from '../../store/types.js';
 import { mirrorJobKey } from '../../../jobs/mirror.js';
+import { parseDuration } from '../../../jobs/definition.js';
 import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
 import { addTransferOptions, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from './mirror.js';
 import { EXIT } from '../exit-codes.js';
@@ -44,7 +45,7 @@ export function registerUpload(program: Command): void {
         playbook: opts.playbook,
         name: opts.name,
         wait: opts.wait,
-        timeoutMs: parseDuration('--timeout', opts.timeout),
+        timeoutMs: parseDurationFlag('--timeout', opts.timeout),
         retryFailed: opts.retryFailed === true,
         policy: { ...DEFAULT_RETRY_POLICY, ocrFallback: opts.ocrFallback as 'never' | 'detect' | undefined },
       };
@@ -61,7 +62,7 @@ export function registerUpload(program: Command): void {
     .action(async (opts: { playbook: string; upload: string; timeout: string; json?: boolean }, cmd: Command) => {
       const deps = openJobDeps(cmd, 1, { json: opts.json === true });
       try {
-        const details = await waitForBatch(deps.client, opts.playbook, opts.upload, { timeoutMs: parseDuration('--timeout', opts.timeout), onPoll: opts.json ? undefined : liveDisplay() });
+        const details = await waitForBatch(deps.client, opts.playbook, opts.upload, { timeoutMs: parseDurationFlag('--timeout', opts.timeout), onPoll: opts.json ? undefined : liveDisplay() });
         process.stdout.write(opts.json ? `${JSON.stringify(details)}\n` : `\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\n`);
         process.exitCode = (details.failedDocumentCount ?? 0) > 0 ? EXIT.failed : EXIT.ok;
       } catch (err) {
@@ -167,13 +168,8 @@ function liveDisplay(): (d: PlaybookDocumentUploadDetails) => void {
   };
 }
 
-/** `90s`, `30m`, `2h`, `1h30m` or plain seconds. */
-export function parseDuration(flag: string, text: string): number {
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const parts = [...text.matchAll(/(\d+)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) {
-    throw new ConfigurationError(`${flag} "${text}" is not a duration like 90s, 30m or 2h`);
-  }
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-  return parts.reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
+/** A duration flag, refused with its name when it does not read. */
+export function parseDurationFlag(flag: string, text: string): number {
+  if (!/^(\d+(ms|s|m|h))+$|^\d+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not a duration like 90s, 30m or 2h`);
+  return parseDuration(text);
 }
