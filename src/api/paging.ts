@@ -48,8 +48,9 @@ export class PagedList<T> implements AsyncIterable<T> {
         seen++;
         yield item;
       }
-      // Stop on an empty or short page, or once totalCount items were read.
-      if (page.items.length === 0 || page.items.length < pageSize) return;
+      // Stop on an empty or short page, or once totalCount items were read. A page longer than
+      // asked for means the call does not page at all: asking for page 2 would repeat it.
+      if (page.items.length === 0 || page.items.length !== pageSize) return;
       if (page.totalCount !== undefined && pageNumber * pageSize >= page.totalCount) return;
       pageNumber++;
     }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FerryClient } from '../../src/api/index.js';
+import { FerryClient, PagedList } from '../../src/api/index.js';
 import { clientOptionsFor, collect, json, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;
@@ -76,6 +76,16 @@ describe('paging', () => {
   it('reads an unpaged list once', async () => {
     server.handle('GET', '/playbooks/pb/reference-materials', ({ res }) => json(res, 200, items(3)));
     expect(await collect(client.referenceMaterials.list('pb'))).toHaveLength(3);
+    expect(server.hits.get('GET /playbooks/pb/reference-materials')).toBe(1);
+  });
+
+  it('reads a list that ignores paging once, instead of repeating it page after page', async () => {
+    server.handle('GET', '/playbooks/pb/reference-materials', ({ res }) => json(res, 200, items(150)));
+    const list = new PagedList<unknown>(
+      (page, size) => client.request({ method: 'GET', path: '/playbooks/pb/reference-materials', query: { pageNumber: page, pageSize: size } }),
+      { pageSize: 100 },
+    );
+    expect(await collect(list)).toHaveLength(150);
     expect(server.hits.get('GET /playbooks/pb/reference-materials')).toBe(1);
   });
 
