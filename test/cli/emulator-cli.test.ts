@@ -1,0 +1,95 @@
+// `ferry emulator` as users start it: one JSON line on stdout when ready, logs on stderr only,
+// state kept across a restart with --data, and a clean stop on SIGTERM.
+import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { FerryClient } from '../../src/api/index.js';
+
+const bin = fileURLToPath(new URL('../../bin/ferry.js', import.meta.url));
+
+interface Started {
+  child: ChildProcess;
+  ready: Record<string, any>;
+  stdout: string[];
+  stderr: () => string;
+}
+
+async function startCli(args: string[]): Promise<Started> {
+  const child = spawn(process.execPath, [bin, 'emulator', '--port', '0', ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'info' } });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const lines = createInterface({ input: child.stdout! });
+  const stdout: string[] = [];
+  lines.on('line', (l) => stdout.push(l));
+  while (stdout.length === 0) {
+    const [exited] = await Promise.race([once(lines, 'line').then(() => [false]), once(child, 'exit').then(() => [true])]);
+    if (exited) throw new Error(`ferry emulator exited: ${stderr}`);
+  }
+  return { child, ready: JSON.parse(stdout[0]!), stdout, stderr: () => stderr };
+}
+
+async function stop(s: Started): Promise<number | null> {
+  s.child.kill('SIGTERM');
+  const [code] = await once(s.child, 'exit');
+  return code as number | null;
+}
+
+function clientOf(ready: Record<string, any>): FerryClient {
+  const t = ready.tenants[0];
+  return new FerryClient({
+    address: { baseUrl: ready.baseUrl, settingsUrl: ready.settingsUrl, authUrl: ready.authUrl },
+    credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: ready.audience },
+  });
+}
+
+describe('ferry emulator (CLI)', () => {
+  it('prints one JSON line when ready, serves the API, keeps state with --data, and stops on SIGTERM', async () => {
+    const data = await mkdtemp(join(tmpdir(), 'ferry-emu-cli-'));
+    const first = await startCli(['--data', data]);
+    expect(Object.keys(first.ready).sort()).toEqual(['audience', 'authUrl', 'baseUrl', 'settingsUrl', 'tenants']);
+    expect(first.ready.tenants).toHaveLength(2);
+    expect(new Set(first.ready.tenants.map((t: { region: string }) => t.region)).size).toBe(2);
+    for (const t of first.ready.tenants) {
+      expect(Object.keys(t)).toEqual(expect.arrayContaining(['name', 'region', 'clientId', 'clientSecret', 'readOnlyClientId', 'readOnlyClientSecret', 'organizationMetadata', 'assistants']));
+    }
+    const client = clientOf(first.ready);
+    const project = await client.projects.create({ name: 'kept across restarts', description: 'cli' });
+    await client.close();
+    expect(await stop(first)).toBe(0);
+    // stdout carried exactly the ready line; the logs went to stderr.
+    expect(first.stdout).toHaveLength(1);
+    expect(first.stderr()).toContain('"level"');
+    expect(first.stderr()).not.toContain(first.ready.tenants[0].clientSecret);
+
+    const second = await startCli(['--data', data]);
+    const again = clientOf(second.ready);
+    expect((await again.projects.get(project.objectIdentifier)).name).toBe('kept across restarts');
+    await again.close();
+    expect(await stop(second)).toBe(0);
+  });
+
+  it('names a bad --faults spec and a bad --seed file, with exit code 2', async () => {
+    const faults = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--faults', '429=2'], { env: { PATH: process.env.PATH ?? '' } });
+    let err = '';
+    faults.stderr.on('data', (d) => (err += d));
+    const [code] = await once(faults, 'exit');
+    expect(code).toBe(2);
+    expect(err).toContain('--faults');
+    expect(err).toContain('429');
+
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-seed-'));
+    await writeFile(join(dir, 'seed.json'), '{"tenants": "nope"}');
+    const seeded = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--seed', join(dir, 'seed.json')], { env: { PATH: process.env.PATH ?? '' } });
+    let err2 = '';
+    seeded.stderr.on('data', (d) => (err2 += d));
+    const [code2] = await once(seeded, 'exit');
+    expect(code2).toBe(2);
+    expect(err2).toContain('--seed');
+    expect(err2).toContain('tenants');
+  });
+});
