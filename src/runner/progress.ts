@@ -67,10 +67,13 @@ export function describeProgress(s: ProgressState, elapsedMs: number, bar: boole
     `failed ${c.failed}`,
   ];
   if (!bar) return parts.join(' ');
-  const fraction = s.itemsPlanned > 0 ? done / s.itemsPlanned : 0;
-  const width = 20;
-  const filled = Math.min(width, Math.round(fraction * width));
-  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${parts.join('  ')}`;
+  // Two bars: files and bytes (many small files and one huge one move them very differently).
+  return `files ${meter(s.itemsPlanned > 0 ? done / s.itemsPlanned : 0)} ${parts[0]}  bytes ${meter(s.bytesPlanned > 0 ? s.bytes / s.bytesPlanned : 0)} ${parts.slice(1).join('  ')}`;
+}
+
+function meter(fraction: number, width = 16): string {
+  const filled = Math.max(0, Math.min(width, Math.round(fraction * width)));
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
 }
 
 export function formatBytes(n: number): string {

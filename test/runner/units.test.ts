@@ -68,7 +68,8 @@ describe('progress line', () => {
       false,
     );
     expect(line).toBe('5/8 files 5.0 MiB/10.0 MiB 1.0 MiB/s eta 5s skipped 2 failed 1');
-    expect(describeProgress({ counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true }, 0, true)).toMatch(/^\[\.{20}\] 0\/0\+ files/);
+    expect(describeProgress({ counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true }, 0, true)).toMatch(/^files \[\.{16}\] 0\/0\+ files  bytes \[\.{16}\] 0 B\/0 B/);
+    expect(describeProgress({ counts: { discovered: 4, uploaded: 2, skipped: 0, failed: 0, reconciled: 0 }, bytes: 900, bytesPlanned: 1000, itemsPlanned: 4, discovering: false }, 1000, true)).toMatch(/^files \[#{8}\.{8}\] 2\/4 files  bytes \[#{14}\.{2}\]/);
     expect(formatBytes(1536)).toBe('1.5 KiB');
     expect(formatDuration(3_725_000)).toBe('1h02m');
   });
