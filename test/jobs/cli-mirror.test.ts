@@ -60,6 +60,16 @@ describe('ferry mirror (CLI)', () => {
     expect(summary.errors[0].key).toBe('secret.txt');
     expect(summary.errors[0].error).toContain('EACCES');
     expect((await remoteFiles(client, project)).map((f) => f.path).sort()).toEqual(['/ok.txt', '/sub/also-ok.txt']);
+
+    // The run is on record, with its problem, for `jobs list` and `jobs show`.
+    const listed = await ferry(['jobs', 'list', '--state', join(dir, 'state.sqlite')], service.env());
+    expect(listed.stdout).toMatch(/^\s+1 {2}mirror {3}failed {6}.* up 2 skip 0 fail 1 rec 0/m);
+    const shown = JSON.parse((await ferry(['jobs', 'show', '1', '--state', join(dir, 'state.sqlite'), '--json'], service.env())).stdout);
+    expect(shown).toMatchObject({ id: 1, job: 'mirror', status: 'failed', params: { source: src, project } });
+    expect(shown.errors[0]).toMatch(/^secret\.txt: cannot read .*EACCES/);
+    const missing = await ferry(['jobs', 'show', '99', '--state', join(dir, 'state.sqlite')], service.env());
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('no run 99 in this checkpoint store');
   });
 
   it('exits 2 naming a missing source, and 4 when another run holds the lock', async () => {
