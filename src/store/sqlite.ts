@@ -122,7 +122,6 @@ export class SqliteCheckpointStore implements CheckpointStore {
            last_error = @error, updated_at = @now`,
       ),
       inFlight: db.prepare("SELECT * FROM items WHERE job_id = ? AND state = 'uploading' ORDER BY source_key"),
-      items: db.prepare('SELECT * FROM items WHERE job_id = ? ORDER BY source_key'),
       byRemoteIds: db.prepare('SELECT remote_id, source_key FROM items WHERE job_id = ? AND remote_id IN (SELECT value FROM json_each(?))').raw(),
       uploadedKeys: db.prepare("SELECT source_key FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
       fingerprints: db
@@ -250,13 +249,6 @@ export class SqliteCheckpointStore implements CheckpointStore {
   inFlight(jobKey: string): ItemRecord[] {
     this.flush();
     return (this.s.inFlight.all(this.jobId(jobKey)) as ItemRow[]).map((row) => toItem(jobKey, row));
-  }
-
-  *items(jobKey: string, states?: ItemState[]): IterableIterator<ItemRecord> {
-    this.flush();
-    for (const row of this.s.items.iterate(this.jobId(jobKey)) as IterableIterator<ItemRow>) {
-      if (!states || states.includes(row.state)) yield toItem(jobKey, row);
-    }
   }
 
   sourceKeysByRemoteId(jobKey: string, remoteIds: readonly string[]): Map<string, string> {

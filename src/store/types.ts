@@ -103,8 +103,6 @@ export interface CheckpointStore {
   sourceKeysByRemoteId(jobKey: string, remoteIds: readonly string[]): Map<string, string>;
   /** Source keys of the items that were uploaded, streamed (cheap: for spotting local deletions). */
   uploadedKeys(jobKey: string): IterableIterator<string>;
-  /** Every item of a job, in source-key order, streamed. */
-  items(jobKey: string, states?: ItemState[]): IterableIterator<ItemRecord>;
 
   // Remote folders, by relative path
   getFolder(jobKey: string, relPath: string): string | undefined;
