@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { mirror } from '../../jobs/mirror.js';
+import { mirror, mirrorRetryListener } from '../../jobs/mirror.js';
+import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 
@@ -40,5 +41,31 @@ describe('mirror under faults', () => {
     expect(new Set(paths).size).toBe(paths.length);
     expect(remote).toHaveLength(200);
     for (const doc of remote) expect(doc.size).toBe(Buffer.byteLength(files[(doc.path ?? '').slice(1)] ?? ''));
+  });
+});
+
+describe('mirror against a rate-limited service', () => {
+  it('halves its concurrency on 429s and still uploads every file exactly once', async () => {
+    const limited = await startService({ rateLimit: { rps: 200, burst: 20 } });
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'ferry-ratelimit-'));
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 150; i++) files[`f${i}.txt`] = `file ${i}`;
+      await writeTree(join(dir, 'src'), files);
+      const concurrency = new AdaptiveConcurrency({ max: 16 });
+      const client = limited.client({ retry: { maxRetries: 10, baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 20 }, onRetry: mirrorRetryListener(concurrency) });
+      const project = (await client.projects.create({ name: 'rate limited', description: 'x' })).objectIdentifier;
+      const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+      const summary = await mirror({ source: join(dir, 'src'), project, progress: false, concurrency: 16 }, { client, store, concurrency });
+      store.close();
+      expect(summary.counts).toMatchObject({ uploaded: 150, failed: 0 });
+      // The service pushed back, and the job listened.
+      expect(concurrency.decreases).toBeGreaterThan(0);
+      const remote = await remoteFiles(client, project);
+      expect(new Set(remote.map((d) => d.path)).size).toBe(150);
+      expect(remote).toHaveLength(150);
+    } finally {
+      await limited.close();
+    }
   });
 });
