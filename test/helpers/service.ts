@@ -41,9 +41,12 @@ export async function startService(opts: EmulatorOptions = {}): Promise<Service>
         FERRY_CLIENT_SECRET: t.clientSecret,
       };
     },
+    /** Stops everything, and fails the file if any response broke the contract along the way. */
     async close() {
       await Promise.all(clients.map((c) => c.close()));
+      const violations = [...emulator.contractViolations];
       await emulator.close();
+      if (violations.length > 0) throw new Error(`the emulator sent responses that break the contract: ${JSON.stringify(violations.slice(0, 5))}`);
     },
   };
 }
