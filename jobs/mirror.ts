@@ -168,8 +168,8 @@ export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: So
     const placement = await folders.place(entry.key);
     const name = fileName(entry.key);
     const metadata = { ...opts.metadata, ...(placement.flattenedPath ? { [RELATIVE_PATH_KEY]: placement.flattenedPath } : {}) };
-    const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: placement.flattenedPath };
     const previous = store.fingerprint(jobKey, entry.key)?.remoteId ?? null;
+    const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: placement.flattenedPath, notId: previous };
     store.recordIntent(jobKey, entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.sha256 ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
     const started = Date.now();
     const doc: Document = await client.documents.upload(
@@ -324,8 +324,8 @@ async function settleInFlight(client: FerryClient, store: CheckpointStore, proje
       index = await BatchIndex.load(client, project, item.uploadId);
       indexes.set(item.uploadId, index);
     }
-    const doc = index.claim({ name: posix.basename(item.sourceKey), parentId: item.parentId, size: item.size, relativePath: undefined }) ??
-      index.claim({ name: posix.basename(item.sourceKey), parentId: item.parentId, size: item.size, relativePath: item.sourceKey });
+    const wanted = { name: posix.basename(item.sourceKey), parentId: item.parentId, size: item.size, notId: item.remoteId };
+    const doc = index.claim({ ...wanted, relativePath: undefined }) ?? index.claim({ ...wanted, relativePath: item.sourceKey });
     if (doc?.objectIdentifier) {
       store.recordUploaded(jobKey, item.sourceKey, { remoteId: doc.objectIdentifier, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId });
       ctx.counts.reconciled++;

@@ -11,6 +11,11 @@ export interface Wanted {
   size: number;
   /** Set for files that were flattened into another folder. */
   relativePath?: string | undefined;
+  /**
+   * The document this file already had: never the answer, even when a changed file kept its size
+   * and name and went to the same batch again (a resumed run).
+   */
+  notId?: string | null | undefined;
 }
 
 export const RELATIVE_PATH_KEY = 'ferry.relativePath';
@@ -32,7 +37,8 @@ export class BatchIndex {
   /** Takes the matching document, so one document never settles two items. */
   claim(wanted: Wanted): Document | undefined {
     const list = this.byKey.get(matchKey(wanted));
-    return list?.shift();
+    const at = list?.findIndex((d) => d.objectIdentifier !== wanted.notId) ?? -1;
+    return at >= 0 ? list?.splice(at, 1)[0] : undefined;
   }
 
   private add(key: string, doc: Document): void {
@@ -50,7 +56,7 @@ export async function findLanded(client: FerryClient, project: string, uploadId:
     hidePackagedFiles: false,
   };
   for await (const doc of client.documents.list(project, query)) {
-    if (doc.documentUploadObjectIdentifier !== uploadId || !doc.objectIdentifier || claimed.has(doc.objectIdentifier)) continue;
+    if (doc.documentUploadObjectIdentifier !== uploadId || !doc.objectIdentifier || claimed.has(doc.objectIdentifier) || doc.objectIdentifier === wanted.notId) continue;
     const relativePath = doc.metadata?.find((m) => m.key === RELATIVE_PATH_KEY)?.value ?? undefined;
     if (matchKey({ name: doc.name ?? '', parentId: doc.parentObjectIdentifier ?? null, size: doc.size ?? -1, relativePath }) === matchKey(wanted)) return doc;
   }
