@@ -1,16 +1,14 @@
 // Builds the EmulatorContext handed to every route plugin, plus the core-only members
 // (the core parts' stores and services) that the core's own plugins use.
 import { randomUUID } from 'node:crypto';
-import type { EventEmitter } from 'node:events';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { signedBlobPath } from './blobUrls.js';
 import type { Clock } from './clock.js';
-import { type BlobStore, type Caller, type EmulatorContext, HttpError } from './context.js';
+import { type Caller, type EmulatorContext, HttpError } from './context.js';
 import type { FaultInjector } from './faults.js';
 import type { DocumentProcessor } from './processing.js';
 import type { Stores } from './state/index.js';
-import type Database from 'better-sqlite3';
 
 export interface CoreContext extends EmulatorContext {
   stores: Stores;
@@ -29,19 +27,11 @@ export interface CoreContext extends EmulatorContext {
 /** Plugins of the core parts receive the CoreContext; any RoutePlugin fits this type too. */
 export type CoreRoutePlugin = (app: FastifyInstance, ctx: CoreContext) => void | Promise<void>;
 
-export interface CoreDependencies {
-  db: Database.Database;
-  events: EventEmitter;
-  blobs: BlobStore;
-  stores: Stores;
-  processor: DocumentProcessor;
-  faults: FaultInjector;
-  clock: Clock;
-  logger: Logger;
-  audience: string;
-  tokenTtlSeconds: number;
-  baseUrl: () => string;
-}
+/** What the core context is made from: the parts it passes through as they are, and the base URL. */
+export type CoreDependencies = Pick<
+  CoreContext,
+  'db' | 'events' | 'blobs' | 'stores' | 'processor' | 'faults' | 'clock' | 'logger' | 'audience' | 'tokenTtlSeconds' | 'baseUrl'
+>;
 
 export function createCoreContext(deps: CoreDependencies): CoreContext {
   const callers = new WeakMap<FastifyRequest, Caller>();
