@@ -9,7 +9,7 @@ import { type ArchiveFile, type ArchiveMetadataValue, type PlaybookArchive, read
 import { categoryCondition, newReferenceMaterial, playbookMetadataValues, templateColumn } from './playbookInputs.js';
 import type { AssemblyRecord } from './state/assemblies.js';
 import type { ImportTaskRecord } from './state/playbookImports.js';
-import type { PlaybookRecord } from './state/playbooks.js';
+import { newPlaybookRecord } from './state/playbooks.js';
 import type { PlaybookStores } from './state/playbookStores.js';
 
 /** The import cannot be applied to this tenant (e.g. a metadata definition it does not have). */
@@ -71,16 +71,7 @@ export class PlaybookImporter {
   private apply(task: ImportTaskRecord, { manifest, files }: PlaybookArchive): Set<string> {
     const { ctx, stores } = this;
     const now = ctx.now();
-    const playbook: PlaybookRecord = {
-      objectIdentifier: ctx.newId(),
-      tenant: task.tenant,
-      name: manifest.playbook.name,
-      description: manifest.playbook.description ?? null,
-      isPrivate: manifest.playbook.isPrivate,
-      organizationWide: manifest.playbook.organizationWide,
-      dateAdded: now,
-      owner: task.owner,
-    };
+    const playbook = newPlaybookRecord(manifest.playbook, { objectIdentifier: ctx.newId(), tenant: task.tenant, dateAdded: now, owner: task.owner });
     stores.playbooks.create(playbook);
     const definitions = ctx.organizationMetadataDefinitions(task.tenant);
     const metadata = manifest.metadata.map((value, index) => resolveMetadata(value, definitions, `metadata[${index}]`));

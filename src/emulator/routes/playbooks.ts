@@ -4,7 +4,7 @@ import { type EmulatorContext, HttpError, type RoutePlugin } from '../context.js
 import { type MetadataValueInput, metadataValueInputSchema } from '../metadataValues.js';
 import { playbookMetadataValues } from '../playbookInputs.js';
 import type { AssemblySummary } from '../state/assemblies.js';
-import { type MetadataFilter, PLAYBOOK_SORTING, type PlaybookRecord } from '../state/playbooks.js';
+import { type MetadataFilter, newPlaybookRecord, PLAYBOOK_SORTING, type PlaybookRecord } from '../state/playbooks.js';
 import { playbookStores } from '../state/playbookStores.js';
 import { ownerOf } from './access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery } from './schemas.js';
@@ -101,16 +101,7 @@ export const playbookRoutes: RoutePlugin = (app, ctx) => {
   app.post<{ Body: PlaybookBody }>('/playbooks', { schema: { body: playbookBody } }, async (req, reply) => {
     ctx.requireWrite(req);
     const caller = ctx.caller(req);
-    const playbook: PlaybookRecord = {
-      objectIdentifier: ctx.newId(),
-      tenant: caller.tenant,
-      name: req.body.name,
-      description: req.body.description ?? null,
-      isPrivate: req.body.isPrivate,
-      organizationWide: req.body.organizationWide,
-      dateAdded: ctx.now(),
-      owner: ownerOf(ctx, req),
-    };
+    const playbook = newPlaybookRecord(req.body, { objectIdentifier: ctx.newId(), tenant: caller.tenant, dateAdded: ctx.now(), owner: ownerOf(ctx, req) });
     const metadata = playbookMetadataValues(req.body.metadata ?? [], (id) => ctx.organizationMetadata(caller.tenant, id), ctx.newId);
     ctx.db.transaction(() => {
       stores.playbooks.create(playbook);

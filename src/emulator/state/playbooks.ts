@@ -16,6 +16,28 @@ export interface PlaybookRecord {
   owner: Owner;
 }
 
+/** The fields a create body or an archive gives; the rest come from the call. */
+export interface PlaybookFields {
+  name: string;
+  description?: string | null | undefined;
+  isPrivate: boolean;
+  organizationWide: boolean;
+}
+
+/** A new playbook record, the same whether it was created by a call or by an import. */
+export function newPlaybookRecord(fields: PlaybookFields, made: { objectIdentifier: string; tenant: string; dateAdded: string; owner: Owner }): PlaybookRecord {
+  return {
+    objectIdentifier: made.objectIdentifier,
+    tenant: made.tenant,
+    name: fields.name,
+    description: fields.description ?? null,
+    isPrivate: fields.isPrivate,
+    organizationWide: fields.organizationWide,
+    dateAdded: made.dateAdded,
+    owner: made.owner,
+  };
+}
+
 interface PlaybookRow {
   object_identifier: string;
   tenant: string;
