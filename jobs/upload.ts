@@ -86,11 +86,12 @@ export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<Upl
   // A run of this job that did not finish is continued before anything new starts.
   const unfinished = opts.resumeRunId ?? store.listRuns({ job: JOB, limit: 50 }).find((r) => r.jobKey === jobKey && (r.status === 'running' || r.status === 'interrupted'))?.id;
   let resumeRunId = unfinished;
-  let only: Set<string> | undefined = resumeRunId !== undefined ? onlyOf(store.getRun(resumeRunId)?.params) : undefined;
-  let ocrStrategy = resumeRunId !== undefined ? ((store.getRun(resumeRunId)?.params.ocrStrategy as OCRStrategy | undefined) ?? opts.ocrStrategy) : opts.ocrStrategy;
+  // A resumed run keeps its own batch, its retry files and its OCR setting.
+  let resumed = resumeRunId !== undefined ? store.getRun(resumeRunId) : undefined;
+  let only: Set<string> | undefined = onlyOf(resumed?.params);
+  let ocrStrategy = (resumed?.params.ocrStrategy as OCRStrategy | undefined) ?? opts.ocrStrategy;
 
   for (let round = 0; ; round++) {
-    const resumed = resumeRunId !== undefined ? store.getRun(resumeRunId) : undefined;
     let uploadIdentifier = resumed?.uploadId ?? undefined;
     if (!uploadIdentifier) {
       const name = `${opts.name ?? `${basename(opts.source)} ${new Date().toISOString().slice(0, 10)}`}${round > 0 ? ` (retry ${round})` : ''}`;
@@ -123,6 +124,7 @@ export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<Upl
       },
     );
     resumeRunId = undefined;
+    resumed = undefined;
     result.batches.push({ uploadIdentifier: batchId, summary, report });
     if (!report || summary.status === 'aborted' || summary.status === 'interrupted') return result;
 
