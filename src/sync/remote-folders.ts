@@ -27,6 +27,8 @@ export class RemoteFolders {
   /** Children folders per parent id ('' = root), listed once. */
   private readonly children = new Map<string, Promise<Map<string, string>>>();
   private readonly flattenedDirs = new Set<string>();
+  /** Dry run: ids standing for folders that would be created. */
+  private readonly planned = new Set<string>();
 
   constructor(
     private readonly client: FerryClient,
@@ -83,7 +85,10 @@ export class RemoteFolders {
     if (this.stats.creationUnavailable) return this.flatten(full);
     if (this.dryRun) {
       this.stats.created++;
-      return `(new folder ${full})`;
+      // A stand-in id for a folder a real run would create; it has no children to list.
+      const planned = `(new folder ${full})`;
+      this.planned.add(planned);
+      return planned;
     }
     try {
       const doc = await this.client.documents.createFolder(this.project, name, parentId ?? undefined, {
@@ -150,7 +155,7 @@ export class RemoteFolders {
 
   private async listChildFolders(parentId: string | null): Promise<Map<string, string>> {
     const found = new Map<string, string>();
-    if (parentId?.startsWith('(new folder')) return found;
+    if (parentId !== null && this.planned.has(parentId)) return found;
     // Unfiltered on purpose: the service's filter semantics are not documented, names are checked here.
     for await (const doc of this.client.documents.list(this.project, { ...(parentId ? { parentObjectIdentifier: parentId } : {}), hidePackagedFiles: false })) {
       if (doc.isDirectory && doc.name && doc.objectIdentifier && (doc.parentObjectIdentifier ?? null) === parentId) found.set(doc.name, doc.objectIdentifier);
