@@ -41,20 +41,34 @@ export class PagedList<T> implements AsyncIterable<T> {
     const limit = this.opts.limit ?? Infinity;
     let pageNumber = this.opts.startPage ?? 1;
     let seen = 0;
+    let previousFirst: string | undefined;
     for (;;) {
       const page = await this.page(pageNumber, pageSize);
+      // A service that ignores pageNumber answers every page alike: stop rather than loop.
+      const first = page.items.length > 0 ? JSON.stringify(page.items[0]) : undefined;
+      if (first !== undefined && first === previousFirst) return;
+      previousFirst = first;
       for (const item of page.items) {
         if (seen >= limit) return;
         seen++;
         yield item;
       }
-      // Stop on an empty or short page, or once totalCount items were read. A page longer than
-      // asked for means the call does not page at all: asking for page 2 would repeat it.
-      if (page.items.length === 0 || page.items.length !== pageSize) return;
-      if (page.totalCount !== undefined && pageNumber * pageSize >= page.totalCount) return;
+      if (!nextPageNeeded(page, pageSize, seen)) return;
       pageNumber++;
     }
   }
+}
+
+/**
+ * Whether a walk must ask for the page after `page`. A short page proves nothing (services cap
+ * page sizes without saying so), so: `{items, totalCount}` lists are read until totalCount items
+ * arrived or a page comes back empty; bare arrays until an empty page. A page longer than asked
+ * for means the call does not page at all: asking for page 2 would repeat it.
+ */
+export function nextPageNeeded(page: Page<unknown>, pageSize: number, seenSoFar: number): boolean {
+  if (page.items.length === 0 || page.items.length > pageSize) return false;
+  if (page.totalCount !== undefined) return seenSoFar < page.totalCount;
+  return true;
 }
 
 export function toPage<T>(body: unknown, pageNumber: number, pageSize: number): Page<T> {

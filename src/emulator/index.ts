@@ -46,6 +46,8 @@ export interface EmulatorOptions {
   rateLimit?: RateLimitSettings;
   /** Check every response against src/contract/openapi.yaml; `throw` turns a mismatch into a 500. Off by default. */
   validateResponses?: boolean | 'throw';
+  /** Lists answer with at most this many items whatever page size was asked for (silently). */
+  maxPageSize?: number;
   logger?: Logger;
 }
 
@@ -118,6 +120,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(validator ? { validator } : {}),
     validationMode: options.validateResponses === 'throw' ? 'throw' : 'record',
     violations: contractViolations,
+    maxPageSize: options.maxPageSize,
   });
 
   try {

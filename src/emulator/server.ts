@@ -18,6 +18,8 @@ export interface ServerOptions {
   /** `throw`: a mismatching response becomes a 500 naming the mismatch. */
   validationMode: 'record' | 'throw';
   violations: ContractViolation[];
+  /** Largest page any list returns: larger (or absent) page sizes are cut to it without a word. */
+  maxPageSize?: number | undefined;
 }
 
 /** Path prefixes of the other hosts, removed before looking an operation up in the contract. */
@@ -35,7 +37,9 @@ export async function buildServer(ctx: CoreContext, options: ServerOptions): Pro
   });
 
   // Multipart bodies are read as streams by the routes that accept them (see multipartForm.ts).
-  await app.register(fastifyMultipart, { limits: MULTIPART_LIMITS });
+  // preservePath: a file name is the client's to choose; busboy would otherwise cut it at the
+  // last `/` or `\\` and `back\\slash.txt` would arrive as `slash.txt`.
+  await app.register(fastifyMultipart, { limits: MULTIPART_LIMITS, preservePath: true });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
     done(null, Object.fromEntries(new URLSearchParams(body as string))),
   );
@@ -55,6 +59,7 @@ export async function buildServer(ctx: CoreContext, options: ServerOptions): Pro
   app.setNotFoundHandler((req, reply) => sendProblem(req, reply, 404, `No route ${req.method} ${pathOf(req.url)}.`));
 
   const guards = registerGuards(app, ctx, options.rateLimit);
+  if (options.maxPageSize !== undefined) capPageSizes(app, options.maxPageSize);
 
   const validator = options.validator;
   if (validator) {
@@ -79,6 +84,27 @@ export async function buildServer(ctx: CoreContext, options: ServerOptions): Pro
 
   for (const plugin of options.routes) await app.register(async (scope) => plugin(scope, ctx));
   return app;
+}
+
+/**
+ * `--max-page-size N`: as services that cap page sizes do, a list asked for more (or for its
+ * default) answers with at most N items and says nothing. Applied before validation, to the
+ * query's `pageSize` and to a search body's.
+ */
+function capPageSizes(app: FastifyInstance, max: number): void {
+  app.addHook('preValidation', async (req) => {
+    const schema = req.routeOptions.schema as { querystring?: { properties?: Record<string, unknown> }; body?: { properties?: Record<string, unknown> } } | undefined;
+    const query = req.query as Record<string, unknown> | undefined;
+    if (query && schema?.querystring?.properties?.pageSize) {
+      const asked = query.pageSize === undefined ? Infinity : Number(query.pageSize);
+      if (!(asked <= max)) query.pageSize = String(max);
+    }
+    const body = req.body as Record<string, unknown> | undefined;
+    if (body && typeof body === 'object' && !Array.isArray(body) && schema?.body?.properties?.pageSize) {
+      const asked = body.pageSize === undefined || body.pageSize === null ? Infinity : Number(body.pageSize);
+      if (!(asked <= max)) body.pageSize = max;
+    }
+  });
 }
 
 declare module 'fastify' {

@@ -34,7 +34,7 @@ describe('paging', () => {
     expect(pagesAsked.map((p) => p.page)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('iterates a bare-array list and stops on the short page', async () => {
+  it('iterates a bare-array list past a short page, until an empty one (a short page proves nothing)', async () => {
     const all = items(230);
     server.handle('GET', '/notifications', ({ res, url }) => {
       const page = Number(url.searchParams.get('pageNumber'));
@@ -44,7 +44,39 @@ describe('paging', () => {
     });
     const got = await collect(client.notifications.list({ pageSize: 100 }));
     expect(got).toHaveLength(230);
-    expect(pagesAsked.map((p) => p.page)).toEqual([1, 2, 3]);
+    expect(pagesAsked.map((p) => p.page)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('reads a whole {items, totalCount} list from a service that silently caps page sizes', async () => {
+    const all = items(250);
+    server.handle('GET', '/projects/p1/documents', ({ res, url }) => {
+      const page = Number(url.searchParams.get('pageNumber'));
+      const size = Math.min(7, Number(url.searchParams.get('pageSize')));
+      pagesAsked.push({ page, size });
+      json(res, 200, { items: slice(all, page, size), totalCount: all.length });
+    });
+    const got = await collect(client.documents.list('p1', {}, { pageSize: 100 }));
+    expect(got.map((d) => d.objectIdentifier)).toEqual(all.map((d) => d.objectIdentifier));
+    // 250 / 7 = 35.7: 36 pages, and no 37th, since totalCount items had arrived.
+    expect(pagesAsked).toHaveLength(36);
+  });
+
+  it('reads a whole bare-array list from a service that silently caps page sizes', async () => {
+    const all = items(40);
+    server.handle('GET', '/notifications', ({ res, url }) => {
+      const page = Number(url.searchParams.get('pageNumber'));
+      const size = Math.min(7, Number(url.searchParams.get('pageSize')));
+      pagesAsked.push({ page, size });
+      json(res, 200, slice(all, page, size));
+    });
+    expect(await collect(client.notifications.list({ pageSize: 100 }))).toHaveLength(40);
+    expect(pagesAsked.map((p) => p.page)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('stops a bare-array list that ignores pageNumber instead of reading page 1 for ever', async () => {
+    server.handle('GET', '/notifications', ({ res }) => json(res, 200, items(7)));
+    expect(await collect(client.notifications.list({ pageSize: 100 }))).toHaveLength(7);
+    expect(server.hits.get('GET /notifications')).toBe(2);
   });
 
   it('stops a bare-array list on an empty page', async () => {
@@ -91,8 +123,9 @@ describe('paging', () => {
 
   it('honours a limit without reading further pages', async () => {
     server.handle('GET', '/projects', ({ res, url }) => {
-      pagesAsked.push({ page: Number(url.searchParams.get('pageNumber')), size: 10 });
-      json(res, 200, { items: items(10), totalCount: 1000 });
+      const page = Number(url.searchParams.get('pageNumber'));
+      pagesAsked.push({ page, size: 10 });
+      json(res, 200, { items: slice(items(1000), page, 10), totalCount: 1000 });
     });
     expect(await collect(client.projects.list({}, { pageSize: 10, limit: 15 }))).toHaveLength(15);
     expect(pagesAsked).toHaveLength(2);

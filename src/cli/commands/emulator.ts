@@ -12,6 +12,7 @@ interface EmulatorCliOptions {
   seed?: string;
   faults?: string;
   tokenTtl?: string;
+  maxPageSize?: string;
 }
 
 export function registerEmulator(program: Command): void {
@@ -24,11 +25,14 @@ export function registerEmulator(program: Command): void {
     .option('--seed <file>', 'JSON seed replacing the default tenants, clients, metadata and models')
     .option('--faults <spec>', 'inject faults, e.g. 429=0.05,503=0.05,reset=0.02,latency=20,seed=7')
     .addOption(new Option('--token-ttl <seconds>', 'lifetime of issued tokens').default('3600'))
+    .option('--max-page-size <n>', 'answer every list with at most n items per page, silently, as services that cap page sizes do')
     .action(async (opts: EmulatorCliOptions, cmd: Command) => {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigurationError(`--port must be a whole number from 0 to 65535, not "${opts.port}"`);
       const ttl = Number(opts.tokenTtl);
       if (!Number.isInteger(ttl) || ttl < 1) throw new ConfigurationError(`--token-ttl must be a positive number of seconds, not "${opts.tokenTtl}"`);
+      const maxPageSize = opts.maxPageSize === undefined ? undefined : Number(opts.maxPageSize);
+      if (maxPageSize !== undefined && !(Number.isInteger(maxPageSize) && maxPageSize >= 1)) throw new ConfigurationError(`--max-page-size must be a whole number of at least 1, not "${opts.maxPageSize}"`);
       const faults = opts.faults ? asConfig('--faults', () => parseFaultSpec(opts.faults as string)) : undefined;
       const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
       // Logs to stderr only: stdout carries exactly the one ready line.
@@ -39,6 +43,7 @@ export function registerEmulator(program: Command): void {
         tokenTtlSeconds: ttl,
         logger,
         ...(opts.data ? { dataDir: opts.data } : {}),
+        ...(maxPageSize ? { maxPageSize } : {}),
         ...(faults ? { faults } : {}),
         ...(seed ? { seed } : {}),
       });
