@@ -138,6 +138,9 @@ export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: So
 
   const considerOther = async (entry: Exclude<SourceEntry, FileEntry>): Promise<void> => {
     if (entry.kind === 'dir') return folders.ensure(entry.key);
+    // Every entry found is counted, what cannot be mirrored too: discovered = what the source holds.
+    if (opts.only && !opts.only.has(entry.key)) return;
+    ctx.counts.discovered++;
     if (entry.outcome === 'failed') fail(entry.key, new Error(entry.reason));
     else {
       ctx.counts.skipped++;

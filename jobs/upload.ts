@@ -11,6 +11,7 @@ import type { OCRStrategy, PlaybookDocumentUploadDetails, UploadFailedReason } f
 import { sleep } from '../src/api/sleep.js';
 import { openSource } from '../src/sources/index.js';
 import { runJob, type JobSummary } from '../src/runner/job.js';
+import { takeLock, type HeldLock } from '../src/runner/lock.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';
 import { mirrorJobKey, mirrorParams, open, transfer, type MirrorDeps, type MirrorOptions } from './mirror.js';
 
@@ -82,7 +83,18 @@ export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<Upl
   const policy = opts.policy ?? DEFAULT_RETRY_POLICY;
   const result: UploadResult = { batches: [], timedOut: false, creditsExhausted: false, remainingFailures: {} };
   const jobKey = uploadJobKey(client.transport.address.baseUrl, opts);
+  // Held for the whole job, all rounds: a second `ferry upload` (or mirror) of the same tree into
+  // the same place is refused before it can pick a run to resume or create a batch.
+  const lock = takeLock(store, jobKey);
+  try {
+    return await uploadRounds(opts, deps, jobKey, lock, policy, result);
+  } finally {
+    lock.release();
+  }
+}
 
+async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: string, lock: HeldLock, policy: RetryPolicy, result: UploadResult): Promise<UploadResult> {
+  const { client, store } = deps;
   // A run of this job that did not finish is continued before anything new starts.
   const unfinished = opts.resumeRunId ?? store.listRuns({ job: JOB, limit: 50 }).find((r) => r.jobKey === jobKey && (r.status === 'running' || r.status === 'interrupted'))?.id;
   let resumeRunId = unfinished;
@@ -104,7 +116,7 @@ export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<Upl
     const source = await open(mirrorOpts);
     let report: BatchReport | undefined;
     const summary = await runJob(
-      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, resumeRunId, uploadId: batchId },
+      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, resumeRunId, uploadId: batchId, lock },
       async (ctx) => {
         const extra = await transfer(mirrorOpts, deps, source, ctx);
         if (ctx.signal.aborted) return extra;

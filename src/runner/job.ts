@@ -2,14 +2,11 @@
 // a status and summary whatever happened inside.
 import { randomUUID } from 'node:crypto';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
-import type { CheckpointStore, LockHolder, RunCounts, RunRecord, RunStatus } from '../store/types.js';
+import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
+import { takeLock, type HeldLock } from './lock.js';
 import { stopOnSignals } from './signals.js';
 
-export class LockedError extends FerryError {
-  constructor(readonly jobKey: string, readonly holder: LockHolder) {
-    super(`another run (${holder.runId}, pid ${holder.pid} on ${holder.host}, since ${holder.acquiredAt}) is already working on this job; not starting a second one`);
-  }
-}
+export { LockedError } from './lock.js';
 
 /** The job cannot go on at all (authentication, permission, the service refused it). */
 export class JobAbortedError extends FerryError {}
@@ -64,6 +61,8 @@ export interface RunJobOptions {
   /** Errors kept in the summary and the run record (the rest are counted). */
   maxErrors?: number;
   onSignal?: (sig: NodeJS.Signals) => void;
+  /** The job's lock when the caller already holds it (a job of several runs); else taken here. */
+  lock?: HeldLock | undefined;
 }
 
 export async function runJob(
@@ -72,11 +71,15 @@ export async function runJob(
 ): Promise<JobSummary> {
   const started = Date.now();
   const { store } = opts;
-  const run = opts.resumeRunId !== undefined ? store.reopenRun(opts.resumeRunId) : store.startRun({ job: opts.job, jobKey: opts.jobKey, params: opts.params, uploadId: opts.uploadId ?? randomUUID() });
-  const lock = store.acquireLock(opts.jobKey, run.id);
-  if (!lock.ok) {
-    store.finishRun(run.id, 'aborted', { errors: ['another run held the lock'] });
-    throw new LockedError(opts.jobKey, lock.holder);
+  // The lock comes first: a run that is alive elsewhere is neither started beside nor resumed.
+  const lock = opts.lock ?? takeLock(store, opts.jobKey);
+  let run: RunRecord;
+  try {
+    run = opts.resumeRunId !== undefined ? store.reopenRun(opts.resumeRunId) : store.startRun({ job: opts.job, jobKey: opts.jobKey, params: opts.params, uploadId: opts.uploadId ?? randomUUID() });
+    lock.attach(run.id);
+  } catch (err) {
+    if (!opts.lock) lock.release();
+    throw err;
   }
   const stop = stopOnSignals(opts.onSignal);
   const ctx: JobContext = {
@@ -109,7 +112,7 @@ export async function runJob(
     stop.dispose();
     const kept = ctx.errors.slice(0, opts.maxErrors ?? 100);
     store.finishRun(run.id, status, { counts: ctx.counts, bytes: ctx.bytes, errors: kept.map((e) => `${e.key}: ${e.error}`) });
-    store.releaseLock(opts.jobKey, run.id);
+    if (!opts.lock) lock.release();
   }
   const summary: JobSummary = {
     job: opts.job,

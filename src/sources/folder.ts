@@ -1,12 +1,14 @@
 // A local folder as a source: walked by fast-glob as a stream. fast-glob's stream has no
 // backpressure, so directory reads are held back while too many entries wait for the consumer;
 // that keeps memory flat on trees of millions of files. Unreadable directories become problem
-// entries instead of ending the walk.
+// entries instead of ending the walk; names are read as bytes and judged by the rule of names.ts.
 import fg from 'fast-glob';
 import * as fs from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
+import picomatch from 'picomatch';
 import { BoundedBuffer } from './gate.js';
+import { checkName } from './names.js';
 import { SourceError, type Source, type SourceEntry } from './types.js';
 
 export interface FolderSourceOptions {
@@ -43,17 +45,42 @@ export class FolderSource implements Source {
     const buffer = new BoundedBuffer<SourceEntry>(this.opts.highWater ?? 2_000);
     const root = this.root;
     const realRoot = fs.realpathSync(root);
-    const gatedReaddir = ((path: fs.PathLike, options: unknown, callback: (err: NodeJS.ErrnoException | null, files: fs.Dirent[]) => void) => {
+    const pending: Promise<void>[] = [];
+    const wanted = filterOf(this.opts.include, this.opts.exclude);
+    // Every listing is read as raw bytes, so that a name which is not valid UTF-8 (or holds a
+    // control character) is seen as it is, refused by the name rule and reported, instead of
+    // being decoded lossily, failing its stat and taking its whole folder with it.
+    const gatedReaddir = ((path: fs.PathLike, optionsOrCallback: unknown, maybeCallback?: unknown) => {
+      type Callback = (err: NodeJS.ErrnoException | null, files: (string | fs.Dirent)[]) => void;
+      const callback = (typeof optionsOrCallback === 'function' ? optionsOrCallback : maybeCallback) as Callback;
+      const withTypes = (optionsOrCallback as { withFileTypes?: boolean } | undefined)?.withFileTypes === true;
       void buffer.open().then(() => {
         if (signal?.aborted) return callback(null, []);
-        fs.readdir(path, options as { withFileTypes: true }, (err, files) => {
+        fs.readdir(path, { withFileTypes: true, encoding: 'buffer' }, (err, dirents) => {
           if (err) {
             // The walk goes on; the folder is reported as a failed item with the reason.
             if (String(path) !== root) buffer.push({ kind: 'problem', key: toKey(root, String(path)), outcome: 'failed', reason: `cannot read folder: ${err.code ?? err.message}` });
             else return callback(err, []);
             return callback(null, []);
           }
-          callback(null, files);
+          const parentKey = toKey(root, String(path));
+          const kept: (string | fs.Dirent)[] = [];
+          for (const dirent of dirents) {
+            const verdict = checkName(dirent.name);
+            if (verdict.ok) {
+              if (!withTypes) kept.push(verdict.name);
+              else {
+                (dirent as unknown as { name: string }).name = verdict.name;
+                kept.push(dirent as unknown as fs.Dirent);
+              }
+              continue;
+            }
+            const key = parentKey ? `${parentKey}/${verdict.shown}` : verdict.shown;
+            const rawPath = Buffer.concat([Buffer.from(`${String(path)}${sep}`), dirent.name]);
+            if (dirent.isDirectory()) pending.push(refuseTree(rawPath, key, verdict.reason, wanted, (e) => buffer.push(e)));
+            else if (wanted(key)) buffer.push({ kind: 'problem', key, outcome: 'failed', reason: verdict.reason });
+          }
+          callback(null, kept);
         });
       });
     }) as unknown as Readdir;
@@ -72,7 +99,6 @@ export class FolderSource implements Source {
       fs: { readdir: gatedReaddir },
     });
     const follow = this.opts.followSymlinks === true;
-    const pending: Promise<void>[] = [];
     stream.on('data', (entry: fg.Entry) => {
       const stats = entry.stats as fs.Stats;
       const key = entry.path;
@@ -84,7 +110,8 @@ export class FolderSource implements Source {
       } else buffer.push({ kind: 'problem', key, outcome: 'skipped', reason: 'not a regular file' });
     });
     stream.once('error', (err: Error) => buffer.end(err));
-    stream.once('end', () => void Promise.all(pending).then(() => buffer.end()));
+    // Links and refused folders are looked at off the stream; the walk ends once they are done.
+    stream.once('end', () => void settleAll(pending).then(() => buffer.end()));
     return buffer;
   }
 
@@ -112,6 +139,46 @@ async function resolveLink(root: string, realRoot: string, key: string): Promise
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return { kind: 'problem', key, outcome: code === 'ELOOP' ? 'skipped' : 'failed', reason: code === 'ELOOP' ? 'symbolic link loop' : `broken symbolic link: ${code}` };
+  }
+}
+
+/**
+ * A folder whose own name is refused cannot be mirrored, nor can anything in it (no document
+ * could carry its path): every file inside is a failed item with the reason, an empty folder one
+ * item itself. Read by raw bytes, since the names inside may be as unreadable as its own.
+ */
+async function refuseTree(rawPath: Buffer, key: string, reason: string, wanted: (key: string) => boolean, push: (e: SourceEntry) => void): Promise<void> {
+  const inside = `inside a folder that cannot be mirrored: ${reason}`;
+  let dirents: fs.Dirent<Buffer>[];
+  try {
+    dirents = await fs.promises.readdir(rawPath, { withFileTypes: true, encoding: 'buffer' });
+  } catch (err) {
+    push({ kind: 'problem', key, outcome: 'failed', reason: `${reason}; its content cannot be read either: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
+    return;
+  }
+  if (dirents.length === 0 && wanted(key)) push({ kind: 'problem', key, outcome: 'failed', reason });
+  for (const dirent of dirents) {
+    const verdict = checkName(dirent.name);
+    const childKey = `${key}/${verdict.ok ? verdict.name : verdict.shown}`;
+    if (dirent.isDirectory()) await refuseTree(Buffer.concat([rawPath, Buffer.from(sep), dirent.name]), childKey, reason, wanted, push);
+    else if (wanted(childKey)) push({ kind: 'problem', key: childKey, outcome: 'failed', reason: inside });
+  }
+}
+
+/** The include/exclude rule for keys fast-glob never sees (refused names). */
+function filterOf(include: string[] | undefined, exclude: string[] | undefined): (key: string) => boolean {
+  const included = include?.length ? picomatch(include, { dot: true }) : () => true;
+  const excluded = exclude?.length ? picomatch(exclude, { dot: true }) : () => false;
+  return (key) => included(key) && !excluded(key);
+}
+
+async function settleAll(pending: Promise<void>[]): Promise<void> {
+  // New work may be added while waiting (a refused folder found late in the walk).
+  let done = 0;
+  while (done < pending.length) {
+    const upTo = pending.length;
+    await Promise.all(pending.slice(done, upTo));
+    done = upTo;
   }
 }
 

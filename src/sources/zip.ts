@@ -1,8 +1,12 @@
 // A .zip file as a source, read in place: the central directory gives names and sizes, and each
 // entry is inflated on demand as a stream, so nothing is extracted to disk or held whole in memory.
 // The archive is checked as a whole before anything is read: one bad entry refuses the archive.
+// Entries that cannot be mirrored one by one (symbolic links, refused names, earlier copies of a
+// path that occurs twice) are reported as items, as a folder source reports them.
 import unzipper from 'unzipper';
+import { open as openFile } from 'node:fs/promises';
 import { posix } from 'node:path';
+import { checkName } from './names.js';
 import { SourceError, type Source, type SourceEntry } from './types.js';
 
 export interface ZipLimits {
@@ -32,6 +36,12 @@ export class ZipSource implements Source {
 
   async prepare(): Promise<void> {
     if (this.directory) return;
+    // The end record says how many entries there are: refuse a huge or truncated archive before
+    // unzipper reads (and holds) a single entry.
+    const end = await readEndRecord(this.path);
+    if (end.entries > this.limits.maxEntries) {
+      throw new ZipRefusedError(`${this.path} holds ${end.entries} entries, more than the limit of ${this.limits.maxEntries}; nothing was read`);
+    }
     let directory: unzipper.CentralDirectory;
     try {
       directory = await unzipper.Open.file(this.path);
@@ -44,13 +54,30 @@ export class ZipSource implements Source {
 
   async *entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {
     await this.prepare();
-    const files = (this.directory as unzipper.CentralDirectory).files;
+    const files = (this.directory as unzipper.CentralDirectory).files as ZipFile[];
     const mtimeFallback = Date.now();
-    for (const file of files) {
+    // A path that occurs twice: the last entry is mirrored, the earlier ones are skipped items.
+    const last = new Map<string, number>();
+    files.forEach((file, i) => last.set(keyOf(file), i));
+    for (const [i, file] of files.entries()) {
       if (signal?.aborted) return;
-      const key = normaliseKey(file.path);
-      if (file.type === 'Directory' || file.path.endsWith('/')) {
-        yield { kind: 'dir', key };
+      const verdict = checkName(file.pathBuffer ?? Buffer.from(file.path));
+      if (!verdict.ok) {
+        yield { kind: 'problem', key: normaliseKey(verdict.shown), outcome: 'failed', reason: verdict.reason };
+        continue;
+      }
+      const key = keyOf(file);
+      const isDir = file.type === 'Directory' || file.path.endsWith('/') || file.path.endsWith('\\');
+      if (isDir) {
+        if (last.get(key) === i) yield { kind: 'dir', key };
+        continue;
+      }
+      if (last.get(key) !== i) {
+        yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${(last.get(key) as number) + 1}) is mirrored` };
+        continue;
+      }
+      if (isSymlink(file)) {
+        yield { kind: 'problem', key, outcome: 'skipped', reason: 'symbolic link entry (links are not uploaded)' };
         continue;
       }
       const mtime = file.lastModifiedDateTime instanceof Date ? file.lastModifiedDateTime.getTime() : mtimeFallback;
@@ -88,6 +115,69 @@ function unsafePathReason(path: string): string | undefined {
   if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'is an absolute path';
   if (p.split('/').some((segment) => segment === '..')) return 'climbs out of the archive with ".."';
   return undefined;
+}
+
+/** What unzipper's central directory gives per entry, with the fields it sets but does not type. */
+type ZipFile = unzipper.File & { pathBuffer?: Buffer; externalFileAttributes?: number; versionMadeBy?: number };
+
+function keyOf(file: ZipFile): string {
+  return normaliseKey(file.path);
+}
+
+/** Unix mode bits sit in the high half of the external attributes of entries made on Unix. */
+function isSymlink(file: ZipFile): boolean {
+  const attributes = file.externalFileAttributes ?? 0;
+  return ((file.versionMadeBy ?? 0) >> 8 === 3 || attributes >>> 16 !== 0) && ((attributes >>> 16) & 0o170000) === 0o120000;
+}
+
+/**
+ * Reads the end-of-central-directory record (and its zip64 twin) from the tail of the file: the
+ * entry count, and whether the central directory it points to lies inside the file. Hand-written
+ * because unzipper reads every entry before it tells the count, and reports a cut file only as
+ * "FILE_ENDED".
+ */
+export async function readEndRecord(path: string): Promise<{ entries: number }> {
+  const handle = await openFile(path, 'r').catch((err: NodeJS.ErrnoException) => {
+    throw new ZipRefusedError(`${path} cannot be read: ${err.code ?? err.message}`);
+  });
+  try {
+    const { size } = await handle.stat();
+    const tailLength = Math.min(size, 22 + 0xffff);
+    const tail = Buffer.alloc(tailLength);
+    await handle.read(tail, 0, tailLength, size - tailLength);
+    let at = -1;
+    for (let i = tailLength - 22; i >= 0; i--) {
+      if (tail.readUInt32LE(i) === 0x06054b50 && i + 22 + tail.readUInt16LE(i + 20) <= tailLength) {
+        at = i;
+        break;
+      }
+    }
+    if (at < 0) {
+      throw new ZipRefusedError(`${path} is not a zip archive, or it is truncated: its end-of-central-directory record is missing (was the download or copy cut short?)`);
+    }
+    const endOffset = size - tailLength + at;
+    let entries = tail.readUInt16LE(at + 10);
+    let directorySize = tail.readUInt32LE(at + 12);
+    let directoryOffset = tail.readUInt32LE(at + 16);
+    if (entries === 0xffff || directoryOffset === 0xffffffff || directorySize === 0xffffffff) {
+      const locator = at >= 20 ? tail.subarray(at - 20, at) : undefined;
+      if (locator && locator.readUInt32LE(0) === 0x07064b50) {
+        const record = Buffer.alloc(56);
+        const recordOffset = Number(locator.readBigUInt64LE(8));
+        await handle.read(record, 0, 56, recordOffset);
+        if (record.readUInt32LE(0) !== 0x06064b50) throw new ZipRefusedError(`${path} is damaged: its zip64 end record is not where the locator says`);
+        entries = Number(record.readBigUInt64LE(32));
+        directorySize = Number(record.readBigUInt64LE(40));
+        directoryOffset = Number(record.readBigUInt64LE(48));
+      }
+    }
+    if (directoryOffset + directorySize > endOffset) {
+      throw new ZipRefusedError(`${path} is truncated or damaged: its central directory (${directorySize} bytes at offset ${directoryOffset}) runs past the end of the data (${endOffset} bytes)`);
+    }
+    return { entries };
+  } finally {
+    await handle.close();
+  }
 }
 
 function normaliseKey(path: string): string {

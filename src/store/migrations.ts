@@ -54,6 +54,10 @@ const STEPS: readonly string[] = [
      host TEXT NOT NULL,
      acquired_at TEXT NOT NULL
    );`,
+  // 2: a lock belongs to one acquisition (token), not to a run id that another process could
+  // resume; the holder's process start time tells a live holder from a reused pid.
+  `ALTER TABLE locks ADD COLUMN token TEXT NOT NULL DEFAULT '';
+   ALTER TABLE locks ADD COLUMN process_start TEXT;`,
 ];
 
 export const SCHEMA_VERSION = STEPS.length;

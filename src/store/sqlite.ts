@@ -2,7 +2,7 @@
 // their request leaves; results are batched into transactions, since losing
 // them in a crash only means the item is settled against the service on the next run.
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { hostname } from 'node:os';
 import { migrate } from './migrations.js';
@@ -95,9 +95,10 @@ export class SqliteCheckpointStore implements CheckpointStore {
       finishRun: db.prepare('UPDATE runs SET status = ?, ended_at = ?, counts = ?, bytes = ?, errors = ? WHERE id = ?'),
       markInterrupted: db.prepare("UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'"),
       reopenRun: db.prepare("UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?"),
-      getLock: db.prepare('SELECT run_id AS runId, pid, host, acquired_at AS acquiredAt FROM locks WHERE job_key = ?'),
-      putLock: db.prepare('INSERT OR REPLACE INTO locks (job_key, run_id, pid, host, acquired_at) VALUES (?, ?, ?, ?, ?)'),
-      dropLock: db.prepare('DELETE FROM locks WHERE job_key = ? AND run_id = ?'),
+      getLock: db.prepare('SELECT run_id AS runId, pid, host, acquired_at AS acquiredAt, token, process_start AS processStart FROM locks WHERE job_key = ?'),
+      putLock: db.prepare('INSERT OR REPLACE INTO locks (job_key, run_id, pid, host, acquired_at, token, process_start) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      setLockRun: db.prepare('UPDATE locks SET run_id = ? WHERE job_key = ? AND token = ?'),
+      dropLock: db.prepare('DELETE FROM locks WHERE job_key = ? AND token = ?'),
       getItem: db.prepare('SELECT * FROM items WHERE job_id = ? AND source_key = ?'),
       fingerprint: db.prepare('SELECT state, remote_id, size, mtime_ms, sha256 FROM items WHERE job_id = ? AND source_key = ?').raw(),
       intent: db.prepare(
@@ -172,21 +173,25 @@ export class SqliteCheckpointStore implements CheckpointStore {
     return rows.map(toRun);
   }
 
-  acquireLock(jobKey: string, runId: number): { ok: true } | { ok: false; holder: LockHolder } {
+  acquireLock(jobKey: string, token: string, runId = 0): { ok: true } | { ok: false; holder: LockHolder } {
     // IMMEDIATE: two processes racing for the lock are serialised by SQLite itself.
     const take = this.db.transaction((): { ok: true } | { ok: false; holder: LockHolder } => {
-      const holder = this.s.getLock.get(jobKey) as LockHolder | undefined;
-      if (holder && holder.runId !== runId && isAlive(holder)) return { ok: false, holder };
+      const holder = this.s.getLock.get(jobKey) as (LockHolder & { token: string; processStart: string | null }) | undefined;
+      if (holder && holder.token === token) {
+        this.s.setLockRun.run(runId, jobKey, token);
+        return { ok: true };
+      }
+      if (holder && isAlive(holder)) return { ok: false, holder: { runId: holder.runId, pid: holder.pid, host: holder.host, acquiredAt: holder.acquiredAt } };
       // A holder that died (kill -9, power loss) never finished its run: say so.
-      if (holder && holder.runId !== runId) this.s.markInterrupted.run(this.stamp(), holder.runId);
-      this.s.putLock.run(jobKey, runId, process.pid, hostname(), this.stamp());
+      if (holder) this.s.markInterrupted.run(this.stamp(), holder.runId);
+      this.s.putLock.run(jobKey, runId, process.pid, hostname(), this.stamp(), token, processStart(process.pid));
       return { ok: true };
     });
     return take.immediate();
   }
 
-  releaseLock(jobKey: string, runId: number): void {
-    this.s.dropLock.run(jobKey, runId);
+  releaseLock(jobKey: string, token: string): void {
+    this.s.dropLock.run(jobKey, token);
   }
 
   getItem(jobKey: string, sourceKey: string): ItemRecord | undefined {
@@ -353,13 +358,28 @@ function toItem(jobKey: string, row: ItemRow): ItemRecord {
   };
 }
 
-/** A lock holder on this host whose process is gone left a stale lock. Other hosts are trusted. */
-function isAlive(holder: LockHolder): boolean {
+/**
+ * A lock holder on this host whose process is gone left a stale lock; so did one whose pid now
+ * belongs to a process started at another time (pid reuse). Other hosts are trusted.
+ */
+function isAlive(holder: LockHolder & { processStart: string | null }): boolean {
   if (holder.host !== hostname()) return true;
   try {
     process.kill(holder.pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const now = processStart(holder.pid);
+  return holder.processStart === null || now === null || now === holder.processStart;
+}
+
+/** The kernel's start time of a process (Linux /proc), or null where it cannot be read. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22; the command name (field 2) may hold spaces, so count from its closing parenthesis.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
   }
 }

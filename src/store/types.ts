@@ -81,10 +81,14 @@ export interface CheckpointStore {
   getRun(runId: number): RunRecord | undefined;
   listRuns(filter?: { job?: string; limit?: number }): RunRecord[];
 
-  // Locks: one live run per job key.
-  /** Takes the lock, or returns who holds it. A holder whose process is gone is replaced. */
-  acquireLock(jobKey: string, runId: number): { ok: true } | { ok: false; holder: LockHolder };
-  releaseLock(jobKey: string, runId: number): void;
+  // Locks: one live holder per job key, whatever process it is in.
+  /**
+   * Takes the lock for the acquisition `token`, or returns who holds it. A holder whose process
+   * is gone is replaced (its run marked interrupted). Taking it again with the same token only
+   * records the run now working under it.
+   */
+  acquireLock(jobKey: string, token: string, runId?: number): { ok: true } | { ok: false; holder: LockHolder };
+  releaseLock(jobKey: string, token: string): void;
 
   // Items
   getItem(jobKey: string, sourceKey: string): ItemRecord | undefined;

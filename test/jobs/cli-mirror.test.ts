@@ -86,7 +86,7 @@ describe('ferry mirror (CLI)', () => {
     const store = new SqliteCheckpointStore(state);
     const jobKey = mirrorJobKey(service.emulator.baseUrl, { source: src, project: service.project });
     const holder = store.startRun({ job: 'mirror', jobKey, params: {}, uploadId: null });
-    expect(store.acquireLock(jobKey, holder.id)).toEqual({ ok: true });
+    expect(store.acquireLock(jobKey, 'this-test', holder.id)).toEqual({ ok: true });
     await chmod(state, 0o666);
     await chmod(`${state}-wal`, 0o666).catch(() => undefined);
     await chmod(`${state}-shm`, 0o666).catch(() => undefined);
@@ -94,7 +94,7 @@ describe('ferry mirror (CLI)', () => {
     expect(refused.code, refused.stderr).toBe(4);
     expect(refused.stderr).toContain(`another run (${holder.id}, pid ${process.pid}`);
     expect(refused.stderr).toContain('is already working on this job; not starting a second one');
-    store.releaseLock(jobKey, holder.id);
+    store.releaseLock(jobKey, 'this-test');
     store.close();
   });
 

@@ -51,7 +51,7 @@ describe('mirror', () => {
     store.close();
 
     expect(summary.status).toBe('succeeded');
-    expect(summary.counts).toMatchObject({ discovered: 4, uploaded: 4, failed: 0 });
+    expect(summary.counts).toMatchObject({ discovered: 5, uploaded: 4, skipped: 1, failed: 0 });
     expect(summary.errors).toEqual([{ key: 'a/b/loop', error: 'skipped: symbolic link (use --follow-symlinks to upload linked files)' }]);
     // Nothing secret reaches the checkpoint store.
     const tenant = service.emulator.tenants[0]!;

@@ -73,22 +73,31 @@ describe('checkpoint store', () => {
     expect(found.size).toBe(2);
   });
 
-  it('gives the lock to one live run and takes it back from a dead process', () => {
+  it('gives the lock to one live holder, whatever run it names, and takes it back from a dead process', () => {
     const r1 = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: null });
-    const r2 = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: null });
-    expect(store.acquireLock(JOB, r1.id)).toEqual({ ok: true });
-    const refused = store.acquireLock(JOB, r2.id);
+    expect(store.acquireLock(JOB, 'token-1', r1.id)).toEqual({ ok: true });
+    // Another acquisition is refused, even one naming the same run (a resume from elsewhere).
+    const refused = store.acquireLock(JOB, 'token-2', r1.id);
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.holder).toMatchObject({ runId: r1.id, pid: process.pid });
-    store.releaseLock(JOB, r1.id);
-    expect(store.acquireLock(JOB, r2.id)).toEqual({ ok: true });
+    // The holder itself may record a new run under the lock.
+    expect(store.acquireLock(JOB, 'token-1', r1.id + 1)).toEqual({ ok: true });
+    store.releaseLock(JOB, 'token-1');
+    expect(store.acquireLock(JOB, 'token-2')).toEqual({ ok: true });
 
-    // A holder whose process has exited is stale.
+    // A holder whose process has exited is stale, and its run is marked interrupted.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
     const db = new Database(path);
-    db.prepare('UPDATE locks SET pid = ? WHERE job_key = ?').run(Number(dead), JOB);
+    db.prepare('UPDATE locks SET pid = ?, run_id = ? WHERE job_key = ?').run(Number(dead), r1.id, JOB);
     db.close();
-    expect(store.acquireLock(JOB, r1.id)).toEqual({ ok: true });
+    expect(store.acquireLock(JOB, 'token-3')).toEqual({ ok: true });
+    expect(store.getRun(r1.id)?.status).toBe('interrupted');
+
+    // A live pid that now belongs to another process (started at another time) is stale too.
+    const db2 = new Database(path);
+    db2.prepare("UPDATE locks SET pid = ?, process_start = '1' WHERE job_key = ?").run(process.pid, JOB);
+    db2.close();
+    expect(store.acquireLock(JOB, 'token-4')).toEqual({ ok: true });
   });
 
   it('stores folders by relative path', () => {
