@@ -4,7 +4,7 @@
 import { posix, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FerryClient } from '../src/api/client.js';
-import { AuthenticationError, ConfigurationError, PermissionDeniedError, RateLimitError, ServerError } from '../src/api/errors.js';
+import { AuthenticationError, ConfigurationError, ConnectionError, PermissionDeniedError, RateLimitError, ServerError, TimeoutError } from '../src/api/errors.js';
 import type { CoordinateExtractionStrategy, Document, OCREngine, OCRStrategy } from '../src/api/types.js';
 import type { RetryInfo } from '../src/api/transport.js';
 import { openSource, type FileEntry, type Source, type SourceEntry } from '../src/sources/index.js';
@@ -310,6 +310,10 @@ async function checkProject(client: FerryClient, project: string): Promise<void>
     await client.projects.get(project);
   } catch (err) {
     if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) throw err;
+    if (err instanceof ConnectionError || err instanceof TimeoutError) {
+      // Say which host, not which project: the project was never asked about.
+      throw new JobAbortedError(`the service cannot be reached at ${originOf(err.url)}: ${err.message}; check the address (FERRY_BASE_URL or the profile) and the network`);
+    }
     throw new JobAbortedError(`project ${project} cannot be used: ${(err as Error).message}`);
   }
 }
@@ -338,6 +342,14 @@ async function settleInFlight(client: FerryClient, store: CheckpointStore, proje
   }
   store.flush();
   return settled;
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
 }
 
 function normaliseRemotePath(to: string | undefined): string {

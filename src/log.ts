@@ -2,6 +2,7 @@
 // that stdout stays free for a command's own output. Secrets are redacted by key wherever they sit.
 import pino, { type Logger, type DestinationStream, type Level } from 'pino';
 import pretty from 'pino-pretty';
+import { ConfigurationError } from './api/errors.js';
 
 export type { Logger };
 
@@ -41,7 +42,7 @@ export interface LogOptions {
 export function createLogger(opts: LogOptions = {}): Logger {
   const level = opts.level ?? process.env.FERRY_LOG_LEVEL ?? 'info';
   if (level !== 'silent' && !(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new Error(`unknown log level "${level}": expected one of ${LOG_LEVELS.join(', ')}, silent`);
+    throw new ConfigurationError(`unknown log level "${level}": expected one of ${LOG_LEVELS.join(', ')}, silent`);
   }
   const base = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { app: 'ferry' } };
   const usePretty = opts.pretty ?? (!opts.destination && process.stderr.isTTY === true);

@@ -15,10 +15,15 @@ export function globalOptions(cmd: Command): GlobalOptions {
   return cmd.optsWithGlobals<GlobalOptions>();
 }
 
+/** The log level by the one rule: --log-level, then FERRY_LOG_LEVEL, then the profile, then `fallback`. */
+export function logLevelOf(cmd: Command, settings: ResolvedSettings, fallback = 'info'): string {
+  return globalOptions(cmd).logLevel ?? settings.profile.logLevel ?? fallback;
+}
+
 export function createContext(cmd: Command): CommandContext {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: g.profile, configFile: g.config });
-  const logger = createLogger({ level: g.logLevel ?? settings.profile.logLevel });
+  const logger = createLogger({ level: logLevelOf(cmd, settings) });
   const client = new FerryClient({ ...settings.clientOptions, logger });
   return { settings, logger, client };
 }

@@ -3,6 +3,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigurationError, FerryError, AuthenticationError, AbortedError } from '../api/errors.js';
 import { EXIT } from './exit-codes.js';
 import { SourceError } from '../sources/types.js';
+import { JobAbortedError } from '../runner/job.js';
+import { printJsonError } from './output.js';
 import { registerApi } from './commands/api.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEmulator } from './commands/emulator.js';
@@ -45,7 +47,11 @@ export async function run(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (err) {
-    return reportError(err);
+    const code = reportError(err);
+    // Help and --version print text by request; every other exit answers --json with one object.
+    const helpOrVersion = err instanceof CommanderError && err.exitCode === 0;
+    if (argv.includes('--json') && !helpOrVersion) printJsonError(code, err instanceof Error ? err.message : String(err), { kind: errorKind(err) });
+    return code;
   }
 }
 
@@ -57,9 +63,14 @@ export function reportError(err: unknown): number {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`ferry: ${message}\n`);
   if (err instanceof ConfigurationError || err instanceof SourceError) return EXIT.usage;
-  if (err instanceof AuthenticationError || err instanceof AbortedError) return EXIT.aborted;
+  if (err instanceof AuthenticationError || err instanceof AbortedError || err instanceof JobAbortedError) return EXIT.aborted;
   if (err instanceof FerryError) return EXIT.failed;
   // Not one of ours: a bug. Show where.
   if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
   return EXIT.failed;
+}
+
+function errorKind(err: unknown): string {
+  if (err instanceof CommanderError || err instanceof ConfigurationError || err instanceof SourceError) return 'usage';
+  return err instanceof Error ? err.constructor.name : 'unknown';
 }

@@ -2,6 +2,7 @@
 import type { JobSummary } from '../runner/job.js';
 import { formatBytes, formatDuration } from '../runner/progress.js';
 import { EXIT } from './exit-codes.js';
+import { visible } from '../sources/names.js';
 
 export function exitCodeFor(summary: JobSummary): number {
   if (summary.status === 'succeeded') return EXIT.ok;
@@ -28,11 +29,19 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   const superseded = summary.supersededCount as number | undefined;
   if (superseded) lines.push(`  changed files uploaded again: ${superseded} (the older documents remain on the service; see --json for their ids)`);
   const deleted = summary.deletedLocally as { count: number; sample: string[] } | undefined;
-  if (deleted?.count) lines.push(`  deleted locally since the last run: ${deleted.count} (never deleted remotely): ${deleted.sample.join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
+  if (deleted?.count) lines.push(`  deleted locally since the last run: ${deleted.count} (never deleted remotely): ${deleted.sample.map(visible).join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
   if (summary.errors.length) {
     lines.push('  problems:');
-    for (const e of summary.errors.slice(0, 20)) lines.push(`    ${e.key}: ${e.error}`);
+    for (const e of summary.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${visible(e.error)}`);
     if (summary.errors.length > 20) lines.push(`    … ${summary.errors.length - 20} more (ferry jobs show ${summary.runId})`);
   }
   out.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * Under --json a command answers with exactly one JSON object on stdout whatever the exit: this is
+ * the object of the exits that have no summary (usage errors, a held lock, a job that could not start).
+ */
+export function printJsonError(exitCode: number, error: string, extra: Record<string, unknown> = {}): void {
+  process.stdout.write(`${JSON.stringify({ status: 'error', exitCode, error, ...extra })}\n`);
 }

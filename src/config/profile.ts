@@ -38,7 +38,11 @@ const ConfigFileSchema = z
 
 export type Profile = z.infer<typeof ProfileSchema>;
 
-/** The FERRY_* variables and the profile field each one overrides. */
+/**
+ * The FERRY_* variables and the profile field each one overrides. The one rule for every setting
+ * with several sources: the command-line flag, then the environment, then the profile, then the
+ * default (the profile below already holds the environment's values).
+ */
 export const ENV_VARS = {
   FERRY_BASE_URL: 'baseUrl',
   FERRY_SETTINGS_URL: 'settingsUrl',
@@ -48,6 +52,7 @@ export const ENV_VARS = {
   FERRY_DOMAIN: 'domain',
   FERRY_AUDIENCE: 'audience',
   FERRY_CLIENT_ID: 'clientId',
+  FERRY_LOG_LEVEL: 'logLevel',
 } as const satisfies Record<string, keyof Profile>;
 
 export interface ResolveOptions {

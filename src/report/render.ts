@@ -2,6 +2,7 @@
 // inline SVG chart and a few lines of inline script for sorting; nothing is fetched.
 import { formatBytes, formatDuration } from '../runner/progress.js';
 import type { BatchReport } from './model.js';
+import { visible } from '../sources/names.js';
 
 export const REPORT_FORMATS = ['text', 'json', 'csv', 'markdown', 'html'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -38,7 +39,7 @@ function percent(share: number): string {
 
 export function renderText(r: BatchReport): string {
   const lines = [
-    `upload batch ${r.name ?? ''} (${r.uploadIdentifier}) of playbook ${r.playbookIdentifier}`,
+    `upload batch ${visible(r.name ?? '')} (${r.uploadIdentifier}) of playbook ${r.playbookIdentifier}`,
     `  ${totalsLine(r)}`,
     `  ${r.dateCompleted ? `completed ${r.dateCompleted}` : 'not completed yet'}`,
   ];
@@ -55,7 +56,7 @@ export function renderText(r: BatchReport): string {
   if (r.fileTypes.length) lines.push('', `file types: ${r.fileTypes.map((f) => `${f.type} ${f.count}`).join(', ')}`);
   if (r.failedFiles.length) {
     lines.push('', 'failed files:');
-    for (const f of r.failedFiles) lines.push(`  ${f.reason.padEnd(22)} ${f.localPath ?? `(remote) ${f.name}`}  [${f.remoteId}]`);
+    for (const f of r.failedFiles) lines.push(`  ${f.reason.padEnd(22)} ${visible(f.localPath ?? `(remote) ${f.name}`)}  [${f.remoteId}]`);
   }
   if (r.failedFilesNote) lines.push('', `note: ${r.failedFilesNote}`);
   return `${lines.join('\n')}\n`;
@@ -74,13 +75,19 @@ export function renderCsv(r: BatchReport): string {
   const help = new Map(r.reasons.map((x) => [x.reason, x]));
   for (const f of r.failedFiles) {
     const h = help.get(f.reason);
-    rows.push([f.localPath ?? '', f.name, f.remoteId, f.reason, h?.meaning ?? '', h?.action ?? '']);
+    rows.push([visible(f.localPath ?? ''), visible(f.name), f.remoteId, f.reason, h?.meaning ?? '', h?.action ?? '']);
   }
   return `${rows.map((row) => row.map(csvCell).join(',')).join('\r\n')}\r\n`;
 }
 
+/**
+ * Text from names made inert in Markdown: HTML is escaped as entities (renderers pass raw HTML
+ * through), Markdown's own punctuation is backslash-escaped, and controls are made visible.
+ */
 function mdCell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return visible(text)
+    .replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string)
+    .replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`);
 }
 
 export function renderMarkdown(r: BatchReport): string {
@@ -103,7 +110,7 @@ export function renderMarkdown(r: BatchReport): string {
 }
 
 function esc(text: string | number | null): string {
-  return String(text ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return visible(String(text ?? '')).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }
 
 const PALETTE = ['#c0392b', '#d35400', '#8e44ad', '#2c3e50', '#16a085', '#7f8c8d', '#27ae60', '#2980b9', '#f39c12'];

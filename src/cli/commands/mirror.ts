@@ -8,11 +8,12 @@ import { resolveSettings } from '../../config/profile.js';
 import { defaultStorePath, openStore } from '../../store/index.js';
 import type { CheckpointStore } from '../../store/types.js';
 import { mirror, mirrorRetryListener, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
-import { globalOptions } from '../context.js';
-import { exitCodeFor, printSummary } from '../output.js';
+import { globalOptions, logLevelOf } from '../context.js';
+import { exitCodeFor, printJsonError, printSummary } from '../output.js';
 import { formatBytes } from '../../runner/progress.js';
 import { LockedError } from '../../runner/job.js';
 import { EXIT } from '../exit-codes.js';
+import { visible } from '../../sources/names.js';
 
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
 export const OCR_STRATEGIES = ['never', 'detect', 'always'];
@@ -55,10 +56,18 @@ export function addTransferOptions(cmd: Command): Command {
     .option('--json', 'print one JSON summary on stdout at the end');
 }
 
+/** Ids are uuids: anything else is a usage error found before any request (exit 2). */
+export function uuidFlag(flag: string, value: string): string {
+  if (!UUID.test(value)) throw new ConfigurationError(`${flag} "${visible(value)}" is not an id: expected a uuid like 0f3c2a9e-5b1d-4c8e-9a7f-2d6e8b1c4a50`);
+  return value;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export function transferOptionsFrom(source: string, opts: MirrorCliOptions): MirrorOptions {
   return {
     source,
-    project: opts.project,
+    project: uuidFlag('--project', opts.project),
     to: opts.to,
     include: opts.include,
     exclude: opts.exclude,
@@ -105,7 +114,7 @@ export interface JobDeps {
 export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, run: RunOptions): JobDeps {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
-  const logger = createLogger({ level: g.logLevel ?? settings.profile.logLevel ?? 'warn' });
+  const logger = createLogger({ level: logLevelOf(cmd, settings, 'warn') });
   const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? 8 });
   const rps = run.rps !== undefined ? positiveNumber('--rps', String(run.rps)) : settings.clientOptions.requestsPerSecond;
   const client = new FerryClient({
@@ -138,7 +147,7 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
         process.stdout.write(
           `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
             `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
-            plan.problems.map((p) => `  problem: ${p.key}: ${p.reason}\n`).join(''),
+            plan.problems.map((p) => `  problem: ${visible(p.key)}: ${p.reason}\n`).join(''),
         );
       }
       return EXIT.ok;
@@ -147,16 +156,17 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
     printSummary(summary, run.json);
     return exitCodeFor(summary);
   } catch (err) {
-    return lockedOr(err);
+    return lockedOr(err, run.json);
   } finally {
     await deps.close();
   }
 }
 
-/** A held lock is exit code 4 with its message; anything else goes up. */
-export function lockedOr(err: unknown): number {
+/** A held lock is exit code 4 with its message (and, under --json, one JSON object); anything else goes up. */
+export function lockedOr(err: unknown, json: boolean): number {
   if (err instanceof LockedError) {
     process.stderr.write(`ferry: ${err.message}\n`);
+    if (json) printJsonError(EXIT.locked, err.message, { status: 'locked', holder: err.holder });
     return EXIT.locked;
   }
   throw err;

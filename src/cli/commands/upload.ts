@@ -11,8 +11,9 @@ import type { CheckpointStore } from '../../store/types.js';
 import { mirrorJobKey } from '../../../jobs/mirror.js';
 import { parseDuration } from '../../../jobs/definition.js';
 import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
-import { addTransferOptions, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from './mirror.js';
+import { addTransferOptions, uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from './mirror.js';
 import { EXIT } from '../exit-codes.js';
+import { visible } from '../../sources/names.js';
 import { printSummary } from '../output.js';
 
 interface UploadCliOptions extends MirrorCliOptions {
@@ -42,7 +43,7 @@ export function registerUpload(program: Command): void {
     .action(async (source: string, opts: UploadCliOptions, cmd: Command) => {
       const options: UploadOptions = {
         ...transferOptionsFrom(source, opts),
-        playbook: opts.playbook,
+        playbook: uuidFlag('--playbook', opts.playbook),
         name: opts.name,
         wait: opts.wait,
         timeoutMs: parseDurationFlag('--timeout', opts.timeout),
@@ -108,7 +109,7 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
     try {
       result = await upload({ ...options, onPoll: live }, deps);
     } catch (err) {
-      return lockedOr(err);
+      return lockedOr(err, run.json);
     }
     if (live) process.stderr.write('\n');
     for (const batch of result.batches) {
@@ -120,7 +121,7 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
     if (run.json) {
       process.stdout.write(`${JSON.stringify({ ...result, notifications: notes })}\n`);
     } else {
-      for (const n of notes) process.stdout.write(`notification: ${n.title}: ${n.message}${run.ack ? ' (marked read)' : ''}\n`);
+      for (const n of notes) process.stdout.write(`notification: ${visible(n.title ?? '')}: ${visible(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
       if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
       if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${run.timeoutText ?? 'the timeout'}; run the same command again (or \`ferry watch --playbook ${options.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}\`) to wait on.\n`);
     }

@@ -1,0 +1,31 @@
+// The compiled `ferry` command run as a user runs it: a child process, its exit code and output.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const FERRY_BIN = fileURLToPath(new URL('../../bin/ferry.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runFerry(args: string[], env: Record<string, string>, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [FERRY_BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    onSpawn?.(child);
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The one JSON object a `--json` run must print, or a failure naming what was printed instead. */
+export function onlyJson(result: CliResult): Record<string, unknown> {
+  const lines = result.stdout.split('\n').filter((l) => l.trim() !== '');
+  if (lines.length !== 1) throw new Error(`expected exactly one JSON line on stdout, got ${lines.length}: ${result.stdout.slice(0, 500)} (stderr: ${result.stderr.slice(0, 500)})`);
+  return JSON.parse(lines[0] as string) as Record<string, unknown>;
+}
