@@ -62,16 +62,20 @@ const STEPS: readonly string[] = [
 
 export const SCHEMA_VERSION = STEPS.length;
 
-/** Brings the database to the current version; refuses one written by a newer ferry. */
+/**
+ * Brings the database to the current version; refuses one written by a newer ferry. The version
+ * is read and raised inside one IMMEDIATE transaction: two processes opening a new store at the
+ * same moment (overlapping cron runs) would otherwise both create its tables.
+ */
 export function migrate(db: Database.Database): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > STEPS.length) {
-    throw new Error(`this checkpoint store has schema version ${current}, newer than this ferry understands (${STEPS.length}); upgrade ferry`);
-  }
-  for (let v = current; v < STEPS.length; v++) {
-    db.transaction(() => {
+  db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current > STEPS.length) {
+      throw new Error(`this checkpoint store has schema version ${current}, newer than this ferry understands (${STEPS.length}); upgrade ferry`);
+    }
+    for (let v = current; v < STEPS.length; v++) {
       db.exec(STEPS[v] as string);
       db.pragma(`user_version = ${v + 1}`);
-    })();
-  }
+    }
+  }).immediate();
 }

@@ -72,10 +72,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
   constructor(path: string, opts: SqliteStoreOptions = {}) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
+    // First: a second process opening the same new store waits rather than failing.
+    this.db.pragma('busy_timeout = 5000');
+    walMode(this.db);
     // NORMAL in WAL mode: a commit survives the process being killed (only an OS crash may lose it).
     this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
     // A rerun looks up every file: keep the item index in memory (64 MiB cache, reads through mmap).
     this.db.pragma('cache_size = -65536');
     this.db.pragma('mmap_size = 268435456');
@@ -356,6 +357,25 @@ function toItem(jobKey: string, row: ItemRow): ItemRecord {
     lastError: row.last_error,
     updatedAt: row.updated_at,
   };
+}
+
+/**
+ * Switches a store to WAL. Changing the journal mode does not wait on the busy timeout: when two
+ * processes open a new store at the same moment one gets SQLITE_BUSY at once, so it waits a little
+ * and tries again (for up to 5 s).
+ */
+function walMode(db: Database.Database): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (db.pragma('journal_mode', { simple: true }) === 'wal') return;
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= 250) throw err;
+      Atomics.wait(pause, 0, 0, 20);
+    }
+  }
 }
 
 /**

@@ -1,0 +1,82 @@
+// Cron runs that overlap: two `ferry upload` (and two `ferry mirror`) of the same tree into the
+// same place, started at the same moment, ten times each. Every file must end on the service
+// exactly once; the run refused by the lock exits 4 and still prints one JSON object.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson, runFerry, type CliResult } from '../helpers/cli.js';
+
+const ROUNDS = 10;
+const FILES = 60;
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(() => service.close());
+
+async function tree(): Promise<{ dir: string; src: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-overlap-'));
+  const src = join(dir, 'src');
+  const files: Record<string, string> = {};
+  for (let i = 0; i < FILES; i++) files[`${i % 3 === 0 ? 'sub/' : ''}f${i}.txt`] = `file ${i}`;
+  await writeTree(src, files);
+  return { dir, src };
+}
+
+/** Both runs' outcomes: either one was refused (exit 4, one JSON object saying so) or they did not overlap. */
+function checkPair(a: CliResult, b: CliResult): { refused: number } {
+  const codes = [a.code, b.code].sort();
+  let refused = 0;
+  for (const r of [a, b]) {
+    const answer = onlyJson(r);
+    if (r.code === 4) {
+      refused++;
+      expect(answer).toMatchObject({ status: 'locked', exitCode: 4 });
+      expect(String(answer.error)).toContain('is already working on this job');
+    }
+  }
+  expect(codes[0], `${a.stderr}\n${b.stderr}`).toBe(0);
+  expect([0, 4]).toContain(codes[1]);
+  return { refused };
+}
+
+async function expectEachOnce(project: string): Promise<void> {
+  const docs = await remoteFiles(service.client(), project);
+  const paths = docs.map((d) => d.path ?? '').sort();
+  expect(new Set(paths).size).toBe(paths.length);
+  expect(paths).toHaveLength(FILES);
+}
+
+describe('overlapping runs', () => {
+  it(`two ferry upload started at once, ${ROUNDS} times: every file exactly once`, async () => {
+    const client = service.client();
+    let refusedTotal = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const { dir, src } = await tree();
+      const project = (await client.projects.create({ name: `overlap-upload-${round}`, description: 'two at once' })).objectIdentifier;
+      const playbook = (await client.playbooks.create({ name: `overlap ${round}`, isPrivate: false, organizationWide: true })).objectIdentifier;
+      const args = ['upload', src, '--project', project, '--playbook', playbook, '--state', join(dir, 'state.sqlite'), '--json'];
+      const [a, b] = await Promise.all([runFerry(args, service.env()), runFerry(args, service.env())]);
+      refusedTotal += checkPair(a, b).refused;
+      await expectEachOnce(project);
+    }
+    console.log(`overlapping uploads: ${refusedTotal} of ${ROUNDS} second runs refused by the lock, the rest started after the first ended`);
+  });
+
+  it(`two ferry mirror started at once, ${ROUNDS} times: every file exactly once`, async () => {
+    const client = service.client();
+    let refusedTotal = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const { dir, src } = await tree();
+      const project = (await client.projects.create({ name: `overlap-mirror-${round}`, description: 'two at once' })).objectIdentifier;
+      const args = ['mirror', src, '--project', project, '--state', join(dir, 'state.sqlite'), '--json'];
+      const [a, b] = await Promise.all([runFerry(args, service.env()), runFerry(args, service.env())]);
+      refusedTotal += checkPair(a, b).refused;
+      await expectEachOnce(project);
+    }
+    console.log(`overlapping mirrors: ${refusedTotal} of ${ROUNDS} second runs refused by the lock`);
+  });
+});
