@@ -11,6 +11,7 @@ import { remoteFiles, remoteFolders, startService, type Service } from '../helpe
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { checkName } from '../../src/sources/names.js';
+import { seededRandom as random } from '../../src/emulator/random.js';
 
 const SEEDS = [11, 23, 37];
 
@@ -19,18 +20,6 @@ beforeAll(async () => {
   service = await startService();
 });
 afterAll(() => service.close());
-
-/** mulberry32: a small seeded generator, so a failing tree can be made again from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Name makers, each a kind of name users really have. Raw bytes, since some are not UTF-8. */
 const KINDS: ((r: () => number, i: number) => Buffer[])[] = [
