@@ -80,21 +80,22 @@ export class ProcessingTimeoutError extends FerryError {}
 
 export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<UploadResult> {
   const { client, store } = deps;
-  const policy = opts.policy ?? DEFAULT_RETRY_POLICY;
-  const result: UploadResult = { batches: [], timedOut: false, creditsExhausted: false, remainingFailures: {} };
   const jobKey = uploadJobKey(client.transport.address.baseUrl, opts);
   // Held for the whole job, all rounds: a second `ferry upload` (or mirror) of the same tree into
   // the same place is refused before it can pick a run to resume or create a batch.
   const lock = takeLock(store, jobKey);
   try {
-    return await uploadRounds(opts, deps, jobKey, lock, policy, result);
+    return await uploadRounds(opts, deps, jobKey, lock);
   } finally {
     lock.release();
   }
 }
 
-async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: string, lock: HeldLock, policy: RetryPolicy, result: UploadResult): Promise<UploadResult> {
+/** The batches of one upload job, under its lock: a resumed or new batch, then retry rounds. */
+async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: string, lock: HeldLock): Promise<UploadResult> {
   const { client, store } = deps;
+  const policy = opts.policy ?? DEFAULT_RETRY_POLICY;
+  const result: UploadResult = { batches: [], timedOut: false, creditsExhausted: false, remainingFailures: {} };
   // A run of this job that did not finish is continued before anything new starts.
   const unfinished = opts.resumeRunId ?? store.listRuns({ job: JOB, limit: 50 }).find((r) => r.jobKey === jobKey && (r.status === 'running' || r.status === 'interrupted'))?.id;
   let resumeRunId = unfinished;

@@ -5,6 +5,7 @@ import { EXIT } from './exit-codes.js';
 import { SourceError } from '../sources/types.js';
 import { JobAbortedError } from '../runner/job.js';
 import { printJsonError } from './output.js';
+import { visible } from '../sources/names.js';
 import { registerApi } from './commands/api.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEmulator } from './commands/emulator.js';
@@ -61,7 +62,8 @@ export function reportError(err: unknown): number {
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`ferry: ${message}\n`);
+  // Messages may quote names (paths, zip entries): shown with their controls made visible.
+  process.stderr.write(`ferry: ${visible(message)}\n`);
   if (err instanceof ConfigurationError || err instanceof SourceError) return EXIT.usage;
   if (err instanceof AuthenticationError || err instanceof AbortedError || err instanceof JobAbortedError) return EXIT.aborted;
   if (err instanceof FerryError) return EXIT.failed;

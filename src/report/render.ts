@@ -85,9 +85,7 @@ export function renderCsv(r: BatchReport): string {
  * through), Markdown's own punctuation is backslash-escaped, and controls are made visible.
  */
 function mdCell(text: string): string {
-  return visible(text)
-    .replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string)
-    .replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`);
+  return esc(text).replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`);
 }
 
 export function renderMarkdown(r: BatchReport): string {

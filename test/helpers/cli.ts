@@ -10,9 +10,10 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runFerry(args: string[], env: Record<string, string>, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
+/** `as`: run as another user (root reads every file, so unreadable-file cases run as nobody). */
+export function runFerry(args: string[], env: Record<string, string>, onSpawn?: (child: ChildProcess) => void, as: { uid?: number; gid?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FERRY_BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env } });
+    const child = spawn(process.execPath, [FERRY_BIN, ...args], { ...as, env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

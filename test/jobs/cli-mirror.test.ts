@@ -1,15 +1,14 @@
 // `ferry mirror` as a user runs it: a child process, exit codes, and an unreadable file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { runFerry, type CliResult } from '../helpers/cli.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { mirrorJobKey } from '../../jobs/mirror.js';
 
-const bin = fileURLToPath(new URL('../../bin/ferry.js', import.meta.url));
 let service: Service;
 beforeAll(async () => {
   service = await startService();
@@ -19,17 +18,8 @@ afterAll(() => service.close());
 /** Root reads any file, so the unreadable-file case runs the CLI as an unprivileged user. */
 const NOBODY = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 
-function ferry(args: string[], env: Record<string, string>, onSpawn?: (child: import('node:child_process').ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { ...NOBODY, env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    onSpawn?.(child);
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function ferry(args: string[], env: Record<string, string>, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
+  return runFerry(args, env, onSpawn, NOBODY);
 }
 
 async function workspace(): Promise<string> {

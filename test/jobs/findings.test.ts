@@ -157,6 +157,14 @@ describe('issue 9 findings', () => {
     expect(onlyJson(missingSource).error).toContain('cannot be read: ENOENT');
   });
 
+  it('7b. an error message that quotes a name reaches the terminal with its controls made visible', async () => {
+    const dir = await workspace();
+    const r = await runFerry(['mirror', join(dir, 'gone\u001b]0;pwned\u0007'), '--project', service.project, '--state', join(dir, 's.sqlite')], service.env());
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('\u001b');
+    expect(r.stderr).toContain('gone\\x1b]0;pwned\\x07');
+  });
+
   it('10a. a --project that is not a uuid is a usage error found before any request', async () => {
     const dir = await workspace();
     // No service at all: a request would end in exit 3, not 2.

@@ -165,7 +165,7 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
 /** A held lock is exit code 4 with its message (and, under --json, one JSON object); anything else goes up. */
 export function lockedOr(err: unknown, json: boolean): number {
   if (err instanceof LockedError) {
-    process.stderr.write(`ferry: ${err.message}\n`);
+    process.stderr.write(`ferry: ${visible(err.message)}\n`);
     if (json) printJsonError(EXIT.locked, err.message, { status: 'locked', holder: err.holder });
     return EXIT.locked;
   }
