@@ -92,4 +92,27 @@ describe('ferry emulator (CLI)', () => {
     expect(err2).toContain('--seed');
     expect(err2).toContain('tenants');
   });
+
+  it('--max-page-size caps every page silently (totalCount stays true), and a bad value is exit 2', async () => {
+    const started = await startCli(['--max-page-size', '3']);
+    const client = clientOf(started.ready);
+    try {
+      for (let i = 0; i < 5; i++) await client.projects.create({ name: `capped ${i}`, description: 'cap' });
+      const page = await client.projects.list({}, { pageSize: 100 }).page(1);
+      expect(page.items).toHaveLength(3);
+      expect(page.totalCount).toBeGreaterThanOrEqual(5);
+      let all = 0;
+      for await (const _ of client.projects.list({}, { pageSize: 100 })) all++;
+      expect(all).toBe(page.totalCount);
+    } finally {
+      await client.close();
+      expect(await stop(started)).toBe(0);
+    }
+    const bad = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--max-page-size', '0'], { env: { PATH: process.env.PATH ?? '' } });
+    let err = '';
+    bad.stderr.on('data', (d) => (err += d));
+    const [code] = await once(bad, 'exit');
+    expect(code).toBe(2);
+    expect(err).toContain('--max-page-size must be a whole number of at least 1, not "0"');
+  });
 });
