@@ -89,14 +89,19 @@ export class ZipSource implements Source {
 }
 
 /** Refuses archives that would write outside the target, bombs, and archives beyond the limits. */
-export function checkArchive(label: string, files: readonly { path: string; uncompressedSize: number; compressedSize: number }[], limits: ZipLimits): void {
+export function checkArchive(
+  label: string,
+  files: readonly { path: string; uncompressedSize: number; compressedSize: number }[],
+  limits: ZipLimits,
+  consequence = 'nothing was uploaded',
+): void {
   if (files.length > limits.maxEntries) {
     throw new ZipRefusedError(`${label} holds ${files.length} entries, more than the limit of ${limits.maxEntries}`);
   }
   let total = 0;
   for (const file of files) {
     const reason = unsafePathReason(file.path);
-    if (reason) throw new ZipRefusedError(`${label} was refused: entry "${file.path}" ${reason}; nothing was uploaded`);
+    if (reason) throw new ZipRefusedError(`${label} was refused: entry "${file.path}" ${reason}; ${consequence}`);
     total += file.uncompressedSize;
     if (file.uncompressedSize > 1024 * 1024 && file.uncompressedSize / Math.max(1, file.compressedSize) > limits.maxRatio) {
       throw new ZipRefusedError(
@@ -118,14 +123,14 @@ function unsafePathReason(path: string): string | undefined {
 }
 
 /** What unzipper's central directory gives per entry, with the fields it sets but does not type. */
-type ZipFile = unzipper.File & { pathBuffer?: Buffer; externalFileAttributes?: number; versionMadeBy?: number };
+export type ZipFile = unzipper.File & { pathBuffer?: Buffer; externalFileAttributes?: number; versionMadeBy?: number };
 
 function keyOf(file: ZipFile): string {
   return normaliseKey(file.path);
 }
 
 /** Unix mode bits sit in the high half of the external attributes of entries made on Unix. */
-function isSymlink(file: ZipFile): boolean {
+export function isSymlink(file: ZipFile): boolean {
   const attributes = file.externalFileAttributes ?? 0;
   return ((file.versionMadeBy ?? 0) >> 8 === 3 || attributes >>> 16 !== 0) && ((attributes >>> 16) & 0o170000) === 0o120000;
 }

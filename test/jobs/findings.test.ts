@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
+import { zip64EndClaiming } from '../helpers/archives.js';
 
 let service: Service;
 beforeAll(async () => {
@@ -240,26 +241,4 @@ async function closedPort(): Promise<number> {
   const port = (server.address() as { port: number }).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-/** An archive of nothing but end records (zip64 record, locator, classic record) that claim `entries` entries. */
-function zip64EndClaiming(entries: number): Buffer {
-  const record = Buffer.alloc(56);
-  record.writeUInt32LE(0x06064b50, 0);
-  record.writeBigUInt64LE(44n, 4);
-  record.writeBigUInt64LE(BigInt(entries), 24);
-  record.writeBigUInt64LE(BigInt(entries), 32);
-  record.writeBigUInt64LE(0n, 40); // central directory size
-  record.writeBigUInt64LE(0n, 48); // central directory offset
-  const locator = Buffer.alloc(20);
-  locator.writeUInt32LE(0x07064b50, 0);
-  locator.writeBigUInt64LE(0n, 8); // where the zip64 record is
-  locator.writeUInt32LE(1, 16);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(0xffff, 8);
-  end.writeUInt16LE(0xffff, 10);
-  end.writeUInt32LE(0xffffffff, 12);
-  end.writeUInt32LE(0xffffffff, 16);
-  return Buffer.concat([record, locator, end]);
 }

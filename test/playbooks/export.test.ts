@@ -7,6 +7,7 @@ import unzipper from 'unzipper';
 import { startService, type Service } from '../helpers/service.js';
 import { buildRichPlaybook } from '../helpers/playbook.js';
 import { exportPlaybook, findPlaybook } from '../../src/playbooks/export.js';
+import { openArchive } from '../../src/playbooks/read.js';
 
 let service: Service;
 beforeAll(async () => {
@@ -27,6 +28,9 @@ describe('playbook export', () => {
     expect(second.sha256).toBe(first.sha256);
     // Only the two archives: no temporary file left behind.
     expect((await readdir(dir)).sort()).toEqual(['a.zip', 'b.zip']);
+
+    // What ferry writes, ferry's own guarded reader accepts.
+    expect((await openArchive(join(dir, 'a.zip'))).playbook.assemblies).toHaveLength(2);
 
     const zip = await unzipper.Open.file(join(dir, 'a.zip'));
     expect(zip.files.map((f) => f.path)).toEqual(['assemblies/0001/template-1.docx', 'assemblies/0002/template-2.docx', 'playbook.json', 'manifest.json']);

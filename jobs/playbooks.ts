@@ -1,0 +1,115 @@
+// The playbook jobs: export to archives, verify archives. Each is one run under the job lock, and
+// its summary accounts for every playbook (exported, skipped or failed, each with its reason) and
+// every sub-resource written.
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { FerryClient } from '../src/api/client.js';
+import type { Playbook } from '../src/api/types.js';
+import { exportPlaybook, findPlaybook, type ExportResult } from '../src/playbooks/export.js';
+import { safeSegment } from '../src/playbooks/format.js';
+import { ArchiveRefusedError, openArchive } from '../src/playbooks/read.js';
+import { noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import type { CheckpointStore } from '../src/store/types.js';
+
+export interface PlaybookDeps {
+  client: FerryClient;
+  store: CheckpointStore;
+}
+
+export interface ExportOptions {
+  ids: string[];
+  /** Every playbook of the organization (POST /playbooks/search/all). */
+  all: boolean;
+  /** A .zip file for one playbook, or a folder (created) for any number. */
+  out: string;
+  /** Told of each playbook as it is done (progress). */
+  onDone?: ((result: ExportResult) => void) | undefined;
+}
+
+export async function exportPlaybooks(opts: ExportOptions, deps: PlaybookDeps): Promise<JobSummary> {
+  const { client, store } = deps;
+  const out = resolve(opts.out);
+  const jobKey = `playbooks-export|${client.transport.address.baseUrl}|${out}`;
+  return runJob({ store, job: 'playbooks-export', jobKey, params: { ids: opts.ids, all: opts.all, out } }, async (ctx) => {
+    const playbooks = await selectPlaybooks(client, opts, ctx);
+    const toFile = out.toLowerCase().endsWith('.zip') && playbooks.length === 1 && !opts.all;
+    if (!toFile) await mkdir(out, { recursive: true });
+    const archives: ExportResult[] = [];
+    const parts: Record<string, number> = {};
+    for (const playbook of playbooks) {
+      if (ctx.signal.aborted) break;
+      const path = toFile ? out : join(out, archiveName(playbook));
+      try {
+        const result = await exportPlaybook(client, playbook, path, ctx.signal);
+        archives.push(result);
+        for (const [k, n] of Object.entries(result.parts)) parts[k] = (parts[k] ?? 0) + n;
+        ctx.counts.uploaded++;
+        ctx.bytes += result.bytes;
+        opts.onDone?.(result);
+      } catch (err) {
+        if (ctx.signal.aborted) break;
+        failItem(ctx, playbook.objectIdentifier, err);
+      }
+    }
+    return { archives, parts };
+  });
+}
+
+/** `<name>-<id>.zip`: readable, and unique by the id. */
+export function archiveName(playbook: Pick<Playbook, 'objectIdentifier' | 'name'>): string {
+  return `${safeSegment(playbook.name, 'playbook')}-${playbook.objectIdentifier}.zip`;
+}
+
+async function selectPlaybooks(client: FerryClient, opts: Pick<ExportOptions, 'ids' | 'all'>, ctx: JobContext): Promise<Playbook[]> {
+  const found: Playbook[] = [];
+  if (opts.all) {
+    for await (const p of client.playbooks.searchAll()) {
+      ctx.counts.discovered++;
+      found.push(p);
+    }
+    return found;
+  }
+  for (const id of opts.ids) {
+    ctx.counts.discovered++;
+    try {
+      found.push(await findPlaybook(client, id));
+    } catch (err) {
+      failItem(ctx, id, err);
+    }
+  }
+  return found;
+}
+
+function failItem(ctx: JobContext, key: string, err: unknown): void {
+  ctx.counts.failed++;
+  noteError(ctx, key, (err as Error).message ?? String(err));
+}
+
+export interface VerifyOutcome {
+  path: string;
+  ok: boolean;
+  error?: string;
+  /** The entry at fault, when one is. */
+  entry?: string;
+  playbook?: { objectIdentifier: string; name: string | null };
+  entries?: number;
+}
+
+/** Checks a file, or every .zip in a folder, against its manifest. Reads only. */
+export async function verifyArchives(target: string): Promise<VerifyOutcome[]> {
+  const info = await stat(target);
+  const paths = info.isDirectory()
+    ? (await readdir(target)).filter((n) => n.toLowerCase().endsWith('.zip')).sort().map((n) => join(target, n))
+    : [target];
+  const outcomes: VerifyOutcome[] = [];
+  for (const path of paths) {
+    try {
+      const archive = await openArchive(path);
+      outcomes.push({ path, ok: true, playbook: archive.manifest.playbook, entries: archive.manifest.entries.length });
+    } catch (err) {
+      if (!(err instanceof ArchiveRefusedError)) throw err;
+      outcomes.push({ path, ok: false, error: err.message, ...(err.entry ? { entry: err.entry } : {}) });
+    }
+  }
+  return outcomes;
+}
