@@ -2,6 +2,7 @@
 // `playbook.json` is parsed and validated, every other file is stored in the blob store as it
 // is unpacked. Unknown fields and unreferenced files are ignored, so later versions of the
 // format can add to it; a version this reader does not know is refused.
+import { createHash, type Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import ajvModule from 'ajv';
 import ajvFormatsModule from 'ajv-formats';
@@ -21,7 +22,9 @@ import { declaredConditions, declarations, MAX_JSON_DEPTH, nestingDepth, RICH_TE
 
 export const ARCHIVE_FORMAT = 'ferry-playbook';
 export const MANIFEST_PATH = 'playbook.json';
-export const SUPPORTED_VERSIONS: readonly number[] = [1];
+export const SUPPORTED_VERSIONS: readonly number[] = [1, 2];
+/** Version 2 lists every other entry with its size and sha256 here; they are checked on import. */
+export const ENTRY_LIST_PATH = 'manifest.json';
 
 export const ARCHIVE_LIMITS = {
   maxEntries: 10_000,
@@ -37,8 +40,11 @@ export class ArchiveError extends Error {
 
 /** A metadata value by definition id or name; category options by id or name too. */
 export interface ArchiveMetadataValue extends Omit<MetadataValueInput, 'organizationMetadataIdentifier'> {
-  organizationMetadataIdentifier?: string;
-  organizationMetadataName?: string;
+  organizationMetadataIdentifier?: string | null;
+  organizationMetadataName?: string | null;
+  /** Version 2: the option names beside the ids, for a tenant whose option ids differ. */
+  singleCategoryName?: string | null;
+  categoryNames?: (string | null)[] | null;
 }
 
 export interface ArchiveAssembly {
@@ -67,6 +73,7 @@ export interface PlaybookManifest {
 export interface ArchiveFile {
   blobKey: string;
   size: number;
+  sha256: string;
 }
 
 export interface PlaybookArchive {
@@ -101,11 +108,16 @@ const manifestSchema = withRichText({
         type: 'object',
         properties: {
           ...metadataValueInputSchema.properties,
-          organizationMetadataName: { type: 'string' },
+          organizationMetadataName: { type: ['string', 'null'] },
           singleCategoryIdentifier: { type: ['string', 'null'] },
           categories: { type: ['array', 'null'], items: { type: 'string' } },
+          singleCategoryName: { type: ['string', 'null'] },
+          categoryNames: { type: ['array', 'null'], items: { type: ['string', 'null'] } },
         },
-        oneOf: [{ required: ['organizationMetadataIdentifier'] }, { required: ['organizationMetadataName'] }],
+        anyOf: [
+          { required: ['organizationMetadataIdentifier'], properties: { organizationMetadataIdentifier: { type: 'string' } } },
+          { required: ['organizationMetadataName'], properties: { organizationMetadataName: { type: 'string' } } },
+        ],
       },
     },
     referenceMaterials: {
@@ -121,7 +133,7 @@ const manifestSchema = withRichText({
         required: ['name', 'assemblyType'],
         properties: {
           name: { type: 'string', minLength: 1 },
-          description: { type: 'string', default: '' },
+          description: { type: ['string', 'null'], default: '' },
           assemblyType: { type: 'string', minLength: 1 },
           playbookGroupObjectIdentifier: { type: ['string', 'null'], format: 'uuid' },
           file: { type: 'string' },
@@ -151,14 +163,19 @@ export async function readPlaybookArchive(
 ): Promise<PlaybookArchive> {
   const files = new Map<string, ArchiveFile>();
   try {
-    const manifestText = await unpack(source, limits, async (path, entry, budget) => {
+    const texts = await unpack(source, limits, async (path, entry, budget) => {
       if (files.has(path)) throw new ArchiveError(`The archive holds ${path} twice.`);
       const key = blobKey(files.size + 1);
-      const size = await blobs.put(key, Readable.from(limited(entry, budget, `The archive unpacks to more than ${limits.maxTotalBytes} bytes (at ${path}).`)));
-      files.set(path, { blobKey: key, size });
+      const hash = createHash('sha256');
+      const size = await blobs.put(key, Readable.from(hashed(limited(entry, budget, `The archive unpacks to more than ${limits.maxTotalBytes} bytes (at ${path}).`), hash)));
+      files.set(path, { blobKey: key, size, sha256: hash.digest('hex') });
       return size;
     });
+    const manifestText = texts.get(MANIFEST_PATH);
+    if (manifestText === undefined) throw new ArchiveError(`The archive has no ${MANIFEST_PATH} at its root.`);
     const manifest = parseManifest(manifestText);
+    if (manifest.version >= 2) checkEntryList(texts.get(ENTRY_LIST_PATH), manifestText, files);
+    for (const assembly of manifest.assemblies) assembly.description ??= '';
     checkReferences(manifest, files);
     return { manifest, files };
   } catch (error) {
@@ -179,8 +196,8 @@ export function checkEntryPath(path: string): void {
 
 type StoreEntry = (path: string, entry: unzipper.Entry, budget: number) => Promise<number>;
 
-/** Walks the zip's entries; returns the manifest's text, hands every other file to `store`. */
-async function unpack(source: NodeJS.ReadableStream, limits: typeof ARCHIVE_LIMITS, store: StoreEntry): Promise<string> {
+/** Walks the zip's entries; returns the JSON entries' texts by path, hands every other file to `store`. */
+async function unpack(source: NodeJS.ReadableStream, limits: typeof ARCHIVE_LIMITS, store: StoreEntry): Promise<Map<string, string>> {
   const parser = unzipper.Parse({ forceStream: true });
   // unzipper reports a truncated entry on the parser, not on the entry being read: pass it on,
   // or the entry would never end.
@@ -193,7 +210,7 @@ async function unpack(source: NodeJS.ReadableStream, limits: typeof ARCHIVE_LIMI
   source.on('error', (error: Error) => parser.destroy(error));
   source.pipe(parser);
 
-  let manifest: string | undefined;
+  const texts = new Map<string, string>();
   let entries = 0;
   let unpackedBytes = 0;
   try {
@@ -204,9 +221,9 @@ async function unpack(source: NodeJS.ReadableStream, limits: typeof ARCHIVE_LIMI
       current = entry;
       if (entry.type === 'Directory') {
         await entry.autodrain().promise();
-      } else if (entry.path === MANIFEST_PATH) {
-        if (manifest !== undefined) throw new ArchiveError(`The archive holds ${MANIFEST_PATH} twice.`);
-        manifest = await text(entry, limits.maxManifestBytes);
+      } else if (entry.path === MANIFEST_PATH || entry.path === ENTRY_LIST_PATH) {
+        if (texts.has(entry.path)) throw new ArchiveError(`The archive holds ${entry.path} twice.`);
+        texts.set(entry.path, await text(entry, limits.maxManifestBytes));
       } else {
         unpackedBytes += await store(entry.path, entry, limits.maxTotalBytes - unpackedBytes);
       }
@@ -218,8 +235,37 @@ async function unpack(source: NodeJS.ReadableStream, limits: typeof ARCHIVE_LIMI
     parser.destroy();
     (source as Readable).destroy();
   }
-  if (manifest === undefined) throw new ArchiveError(`The archive has no ${MANIFEST_PATH} at its root.`);
-  return manifest;
+  return texts;
+}
+
+async function* hashed(source: AsyncIterable<Buffer>, hash: Hash): AsyncGenerator<Buffer> {
+  for await (const chunk of source) {
+    hash.update(chunk);
+    yield chunk;
+  }
+}
+
+/** Version 2: every entry is listed in manifest.json with its size and sha256, and matches it. */
+function checkEntryList(listText: string | undefined, playbookText: string, files: Map<string, ArchiveFile>): void {
+  if (listText === undefined) throw new ArchiveError(`A version 2 archive needs ${ENTRY_LIST_PATH}, which this one lacks.`);
+  let list: { entries?: { path?: unknown; size?: unknown; sha256?: unknown }[] };
+  try {
+    list = JSON.parse(listText) as typeof list;
+  } catch (error) {
+    throw new ArchiveError(`${ENTRY_LIST_PATH} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(list.entries)) throw new ArchiveError(`${ENTRY_LIST_PATH} has no entries list.`);
+  const actual = new Map<string, { size: number; sha256: string }>(files);
+  actual.set(MANIFEST_PATH, { size: Buffer.byteLength(playbookText), sha256: createHash('sha256').update(playbookText).digest('hex') });
+  const listed = new Set<string>();
+  for (const entry of list.entries) {
+    const path = String(entry.path);
+    listed.add(path);
+    const found = actual.get(path);
+    if (!found) throw new ArchiveError(`${ENTRY_LIST_PATH} lists ${path}, which the archive does not hold.`);
+    if (found.size !== entry.size || found.sha256 !== entry.sha256) throw new ArchiveError(`The archive entry ${path} does not match its size and sha256 in ${ENTRY_LIST_PATH}.`);
+  }
+  for (const path of actual.keys()) if (!listed.has(path)) throw new ArchiveError(`The archive entry ${path} is not listed in ${ENTRY_LIST_PATH}.`);
 }
 
 async function* limited(entry: AsyncIterable<Buffer>, budget: number, overflow: string): AsyncGenerator<Buffer> {

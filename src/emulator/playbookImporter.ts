@@ -118,21 +118,31 @@ export class PlaybookImporter {
   }
 }
 
-/** The archive names definitions and options by id or by name (case-insensitive); the importing tenant's ids replace names. */
+/**
+ * The archive names definitions and options by id or by name (case-insensitive); the importing
+ * tenant's ids replace them. An id this tenant does not have falls back to the name beside it
+ * (version 2 archives carry both), so an archive from another tenant imports by name.
+ */
 function resolveMetadata(value: ArchiveMetadataValue, definitions: MetadataDefinition[], where: string): MetadataValueInput {
-  const { organizationMetadataName: name, organizationMetadataIdentifier: id, ...fields } = value;
-  const definition = definitions.find((candidate) => (id ? candidate.objectIdentifier === id : sameName(candidate.name, name)));
+  const { organizationMetadataName: name, organizationMetadataIdentifier: id } = value;
+  const definition =
+    (id ? definitions.find((candidate) => candidate.objectIdentifier === id) : undefined) ?? definitions.find((candidate) => sameName(candidate.name, name ?? undefined));
   if (!definition) throw new ImportError(`${where} names organization metadata ${id ?? JSON.stringify(name)}, which this organization does not have.`);
-  const option = (given: string) => {
-    const found = definition.options.find((candidate) => candidate.objectIdentifier === given || sameName(candidate.name, given));
-    if (!found) throw new ImportError(`${where}: ${JSON.stringify(given)} is not an option of organization metadata ${definition.name}.`);
+  const option = (given: string, givenName?: string | null) => {
+    const found =
+      definition.options.find((candidate) => candidate.objectIdentifier === given || sameName(candidate.name, given)) ??
+      definition.options.find((candidate) => sameName(candidate.name, givenName ?? undefined));
+    if (!found) throw new ImportError(`${where}: ${JSON.stringify(givenName ?? given)} is not an option of organization metadata ${definition.name}.`);
     return found.objectIdentifier;
   };
   return {
-    ...fields,
+    isYes: value.isYes ?? null,
+    decimalValue: value.decimalValue ?? null,
+    text: value.text ?? null,
+    date: value.date ?? null,
     organizationMetadataIdentifier: definition.objectIdentifier,
-    singleCategoryIdentifier: fields.singleCategoryIdentifier ? option(fields.singleCategoryIdentifier) : null,
-    categories: fields.categories ? fields.categories.map(option) : null,
+    singleCategoryIdentifier: value.singleCategoryIdentifier ? option(value.singleCategoryIdentifier, value.singleCategoryName) : null,
+    categories: value.categories ? value.categories.map((c, i) => option(c, value.categoryNames?.[i])) : null,
   };
 }
 

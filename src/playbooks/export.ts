@@ -160,7 +160,7 @@ async function exportAssembly(client: FerryClient, playbook: string, a: Assembly
     const ref = { playbookIdentifier: playbook, assemblyIdentifier: assemblyId, referenceIdentifier: candidate.uuid };
     const columns = await orNotFound(collect(client.templateColumns.list(ref)));
     if (columns === undefined) continue;
-    if (columns.length) entry.templateColumns[candidate.uuid] = columns.map((c) => ({ objectIdentifier: c.objectIdentifier as string, name: c.name ?? null, template: (c.template as RichTextNode | undefined) ?? null }));
+    if (columns.length) entry.templateColumns[candidate.uuid] = columns.map((c) => ({ objectIdentifier: c.objectIdentifier as string, name: c.name ?? null, ...(c.template ? { template: c.template as RichTextNode } : {}) }));
     for (const inner of candidate.inside) {
       if (entry.categoryConditions[inner]) continue;
       const conditions = await orNotFound(collect(client.categoryConditions.list({ ...ref, conditionIdentifier: inner })));

@@ -71,7 +71,8 @@ export interface ArchiveReferenceMaterial {
 export interface ArchiveTemplateColumn {
   objectIdentifier: string;
   name: string | null;
-  template: RichTextNode | null;
+  /** Absent when the service gave none. */
+  template?: RichTextNode;
 }
 
 export interface ArchiveCategoryCondition {

@@ -105,7 +105,18 @@ describe('playbook import', () => {
     { why: 'no manifest', archive: () => zip({ 'readme.txt': 'hello' }), reason: /no playbook\.json/ },
     { why: 'a manifest that is not JSON', archive: () => zip({ 'playbook.json': '{ nope' }), reason: /not valid JSON/ },
     { why: 'another format', archive: () => zip({ 'playbook.json': JSON.stringify(manifest({ format: 'other' })) }), reason: /"format": "ferry-playbook"/ },
-    { why: 'an unknown version', archive: () => zip({ 'playbook.json': JSON.stringify(manifest({ version: 2 })) }), reason: /version 2 is not supported/ },
+    { why: 'an unknown version', archive: () => zip({ 'playbook.json': JSON.stringify(manifest({ version: 3 })) }), reason: /version 3 is not supported \(supported: 1, 2\)/ },
+    { why: 'a version 2 archive without its entry list', archive: () => zip({ 'playbook.json': JSON.stringify(manifest({ version: 2 })), 'assemblies/letter.bin': 'x' }), reason: /needs manifest\.json/ },
+    {
+      why: 'a version 2 archive whose entry does not match the list',
+      archive: () =>
+        zip({
+          'playbook.json': JSON.stringify(manifest({ version: 2 })),
+          'assemblies/letter.bin': 'x',
+          'manifest.json': JSON.stringify({ entries: [{ path: 'assemblies/letter.bin', size: 1, sha256: '0'.repeat(64) }] }),
+        }),
+      reason: /assemblies\/letter\.bin does not match its size and sha256 in manifest\.json/,
+    },
     { why: 'a playbook without a name', archive: () => zip({ 'playbook.json': JSON.stringify(manifest({ playbook: { isPrivate: true } })) }), reason: /\/playbook must have required property 'name'/ },
     { why: 'a missing assembly file', archive: () => zip({ 'playbook.json': JSON.stringify(manifest()) }), reason: /assemblies\/letter\.bin, which the archive does not hold/ },
     {
