@@ -8,6 +8,11 @@ import type { Playbook } from '../src/api/types.js';
 import { exportPlaybook, findPlaybook, type ExportResult } from '../src/playbooks/export.js';
 import { safeSegment } from '../src/playbooks/format.js';
 import { ArchiveRefusedError, openArchive } from '../src/playbooks/read.js';
+import { IdMap } from '../src/playbooks/id-map.js';
+import { replayImport, type ReplayMapping } from '../src/playbooks/replay.js';
+import { serverImport } from '../src/playbooks/server-import.js';
+import { canonicalJson, countParts } from '../src/playbooks/format.js';
+import { createHash } from 'node:crypto';
 import { noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import type { CheckpointStore } from '../src/store/types.js';
 
@@ -112,4 +117,42 @@ export async function verifyArchives(target: string): Promise<VerifyOutcome[]> {
     }
   }
   return outcomes;
+}
+
+export interface ImportOptions {
+  file: string;
+  mode: 'server' | 'replay';
+  mapping?: ReplayMapping | undefined;
+  /** Longest wait for a server-side import (default 10 minutes). */
+  timeoutMs?: number | undefined;
+}
+
+/**
+ * Imports one archive into the client's tenant. The archive is checked whole first: a bad one is
+ * refused (exit 2) before anything is created. Importing the same archive into the same tenant
+ * again resumes or, when it is done, finds everything in place and creates nothing.
+ */
+export async function importArchive(opts: ImportOptions, deps: PlaybookDeps): Promise<JobSummary> {
+  const { client, store } = deps;
+  const archive = await openArchive(resolve(opts.file));
+  const contentKey = createHash('sha256').update(canonicalJson(archive.manifest.entries)).digest('hex');
+  const target = client.transport.address.baseUrl;
+  const jobKey = `playbooks-import|${opts.mode}|${target}|${contentKey}`;
+  const parts = countParts(archive.playbook);
+  return runJob({ store, job: 'playbooks-import', jobKey, params: { file: archive.path, mode: opts.mode, playbook: archive.manifest.playbook } }, async (ctx) => {
+    const ids = new IdMap(store, jobKey, ctx.run.id, ctx.uploadId);
+    const source = { ...archive.manifest.source, playbook: archive.manifest.playbook };
+    if (opts.mode === 'replay') {
+      ctx.counts.discovered = Object.values(parts).reduce((a, b) => a + b, 0);
+      const result = await replayImport(archive, client, ids, ctx, opts.mapping);
+      return { mode: 'replay', source, parts, ...result };
+    }
+    ctx.counts.discovered = 1;
+    const result = await serverImport(archive, client, ids, contentKey, { timeoutMs: opts.timeoutMs ?? 600_000, signal: ctx.signal });
+    if (result.succeeded) {
+      if (result.outcome === 'created') ctx.counts.uploaded++;
+      else ctx.counts.reconciled++;
+    } else failItem(ctx, archive.manifest.playbook.objectIdentifier, new Error(`the service refused the import: ${result.message ?? 'no reason given'}`));
+    return { mode: 'server', source, parts, ...result };
+  });
 }

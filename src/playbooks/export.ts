@@ -137,6 +137,7 @@ async function exportAssembly(client: FerryClient, playbook: string, a: Assembly
     richText,
     templateColumns: {},
     categoryConditions: {},
+    conditionReferences: {},
   };
   const file = await contentOf(client, playbook, assemblyId);
   if (file) {
@@ -164,7 +165,9 @@ async function exportAssembly(client: FerryClient, playbook: string, a: Assembly
     for (const inner of candidate.inside) {
       if (entry.categoryConditions[inner]) continue;
       const conditions = await orNotFound(collect(client.categoryConditions.list({ ...ref, conditionIdentifier: inner })));
-      if (conditions?.length) entry.categoryConditions[inner] = conditions.map((c) => ({ objectIdentifier: c.objectIdentifier as string, fuzzyMatch: c.fuzzyMatch === true, text: c.text ?? null }));
+      if (!conditions?.length) continue;
+      entry.categoryConditions[inner] = conditions.map((c) => ({ objectIdentifier: c.objectIdentifier as string, fuzzyMatch: c.fuzzyMatch === true, text: c.text ?? null }));
+      entry.conditionReferences[inner] = candidate.uuid;
     }
   }
   return entry;

@@ -96,6 +96,8 @@ export interface ArchiveAssembly {
   templateColumns: Record<string, ArchiveTemplateColumn[]>;
   /** Condition uuid (from the tree, inside a reference) -> its category conditions. */
   categoryConditions: Record<string, ArchiveCategoryCondition[]>;
+  /** Condition uuid -> the reference it was read under (the call's path needs one). */
+  conditionReferences: Record<string, string>;
 }
 
 export interface ArchivePlaybook {

@@ -6,12 +6,12 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import unzipper from 'unzipper';
-import { FerryError } from '../api/errors.js';
+import { SourceError } from '../sources/types.js';
 import { checkArchive, isSymlink, readEndRecord, ZipRefusedError, type ZipFile } from '../sources/zip.js';
 import { MANIFEST_PATH, PLAYBOOK_PATH, SUPPORTED_VERSIONS, ARCHIVE_FORMAT, type ArchiveManifest, type ArchivePlaybook } from './format.js';
 
-/** The archive is not one ferry will read; `entry` names the entry at fault when there is one. */
-export class ArchiveRefusedError extends FerryError {
+/** The archive is not one ferry will read (exit 2); `entry` names the entry at fault when there is one. */
+export class ArchiveRefusedError extends SourceError {
   constructor(
     message: string,
     readonly entry?: string,

@@ -1,0 +1,274 @@
+// Import by replay: a playbook recreated call by call in any tenant (the cross-region path), from
+// an archive already checked whole. Everything that must be resolved on the target (organization
+// metadata definitions) is resolved before the first write; then objects are created parents
+// first, each through the id map (exactly once across crashes), and every rich-text tree is
+// rewritten to the new ids of the objects it refers to.
+import { basename } from 'node:path';
+import type { FerryClient } from '../api/client.js';
+import { ConfigurationError, NotFoundError } from '../api/errors.js';
+import type { MetadataValueInput, RichTextNode } from '../api/types.js';
+import type { JobContext } from '../runner/job.js';
+import { rewriteIds, type ArchiveAssembly, type ArchiveMetadataValue } from './format.js';
+import type { IdMap, MapOutcome } from './id-map.js';
+import type { OpenedArchive } from './read.js';
+
+/** `--map FILE`: target ids for what the archive names, by old id or by name. */
+export interface ReplayMapping {
+  organizationMetadata?: Record<string, string>;
+  options?: Record<string, string>;
+}
+
+/** Settling looks back this far before an intent's time: the service's clock may run behind ours. */
+const CLOCK_SLACK_MS = 5 * 60_000;
+
+interface Definition {
+  id: string;
+  /** Option name (lower case) -> id on the target. */
+  options: Map<string, string>;
+}
+
+export interface ReplayResult {
+  playbookIdentifier: string;
+  /** Options created on the target because it lacked them. */
+  optionsCreated: string[];
+}
+
+export async function replayImport(archive: OpenedArchive, client: FerryClient, ids: IdMap, ctx: JobContext, mapping: ReplayMapping = {}): Promise<ReplayResult> {
+  const doc = archive.playbook;
+  // Reads only, before any write: a definition the target lacks stops the import here.
+  const definitions = await resolveDefinitions(client, doc.metadata, mapping);
+  const count = (outcome: MapOutcome, n = 1) => {
+    if (outcome === 'created') ctx.counts.uploaded += n;
+    else ctx.counts.reconciled += n;
+  };
+
+  const optionsCreated: string[] = [];
+  const optionId = async (def: Definition, oldId: string, name: string | null): Promise<string> => {
+    const mapped = mapping.options?.[oldId];
+    if (mapped) return mapped;
+    const known = name ? def.options.get(name.toLocaleLowerCase('en-US')) : undefined;
+    if (known) {
+      ids.note(oldId, known);
+      return known;
+    }
+    if (!name) throw new ConfigurationError(`option ${oldId} has no name in the archive and no counterpart in --map options`);
+    const made = await ids.ensure(
+      'option',
+      oldId,
+      async () => (await client.organizationMetadataOptions.create(def.id, name)).objectIdentifier,
+      async () => {
+        for await (const o of client.organizationMetadataOptions.list(def.id)) if (o.name === name) return o.objectIdentifier;
+        return undefined;
+      },
+    );
+    if (made.outcome === 'created') optionsCreated.push(name);
+    def.options.set(name.toLocaleLowerCase('en-US'), made.id);
+    return made.id;
+  };
+  const metadata: (MetadataValueInput & { organizationMetadataIdentifier: string })[] = [];
+  for (const v of doc.metadata) {
+    const def = definitions.get(definitionKey(v)) as Definition;
+    metadata.push({
+      organizationMetadataIdentifier: def.id,
+      isYes: v.isYes,
+      text: v.text,
+      decimalValue: v.decimalValue,
+      date: v.date,
+      singleCategoryIdentifier: v.singleCategoryIdentifier ? await optionId(def, v.singleCategoryIdentifier, v.singleCategoryName) : null,
+      categories: v.categories ? await Promise.all(v.categories.map((c, i) => optionId(def, c, v.categoryNames?.[i] ?? null))) : null,
+    });
+  }
+
+  // The playbook, with its metadata values in the same call.
+  const p = doc.playbook;
+  const made = await ids.ensure(
+    'playbook',
+    p.objectIdentifier,
+    async () => (await client.playbooks.create({ name: p.name as string, description: p.description, isPrivate: p.isPrivate, organizationWide: p.organizationWide, metadata })).objectIdentifier,
+    async (since) => {
+      const claimed = ids.claimed();
+      for await (const found of client.playbooks.searchAll({ searchText: p.name ?? '' })) {
+        if (found.name === p.name && !claimed.has(found.objectIdentifier) && Date.parse(found.dateAdded) >= since.getTime() - CLOCK_SLACK_MS) return found.objectIdentifier;
+      }
+      return undefined;
+    },
+  );
+  const playbook = made.id;
+  count(made.outcome);
+  const values = await collect(client.playbookMetadata.list(playbook));
+  for (const v of doc.metadata) {
+    const def = definitions.get(definitionKey(v)) as Definition;
+    const value = values.find((x) => x.metadata?.objectIdentifier === def.id);
+    if (value) ids.note(v.objectIdentifier, value.objectIdentifier);
+  }
+  count(made.outcome, doc.metadata.length);
+
+  for (const m of doc.referenceMaterials) {
+    signalCheck(ctx);
+    const r = await ids.ensure(
+      'referenceMaterial',
+      m.objectIdentifier,
+      async () =>
+        (
+          await client.referenceMaterials.create(playbook, {
+            name: m.name as string,
+            description: m.description,
+            type: m.type as string,
+            booleanValue: m.booleanValue,
+            isSourceDocuments: m.isSourceDocuments,
+            dateTimeValue: m.dateTimeValue,
+            decimalValue: m.decimalValue,
+            textValue: m.textValue,
+            isLocked: m.isLocked,
+            isRequired: m.isRequired,
+            categories: m.categories.map((c) => ({ name: c.name })),
+          })
+        ).objectIdentifier,
+      async () => findUnclaimed(client.referenceMaterials.list(playbook), ids, (x) => x.name === m.name && x.type === m.type),
+    );
+    count(r.outcome);
+    const now = await client.referenceMaterials.get(playbook, r.id);
+    if (m.stableObjectIdentifier && now.stableObjectIdentifier) ids.note(m.stableObjectIdentifier, now.stableObjectIdentifier);
+    for (const c of m.categories) {
+      const same = now.categories?.find((x) => x.name === c.name);
+      if (same?.objectIdentifier) ids.note(c.objectIdentifier, same.objectIdentifier);
+    }
+  }
+
+  // Every assembly first, so that trees referring to another assembly can be rewritten.
+  const assemblies: { entry: ArchiveAssembly; id: string }[] = [];
+  for (const a of doc.assemblies) {
+    signalCheck(ctx);
+    const r = await ids.ensure(
+      'assembly',
+      a.objectIdentifier,
+      async () => {
+        const file = a.file;
+        const created = await client.assemblies.create(playbook, {
+          name: a.name as string,
+          description: a.description ?? '',
+          type: a.assemblyType as string,
+          ...(a.playbookGroupObjectIdentifier ? { playbookGroupId: a.playbookGroupObjectIdentifier } : {}),
+          ...(file ? { file: { open: () => archive.open(file), size: archive.size(file), filename: basename(file) } } : {}),
+        });
+        return created.objectIdentifier as string;
+      },
+      async () => findUnclaimed(client.assemblies.list(playbook), ids, (x) => x.name === a.name),
+    );
+    count(r.outcome);
+    assemblies.push({ entry: a, id: r.id });
+  }
+  for (const { entry: a, id } of assemblies) {
+    signalCheck(ctx);
+    // A PUT: repeating it after a crash changes nothing.
+    await client.assemblies.updateRichText(playbook, id, rewriteIds(a.richText, ids.ids));
+    for (const [reference, columns] of Object.entries(a.templateColumns)) {
+      const ref = { playbookIdentifier: playbook, assemblyIdentifier: id, referenceIdentifier: rewriteIds(reference, ids.ids) };
+      for (const c of columns) {
+        const r = await ids.ensure(
+          'templateColumn',
+          c.objectIdentifier,
+          async () => (await client.templateColumns.create(ref, { name: c.name as string, ...(c.template ? { template: rewriteIds(c.template, ids.ids) as RichTextNode } : {}) })).objectIdentifier as string,
+          async () => findUnclaimed(client.templateColumns.list(ref), ids, (x) => x.name === c.name),
+        );
+        count(r.outcome);
+      }
+    }
+    for (const [condition, items] of Object.entries(a.categoryConditions)) {
+      const reference = a.conditionReferences?.[condition];
+      if (!reference) throw new ConfigurationError(`assembly "${a.name}": the archive does not say which reference condition ${condition} belongs to`);
+      const path = { playbookIdentifier: playbook, assemblyIdentifier: id, referenceIdentifier: rewriteIds(reference, ids.ids), conditionIdentifier: rewriteIds(condition, ids.ids) };
+      for (const c of items) {
+        const r = await ids.ensure(
+          'categoryCondition',
+          c.objectIdentifier,
+          async () => (await client.categoryConditions.create(path, { fuzzyMatch: c.fuzzyMatch, text: c.text })).objectIdentifier as string,
+          async () => findUnclaimed(client.categoryConditions.list(path), ids, (x) => x.text === c.text && (x.fuzzyMatch === true) === c.fuzzyMatch),
+        );
+        count(r.outcome);
+      }
+    }
+  }
+  return { playbookIdentifier: playbook, optionsCreated };
+}
+
+function definitionKey(v: Pick<ArchiveMetadataValue, 'organizationMetadataIdentifier' | 'organizationMetadataName'>): string {
+  return v.organizationMetadataIdentifier ?? `name:${v.organizationMetadataName ?? ''}`;
+}
+
+/**
+ * Target definitions for the archive's, by: the mapping file (old id or name), the same id when the
+ * target has it, or the name, as found on the target's playbooks and projects (the interface has
+ * no list of definitions). Anything left unresolved stops the import before a write.
+ */
+async function resolveDefinitions(client: FerryClient, values: ArchiveMetadataValue[], mapping: ReplayMapping): Promise<Map<string, Definition>> {
+  const out = new Map<string, Definition>();
+  let byName: Map<string, string> | undefined;
+  const missing: string[] = [];
+  for (const v of values) {
+    const key = definitionKey(v);
+    if (out.has(key)) continue;
+    const name = v.organizationMetadataName ?? undefined;
+    let id = (v.organizationMetadataIdentifier && mapping.organizationMetadata?.[v.organizationMetadataIdentifier]) || (name && mapping.organizationMetadata?.[name]) || undefined;
+    let options = id ? await optionsOf(client, id) : undefined;
+    if (id && !options) throw new ConfigurationError(`--map sends organization metadata ${name ?? v.organizationMetadataIdentifier} to ${id}, which the target does not have`);
+    if (!id && v.organizationMetadataIdentifier) {
+      options = await optionsOf(client, v.organizationMetadataIdentifier);
+      if (options) id = v.organizationMetadataIdentifier;
+    }
+    if (!id && name) {
+      byName ??= await definitionsByName(client);
+      id = byName.get(name.toLocaleLowerCase('en-US'));
+      options = id ? await optionsOf(client, id) : undefined;
+    }
+    if (!id || !options) {
+      missing.push(`"${name ?? '?'}" (${v.organizationMetadataIdentifier ?? 'no id'})`);
+      continue;
+    }
+    out.set(key, { id, options });
+  }
+  if (missing.length) {
+    throw new ConfigurationError(
+      `the target has no organization metadata matching ${missing.join(', ')}; name the target definition ids in --map (organizationMetadata: {"<name or old id>": "<target id>"}); nothing was created`,
+    );
+  }
+  return out;
+}
+
+async function optionsOf(client: FerryClient, definition: string): Promise<Map<string, string> | undefined> {
+  try {
+    const options = new Map<string, string>();
+    for await (const o of client.organizationMetadataOptions.list(definition)) if (o.name) options.set(o.name.toLocaleLowerCase('en-US'), o.objectIdentifier);
+    return options;
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** Definition names seen on the target's playbooks and projects, lower case -> id. */
+async function definitionsByName(client: FerryClient): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const add = (m: { name?: string | null; objectIdentifier?: string } | undefined) => {
+    if (m?.name && m.objectIdentifier) found.set(m.name.toLocaleLowerCase('en-US'), m.objectIdentifier);
+  };
+  for await (const project of client.projects.list()) for (const v of project.metadataValues ?? []) add(v.metadata);
+  for await (const playbook of client.playbooks.searchAll()) for await (const v of client.playbookMetadata.list(playbook.objectIdentifier)) add(v.metadata);
+  return found;
+}
+
+async function findUnclaimed<T extends { objectIdentifier?: string }>(list: AsyncIterable<T>, ids: IdMap, matches: (item: T) => boolean): Promise<string | undefined> {
+  const claimed = ids.claimed();
+  for await (const item of list) if (item.objectIdentifier && !claimed.has(item.objectIdentifier) && matches(item)) return item.objectIdentifier;
+  return undefined;
+}
+
+function signalCheck(ctx: JobContext): void {
+  ctx.signal.throwIfAborted();
+}
+
+async function collect<T>(list: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of list) out.push(item);
+  return out;
+}
