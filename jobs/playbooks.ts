@@ -1,7 +1,7 @@
 // The playbook jobs: export to archives, verify archives. Each is one run under the job lock, and
 // its summary accounts for every playbook (exported, skipped or failed, each with its reason) and
 // every sub-resource written.
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { Playbook } from '../src/api/types.js';
@@ -12,7 +12,8 @@ import { IdMap } from '../src/playbooks/id-map.js';
 import { replayImport, type ReplayMapping } from '../src/playbooks/replay.js';
 import { serverImport } from '../src/playbooks/server-import.js';
 import { canonicalJson, countParts } from '../src/playbooks/format.js';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { toKeep, type RetentionRules } from '../src/playbooks/retention.js';
 import { noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import type { CheckpointStore } from '../src/store/types.js';
 
@@ -100,12 +101,22 @@ export interface VerifyOutcome {
   entries?: number;
 }
 
-/** Checks a file, or every .zip in a folder, against its manifest. Reads only. */
+/** Every .zip under a folder (a backup folder has one per playbook), temporary files left out. */
+async function zipsUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await zipsUnder(path)));
+    else if (entry.isFile() && entry.name.toLowerCase().endsWith('.zip')) out.push(path);
+  }
+  return out;
+}
+
+/** Checks a file, or every .zip under a folder, against its manifest. Reads only. */
 export async function verifyArchives(target: string): Promise<VerifyOutcome[]> {
   const info = await stat(target);
-  const paths = info.isDirectory()
-    ? (await readdir(target)).filter((n) => n.toLowerCase().endsWith('.zip')).sort().map((n) => join(target, n))
-    : [target];
+  const paths = info.isDirectory() ? await zipsUnder(target) : [target];
   const outcomes: VerifyOutcome[] = [];
   for (const path of paths) {
     try {
@@ -155,4 +166,123 @@ export async function importArchive(opts: ImportOptions, deps: PlaybookDeps): Pr
     } else failItem(ctx, archive.manifest.playbook.objectIdentifier, new Error(`the service refused the import: ${result.message ?? 'no reason given'}`));
     return { mode: 'server', source, parts, ...result };
   });
+}
+
+/** One archive the backup folder holds, as its index records it. */
+export interface BackupEntry {
+  playbookIdentifier: string;
+  name: string | null;
+  /** Relative to the backup folder. */
+  file: string;
+  exportedAt: string;
+  bytes: number;
+  sha256: string;
+  contentSha256: string;
+}
+
+export interface BackupIndex {
+  format: 'ferry-playbook-backups';
+  version: 1;
+  backups: BackupEntry[];
+}
+
+export const INDEX_FILE = 'index.json';
+
+export interface BackupOptions extends RetentionRules {
+  out: string;
+  /** The time this backup is taken (tests move it; default now). */
+  now?: Date | undefined;
+  onDone?: ((playbook: string, outcome: 'written' | 'unchanged') => void) | undefined;
+}
+
+/**
+ * Exports every playbook into `out/<name>-<id>/<time>.zip`, keeping a new archive only when its
+ * content differs from the playbook's newest backup (the manifest's entries compared by sha256),
+ * then prunes each playbook's archives by the retention rules. `out/index.json` says what is where.
+ */
+export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): Promise<JobSummary> {
+  const { client, store } = deps;
+  const out = resolve(opts.out);
+  const jobKey = `playbooks-backup|${client.transport.address.baseUrl}|${out}`;
+  return runJob({ store, job: 'playbooks-backup', jobKey, params: { out, keep: opts.keep, keepDaily: opts.keepDaily, keepWeekly: opts.keepWeekly } }, async (ctx) => {
+    await mkdir(out, { recursive: true });
+    const index = await readIndex(out);
+    const now = opts.now ?? new Date();
+    const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    const written: BackupEntry[] = [];
+    let unchanged = 0;
+    for await (const playbook of client.playbooks.searchAll()) {
+      if (ctx.signal.aborted) break;
+      ctx.counts.discovered++;
+      const folder = archiveName(playbook).replace(/\.zip$/, '');
+      const file = `${folder}/${stamp}.zip`;
+      const temp = join(out, `.${folder}.${randomBytes(6).toString('hex')}.zip`);
+      try {
+        await mkdir(join(out, folder), { recursive: true });
+        const result = await exportPlaybook(client, playbook, temp, ctx.signal);
+        const newest = index.backups.filter((b) => b.playbookIdentifier === playbook.objectIdentifier).sort((a, b) => Date.parse(b.exportedAt) - Date.parse(a.exportedAt))[0];
+        if (newest && newest.contentSha256 === result.contentSha256) {
+          await rm(temp, { force: true });
+          ctx.counts.skipped++;
+          unchanged++;
+          noteError(ctx, playbook.objectIdentifier, `skipped: unchanged since ${newest.file}`);
+          opts.onDone?.(playbook.objectIdentifier, 'unchanged');
+          continue;
+        }
+        await rename(temp, join(out, file));
+        const entry: BackupEntry = { playbookIdentifier: playbook.objectIdentifier, name: playbook.name, file, exportedAt: now.toISOString(), bytes: result.bytes, sha256: result.sha256, contentSha256: result.contentSha256 };
+        index.backups.push(entry);
+        written.push(entry);
+        ctx.counts.uploaded++;
+        ctx.bytes += result.bytes;
+        opts.onDone?.(playbook.objectIdentifier, 'written');
+        // The index follows every archive, so a run stopped half-way leaves no archive unknown.
+        await writeIndex(out, index);
+      } catch (err) {
+        await rm(temp, { force: true });
+        if (ctx.signal.aborted) break;
+        failItem(ctx, playbook.objectIdentifier, err);
+      }
+    }
+    const pruned = await prune(out, index, opts);
+    await writeIndex(out, index);
+    return { out, index: join(out, INDEX_FILE), written, unchanged, pruned };
+  });
+}
+
+async function prune(out: string, index: BackupIndex, rules: RetentionRules): Promise<string[]> {
+  const byPlaybook = new Map<string, BackupEntry[]>();
+  for (const b of index.backups) byPlaybook.set(b.playbookIdentifier, [...(byPlaybook.get(b.playbookIdentifier) ?? []), b]);
+  const pruned: string[] = [];
+  for (const backups of byPlaybook.values()) {
+    const keep = toKeep(backups, rules);
+    for (const b of backups) {
+      if (keep.has(b)) continue;
+      await rm(join(out, b.file), { force: true });
+      pruned.push(b.file);
+    }
+  }
+  const gone = new Set(pruned);
+  index.backups = index.backups.filter((b) => !gone.has(b.file));
+  return pruned;
+}
+
+export async function readIndex(out: string): Promise<BackupIndex> {
+  let text: string;
+  try {
+    text = await readFile(join(out, INDEX_FILE), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { format: 'ferry-playbook-backups', version: 1, backups: [] };
+    throw err;
+  }
+  const index = JSON.parse(text) as BackupIndex;
+  if (index.format !== 'ferry-playbook-backups' || !Array.isArray(index.backups)) throw new ArchiveRefusedError(`${join(out, INDEX_FILE)} is not a ferry backup index`);
+  return index;
+}
+
+/** Written under a temporary name, then renamed: a reader never sees half an index. */
+async function writeIndex(out: string, index: BackupIndex): Promise<void> {
+  const temp = join(out, `.${INDEX_FILE}.${randomBytes(6).toString('hex')}`);
+  await writeFile(temp, `${JSON.stringify(index, null, 2)}\n`);
+  await rename(temp, join(out, INDEX_FILE));
 }

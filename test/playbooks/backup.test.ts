@@ -1,0 +1,93 @@
+// Backups: a new archive only when a playbook changed, retention by count, day and week, an index
+// of what is where, and verify over the whole folder.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, readdir, writeFile, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startService, type Service } from '../helpers/service.js';
+import { buildRichPlaybook } from '../helpers/playbook.js';
+import { backupPlaybooks, readIndex, verifyArchives } from '../../jobs/playbooks.js';
+import { isoWeek, toKeep } from '../../src/playbooks/retention.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(() => service.close());
+
+const at = (iso: string) => new Date(iso);
+
+describe('retention rules', () => {
+  const b = (exportedAt: string) => ({ exportedAt });
+  const all = ['2026-11-02T01:00:00Z', '2026-11-09T01:00:00Z', '2026-11-16T01:00:00Z', '2026-11-20T01:00:00Z', '2026-11-20T13:00:00Z', '2026-11-21T01:00:00Z', '2026-11-22T01:00:00Z'].map(b);
+  const kept = (rules: Parameters<typeof toKeep>[1]) => [...toKeep(all, rules)].map((x) => x.exportedAt).sort();
+
+  it('keeps everything without rules, the newest N with --keep, and never the newest alone out', () => {
+    expect(kept({})).toHaveLength(7);
+    expect(kept({ keep: 2 })).toEqual(['2026-11-21T01:00:00Z', '2026-11-22T01:00:00Z']);
+    expect(kept({ keep: 0 })).toEqual(['2026-11-22T01:00:00Z']);
+  });
+
+  it('keeps the newest of each of the last N days and weeks, the union of all rules', () => {
+    expect(kept({ keepDaily: 3 })).toEqual(['2026-11-20T13:00:00Z', '2026-11-21T01:00:00Z', '2026-11-22T01:00:00Z']);
+    // Mon 16th to Sun 22nd is 2026-W47, the 9th W46, the 2nd W45: the newest of each.
+    expect(kept({ keepWeekly: 3 })).toEqual(['2026-11-02T01:00:00Z', '2026-11-09T01:00:00Z', '2026-11-22T01:00:00Z']);
+    expect(kept({ keep: 1, keepDaily: 2, keepWeekly: 2 })).toEqual(['2026-11-09T01:00:00Z', '2026-11-21T01:00:00Z', '2026-11-22T01:00:00Z']);
+    expect(isoWeek(at('2026-01-01T00:00:00Z'))).toBe('2026-W01');
+    expect(isoWeek(at('2027-01-01T00:00:00Z'))).toBe('2026-W53');
+  });
+});
+
+describe('ferry playbooks backup', () => {
+  it('writes an archive only when the playbook changed, prunes by --keep, and the index and verify agree', async () => {
+    const client = service.client();
+    const tenant = service.emulator.tenants[0]!;
+    const first = await buildRichPlaybook(client, tenant, { name: 'Backup one' });
+    await buildRichPlaybook(client, tenant, { name: 'Backup two', assemblies: 1 });
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-backup-'));
+    const out = join(dir, 'backups');
+    const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+    const total = (await readIndex(out).catch(() => ({ backups: [] }))).backups.length;
+    expect(total).toBe(0);
+    try {
+      const day1 = await backupPlaybooks({ out, now: at('2026-11-20T01:00:00Z'), keep: 2 }, { client, store });
+      const playbooks = day1.counts.discovered;
+      expect(day1.counts).toMatchObject({ uploaded: playbooks, skipped: 0, failed: 0 });
+
+      // Nothing changed: nothing new is written.
+      const day2 = await backupPlaybooks({ out, now: at('2026-11-21T01:00:00Z'), keep: 2 }, { client, store });
+      expect(day2.counts).toMatchObject({ uploaded: 0, skipped: playbooks, failed: 0 });
+      expect(day2.errors.find((e) => e.key === first.id)?.error).toMatch(/^skipped: unchanged since Backup one-.*\/20261120T010000Z\.zip$/);
+
+      // One playbook changes three times: three new archives for it, the oldest pruned by --keep 2.
+      for (const [i, when] of ['2026-11-22T01:00:00Z', '2026-11-23T01:00:00Z', '2026-11-24T01:00:00Z'].entries()) {
+        await client.referenceMaterials.create(first.id, { name: `Added ${i}`, type: 'text', textValue: `change ${i}` });
+        const run = await backupPlaybooks({ out, now: at(when), keep: 2 }, { client, store });
+        expect(run.counts).toMatchObject({ uploaded: 1, skipped: playbooks - 1 });
+      }
+      const index = await readIndex(out);
+      const mine = index.backups.filter((b) => b.playbookIdentifier === first.id).map((b) => b.file.split('/')[1]).sort();
+      expect(mine).toEqual(['20261123T010000Z.zip', '20261124T010000Z.zip']);
+      const folder = index.backups.find((b) => b.playbookIdentifier === first.id)!.file.split('/')[0]!;
+      expect((await readdir(join(out, folder))).sort()).toEqual(mine);
+      // Every file the index names exists, and every zip on disk is in the index.
+      const outcomes = await verifyArchives(out);
+      expect(outcomes.every((o) => o.ok)).toBe(true);
+      expect(outcomes.map((o) => o.path.slice(out.length + 1)).sort()).toEqual(index.backups.map((b) => b.file).sort());
+
+      // A damaged archive is named, with the entry at fault.
+      const victim = join(out, index.backups[0]!.file);
+      const bytes = await readFile(victim);
+      // Into the first entry's data: past its local header (30 bytes, then name and extra field).
+      const dataAt = 30 + bytes.readUInt16LE(26) + bytes.readUInt16LE(28);
+      bytes.write('XXXX', dataAt + 8, 'latin1');
+      await writeFile(victim, bytes);
+      const bad = (await verifyArchives(out)).filter((o) => !o.ok);
+      expect(bad.map((o) => o.path)).toEqual([victim]);
+      expect(bad[0]!.error).toMatch(/entry "assemblies\/0001\/template-1\.docx"/);
+    } finally {
+      store.close();
+    }
+  });
+});
