@@ -14,6 +14,7 @@ import { registerJobs } from './commands/jobs.js';
 import { registerRun } from './commands/run.js';
 import { registerDemo } from './commands/demo.js';
 import { registerUpload } from './commands/upload.js';
+import { registerPlaybooks } from './commands/playbooks.js';
 
 export interface GlobalOptions {
   profile?: string;
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerMirror(program);
   registerUpload(program);
+  registerPlaybooks(program);
   registerJobs(program);
   registerRun(program);
   registerEmulator(program);

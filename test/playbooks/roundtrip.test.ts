@@ -6,7 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startService, type Service } from '../helpers/service.js';
-import { buildRichPlaybook } from '../helpers/playbook.js';
+import { buildRichPlaybook, comparable } from '../helpers/playbook.js';
 import { exportPlaybooks, importArchive } from '../../jobs/playbooks.js';
 import { openArchive } from '../../src/playbooks/read.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
@@ -26,15 +26,6 @@ afterAll(async () => {
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
-
-/** The archive's content with every id and date replaced by a marker: what must survive a trip. */
-export function comparable(value: unknown): unknown {
-  if (typeof value === 'string') return UUID.test(value) ? '<id>' : DATE.test(value) ? '<date>' : value;
-  if (Array.isArray(value)) return value.map(comparable);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [UUID.test(k) ? '<id>' : k, comparable(v)]));
-  return value;
-}
 
 async function exportOne(client: ReturnType<Service['client']>, id: string, name: string) {
   const summary = await exportPlaybooks({ ids: [id], all: false, out: join(dir, name) }, { client, store });
