@@ -196,7 +196,43 @@ async function benchEmulator() {
   record(`emulator: ${count} uploads of 4 KiB, 16 at once, one process vs two`, Math.round(one), Math.round(two), 'docs/s', one / two, undefined, 'ferry column: client and emulator in one process; bare column: emulator in its own process');
 }
 
-// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, bigfile, discovery).
+/** A playbook of 50 assemblies with 1 MiB templates: export, and import by replay into the other tenant, each beside a bare loop of the same calls. */
+async function benchPlaybooks() {
+  const emuData = join(work, 'pb-emu');
+  await mkdir(emuData, { recursive: true });
+  const emu = await startEmulatorProcess(emuData);
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const ASSEMBLIES = 50;
+  const template = Buffer.alloc(1024 * 1024);
+  for (let i = 0; i < template.length; i += 64) template.write(`template block ${i} `, i);
+  const pb = (await client.playbooks.create({ name: 'bench playbook', isPrivate: false, organizationWide: true })).objectIdentifier;
+  for (let i = 0; i < ASSEMBLIES; i++) {
+    const asm = await client.assemblies.create(pb, { name: `Template ${i}`, description: 'bench', type: 'docxFlowWide', file: { open: () => Readable.from([template]), size: template.length, filename: `t${i}.docx` } });
+    const ref = randomUUID();
+    const cond = randomUUID();
+    await client.assemblies.updateRichText(pb, asm.objectIdentifier, { type: 'doc', content: [{ type: 'reference', attrs: { uuid: ref }, content: [{ type: 'condition', attrs: { uuid: cond } }] }] });
+    await client.templateColumns.create({ playbookIdentifier: pb, assemblyIdentifier: asm.objectIdentifier, referenceIdentifier: ref }, { name: 'Party' });
+    await client.categoryConditions.create({ playbookIdentifier: pb, assemblyIdentifier: asm.objectIdentifier, referenceIdentifier: ref, conditionIdentifier: cond }, { fuzzyMatch: true, text: 'EU' });
+  }
+  await client.close();
+  const worker = new URL('./workers/playbook.mjs', import.meta.url).pathname;
+  const side = async (...args) => JSON.parse((await run(process.execPath, [worker, ...args], { maxBuffer: 1 << 20 })).stdout);
+  const desc = JSON.stringify(emu);
+  const archive = join(work, 'pb.zip');
+  const bareExport = await side('export', 'bare', desc, pb, join(work, 'pb-bare'));
+  const ferryExport = await side('export', 'ferry', desc, pb, archive);
+  const bareImport = await side('import', 'bare', desc, archive, join(work, 'pb-bare-import'));
+  const ferryImport = await side('import', 'ferry', desc, archive, join(work, 'pb-import.sqlite'));
+  await emu.stop();
+  console.error(`playbooks: export ferry ${Math.round(ferryExport.ms)} ms / bare ${Math.round(bareExport.ms)} ms; import ferry ${Math.round(ferryImport.ms)} ms / bare ${Math.round(bareImport.ms)} ms`);
+  const note = `${ASSEMBLIES} assemblies x 1 MiB template, a reference, a column and a condition each; emulator in its own process, blobs on disk`;
+  record(`playbook export (${ASSEMBLIES} x 1 MiB)`, Math.round(ferryExport.ms), Math.round(bareExport.ms), 'ms', ferryExport.ms / bareExport.ms, undefined, `${note}; bare: the same GET calls, bodies streamed to files; archive ${Math.round(ferryExport.bytes / 1024 / 1024)} MiB`);
+  record(`playbook import by replay (${ASSEMBLIES} x 1 MiB)`, Math.round(ferryImport.ms), Math.round(bareImport.ms), 'ms', ferryImport.ms / bareImport.ms, undefined, `${note}; ferry checks the archive whole first; bare: the same create calls from unpacked files, no checks, no id map`);
+  record('peak RSS of the playbook export', Math.round(ferryExport.maxRssKiB / MiB), Math.round(bareExport.maxRssKiB / MiB), 'MiB', ferryExport.maxRssKiB / bareExport.maxRssKiB, undefined, 'each side in its own process');
+  record('peak RSS of the playbook import', Math.round(ferryImport.maxRssKiB / MiB), Math.round(bareImport.maxRssKiB / MiB), 'MiB', ferryImport.maxRssKiB / bareImport.maxRssKiB, undefined, 'each side in its own process');
+}
+
+// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, bigfile, discovery, playbooks).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -205,6 +241,7 @@ try {
   if (wanted('noop')) await benchNoop(100_000);
   if (wanted('bigfile')) await benchBigFile(2);
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
+  if (wanted('playbooks')) await benchPlaybooks();
 } finally {
   await rm(work, { recursive: true, force: true });
 }

@@ -151,7 +151,8 @@ async function exportAssembly(client: FerryClient, playbook: string, a: Assembly
       }),
     );
     file.body.once('error', (err) => hashed.destroy(err));
-    await append(archive, hashed, path);
+    // Stored, not deflated: templates (.docx, .pdf) are compressed already.
+    await append(archive, hashed, path, true);
     entries.push({ path, size, sha256: hash.digest('hex') });
     entry.file = path;
   }
@@ -245,7 +246,7 @@ function latest(dates: (string | null | undefined)[]): string | null {
 }
 
 /** Appends and waits until archiver has taken the entry in: one template stream open at a time. */
-function append(archive: archiver.Archiver, source: Readable | Buffer, name: string): Promise<void> {
+function append(archive: archiver.Archiver, source: Readable | Buffer, name: string, store = false): Promise<void> {
   return new Promise((resolve, reject) => {
     const onEntry = (data: archiver.EntryData) => {
       if (data.name !== name) return;
@@ -256,7 +257,7 @@ function append(archive: archiver.Archiver, source: Readable | Buffer, name: str
     archive.on('entry', onEntry);
     archive.once('error', reject);
     if (!Buffer.isBuffer(source)) source.once('error', reject);
-    archive.append(source, { name, date: ENTRY_DATE, mode: 0o644 });
+    archive.append(source, { name, date: ENTRY_DATE, mode: 0o644, store });
   });
 }
 
