@@ -1,4 +1,5 @@
 // The shipped examples stay valid, and mistakes in job files are named by field.
+import { loadMapping } from '../../src/playbooks/mapping.js';
 import { describe, expect, it } from 'vitest';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +14,15 @@ describe('shipped examples', () => {
   it('config/profiles.example.yaml is a valid profile file', () => {
     const config = loadConfigFile(join(repo, 'config', 'profiles.example.yaml'));
     expect(Object.keys(config.profiles)).toEqual(['uk-prod', 'au-prod', 'local']);
+  });
+
+  it('config/playbook-map.example.yaml is a valid --map file, and a bad one is named by its field', async () => {
+    const mapping = loadMapping(join(repo, 'config', 'playbook-map.example.yaml'));
+    expect(mapping.organizationMetadata?.Region).toBe('7d1f0c9e-3b2a-4e5d-8c6f-1a2b3c4d5e6f');
+    expect(Object.keys(mapping.options ?? {})).toHaveLength(1);
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-map-'));
+    await writeFile(join(dir, 'bad.yaml'), 'organizationMetadata:\n  Region: not-an-id\nextra: 1\n');
+    expect(() => loadMapping(join(dir, 'bad.yaml'))).toThrow(/--map .*bad\.yaml: .*organizationMetadata\.Region.*must be a uuid/);
   });
 
   it('config/jobs/nightly-mirror.yaml is a valid job definition', () => {

@@ -1,15 +1,11 @@
 // `ferry playbooks export|import|backup|verify`: playbooks as archives (docs/playbook-archive.md).
-import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import { ConfigurationError } from '../../api/errors.js';
-import { formatIssues } from '../../config/profile.js';
 import { visible } from '../../sources/names.js';
 import { formatBytes, formatDuration } from '../../runner/progress.js';
 import type { JobSummary } from '../../runner/job.js';
 import { ImportTimeoutError } from '../../playbooks/server-import.js';
-import type { ReplayMapping } from '../../playbooks/replay.js';
+import { loadMapping } from '../../playbooks/mapping.js';
 import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives } from '../../../jobs/playbooks.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor } from '../output.js';
@@ -48,7 +44,7 @@ export function registerPlaybooks(program: Command): void {
     .option('--json', 'print one JSON summary on stdout')
     .action(async (file: string, opts: { mode: 'server' | 'replay'; toProfile?: string; map?: string; timeout: string; state?: string; json?: boolean }, cmd: Command) => {
       if (opts.map && opts.mode !== 'replay') throw new ConfigurationError('--map applies to --mode replay');
-      const mapping = opts.map ? readMapping(opts.map) : undefined;
+      const mapping = opts.map ? loadMapping(opts.map) : undefined;
       const timeoutMs = parseDurationFlag('--timeout', opts.timeout);
       process.exitCode = await runJobCommand(cmd, { ...opts, profile: opts.toProfile }, (deps) => importArchive({ file, mode: opts.mode, mapping, timeoutMs }, deps));
     });
@@ -131,25 +127,6 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${s.pruned.length} archive(s)`);
   for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${visible(e.error)}`);
   process.stdout.write(`${lines.join('\n')}\n`);
-}
-
-const MappingSchema = z
-  .object({
-    organizationMetadata: z.record(z.string(), z.uuid({ message: 'must be a uuid' })).optional(),
-    options: z.record(z.string(), z.uuid({ message: 'must be a uuid' })).optional(),
-  })
-  .strict();
-
-function readMapping(file: string): ReplayMapping {
-  let parsed: unknown;
-  try {
-    parsed = parseYaml(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new ConfigurationError(`--map ${file} cannot be read: ${(err as Error).message}`);
-  }
-  const result = MappingSchema.safeParse(parsed ?? {});
-  if (!result.success) throw new ConfigurationError(`--map ${file}: ${formatIssues(result.error)}`);
-  return result.data as ReplayMapping;
 }
 
 function count(flag: string, value: string | undefined): number | undefined {
