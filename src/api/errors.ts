@@ -154,3 +154,13 @@ function causeText(cause: unknown): string {
   }
   return String(cause);
 }
+
+/** The call's result, or undefined when the service answered 404 (for "does it exist" reads). */
+export async function unlessNotFound<T>(promise: Promise<T>): Promise<T | undefined> {
+  try {
+    return await promise;
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}

@@ -36,6 +36,13 @@ export class PagedList<T> implements AsyncIterable<T> {
     return toPage<T>(body, pageNumber, pageSize);
   }
 
+  /** Every item of every page, in one array: for lists known to be small (a playbook's parts). */
+  async all(): Promise<T[]> {
+    const out: T[] = [];
+    for await (const item of this) out.push(item);
+    return out;
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     const pageSize = this.opts.pageSize ?? DEFAULT_PAGE_SIZE;
     const limit = this.opts.limit ?? Infinity;

@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FerryClient } from '../api/client.js';
-import { ConfigurationError, NotFoundError } from '../api/errors.js';
+import { ConfigurationError, unlessNotFound } from '../api/errors.js';
 import type { Assembly, MetadataValue, Playbook, ReferenceMaterial, RichTextNode } from '../api/types.js';
 import {
   ARCHIVE_FORMAT,
@@ -66,9 +66,9 @@ export async function exportPlaybook(client: FerryClient, playbook: Playbook, ou
   try {
     const entries: ManifestEntry[] = [];
     const [metadata, materials, assemblyList] = await Promise.all([
-      collect(client.playbookMetadata.list(id)),
-      collect(client.referenceMaterials.list(id)),
-      collect(client.assemblies.list(id)),
+      client.playbookMetadata.list(id).all(),
+      client.referenceMaterials.list(id).all(),
+      client.assemblies.list(id).all(),
     ]);
     const assemblies: ArchiveAssembly[] = [];
     for (const [index, assembly] of assemblyList.entries()) {
@@ -160,12 +160,12 @@ async function exportAssembly(client: FerryClient, playbook: string, a: Assembly
   // uuid inside it whose category-conditions list answers is one of its conditions.
   for (const candidate of treeUuids(richText)) {
     const ref = { playbookIdentifier: playbook, assemblyIdentifier: assemblyId, referenceIdentifier: candidate.uuid };
-    const columns = await orNotFound(collect(client.templateColumns.list(ref)));
+    const columns = await unlessNotFound(client.templateColumns.list(ref).all());
     if (columns === undefined) continue;
     if (columns.length) entry.templateColumns[candidate.uuid] = columns.map((c) => ({ objectIdentifier: c.objectIdentifier as string, name: c.name ?? null, ...(c.template ? { template: c.template as RichTextNode } : {}) }));
     for (const inner of candidate.inside) {
       if (entry.categoryConditions[inner]) continue;
-      const conditions = await orNotFound(collect(client.categoryConditions.list({ ...ref, conditionIdentifier: inner })));
+      const conditions = await unlessNotFound(client.categoryConditions.list({ ...ref, conditionIdentifier: inner }).all());
       if (!conditions?.length) continue;
       entry.categoryConditions[inner] = conditions.map((c) => ({ objectIdentifier: c.objectIdentifier as string, fuzzyMatch: c.fuzzyMatch === true, text: c.text ?? null }));
       entry.conditionReferences[inner] = candidate.uuid;
@@ -176,7 +176,7 @@ async function exportAssembly(client: FerryClient, playbook: string, a: Assembly
 
 /** The template file, or undefined when the assembly has none (404). */
 async function contentOf(client: FerryClient, playbook: string, assembly: string): Promise<{ name: string | undefined; body: Readable } | undefined> {
-  const response = await orNotFound(client.assemblies.content(playbook, assembly));
+  const response = await unlessNotFound(client.assemblies.content(playbook, assembly));
   if (!response) return undefined;
   return { name: fileNameOf(response.headers['content-disposition']), body: response.body };
 }
@@ -263,21 +263,6 @@ function append(archive: archiver.Archiver, source: Readable | Buffer, name: str
 
 function appendBuffer(archive: archiver.Archiver, name: string, data: Buffer): Promise<void> {
   return append(archive, data, name);
-}
-
-async function orNotFound<T>(promise: Promise<T>): Promise<T | undefined> {
-  try {
-    return await promise;
-  } catch (err) {
-    if (err instanceof NotFoundError) return undefined;
-    throw err;
-  }
-}
-
-async function collect<T>(list: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of list) out.push(item);
-  return out;
 }
 
 function sha256(data: Buffer): string {

@@ -5,7 +5,7 @@
 // rewritten to the new ids of the objects it refers to.
 import { basename } from 'node:path';
 import type { FerryClient } from '../api/client.js';
-import { ConfigurationError, NotFoundError } from '../api/errors.js';
+import { ConfigurationError, unlessNotFound } from '../api/errors.js';
 import type { MetadataValueInput, RichTextNode } from '../api/types.js';
 import type { JobContext } from '../runner/job.js';
 import { rewriteIds, type ArchiveAssembly, type ArchiveMetadataValue } from './format.js';
@@ -95,7 +95,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
   );
   const playbook = made.id;
   count(made.outcome);
-  const values = await collect(client.playbookMetadata.list(playbook));
+  const values = await client.playbookMetadata.list(playbook).all();
   for (const v of doc.metadata) {
     const def = definitions.get(definitionKey(v)) as Definition;
     const value = values.find((x) => x.metadata?.objectIdentifier === def.id);
@@ -236,14 +236,8 @@ async function resolveDefinitions(client: FerryClient, values: ArchiveMetadataVa
 }
 
 async function optionsOf(client: FerryClient, definition: string): Promise<Map<string, string> | undefined> {
-  try {
-    const options = new Map<string, string>();
-    for await (const o of client.organizationMetadataOptions.list(definition)) if (o.name) options.set(o.name.toLocaleLowerCase('en-US'), o.objectIdentifier);
-    return options;
-  } catch (err) {
-    if (err instanceof NotFoundError) return undefined;
-    throw err;
-  }
+  const options = await unlessNotFound(client.organizationMetadataOptions.list(definition).all());
+  return options && new Map(options.filter((o) => o.name).map((o) => [(o.name as string).toLocaleLowerCase('en-US'), o.objectIdentifier]));
 }
 
 /** Definition names seen on the target's playbooks and projects, lower case -> id. */
@@ -265,10 +259,4 @@ async function findUnclaimed<T extends { objectIdentifier?: string }>(list: Asyn
 
 function signalCheck(ctx: JobContext): void {
   ctx.signal.throwIfAborted();
-}
-
-async function collect<T>(list: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of list) out.push(item);
-  return out;
 }

@@ -1,8 +1,7 @@
 // Test plumbing for the playbook parts: multipart calls, zips built with archiver, and waiting
 // (bounded) for a notification.
-import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import archiver from 'archiver';
+import { zipOf } from '../helpers/archives.js';
 import { FormData, fetch } from 'undici';
 import { expect } from 'vitest';
 import type { Client, Response } from './helpers.js';
@@ -27,17 +26,8 @@ export async function sendForm(client: Client, method: 'POST' | 'PUT', path: str
 }
 
 /** A zip of the given entries (name -> content). */
-export async function zip(entries: Record<string, string | Buffer>): Promise<Buffer> {
-  const archive = archiver('zip');
-  const out = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise((resolve) => out.on('end', resolve));
-  archive.pipe(out);
-  for (const [name, content] of Object.entries(entries)) archive.append(content, { name });
-  await archive.finalize();
-  await ended;
-  return Buffer.concat(chunks);
+export function zip(entries: Record<string, string | Buffer>): Promise<Buffer> {
+  return zipOf(Object.entries(entries).map(([name, data]) => ({ name, data })));
 }
 
 /** Polls GET /notifications (bounded by count) until one matches. */
