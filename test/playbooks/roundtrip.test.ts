@@ -50,7 +50,7 @@ describe('playbook round trip', () => {
     const replayed = await importArchive({ file: original.path, mode: 'replay', mapping }, { client: b, store });
     expect(replayed.status, JSON.stringify(replayed.errors)).toBe('succeeded');
     // playbook 1, metadata 4, reference materials 3, assemblies 2, files 2, columns 4, conditions 4
-    expect(replayed.counts).toMatchObject({ discovered: 20, uploaded: 18, failed: 0 });
+    expect(replayed.counts).toMatchObject({ discovered: 20, uploaded: 20, reconciled: 0, skipped: 0, failed: 0 });
     const inB = await exportOne(b, replayed.playbookIdentifier as string, 'from-b.zip');
 
     const served = await importArchive({ file: original.path, mode: 'server' }, { client: a, store });
