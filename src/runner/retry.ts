@@ -1,6 +1,7 @@
 // Item-level retries: after the client's own request retries are spent, an item with a
 // transient failure gets a few more tries with a longer backoff; permanent failures do not.
-import { ApiError, ConnectionError, TimeoutError, RateLimitError, ServerError } from '../api/errors.js';
+// Every failure of an item is classified here, once: transient, throttling, fatal to the job.
+import { ApiError, AuthenticationError, ConnectionError, PermissionDeniedError, TimeoutError, RateLimitError, ServerError } from '../api/errors.js';
 import { backoffDelay } from '../api/retry.js';
 import { sleep } from '../api/sleep.js';
 
@@ -20,6 +21,16 @@ export function isTransient(err: unknown): boolean {
   // File-system errors that may pass (a file busy on a network share).
   const code = (err as { code?: string } | undefined)?.code;
   return code === 'EBUSY' || code === 'EAGAIN';
+}
+
+/** The service pushes back: fewer writes at once (adaptive concurrency). */
+export function isThrottle(err: unknown): boolean {
+  return err instanceof RateLimitError || (err instanceof ServerError && err.status === 503);
+}
+
+/** Every other item would fail the same way: the job stops. */
+export function isFatal(err: unknown): boolean {
+  return err instanceof AuthenticationError || err instanceof PermissionDeniedError;
 }
 
 export async function withItemRetries<T>(fn: (attempt: number) => Promise<T>, opts: ItemRetryOptions, signal?: AbortSignal): Promise<T> {

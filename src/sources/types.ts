@@ -16,6 +16,12 @@ export interface FileEntry {
   open(): Readable;
   /** Absolute path when the content is a file on disk (lets uploads read it directly). */
   path?: string;
+  /**
+   * A change marker stronger than size and time, when the source has one (a document's id:
+   * documents never change, a new one replaces them). Kept in the checkpoint's sha256 column,
+   * which also holds the content's sha256 under --checksum.
+   */
+  marker?: string;
 }
 
 export interface DirEntry {

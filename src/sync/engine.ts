@@ -1,0 +1,272 @@
+// The transfer engine: moves the entries of a Source to a Destination exactly once, knowing no
+// backend (rclone's fs/sync is the model). It owns what every direction shares:
+//  - the accounting invariant: each entry the source holds ends as exactly one of uploaded
+//    (written), reconciled, skipped or failed, each with its reason;
+//  - exactly once: before a write its intent is committed to the checkpoint store; items an
+//    earlier run left in flight are settled by the destination before anything new is written;
+//  - the bounded backlog between the listing and the writes, adaptive concurrency, item retries;
+//  - what changed since the last run (size and change marker), superseded and vanished entries.
+// Destinations decide where an entry goes and how it is written; sources what there is.
+import type { Readable } from 'node:stream';
+import type { FileEntry, Source, SourceEntry } from '../sources/types.js';
+import type { CheckpointStore, ItemRecord } from '../store/types.js';
+import { AdaptiveConcurrency } from '../runner/adaptive.js';
+import { noteError, type JobContext } from '../runner/job.js';
+import { runPool } from '../runner/pool.js';
+import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/retry.js';
+import type { ProgressState } from '../runner/progress.js';
+import { decide } from './plan.js';
+import { sha256Of } from './checksum.js';
+import { SeenSet } from './seen.js';
+
+/** Where an entry goes, as the destination resolved it before the intent is written. */
+export interface Placement {
+  /** The destination's parent (a remote folder id; null for the root). Recorded with the intent. */
+  parentId: string | null;
+}
+
+export interface WriteContext {
+  /** The batch every write of this run belongs to. */
+  uploadId: string;
+  /** What the entry became last time, if anything (a changed entry replaces it). */
+  previous: string | null;
+  /** Results already recorded in this run: never an answer for another entry. */
+  claimed: ReadonlySet<string>;
+}
+
+export interface Destination<P extends Placement = Placement> {
+  readonly description: string;
+  /** Checks the destination can be used; throws a clear error if not. */
+  prepare(): Promise<void>;
+  /** Items an earlier run left in flight: those that did land, by source key, with what they became. */
+  settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>>;
+  /** Makes a folder exist (empty folders are carried too). */
+  ensureFolder(key: string): Promise<void>;
+  place(key: string): Promise<P>;
+  /** Writes the entry once; an unclear failure is settled here before any repeat. */
+  write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string }>;
+  /** The destination's part of the summary (folders, renamed names…). */
+  report(): Record<string, unknown>;
+}
+
+export interface TransferOptions<P extends Placement> {
+  source: Source;
+  destination: Destination<P>;
+  store: CheckpointStore;
+  /** Identity of the items in the checkpoint store. */
+  jobKey: string;
+  ctx: JobContext;
+  concurrency?: AdaptiveConcurrency | undefined;
+  /** Largest number of writes at once when no limiter is given. */
+  maxConcurrency?: number | undefined;
+  itemRetry?: Partial<ItemRetryOptions> | undefined;
+  /** Compare content by sha256 instead of size and change marker. */
+  checksum?: boolean | undefined;
+  /** Write exactly these keys again, whatever the checkpoint says (retries of failed items). */
+  only?: ReadonlySet<string> | undefined;
+  /** The live numbers a progress display reads. */
+  progress?: ProgressState | undefined;
+  /** What "deleted at the source" means for this destination (reported, never applied). */
+  deletionNote?: string | undefined;
+}
+
+/** Superseded results listed in a summary; the rest are counted. */
+const MAX_LISTED = 1_000;
+
+/** Entries looked up in the checkpoint store per query. */
+const LOOKUP_BATCH = 256;
+
+export async function transfer<P extends Placement>(opts: TransferOptions<P>): Promise<Record<string, unknown>> {
+  const { source, destination, store, jobKey, ctx } = opts;
+  const concurrency = opts.concurrency ?? new AdaptiveConcurrency({ max: opts.maxConcurrency ?? 8 });
+  const retry = { ...DEFAULT_ITEM_RETRY, ...opts.itemRetry };
+  const state: ProgressState = opts.progress ?? { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
+  await destination.prepare();
+
+  // Before anything new is written, settle what earlier runs left in flight.
+  const reconciled = await settleInFlight(store, destination, jobKey, ctx);
+
+  const superseded: { key: string; previous: string; current: string }[] = [];
+  let supersededCount = 0;
+  const seen = new SeenSet();
+  const claimed = new Set<string>();
+  let fatal: unknown;
+  const fail = (key: string, err: unknown, entry?: FileEntry) => {
+    ctx.counts.failed++;
+    const error = (err as Error).message ?? String(err);
+    noteError(ctx, key, error);
+    store.recordFailed(jobKey, key, { error, runId: ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });
+  };
+
+  // Entries are looked up in the checkpoint store a batch at a time: on a rerun over a large,
+  // unchanged source that lookup is nearly all the work there is.
+  const toWrite = async function* (): AsyncIterable<FileEntry> {
+    let batch: FileEntry[] = [];
+    for await (const entry of source.entries(ctx.signal)) {
+      if (entry.kind === 'file') {
+        batch.push(entry);
+        if (batch.length >= LOOKUP_BATCH) {
+          yield* considerFiles(batch);
+          batch = [];
+        }
+      } else await considerOther(entry);
+    }
+    yield* considerFiles(batch);
+    state.discovering = false;
+  };
+
+  const considerOther = async (entry: Exclude<SourceEntry, FileEntry>): Promise<void> => {
+    if (entry.kind === 'dir') return destination.ensureFolder(entry.key);
+    // Every entry found is counted, what cannot be carried too: discovered = what the source holds.
+    if (opts.only && !opts.only.has(entry.key)) return;
+    ctx.counts.discovered++;
+    if (entry.outcome === 'failed') fail(entry.key, new Error(entry.reason));
+    else {
+      ctx.counts.skipped++;
+      noteError(ctx, entry.key, `skipped: ${entry.reason}`);
+    }
+  };
+
+  const considerFiles = async function* (files: FileEntry[]): AsyncIterable<FileEntry> {
+    if (files.length === 0) return;
+    const known = store.fingerprints(jobKey, files.map((f) => f.key));
+    for (const entry of files) {
+      seen.add(entry.key);
+      if (opts.only && !opts.only.has(entry.key)) continue;
+      ctx.counts.discovered++;
+      const marker = opts.checksum ? await sha256Of(entry.open()) : entry.marker;
+      const decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, known.get(entry.key));
+      if (decision === 'unchanged') {
+        if (!reconciled.has(entry.key)) ctx.counts.skipped++;
+        continue;
+      }
+      state.itemsPlanned++;
+      state.bytesPlanned += entry.size;
+      yield marker !== entry.marker ? ({ ...entry, marker } as FileEntry) : entry;
+    }
+  };
+
+  const writeOne = async (entry: FileEntry) => {
+    const placement = await destination.place(entry.key);
+    const previous = store.fingerprint(jobKey, entry.key)?.remoteId ?? null;
+    store.recordIntent(jobKey, entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
+    const started = Date.now();
+    const { remoteId } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
+    concurrency.succeeded(Date.now() - started);
+    claimed.add(remoteId);
+    store.recordUploaded(jobKey, entry.key, { remoteId, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, parentId: placement.parentId });
+    if (previous && previous !== remoteId) {
+      // Listed up to a cap (the checkpoint store keeps every superseded id per entry).
+      supersededCount++;
+      if (superseded.length < MAX_LISTED) superseded.push({ key: entry.key, previous, current: remoteId });
+    }
+    ctx.counts.uploaded++;
+    ctx.bytes += entry.size;
+    state.bytes = ctx.bytes;
+  };
+
+  try {
+    await runPool(
+      toWrite(),
+      async (entry) => {
+        try {
+          await withItemRetries(
+            async () => {
+              try {
+                await writeOne(entry);
+              } catch (err) {
+                if (isThrottle(err)) concurrency.throttled();
+                throw err;
+              }
+            },
+            retry,
+            ctx.signal,
+          );
+        } catch (err) {
+          if (isFatal(err)) {
+            // Every other entry would fail the same way: stop the job.
+            fatal ??= err;
+            throw err;
+          }
+          if (ctx.signal.aborted) return; // interrupted mid-write: the intent stays, the next run settles it
+          fail(entry.key, err, entry);
+        }
+      },
+      { concurrency, signal: ctx.signal },
+    );
+  } catch (err) {
+    throw fatal ?? err;
+  } finally {
+    store.flush();
+  }
+
+  let deleted = 0;
+  const deletedSample: string[] = [];
+  if (!ctx.signal.aborted && !opts.only) {
+    for (const key of store.uploadedKeys(jobKey)) {
+      if (seen.has(key)) continue;
+      deleted++;
+      if (deletedSample.length < 20) deletedSample.push(key);
+    }
+  }
+  return {
+    superseded,
+    supersededCount,
+    deletedLocally: { count: deleted, sample: deletedSample, note: opts.deletionNote ?? 'reported only: ferry never deletes at the destination' },
+    ...destination.report(),
+  };
+}
+
+/** Items whose write was started but not recorded as done: found at the destination, or written again. */
+async function settleInFlight(store: CheckpointStore, destination: Pick<Destination, 'settle'>, jobKey: string, ctx: JobContext): Promise<Set<string>> {
+  const inFlight = store.inFlight(jobKey);
+  if (inFlight.length === 0) return new Set();
+  const landed = await destination.settle(inFlight);
+  for (const item of inFlight) {
+    const found = landed.get(item.sourceKey);
+    if (!found) continue; // it never arrived: the walk writes it again
+    store.recordUploaded(jobKey, item.sourceKey, { remoteId: found.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId });
+    ctx.counts.reconciled++;
+  }
+  store.flush();
+  return new Set(landed.keys());
+}
+
+/** What a run would do, writing nothing (the destination is asked only to place entries). */
+export interface TransferPlan {
+  new: number;
+  changed: number;
+  unchanged: number;
+  deletedLocally: number;
+  bytes: number;
+  problems: { key: string; reason: string }[];
+}
+
+export async function planTransfer(opts: { source: Source; destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place'>; store: CheckpointStore; jobKey: string; checksum?: boolean | undefined }): Promise<TransferPlan> {
+  const { source, destination, store, jobKey } = opts;
+  await destination.prepare();
+  const plan: TransferPlan = { new: 0, changed: 0, unchanged: 0, deletedLocally: 0, bytes: 0, problems: [] };
+  const seen = new SeenSet();
+  for await (const entry of source.entries()) {
+    if (entry.kind === 'problem') {
+      plan.problems.push({ key: entry.key, reason: entry.reason });
+      continue;
+    }
+    if (entry.kind === 'dir') {
+      await destination.ensureFolder(entry.key);
+      continue;
+    }
+    seen.add(entry.key);
+    const marker = opts.checksum ? await sha256Of(entry.open() as Readable) : entry.marker;
+    const decision = decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, store.fingerprint(jobKey, entry.key));
+    if (decision === 'unchanged') plan.unchanged++;
+    else {
+      if (decision === 'changed') plan.changed++;
+      else plan.new++;
+      plan.bytes += entry.size;
+      await destination.place(entry.key);
+    }
+  }
+  for (const key of store.uploadedKeys(jobKey)) if (!seen.has(key)) plan.deletedLocally++;
+  return plan;
+}
