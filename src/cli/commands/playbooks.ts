@@ -9,7 +9,7 @@ import { loadMapping } from '../../playbooks/mapping.js';
 import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives } from '../../../jobs/playbooks.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor } from '../output.js';
-import { lockedOr, openJobDeps, uuidFlag } from './mirror.js';
+import { lockedOr, openJobDeps, uuidFlag } from '../shared.js';
 import { parseDurationFlag } from './upload.js';
 
 export function registerPlaybooks(program: Command): void {

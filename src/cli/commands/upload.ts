@@ -11,7 +11,7 @@ import type { CheckpointStore } from '../../store/types.js';
 import { mirrorJobKey } from '../../../jobs/mirror.js';
 import { parseDuration } from '../../../jobs/definition.js';
 import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
-import { addTransferOptions, uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from './mirror.js';
+import { addTransferOptions, uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { visible } from '../../sources/names.js';
 import { printSummary } from '../output.js';

@@ -1,0 +1,160 @@
+// What every job command shares: the transfer flags and their parsing, ids checked as uuids,
+// client + checkpoint store + limiter for a run, and the exit of a run refused by the lock.
+import { Option, type Command } from 'commander';
+import { ConfigurationError } from '../api/errors.js';
+import { FerryClient } from '../api/client.js';
+import { AdaptiveConcurrency } from '../runner/adaptive.js';
+import { createLogger } from '../log.js';
+import { resolveSettings } from '../config/profile.js';
+import { defaultStorePath, openStore } from '../store/index.js';
+import type { CheckpointStore } from '../store/types.js';
+import { LockedError } from '../runner/job.js';
+import { mirrorRetryListener, type MirrorOptions } from '../../jobs/mirror.js';
+import { visible } from '../sources/names.js';
+import { globalOptions, logLevelOf } from './context.js';
+import { EXIT } from './exit-codes.js';
+import { printJsonError } from './output.js';
+
+export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
+export const OCR_STRATEGIES = ['never', 'detect', 'always'];
+export const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet'];
+
+export interface MirrorCliOptions {
+  project: string;
+  to?: string;
+  include: string[];
+  exclude: string[];
+  concurrency: string;
+  rps?: string;
+  checksum?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+  followSymlinks?: boolean;
+  ocrEngine?: string;
+  ocrStrategy?: string;
+  coordinateExtraction?: string;
+  metadata: string[];
+  state?: string;
+}
+
+/** The flags every job that sends files takes (mirror, upload). */
+export function addTransferOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption('--project <id>', 'the project the documents go to')
+    .option('--to <folder>', 'remote folder path under the project root (default: the root)')
+    .option('--include <glob>', 'only files matching (repeatable; fast-glob syntax)', collect, [])
+    .option('--exclude <glob>', 'skip files matching (repeatable)', collect, [])
+    .option('--concurrency <n>', 'most uploads at once (adapts down when the service pushes back)', '8')
+    .option('--rps <n>', 'most requests per second, all calls together')
+    .option('--checksum', 'compare files by sha256 instead of size and modification time')
+    .option('--follow-symlinks', 'upload symlinked files that point inside SOURCE (folders are never followed)')
+    .addOption(new Option('--ocr-engine <engine>', 'OCR engine for every document').choices(OCR_ENGINES))
+    .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
+    .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
+    .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, [])
+    .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
+    .option('--json', 'print one JSON summary on stdout at the end');
+}
+
+/** Ids are uuids: anything else is a usage error found before any request (exit 2). */
+export function uuidFlag(flag: string, value: string): string {
+  if (!UUID.test(value)) throw new ConfigurationError(`${flag} "${visible(value)}" is not an id: expected a uuid like 0f3c2a9e-5b1d-4c8e-9a7f-2d6e8b1c4a50`);
+  return value;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function transferOptionsFrom(source: string, opts: MirrorCliOptions): MirrorOptions {
+  return {
+    source,
+    project: uuidFlag('--project', opts.project),
+    to: opts.to,
+    include: opts.include,
+    exclude: opts.exclude,
+    concurrency: positiveInt('--concurrency', opts.concurrency),
+    checksum: opts.checksum === true,
+    followSymlinks: opts.followSymlinks === true,
+    ocrEngine: opts.ocrEngine as MirrorOptions['ocrEngine'],
+    ocrStrategy: opts.ocrStrategy as MirrorOptions['ocrStrategy'],
+    coordinateExtractionStrategy: opts.coordinateExtraction as MirrorOptions['coordinateExtractionStrategy'],
+    metadata: parseMetadata(opts.metadata),
+    progress: !opts.json,
+  };
+}
+
+export interface RunOptions {
+  rps?: string | number | undefined;
+  state?: string | undefined;
+  json: boolean;
+  dryRun?: boolean;
+  profile?: string | undefined;
+}
+
+export interface JobDeps {
+  client: FerryClient;
+  store: CheckpointStore;
+  concurrency: AdaptiveConcurrency;
+  close(): Promise<void>;
+}
+
+/** Client, checkpoint store and limiter for a job run from the command line. */
+export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, run: RunOptions): JobDeps {
+  const g = globalOptions(cmd);
+  const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
+  const logger = createLogger({ level: logLevelOf(cmd, settings, 'warn') });
+  const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? 8 });
+  const rps = run.rps !== undefined ? positiveNumber('--rps', String(run.rps)) : settings.clientOptions.requestsPerSecond;
+  const client = new FerryClient({
+    ...settings.clientOptions,
+    logger,
+    onRetry: mirrorRetryListener(concurrency),
+    ...(rps !== undefined ? { requestsPerSecond: rps } : {}),
+  });
+  const store = openStore(run.state ?? defaultStorePath(settings.profileName));
+  return {
+    client,
+    store,
+    concurrency,
+    async close() {
+      store.close();
+      await client.close();
+    },
+  };
+}
+
+/** A held lock is exit code 4 with its message (and, under --json, one JSON object); anything else goes up. */
+export function lockedOr(err: unknown, json: boolean): number {
+  if (err instanceof LockedError) {
+    process.stderr.write(`ferry: ${visible(err.message)}\n`);
+    if (json) printJsonError(EXIT.locked, err.message, { status: 'locked', holder: err.holder });
+    return EXIT.locked;
+  }
+  throw err;
+}
+
+export function parseMetadata(pairs: string[]): Record<string, string> | undefined {
+  if (pairs.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const i = pair.indexOf('=');
+    if (i <= 0) throw new ConfigurationError(`--metadata "${pair}" must look like key=value`);
+    out[pair.slice(0, i)] = pair.slice(i + 1);
+  }
+  return out;
+}
+
+function positiveInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigurationError(`${flag} must be a whole number of at least 1, not "${value}"`);
+  return n;
+}
+
+function positiveNumber(flag: string, value: string): number {
+  const n = Number(value);
+  if (!(n > 0)) throw new ConfigurationError(`${flag} must be a positive number, not "${value}"`);
+  return n;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
