@@ -15,6 +15,7 @@ import { registerRun } from './commands/run.js';
 import { registerDemo } from './commands/demo.js';
 import { registerUpload } from './commands/upload.js';
 import { registerPlaybooks } from './commands/playbooks.js';
+import { registerPull } from './commands/pull.js';
 
 export interface GlobalOptions {
   profile?: string;
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerMirror(program);
   registerUpload(program);
   registerPlaybooks(program);
+  registerPull(program);
   registerJobs(program);
   registerRun(program);
   registerEmulator(program);

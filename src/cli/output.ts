@@ -16,20 +16,26 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     return;
   }
   const c = summary.counts;
+  const pulled = summary.job === 'pull';
   const lines = [
     `${summary.job} run ${summary.runId}: ${summary.status} in ${formatDuration(summary.durationMs)}`,
-    `  discovered ${c.discovered}  uploaded ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
-    `  bytes uploaded ${formatBytes(summary.bytes)}${summary.uploadIdentifier ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
+    `  discovered ${c.discovered}  ${pulled ? 'downloaded' : 'uploaded'} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
+    `  bytes ${pulled ? 'downloaded' : 'uploaded'} ${formatBytes(summary.bytes)}${summary.uploadIdentifier ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
   ];
   const folders = summary.folders as { created: number; reused: number; flattened: number; creationUnavailable: boolean } | undefined;
   if (folders) {
     lines.push(`  folders: ${folders.created} created, ${folders.reused} reused, ${folders.flattened} flattened` +
       (folders.creationUnavailable ? ' (the service offers no folder creation: files of missing folders went to the nearest existing folder, their path in metadata ferry.relativePath)' : ''));
   }
+  const renamed = summary.renamed as { key: string; local: string; why: string }[] | undefined;
+  if (renamed?.length) {
+    lines.push(`  names mapped for this file system: ${String(summary.renamedCount)}`);
+    for (const r of renamed.slice(0, 10)) lines.push(`    ${visible(r.key)} -> ${visible(r.local)} (${r.why})`);
+  }
   const superseded = summary.supersededCount as number | undefined;
   if (superseded) lines.push(`  changed files uploaded again: ${superseded} (the older documents remain on the service; see --json for their ids)`);
   const deleted = summary.deletedLocally as { count: number; sample: string[] } | undefined;
-  if (deleted?.count) lines.push(`  deleted locally since the last run: ${deleted.count} (never deleted remotely): ${deleted.sample.map(visible).join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
+  if (deleted?.count) lines.push(`  ${pulled ? 'gone from the project' : 'deleted locally'} since the last run: ${deleted.count} (${pulled ? 'never deleted locally' : 'never deleted remotely'}): ${deleted.sample.map(visible).join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
   if (summary.errors.length) {
     lines.push('  problems:');
     for (const e of summary.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${visible(e.error)}`);

@@ -143,7 +143,7 @@ export function parseMetadata(pairs: string[]): Record<string, string> | undefin
   return out;
 }
 
-function positiveInt(flag: string, value: string): number {
+export function positiveInt(flag: string, value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new ConfigurationError(`${flag} must be a whole number of at least 1, not "${value}"`);
   return n;

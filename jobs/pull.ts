@@ -1,0 +1,79 @@
+// The pull job: a project's documents into a local folder, exactly once, incrementally. A
+// composition: the project source, the local-folder destination and the transfer engine, inside
+// one run of the runner (lock, signals, record).
+import { resolve } from 'node:path';
+import type { FerryClient } from '../src/api/client.js';
+import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
+import { runJob, type JobSummary } from '../src/runner/job.js';
+import { Progress, type ProgressState } from '../src/runner/progress.js';
+import { ProjectSource } from '../src/sources/project.js';
+import type { CheckpointStore } from '../src/store/types.js';
+import { planTransfer, transfer, type TransferPlan } from '../src/sync/engine.js';
+import { LocalFolderDestination } from '../src/sync/destinations/local.js';
+
+export interface PullOptions {
+  project: string;
+  dir: string;
+  /** Folder under the project root to pull ('' or absent: the whole project). */
+  from?: string | undefined;
+  include?: string[] | undefined;
+  exclude?: string[] | undefined;
+  concurrency?: number | undefined;
+  progress?: boolean | undefined;
+  /** Tell the file system's case rule instead of probing it. */
+  caseInsensitive?: boolean | undefined;
+}
+
+export interface PullDeps {
+  client: FerryClient;
+  store: CheckpointStore;
+  concurrency?: AdaptiveConcurrency;
+}
+
+export const JOB = 'pull';
+
+export function pullJobKey(baseUrl: string, opts: Pick<PullOptions, 'project' | 'from' | 'dir'>): string {
+  const from = (opts.from ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
+  return `pull|${baseUrl}|${opts.project}|${from}|${resolve(opts.dir)}`;
+}
+
+function parts(opts: PullOptions, deps: PullDeps, jobKey: string) {
+  const source = new ProjectSource(deps.client, opts.project, { from: opts.from, include: opts.include, exclude: opts.exclude });
+  const destination = new LocalFolderDestination({ root: resolve(opts.dir), store: deps.store, jobKey, caseInsensitive: opts.caseInsensitive });
+  return { source, destination };
+}
+
+export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummary> {
+  const jobKey = pullJobKey(deps.client.transport.address.baseUrl, opts);
+  const { source, destination } = parts(opts, deps, jobKey);
+  await source.prepare();
+  const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude };
+  return runJob({ store: deps.store, job: JOB, jobKey, params }, async (ctx) => {
+    const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
+    const progress = new Progress(state, { enabled: opts.progress !== false });
+    try {
+      const extra = await transfer({
+        source,
+        destination,
+        store: deps.store,
+        jobKey,
+        ctx,
+        concurrency: deps.concurrency,
+        maxConcurrency: opts.concurrency,
+        progress: state,
+        deletionNote: 'reported only: ferry never deletes local files',
+      });
+      return { project: opts.project, dir: resolve(opts.dir), ...extra };
+    } finally {
+      progress.stop();
+    }
+  });
+}
+
+/** What a pull would download, writing nothing. */
+export async function planPull(opts: PullOptions, deps: PullDeps): Promise<TransferPlan> {
+  const jobKey = pullJobKey(deps.client.transport.address.baseUrl, opts);
+  const { source, destination } = parts(opts, deps, jobKey);
+  await source.prepare();
+  return planTransfer({ source, destination: { prepare: async () => undefined, ensureFolder: async () => undefined, place: (key) => destination.place(key) }, store: deps.store, jobKey });
+}

@@ -1,0 +1,71 @@
+// `ferry pull PROJECT DIR`: a project's documents into a local folder.
+import type { Command } from 'commander';
+import { planPull, pull } from '../../../jobs/pull.js';
+import { formatBytes } from '../../runner/progress.js';
+import { visible } from '../../sources/names.js';
+import { EXIT } from '../exit-codes.js';
+import { exitCodeFor, printSummary } from '../output.js';
+import { lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
+
+interface PullCliOptions {
+  from?: string;
+  include: string[];
+  exclude: string[];
+  concurrency: string;
+  dryRun?: boolean;
+  json?: boolean;
+  state?: string;
+}
+
+export function registerPull(program: Command): void {
+  program
+    .command('pull')
+    .description("a project's documents into a local folder: tree and names kept, atomic, resumable, incremental")
+    .argument('<project>', 'the project id')
+    .argument('<dir>', 'the local folder (created when missing)')
+    .option('--from <folder>', 'only this folder of the project (path under its root)')
+    .option('--include <glob>', 'only documents whose path matches (repeatable)', collect, [])
+    .option('--exclude <glob>', 'skip documents whose path matches (repeatable)', collect, [])
+    .option('--concurrency <n>', 'most downloads at once', '8')
+    .option('--dry-run', 'print what would be downloaded and touch nothing')
+    .option('--state <file>', 'checkpoint database')
+    .option('--json', 'print one JSON summary on stdout')
+    .action(async (project: string, dir: string, opts: PullCliOptions, cmd: Command) => {
+      const options = {
+        project: uuidFlag('project', project),
+        dir,
+        from: opts.from,
+        include: opts.include,
+        exclude: opts.exclude,
+        concurrency: positiveInt('--concurrency', opts.concurrency),
+        progress: !opts.json,
+      };
+      const json = opts.json === true;
+      const deps = openJobDeps(cmd, options.concurrency, { json, state: opts.state });
+      try {
+        if (opts.dryRun) {
+          const plan = await planPull(options, deps);
+          if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, ...plan })}\n`);
+          else {
+            process.stdout.write(
+              `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
+                plan.problems.map((p) => `  not pulled: ${visible(p.key)}: ${p.reason}\n`).join(''),
+            );
+          }
+          process.exitCode = EXIT.ok;
+          return;
+        }
+        const summary = await pull(options, deps);
+        printSummary(summary, json);
+        process.exitCode = exitCodeFor(summary);
+      } catch (err) {
+        process.exitCode = lockedOr(err, json);
+      } finally {
+        await deps.close();
+      }
+    });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

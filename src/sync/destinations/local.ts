@@ -1,0 +1,203 @@
+// A local folder as a destination (`ferry pull`). Each entry is written under a temporary name in
+// its folder, given the source's time, and renamed into place: no half-written file ever sits
+// under its final name, and a file with the entry's size and time is one that landed. A file in
+// the way that ferry did not write is never overwritten: the entry fails as a conflict. Names the
+// file system cannot hold are mapped by one rule (docs/cli.md, "ferry pull"), and reported.
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { lstat, mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { dirname, join, posix } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { FerryError } from '../../api/errors.js';
+import type { FileEntry } from '../../sources/types.js';
+import type { CheckpointStore, ItemRecord } from '../../store/types.js';
+import type { Destination, Placement } from '../engine.js';
+
+/** A local file is in the way and ferry did not write it: kept, and the entry fails. */
+export class LocalConflictError extends FerryError {}
+
+export interface LocalPlacement extends Placement {
+  /** The path under the root, after the name rule. */
+  local: string;
+  /** Why the entry cannot be written, when something is in the way. */
+  conflict?: string;
+}
+
+export interface LocalFolderOptions {
+  root: string;
+  store: CheckpointStore;
+  jobKey: string;
+  /** Case-insensitive file system (default: probed in the root). */
+  caseInsensitive?: boolean | undefined;
+}
+
+const PARTIAL = /^\.ferry-[0-9a-f]{12}\.partial$/;
+const MAX_NAME_BYTES = 255;
+const LISTED = 1_000;
+
+export class LocalFolderDestination implements Destination<LocalPlacement> {
+  readonly description: string;
+  private caseInsensitive = false;
+  /** Mapped paths taken in this run, folded when the file system ignores case: path -> source key. */
+  private readonly taken = new Map<string, string>();
+  private readonly renamed: { key: string; local: string; why: string }[] = [];
+  private renamedCount = 0;
+
+  constructor(private readonly o: LocalFolderOptions) {
+    this.description = o.root;
+  }
+
+  async prepare(): Promise<void> {
+    await mkdir(this.o.root, { recursive: true });
+    this.caseInsensitive = this.o.caseInsensitive ?? (await probeCaseInsensitive(this.o.root));
+  }
+
+  async settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>> {
+    const landed = new Map<string, { remoteId: string }>();
+    const cleaned = new Set<string>();
+    for (const item of inFlight) {
+      const local = this.map(item.sourceKey).local;
+      const final = join(this.o.root, local);
+      // Temporary files a killed run left in this folder go first.
+      const dir = dirname(final);
+      if (!cleaned.has(dir)) {
+        cleaned.add(dir);
+        await removePartials(dir);
+      }
+      const st = await lstat(final).catch(() => undefined);
+      if (st?.isFile() && st.size === item.size && Math.trunc(st.mtimeMs) === item.mtimeMs) landed.set(item.sourceKey, { remoteId: written(local, item.size, item.mtimeMs) });
+    }
+    return landed;
+  }
+
+  async ensureFolder(key: string): Promise<void> {
+    await mkdir(join(this.o.root, this.map(key, true).local), { recursive: true });
+  }
+
+  async place(key: string): Promise<LocalPlacement> {
+    const { local, why } = this.map(key);
+    if (why) this.noteRename(key, local, why);
+    const placement: LocalPlacement = { parentId: null, local };
+    const st = await lstat(join(this.o.root, local)).catch(() => undefined);
+    if (st) {
+      const ours = parseWritten(this.o.store.fingerprint(this.o.jobKey, key)?.remoteId);
+      const isOurs = st.isFile() && ours?.local === local && ours.size === st.size && ours.mtimeMs === Math.trunc(st.mtimeMs);
+      if (!isOurs) placement.conflict = st.isFile() ? 'a local file ferry did not write (or that changed since) is in the way; it was kept' : 'a local folder or other entry is in the way; it was kept';
+    }
+    return placement;
+  }
+
+  async write(entry: FileEntry, placement: LocalPlacement): Promise<{ remoteId: string }> {
+    if (placement.conflict) throw new LocalConflictError(`conflict: ${placement.conflict}`);
+    const final = join(this.o.root, placement.local);
+    await mkdir(dirname(final), { recursive: true });
+    const temp = join(dirname(final), `.ferry-${randomBytes(6).toString('hex')}.partial`);
+    try {
+      let bytes = 0;
+      const count = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          bytes += chunk.length;
+          done(null, chunk);
+        },
+      });
+      await pipeline(entry.open(), count, createWriteStream(temp, { flags: 'wx' }));
+      if (bytes !== entry.size) throw new FerryError(`the content of ${entry.key} was ${bytes} bytes, not the ${entry.size} its source said`);
+      // The time first, the name last: a file under its final name is whole and dated.
+      const time = new Date(entry.mtimeMs);
+      await utimes(temp, time, time);
+      await rename(temp, final);
+      return { remoteId: written(placement.local, entry.size, entry.mtimeMs) };
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  report(): Record<string, unknown> {
+    return { renamed: this.renamed, renamedCount: this.renamedCount, caseInsensitive: this.caseInsensitive };
+  }
+
+  private noteRename(key: string, local: string, why: string): void {
+    if (this.renamed.some((r) => r.key === key)) return;
+    this.renamedCount++;
+    if (this.renamed.length < LISTED) this.renamed.push({ key, local, why });
+  }
+
+  /** The name rule, segment by segment; then a case collision is told apart by a hash. */
+  private map(key: string, isFolder = false): { local: string; why?: string } {
+    const reasons = new Set<string>();
+    const segments = key.split('/').map((segment) => {
+      const { name, why } = mapSegment(segment);
+      if (why) reasons.add(why);
+      return name;
+    });
+    let local = segments.join('/');
+    if (this.caseInsensitive) {
+      const folded = local.normalize('NFC').toLocaleLowerCase('en-US');
+      const owner = this.taken.get(folded);
+      if (owner !== undefined && owner !== key && !isFolder) {
+        local = posix.join(posix.dirname(local), shorten(posix.basename(local), hash(key)));
+        reasons.add('another name differs from it only by case, which this file system does not tell apart');
+      } else this.taken.set(folded, key);
+    }
+    return reasons.size ? { local, why: [...reasons].join('; ') } : { local };
+  }
+}
+
+/** One path segment the local file system can hold (the rule of docs/cli.md). */
+export function mapSegment(segment: string): { name: string; why?: string } {
+  if (segment === '.' || segment === '..') return { name: segment.replace(/\./g, '%2E'), why: `"${segment}" is not a name a file can have` };
+  let name = segment.replace(/[\u0000-\u001f\u007f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  let why = name !== segment ? 'control characters written as %XX' : undefined;
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
+    name = shorten(name, hash(segment));
+    why = `${why ? `${why}; ` : ''}longer than ${MAX_NAME_BYTES} bytes, shortened with a hash of the full name`;
+  }
+  return why ? { name, why } : { name };
+}
+
+/** `~hash` before the extension (kept when short), the stem cut so that the name fits 255 bytes. */
+function shorten(name: string, tag: string): string {
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && Buffer.byteLength(name.slice(dot)) <= 16 ? name.slice(dot) : '';
+  let stem = ext ? name.slice(0, dot) : name;
+  const room = MAX_NAME_BYTES - Buffer.byteLength(`~${tag}${ext}`);
+  while (Buffer.byteLength(stem) > room) stem = [...stem].slice(0, -1).join('');
+  return `${stem}~${tag}${ext}`;
+}
+
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+/** What ferry wrote at a path, as the checkpoint records it (the item's remote id). */
+function written(local: string, size: number, mtimeMs: number): string {
+  return JSON.stringify({ local, size, mtimeMs });
+}
+
+function parseWritten(remoteId: string | null | undefined): { local: string; size: number; mtimeMs: number } | undefined {
+  if (!remoteId?.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(remoteId) as { local: string; size: number; mtimeMs: number };
+  } catch {
+    return undefined;
+  }
+}
+
+async function removePartials(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) if (PARTIAL.test(name)) await rm(join(dir, name), { force: true });
+}
+
+/** Writes a lower-case probe and looks for it by its upper-case name. */
+async function probeCaseInsensitive(root: string): Promise<boolean> {
+  const name = `.ferry-case-${randomBytes(4).toString('hex')}`;
+  const probe = join(root, name);
+  await writeFile(probe, '');
+  try {
+    return (await stat(join(root, name.toUpperCase())).catch(() => undefined)) !== undefined;
+  } finally {
+    await rm(probe, { force: true });
+  }
+}
