@@ -86,7 +86,7 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
 export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
-  const progress = new Progress(state, { enabled: opts.progress !== false });
+  const progress = new Progress(state, { enabled: opts.progress !== false, census: (signal) => source.entries(signal) });
   try {
     const extra = await engineTransfer({
       source,

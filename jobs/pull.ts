@@ -50,7 +50,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
   const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude };
   return runJob({ store: deps.store, job: JOB, jobKey, params }, async (ctx) => {
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
-    const progress = new Progress(state, { enabled: opts.progress !== false });
+    const progress = new Progress(state, { enabled: opts.progress !== false, census: (signal) => source.entries(signal) });
     try {
       const extra = await transfer({
         source,

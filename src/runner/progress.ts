@@ -1,24 +1,36 @@
-// Progress for people and for cron mail: on a TTY one live line redrawn in place (items, bytes,
-// rate, ETA, failures); elsewhere a plain record every `intervalMs`, so a log stays readable.
+// Progress for people and for cron mail, one renderer for every job. On a terminal, one live
+// line drawn by cli-progress, cut to the terminal's width so it never wraps; listing and transfer
+// are shown apart: while the listing runs (a census of the source, on a terminal only) the line
+// says how much was found, and once it is complete a bar, a percentage and an ETA appear.
+// Elsewhere a plain record every `intervalMs`, so a log stays readable.
+import cliProgress from 'cli-progress';
 import type { RunCounts } from '../store/types.js';
 
 export interface ProgressState {
   counts: RunCounts;
-  /** Bytes uploaded so far. */
+  /** Bytes written so far. */
   bytes: number;
-  /** Bytes of the files discovered that need uploading. */
+  /** Bytes of the entries discovered that need writing. */
   bytesPlanned: number;
-  /** Files discovered that need uploading. */
+  /** Entries discovered that need writing. */
   itemsPlanned: number;
-  /** Discovery still running (totals may grow). */
+  /** The transfer's own discovery still running (totals may grow). */
   discovering: boolean;
+  /** The census: entries in the whole source, and whether it has been counted to the end. */
+  listed?: number;
+  listingDone?: boolean;
 }
+
+/** Counts a source's entries on the side, for a total worth showing (files only count). */
+export type Census = (signal: AbortSignal) => AsyncIterable<{ kind: string }>;
 
 export interface ProgressOptions {
   stream?: NodeJS.WriteStream;
-  /** Off a TTY, one record this often (default 30 s). */
+  /** Off a terminal, one record this often (default 30 s). */
   intervalMs?: number;
   enabled?: boolean;
+  /** Runs on a terminal only: listing and transfer apart, and an ETA once the listing is done. */
+  census?: Census | undefined;
 }
 
 export class Progress {
@@ -26,52 +38,106 @@ export class Progress {
   private readonly tty: boolean;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly started = Date.now();
-  private lastLength = 0;
+  private readonly bar: cliProgress.SingleBar | undefined;
+  private readonly census = new AbortController();
 
   constructor(private readonly state: ProgressState, opts: ProgressOptions = {}) {
     this.stream = opts.stream ?? process.stderr;
     this.tty = this.stream.isTTY === true;
     if (opts.enabled === false) return;
-    this.timer = setInterval(() => this.render(), this.tty ? 250 : (opts.intervalMs ?? 30_000));
+    if (!this.tty) {
+      this.timer = setInterval(() => this.stream.write(`${new Date().toISOString()} progress ${describeProgress(this.state, Date.now() - this.started)}\n`), opts.intervalMs ?? 30_000);
+      this.timer.unref();
+      return;
+    }
+    if (opts.census) void this.count(opts.census);
+    this.bar = new cliProgress.SingleBar({
+      stream: this.stream,
+      // The line is cut to the width here; cli-progress also turns the terminal's wrapping off.
+      format: () => liveLine(this.state, Date.now() - this.started, (this.stream.columns || 80) - 1),
+      hideCursor: false,
+      clearOnComplete: true,
+      linewrap: false,
+      fps: 4,
+    });
+    this.bar.start(1, 0);
+    this.timer = setInterval(() => this.bar?.update(0), 250);
     this.timer.unref();
   }
 
   stop(): void {
+    this.census.abort();
     if (this.timer) clearInterval(this.timer);
-    if (this.tty && this.lastLength > 0) this.stream.write(`\r${' '.repeat(this.lastLength)}\r`);
+    this.bar?.stop();
   }
 
-  render(): void {
-    const line = describeProgress(this.state, Date.now() - this.started, this.tty);
-    if (this.tty) {
-      this.stream.write(`\r${line.padEnd(this.lastLength)}`);
-      this.lastLength = line.length;
-    } else {
-      this.stream.write(`${new Date().toISOString()} progress ${line}\n`);
+  private async count(census: Census): Promise<void> {
+    let found = 0;
+    try {
+      for await (const entry of census(this.census.signal)) {
+        if (entry.kind !== 'dir') this.state.listed = ++found;
+      }
+      if (!this.census.signal.aborted) this.state.listingDone = true;
+    } catch {
+      // The count is a nicety: a source that cannot be listed twice just shows no total.
     }
   }
 }
 
-export function describeProgress(s: ProgressState, elapsedMs: number, bar: boolean): string {
+/** The plain record (off a terminal): files, bytes, rate, ETA, problems. */
+export function describeProgress(s: ProgressState, elapsedMs: number): string {
   const c = s.counts;
   const done = c.uploaded + c.reconciled;
   const rate = elapsedMs > 0 ? s.bytes / (elapsedMs / 1000) : 0;
   const remaining = Math.max(0, s.bytesPlanned - s.bytes);
   const eta = s.discovering || rate === 0 ? '?' : formatDuration((remaining / rate) * 1000);
-  const parts = [
+  return [
     `${done}/${s.itemsPlanned}${s.discovering ? '+' : ''} files`,
     `${formatBytes(s.bytes)}/${formatBytes(s.bytesPlanned)}`,
     `${formatBytes(rate)}/s`,
     `eta ${eta}`,
     `skipped ${c.skipped}`,
     `failed ${c.failed}`,
-  ];
-  if (!bar) return parts.join(' ');
-  // Two bars: files and bytes (many small files and one huge one move them very differently).
-  return `files ${meter(s.itemsPlanned > 0 ? done / s.itemsPlanned : 0)} ${parts[0]}  bytes ${meter(s.bytesPlanned > 0 ? s.bytes / s.bytesPlanned : 0)} ${parts.slice(1).join('  ')}`;
+  ].join(' ');
 }
 
-function meter(fraction: number, width = 16): string {
+/**
+ * The live line, at most `width` characters. Before the listing is complete it says what was
+ * found so far and what was written; after, a bar over all entries (written, unchanged, skipped
+ * and failed alike move it), a percentage and an ETA from the pace of entries so far.
+ */
+export function liveLine(s: ProgressState, elapsedMs: number, width: number): string {
+  const c = s.counts;
+  const handled = c.uploaded + c.reconciled + c.skipped + c.failed;
+  const rate = elapsedMs > 0 ? s.bytes / (elapsedMs / 1000) : 0;
+  const problems = `skipped ${c.skipped} failed ${c.failed}`;
+  const moved = `${formatBytes(s.bytes)} ${formatBytes(rate)}/s`;
+  let parts: string[];
+  if (s.listingDone && s.listed !== undefined) {
+    const total = Math.max(s.listed, handled);
+    const fraction = total > 0 ? handled / total : 1;
+    const pace = elapsedMs > 0 ? handled / elapsedMs : 0;
+    const eta = pace > 0 ? formatDuration((total - handled) / pace) : '?';
+    parts = [`${meter(fraction)} ${Math.floor(fraction * 100)}%`, `${handled}/${total} files`, moved, `ETA ${eta}`, problems];
+  } else {
+    const found = s.listed ?? c.discovered;
+    parts = [`listing: ${found} found`, `done ${handled}`, moved, problems];
+  }
+  return fit(parts, width);
+}
+
+/** Joins parts while they fit, dropping from the end, and cuts what is left to `width`. */
+function fit(parts: string[], width: number): string {
+  let line = '';
+  for (const part of parts) {
+    const next = line ? `${line}  ${part}` : part;
+    if (next.length > width) break;
+    line = next;
+  }
+  return (line || parts[0] || '').slice(0, Math.max(0, width));
+}
+
+function meter(fraction: number, width = 20): string {
   const filled = Math.max(0, Math.min(width, Math.round(fraction * width)));
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
 }
