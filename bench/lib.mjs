@@ -5,8 +5,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export async function startEmulatorProcess(dataDir) {
-  const child = spawn(process.execPath, [new URL('./workers/emulator.mjs', import.meta.url).pathname, ...(dataDir ? [dataDir] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startEmulatorProcess(dataDir, env = {}) {
+  const child = spawn(process.execPath, [new URL('./workers/emulator.mjs', import.meta.url).pathname, ...(dataDir ? [dataDir] : [])], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const [line] = await once(createInterface({ input: child.stdout }), 'line');
   const description = JSON.parse(line);
   return {

@@ -12,7 +12,11 @@ import { randomUUID } from 'node:crypto';
 import fg from 'fast-glob';
 import PQueue from 'p-queue';
 import { FormData, request } from 'undici';
-import { mirror, mirrorJobKey } from '../dist/jobs/mirror.js';
+import { mirror, mirrorJobKey, mirrorRetryListener } from '../dist/jobs/mirror.js';
+import { pull } from '../dist/jobs/pull.js';
+import { AdaptiveConcurrency } from '../dist/src/runner/adaptive.js';
+import { createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { FerryClient } from '../dist/src/index.js';
 import { SqliteCheckpointStore } from '../dist/src/store/index.js';
 import { startEmulator } from '../dist/src/emulator/index.js';
@@ -196,6 +200,128 @@ async function benchEmulator() {
   record(`emulator: ${count} uploads of 4 KiB, 16 at once, one process vs two`, Math.round(one), Math.round(two), 'docs/s', one / two, undefined, 'ferry column: client and emulator in one process; bare column: emulator in its own process');
 }
 
+/** Pull of 10,000 x 4 KiB beside a bare loop: list the documents, GET each url, write the file. */
+async function benchPull() {
+  const emu = await startEmulatorProcess();
+  const bearer = await token(emu);
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const n = 10_000;
+  const root = join(work, 'pull-src');
+  await makeTree(root, n, 4096);
+  const project = (await client.projects.create({ name: 'bench pull', description: 'bench' })).objectIdentifier;
+  const seedStore = new SqliteCheckpointStore(join(work, 'pull-seed.sqlite'));
+  await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store: seedStore });
+  seedStore.close();
+  let bareMs = 0;
+  let ferryMs = 0;
+  // A/B twice, into fresh folders.
+  for (let round = 0; round < 2; round++) {
+    const bareOut = join(work, `pull-bare-${round}`);
+    const b = await timed(async () => {
+      const queue = new PQueue({ concurrency: CONCURRENCY });
+      let count = 0;
+      for (let page = 1; ; page++) {
+        const res = await request(`${emu.baseUrl}/projects/${project}/documents?flattenList=true&includePath=true&hidePackagedFiles=false&pageSize=1000&pageNumber=${page}`, { headers: { authorization: `Bearer ${bearer}` } });
+        const body = await res.body.json();
+        for (const doc of body.items) {
+          if (doc.isDirectory || !doc.url) continue;
+          await queue.onSizeLessThan(CONCURRENCY * 4);
+          void queue.add(async () => {
+            const path = join(bareOut, doc.path);
+            await mkdir(join(path, '..'), { recursive: true });
+            const got = await request(doc.url, { headers: { authorization: `Bearer ${bearer}` } });
+            await pipeline(got.body, createWriteStream(path));
+            count++;
+          });
+        }
+        if (body.items.length === 0 || page * 1000 >= body.totalCount) break;
+      }
+      await queue.onIdle();
+      return count;
+    });
+    const store = new SqliteCheckpointStore(join(work, `pull-${round}.sqlite`));
+    const f = await timed(() => pull({ project, dir: join(work, `pull-ferry-${round}`), progress: false, concurrency: CONCURRENCY }, { client, store }));
+    store.close();
+    if (b.result !== n || f.result.counts.uploaded !== n) throw new Error(`a pull side did not download everything: bare ${b.result}, ferry ${JSON.stringify(f.result.counts)}`);
+    bareMs += b.ms;
+    ferryMs += f.ms;
+    console.error(`pull round ${round + 1}: bare ${Math.round(b.ms)} ms, ferry ${Math.round(f.ms)} ms for ${n} files each`);
+  }
+  await client.close();
+  await emu.stop();
+  const ferryRate = (2 * n) / (ferryMs / 1000);
+  const bareRate = (2 * n) / (bareMs / 1000);
+  record(`pull ${n} files of 4 KiB, concurrency ${CONCURRENCY}`, Math.round(ferryRate), Math.round(bareRate), 'files/s', ferryRate / bareRate, '>= 0.9', 'bare: one listing (pages of 1000) and undici GETs of each url into files, p-queue; twice each, alternating');
+}
+
+/** Under the emulator's rate limit of R requests/s: ferry's adaptive concurrency beside a fixed-concurrency loop that waits out each 429. */
+async function benchRateLimit() {
+  const R = 100;
+  const n = 1_500;
+  const emu = await startEmulatorProcess(undefined, { BENCH_RATE_LIMIT: `${R},${R}` });
+  const root = join(work, 'rl-src');
+  await makeTree(root, n, 1024);
+  let ferry429 = 0;
+  let ferryRequests = 0;
+  const concurrency = new AdaptiveConcurrency({ max: CONCURRENCY });
+  const listener = mirrorRetryListener(concurrency);
+  const client = new FerryClient({
+    address: emu.address,
+    credentials: emu.credentials,
+    retry: { maxRetries: 10 },
+    onRetry: (info) => {
+      if (info.status === 429) ferry429++;
+      listener(info);
+    },
+  });
+  const project = (await client.projects.create({ name: 'bench rate limit', description: 'bench' })).objectIdentifier;
+  await new Promise((r) => setTimeout(r, 1500)); // a full bucket for each side
+  const store = new SqliteCheckpointStore(join(work, 'rl.sqlite'));
+  const f = await timed(() => mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store, concurrency }));
+  store.close();
+  ferryRequests = f.result.counts.uploaded + ferry429 + 2;
+  await client.close();
+  // The bare side: xargs -P 16 curl --retry, in effect: 16 at once, each 429 waited out and sent again.
+  const bearer = await token(emu);
+  await new Promise((r) => setTimeout(r, 1500));
+  let bare429 = 0;
+  let bareRequests = 0;
+  const bareProject = project;
+  const b = await timed(async () => {
+    const queue = new PQueue({ concurrency: CONCURRENCY });
+    const batch = randomUUID();
+    let count = 0;
+    for await (const path of fg.stream('**', { cwd: root, absolute: true, onlyFiles: true })) {
+      await queue.onSizeLessThan(CONCURRENCY * 4);
+      void queue.add(async () => {
+        for (;;) {
+          const form = new FormData();
+          form.set('file', await openAsBlob(path), `bare-${relative(root, path).replace(/\//g, '-')}`);
+          bareRequests++;
+          const res = await request(`${emu.baseUrl}/projects/${bareProject}/documents?documentUploadIdentifier=${batch}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` }, body: form });
+          await res.body.dump();
+          if (res.statusCode === 429) {
+            bare429++;
+            await new Promise((r) => setTimeout(r, Number(res.headers['retry-after'] ?? 1) * 1000));
+            continue;
+          }
+          if (res.statusCode !== 200) throw new Error(`bare upload answered ${res.statusCode}`);
+          count++;
+          return;
+        }
+      });
+    }
+    await queue.onIdle();
+    return count;
+  });
+  await emu.stop();
+  if (f.result.counts.uploaded !== n || b.result !== n) throw new Error('a rate-limited side did not upload everything');
+  const ferryRate = n / (f.ms / 1000);
+  const bareRate = n / (b.ms / 1000);
+  console.error(`rate limit ${R}/s: ferry ${ferryRate.toFixed(1)} docs/s with ${ferry429} 429s of ~${ferryRequests} requests; fixed concurrency ${bareRate.toFixed(1)} docs/s with ${bare429} of ${bareRequests}`);
+  record(`goodput under a limit of ${R} requests/s (${n} uploads)`, Number(ferryRate.toFixed(1)), R, 'docs/s', ferryRate / R, '>= 0.9', `ratio = goodput / R; ferry answered 429 on ${((100 * ferry429) / ferryRequests).toFixed(1)}% of requests (target <= 5%); fixed concurrency ${CONCURRENCY}: ${bareRate.toFixed(1)} docs/s, ${((100 * bare429) / bareRequests).toFixed(1)}% 429`);
+}
+
 /** A playbook of 50 assemblies with 1 MiB templates: export, and import by replay into the other tenant, each beside a bare loop of the same calls. */
 async function benchPlaybooks() {
   const emuData = join(work, 'pb-emu');
@@ -232,7 +358,7 @@ async function benchPlaybooks() {
   record('peak RSS of the playbook import', Math.round(ferryImport.maxRssKiB / MiB), Math.round(bareImport.maxRssKiB / MiB), 'MiB', ferryImport.maxRssKiB / bareImport.maxRssKiB, undefined, 'each side in its own process');
 }
 
-// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, bigfile, discovery, playbooks).
+// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, bigfile, discovery, playbooks, pull, ratelimit).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -242,6 +368,8 @@ try {
   if (wanted('bigfile')) await benchBigFile(2);
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
   if (wanted('playbooks')) await benchPlaybooks();
+  if (wanted('pull')) await benchPull();
+  if (wanted('ratelimit')) await benchRateLimit();
 } finally {
   await rm(work, { recursive: true, force: true });
 }

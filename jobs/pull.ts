@@ -75,5 +75,5 @@ export async function planPull(opts: PullOptions, deps: PullDeps): Promise<Trans
   const jobKey = pullJobKey(deps.client.transport.address.baseUrl, opts);
   const { source, destination } = parts(opts, deps, jobKey);
   await source.prepare();
-  return planTransfer({ source, destination: { prepare: async () => undefined, ensureFolder: async () => undefined, place: (key) => destination.place(key) }, store: deps.store, jobKey });
+  return planTransfer({ source, destination: { prepare: async () => undefined, ensureFolder: async () => undefined, place: (entry) => destination.place(entry) }, store: deps.store, jobKey });
 }

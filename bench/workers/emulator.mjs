@@ -1,8 +1,15 @@
 // Runs the emulator in its own process for the benchmarks; prints its description as one line.
+// BENCH_RATE_LIMIT=rps,burst turns the per-client token bucket on.
 import { startEmulator } from '../../dist/src/emulator/index.js';
 
 const dataDir = process.argv[2];
-const handle = await startEmulator({ port: 0, processing: { minDelayMs: 1, maxDelayMs: 5, seed: 1 }, ...(dataDir ? { dataDir } : {}) });
+const [rps, burst] = (process.env.BENCH_RATE_LIMIT ?? '').split(',').map(Number);
+const handle = await startEmulator({
+  port: 0,
+  processing: { minDelayMs: 1, maxDelayMs: 5, seed: 1 },
+  ...(dataDir ? { dataDir } : {}),
+  ...(rps ? { rateLimit: { rps, burst: burst || rps } } : {}),
+});
 process.stdout.write(`${JSON.stringify(handle.describe())}\n`);
 process.on('SIGTERM', async () => {
   await handle.close();

@@ -1,9 +1,9 @@
 // A project's documents as a source: the tree under a folder (or the root), each document an entry
 // keyed by its path, its content streamed from its `url`. Documents never change (a changed file
 // is a new document), so a document's id is its change marker. A path that holds several
-// documents (a file uploaded again) is carried from the newest; documents without content are
-// reported with the reason. The listing is read once; per path only the newest document's few
-// fields are kept until the listing ends. A document without a `url` is reported, not pulled.
+// documents (a file uploaded again) is carried from the newest; a document without a `url` is
+// reported with the reason, not pulled. The listing is read once, newest first, and entries flow
+// out as it goes; per path one date is kept.
 import { PassThrough, type Readable } from 'node:stream';
 import picomatch from 'picomatch';
 import type { FerryClient } from '../api/client.js';
@@ -18,10 +18,8 @@ export interface ProjectSourceOptions {
   exclude?: string[] | undefined;
 }
 
-interface Newest {
-  doc: Pick<Document, 'objectIdentifier' | 'name' | 'url' | 'size' | 'dateAdded'>;
-  older: number;
-}
+/** Documents asked for per page: a service that caps pages lower is read on until totalCount. */
+const LIST_PAGE_SIZE = 1_000;
 
 export class ProjectSource implements Source {
   readonly description: string;
@@ -50,14 +48,23 @@ export class ProjectSource implements Source {
   }
 
   async *entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {
-    const newest = new Map<string, Newest>();
+    // Newest first, so the first document seen at a path is the one to pull and entries flow to
+    // the transfer while the listing goes on. Per path only the date of that document is kept.
+    const newest = new Map<string, number>();
     let sawFrom = this.prefix === '/';
-    for await (const doc of this.client.documents.list(this.project, { flattenList: true, includePath: true, hidePackagedFiles: false, desc: false })) {
+    const list = this.client.documents.list(
+      this.project,
+      { flattenList: true, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true },
+      { pageSize: LIST_PAGE_SIZE, ...(signal ? { signal } : {}) },
+    );
+    for await (const doc of list) {
       if (signal?.aborted) return;
       const path = doc.path ?? (doc.name ? `/${doc.name}` : undefined);
       if (!path) continue;
-      if (`${path}/` === this.prefix) sawFrom = true;
-      if (!path.startsWith(this.prefix)) continue;
+      if (!path.startsWith(this.prefix)) {
+        if (`${path}/` === this.prefix) sawFrom = true;
+        continue;
+      }
       sawFrom = true;
       const key = path.slice(this.prefix.length);
       if (doc.isDirectory) {
@@ -65,9 +72,10 @@ export class ProjectSource implements Source {
         continue;
       }
       if (!this.wanted(key)) continue;
-      const bad = key.split('/').map(checkDecodedName).find((v) => !v.ok);
+      const verdicts = key.split('/').map(checkDecodedName);
+      const bad = verdicts.find((v) => !v.ok);
       if (bad && !bad.ok) {
-        yield { kind: 'problem', key: key.split('/').map((s) => { const v = checkDecodedName(s); return v.ok ? v.name : v.shown; }).join('/'), outcome: 'failed', reason: bad.reason };
+        yield { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.shown)).join('/'), outcome: 'failed', reason: bad.reason };
         continue;
       }
       // A document whose processing failed still holds the bytes that were uploaded; one without
@@ -76,29 +84,23 @@ export class ProjectSource implements Source {
         yield { kind: 'problem', key, outcome: 'skipped', reason: `no content: the document carries no url${doc.uploadFailedReason ? ` (its upload failed: ${doc.uploadFailedReason})` : ''}` };
         continue;
       }
+      const added = Date.parse(doc.dateAdded ?? '') || 0;
       const seen = newest.get(key);
-      const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url, size: doc.size, dateAdded: doc.dateAdded };
-      if (!seen) newest.set(key, { doc: record, older: 0 });
-      else if (Date.parse(record.dateAdded ?? '') >= Date.parse(seen.doc.dateAdded ?? '')) newest.set(key, { doc: record, older: seen.older + 1 });
-      else seen.older++;
+      // A service that did not sort newest first shows a newer document later: it is pulled too,
+      // and replaces the file written for the older one.
+      if (seen !== undefined && added <= seen) {
+        yield { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' };
+        continue;
+      }
+      newest.set(key, added);
+      const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
+      yield { kind: 'file', key, size: doc.size ?? 0, mtimeMs: added, marker: doc.objectIdentifier as string, open: () => this.download(record) };
     }
     if (!sawFrom) throw new SourceError(`the project has no folder ${this.prefix.slice(1, -1)}`);
-    for (const [key, { doc, older }] of newest) {
-      if (signal?.aborted) return;
-      for (let i = 0; i < older; i++) yield { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' };
-      yield {
-        kind: 'file',
-        key,
-        size: doc.size ?? 0,
-        mtimeMs: Date.parse(doc.dateAdded ?? '') || 0,
-        marker: doc.objectIdentifier as string,
-        open: () => this.download(doc),
-      };
-    }
   }
 
   /** The content as a stream at once; the request starts when it is read. */
-  private download(doc: Newest['doc']): Readable {
+  private download(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url'>): Readable {
     const out = new PassThrough();
     this.client.documents.download(doc).then(
       (res) => {

@@ -109,12 +109,15 @@ export class SqliteCheckpointStore implements CheckpointStore {
            size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, state = 'uploading', upload_id = @uploadId,
            parent_id = @parentId, run_id = @runId, attempts = attempts + 1, updated_at = @now`,
       ),
+      // An upsert: destinations that need no intent (a local folder) record results only.
       uploaded: db.prepare(
-        `UPDATE items SET state = 'uploaded', last_error = NULL, size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, parent_id = @parentId,
+        `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, remote_id, parent_id, attempts, updated_at)
+         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, 'uploaded', @remoteId, @parentId, 1, @now)
+         ON CONFLICT (job_id, source_key) DO UPDATE SET
+           state = 'uploaded', last_error = NULL, size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, parent_id = @parentId,
            superseded_ids = CASE WHEN remote_id IS NOT NULL AND remote_id <> @remoteId
              THEN json_insert(superseded_ids, '$[#]', remote_id) ELSE superseded_ids END,
-           remote_id = @remoteId, updated_at = @now
-         WHERE job_id = @jobId AND source_key = @sourceKey`,
+           remote_id = @remoteId, updated_at = @now`,
       ),
       failed: db.prepare(
         `INSERT INTO items (job_id, source_key, size, mtime_ms, state, run_id, attempts, last_error, updated_at)

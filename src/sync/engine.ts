@@ -42,9 +42,17 @@ export interface Destination<P extends Placement = Placement> {
   settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>>;
   /** Makes a folder exist (empty folders are carried too). */
   ensureFolder(key: string): Promise<void>;
-  place(key: string): Promise<P>;
-  /** Writes the entry once; an unclear failure is settled here before any repeat. */
-  write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string }>;
+  place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs'>): Promise<P>;
+  /**
+   * Writes the entry once; an unclear failure is settled here before any repeat. `found`: the
+   * entry was already there (counted reconciled, nothing written).
+   */
+  write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string; found?: boolean }>;
+  /**
+   * False when a write can be recognised at the destination without an intent (a local file
+   * renamed into place with the entry's size and time): the engine then writes no intent first.
+   */
+  readonly needsIntent?: boolean;
   /** The destination's part of the summary (folders, renamed names…). */
   report(): Record<string, unknown>;
 }
@@ -147,11 +155,13 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   };
 
   const writeOne = async (entry: FileEntry) => {
-    const placement = await destination.place(entry.key);
+    const placement = await destination.place(entry);
     const previous = store.fingerprint(jobKey, entry.key)?.remoteId ?? null;
-    store.recordIntent(jobKey, entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
+    if (destination.needsIntent !== false) {
+      store.recordIntent(jobKey, entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
+    }
     const started = Date.now();
-    const { remoteId } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
+    const { remoteId, found } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
     concurrency.succeeded(Date.now() - started);
     claimed.add(remoteId);
     store.recordUploaded(jobKey, entry.key, { remoteId, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, parentId: placement.parentId });
@@ -159,6 +169,10 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       // Listed up to a cap (the checkpoint store keeps every superseded id per entry).
       supersededCount++;
       if (superseded.length < MAX_LISTED) superseded.push({ key: entry.key, previous, current: remoteId });
+    }
+    if (found) {
+      ctx.counts.reconciled++;
+      return;
     }
     ctx.counts.uploaded++;
     ctx.bytes += entry.size;
@@ -264,7 +278,7 @@ export async function planTransfer(opts: { source: Source; destination: Pick<Des
       if (decision === 'changed') plan.changed++;
       else plan.new++;
       plan.bytes += entry.size;
-      await destination.place(entry.key);
+      await destination.place(entry);
     }
   }
   for (const key of store.uploadedKeys(jobKey)) if (!seen.has(key)) plan.deletedLocally++;

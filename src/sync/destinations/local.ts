@@ -7,7 +7,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { lstat, mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FerryError } from '../../api/errors.js';
 import type { FileEntry } from '../../sources/types.js';
@@ -22,6 +21,8 @@ export interface LocalPlacement extends Placement {
   local: string;
   /** Why the entry cannot be written, when something is in the way. */
   conflict?: string;
+  /** The file is already there, as this entry would write it (an earlier run's write). */
+  landed?: boolean;
 }
 
 export interface LocalFolderOptions {
@@ -38,6 +39,10 @@ const LISTED = 1_000;
 
 export class LocalFolderDestination implements Destination<LocalPlacement> {
   readonly description: string;
+  /** A file renamed into place with the entry's size and time is recognised without an intent. */
+  readonly needsIntent = false;
+  /** Folders made ready (created, cleared of a killed run's temporary files), each once. */
+  private readonly ready = new Map<string, Promise<void>>();
   private caseInsensitive = false;
   /** Mapped paths taken in this run, folded when the file system ignores case: path -> source key. */
   private readonly taken = new Map<string, string>();
@@ -66,7 +71,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
         await removePartials(dir);
       }
       const st = await lstat(final).catch(() => undefined);
-      if (st?.isFile() && st.size === item.size && Math.trunc(st.mtimeMs) === item.mtimeMs) landed.set(item.sourceKey, { remoteId: written(local, item.size, item.mtimeMs) });
+      if (st?.isFile() && st.size === item.size && sameTime(st.mtimeMs, item.mtimeMs)) landed.set(item.sourceKey, { remoteId: written(local, item.size, item.mtimeMs) });
     }
     return landed;
   }
@@ -75,33 +80,44 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     await mkdir(join(this.o.root, this.map(key, true).local), { recursive: true });
   }
 
-  async place(key: string): Promise<LocalPlacement> {
+  async place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs'>): Promise<LocalPlacement> {
+    const key = entry.key;
     const { local, why } = this.map(key);
     if (why) this.noteRename(key, local, why);
     const placement: LocalPlacement = { parentId: null, local };
     const st = await lstat(join(this.o.root, local)).catch(() => undefined);
-    if (st) {
+    if (st?.isFile() && st.size === entry.size && sameTime(st.mtimeMs, entry.mtimeMs)) {
+      // What this entry would write is there: a run stopped after the rename wrote it.
+      placement.landed = true;
+    } else if (st) {
       const ours = parseWritten(this.o.store.fingerprint(this.o.jobKey, key)?.remoteId);
-      const isOurs = st.isFile() && ours?.local === local && ours.size === st.size && ours.mtimeMs === Math.trunc(st.mtimeMs);
-      if (!isOurs) placement.conflict = st.isFile() ? 'a local file ferry did not write (or that changed since) is in the way; it was kept' : 'a local folder or other entry is in the way; it was kept';
+      const isOurs = st.isFile() && ours?.local === local && ours.size === st.size && sameTime(st.mtimeMs, ours.mtimeMs);
+      if (!isOurs) {
+        placement.conflict = st.isFile()
+          ? `a local file ferry did not write (or that changed since) is in the way (${st.size} bytes, modified ${new Date(st.mtimeMs).toISOString()}; the document: ${entry.size} bytes of ${new Date(entry.mtimeMs).toISOString()}); it was kept`
+          : 'a local folder or other entry is in the way; it was kept';
+      }
     }
     return placement;
   }
 
-  async write(entry: FileEntry, placement: LocalPlacement): Promise<{ remoteId: string }> {
+  async write(entry: FileEntry, placement: LocalPlacement): Promise<{ remoteId: string; found?: boolean }> {
     if (placement.conflict) throw new LocalConflictError(`conflict: ${placement.conflict}`);
+    if (placement.landed) return { remoteId: written(placement.local, entry.size, entry.mtimeMs), found: true };
     const final = join(this.o.root, placement.local);
-    await mkdir(dirname(final), { recursive: true });
-    const temp = join(dirname(final), `.ferry-${randomBytes(6).toString('hex')}.partial`);
+    const dir = dirname(final);
+    // Temporary files a killed run left here go before this run writes its first one here.
+    let ready = this.ready.get(dir);
+    if (!ready) {
+      ready = mkdir(dir, { recursive: true }).then(() => removePartials(dir));
+      this.ready.set(dir, ready);
+    }
+    await ready;
+    const temp = join(dir, `.ferry-${randomBytes(6).toString('hex')}.partial`);
     try {
-      let bytes = 0;
-      const count = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          bytes += chunk.length;
-          done(null, chunk);
-        },
-      });
-      await pipeline(entry.open(), count, createWriteStream(temp, { flags: 'wx' }));
+      const out = createWriteStream(temp, { flags: 'wx' });
+      await pipeline(entry.open(), out);
+      const bytes = out.bytesWritten;
       if (bytes !== entry.size) throw new FerryError(`the content of ${entry.key} was ${bytes} bytes, not the ${entry.size} its source said`);
       // The time first, the name last: a file under its final name is whole and dated.
       const time = new Date(entry.mtimeMs);
@@ -165,6 +181,11 @@ function shorten(name: string, tag: string): string {
   const room = MAX_NAME_BYTES - Buffer.byteLength(`~${tag}${ext}`);
   while (Buffer.byteLength(stem) > room) stem = [...stem].slice(0, -1).join('');
   return `${stem}~${tag}${ext}`;
+}
+
+/** File times go through seconds as a float (utimes): a millisecond time may come back a hair off. */
+function sameTime(statMs: number, wantedMs: number): boolean {
+  return Math.abs(statMs - wantedMs) < 1;
 }
 
 function hash(text: string): string {

@@ -72,8 +72,8 @@ export class ProjectDestination implements Destination<Placement> {
     return this.folders.ensure(key);
   }
 
-  place(key: string): Promise<Placement> {
-    return this.folders.place(key);
+  place(entry: Pick<FileEntry, 'key'>): Promise<Placement> {
+    return this.folders.place(entry.key);
   }
 
   async write(entry: FileEntry, placement: Placement, ctx: WriteContext): Promise<{ remoteId: string }> {
