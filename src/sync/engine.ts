@@ -108,7 +108,10 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
 
   // Entries are looked up in the checkpoint store a batch at a time: on a rerun over a large,
   // unchanged source that lookup is nearly all the work there is.
-  const toWrite = async function* (): AsyncIterable<FileEntry> {
+  /** An entry to write, with what it became last time (from the batch lookup: no second query). */
+  type Pending = { entry: FileEntry; previous: string | null };
+
+  const toWrite = async function* (): AsyncIterable<Pending> {
     let batch: FileEntry[] = [];
     for await (const entry of source.entries(ctx.signal)) {
       if (entry.kind === 'file') {
@@ -135,7 +138,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     }
   };
 
-  const considerFiles = async function* (files: FileEntry[]): AsyncIterable<FileEntry> {
+  const considerFiles = async function* (files: FileEntry[]): AsyncIterable<Pending> {
     if (files.length === 0) return;
     const known = store.fingerprints(jobKey, files.map((f) => f.key));
     for (const entry of files) {
@@ -150,13 +153,12 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       }
       state.itemsPlanned++;
       state.bytesPlanned += entry.size;
-      yield marker !== entry.marker ? ({ ...entry, marker } as FileEntry) : entry;
+      yield { entry: marker !== entry.marker ? ({ ...entry, marker } as FileEntry) : entry, previous: known.get(entry.key)?.remoteId ?? null };
     }
   };
 
-  const writeOne = async (entry: FileEntry) => {
+  const writeOne = async ({ entry, previous }: Pending) => {
     const placement = await destination.place(entry);
-    const previous = store.fingerprint(jobKey, entry.key)?.remoteId ?? null;
     if (destination.needsIntent !== false) {
       store.recordIntent(jobKey, entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
     }
@@ -182,12 +184,13 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   try {
     await runPool(
       toWrite(),
-      async (entry) => {
+      async (pending) => {
+        const { entry } = pending;
         try {
           await withItemRetries(
             async () => {
               try {
-                await writeOne(entry);
+                await writeOne(pending);
               } catch (err) {
                 if (isThrottle(err)) concurrency.throttled();
                 throw err;

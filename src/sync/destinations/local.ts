@@ -41,8 +41,11 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   readonly description: string;
   /** A file renamed into place with the entry's size and time is recognised without an intent. */
   readonly needsIntent = false;
-  /** Folders made ready (created, cleared of a killed run's temporary files), each once. */
-  private readonly ready = new Map<string, Promise<void>>();
+  /**
+   * Folders made ready (created, or cleared of a killed run's temporary files), each once;
+   * true for a folder this run created: nothing can be in the way there.
+   */
+  private readonly ready = new Map<string, Promise<boolean>>();
   private caseInsensitive = false;
   /** Mapped paths taken in this run, folded when the file system ignores case: path -> source key. */
   private readonly taken = new Map<string, string>();
@@ -85,6 +88,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     const { local, why } = this.map(key);
     if (why) this.noteRename(key, local, why);
     const placement: LocalPlacement = { parentId: null, local };
+    // In a folder this run created, nothing is in the way: no look needed.
+    if (await this.readyFolder(dirname(join(this.o.root, local)))) return placement;
     const st = await lstat(join(this.o.root, local)).catch(() => undefined);
     if (st?.isFile() && st.size === entry.size && sameTime(st.mtimeMs, entry.mtimeMs)) {
       // What this entry would write is there: a run stopped after the rename wrote it.
@@ -106,13 +111,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     if (placement.landed) return { remoteId: written(placement.local, entry.size, entry.mtimeMs), found: true };
     const final = join(this.o.root, placement.local);
     const dir = dirname(final);
-    // Temporary files a killed run left here go before this run writes its first one here.
-    let ready = this.ready.get(dir);
-    if (!ready) {
-      ready = mkdir(dir, { recursive: true }).then(() => removePartials(dir));
-      this.ready.set(dir, ready);
-    }
-    await ready;
+    await this.readyFolder(dir);
     const temp = join(dir, `.ferry-${randomBytes(6).toString('hex')}.partial`);
     try {
       const out = createWriteStream(temp, { flags: 'wx' });
@@ -128,6 +127,20 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       await rm(temp, { force: true });
       throw err;
     }
+  }
+
+  /** Creates the folder, or clears it of a killed run's temporary files; true when it is new. */
+  private readyFolder(dir: string): Promise<boolean> {
+    let ready = this.ready.get(dir);
+    if (!ready) {
+      ready = mkdir(dir, { recursive: true }).then(async (created) => {
+        if (created !== undefined) return true;
+        await removePartials(dir);
+        return false;
+      });
+      this.ready.set(dir, ready);
+    }
+    return ready;
   }
 
   report(): Record<string, unknown> {
