@@ -2,6 +2,7 @@
 // timeouts, error mapping and response decoding.
 import { request, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import PQueue from 'p-queue';
+import { Pacer } from './pacing.js';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { resolveAddress, type AddressInput, type ResolvedAddress } from './addresses.js';
@@ -119,6 +120,8 @@ export class Transport {
   private readonly timeoutMs: number;
   private readonly deadlineMs: number | undefined;
   private readonly limiter: PQueue | undefined;
+  /** The request rate learned from 429s (src/api/pacing.ts). */
+  private readonly pacer = new Pacer();
   private readonly userAgent: string;
   private readonly onRetry: ((info: RetryInfo) => void) | undefined;
   private readonly random: () => number;
@@ -212,6 +215,8 @@ export class Transport {
       let res: Dispatcher.ResponseData;
       try {
         if (this.limiter) await this.limiter.add(() => undefined, { signal });
+        const pause = this.pacer.delay();
+        if (pause > 0) await sleep(pause, signal);
         token = sendToken ? (await this.tokens.token(signal)).value : undefined;
         res = await request(url, {
           method: method as Dispatcher.HttpMethod,
@@ -242,6 +247,9 @@ export class Transport {
 
       const status = res.statusCode;
       this.logger.debug({ method, path, status, attempt, ms: Date.now() - started }, 'response');
+      // Every request of this client slows for a refusal, not only the refused one.
+      if (status === 429) this.pacer.refused(capped(parseRetryAfter(res.headers['retry-after']), this.retry.maxRetryAfterMs));
+      else if (status < 500) this.pacer.ok();
       if (status >= 200 && status < 300) return this.decode(res, kind, method, path);
 
       const bodyText = await readSmall(res.body);
@@ -393,4 +401,8 @@ function parseProblem(text: string): ProblemDetails | undefined {
     /* not JSON: reported as the raw body */
   }
   return undefined;
+}
+
+function capped(ms: number | undefined, max: number): number | undefined {
+  return ms === undefined ? undefined : Math.min(ms, max);
 }
