@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { migrate } from './migrations.js';
 import type {
   CheckpointStore,
+  Intent,
   ItemFingerprint,
   ItemRecord,
   ItemState,
@@ -221,24 +222,23 @@ export class SqliteCheckpointStore implements CheckpointStore {
     return found;
   }
 
-  recordIntent(
-    jobKey: string,
-    sourceKey: string,
-    intent: { size: number; mtimeMs: number; sha256: string | null; uploadId: string; parentId: string | null; runId: number },
-  ): void {
+  recordIntent(jobKey: string, sourceKey: string, intent: Intent): void {
+    this.recordIntents(jobKey, [{ sourceKey, intent }]);
+  }
+
+  recordIntents(jobKey: string, intents: readonly { sourceKey: string; intent: Intent }[]): void {
     // Written at once, never left pending: the intent must be on disk before the request leaves.
     // Batched results ride along in the same transaction, one commit instead of two.
-    const row = { jobId: this.jobId(jobKey), sourceKey, ...intent, now: this.stamp() };
-    if (this.pending.length === 0) {
-      this.s.intent.run(row);
-      return;
-    }
+    const jobId = this.jobId(jobKey);
+    const now = this.stamp();
     const batch = this.pending.splice(0);
     this.dirty.clear();
-    this.db.transaction(() => {
-      for (const write of batch) write();
-      this.s.intent.run(row);
-    })();
+    const write = () => {
+      for (const w of batch) w();
+      for (const { sourceKey, intent } of intents) this.s.intent.run({ jobId, sourceKey, ...intent, now });
+    };
+    if (batch.length === 0 && intents.length === 1) write();
+    else this.db.transaction(write)();
   }
 
   recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }): void {

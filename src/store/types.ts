@@ -64,6 +64,16 @@ export interface StartRun {
   uploadId: string | null;
 }
 
+/** What an item is about to become, written before the request that creates it. */
+export interface Intent {
+  size: number;
+  mtimeMs: number;
+  sha256: string | null;
+  uploadId: string;
+  parentId: string | null;
+  runId: number;
+}
+
 export interface LockHolder {
   runId: number;
   pid: number;
@@ -97,7 +107,9 @@ export interface CheckpointStore {
   /** The same for a batch of files at once (absent keys are unknown items). */
   fingerprints(jobKey: string, sourceKeys: readonly string[]): Map<string, ItemFingerprint>;
   /** Durably records the intent to create `item` on the service, before the request goes out. */
-  recordIntent(jobKey: string, sourceKey: string, intent: { size: number; mtimeMs: number; sha256: string | null; uploadId: string; parentId: string | null; runId: number }): void;
+  recordIntent(jobKey: string, sourceKey: string, intent: Intent): void;
+  /** The same for several items in one commit (writers that start together share it). */
+  recordIntents(jobKey: string, intents: readonly { sourceKey: string; intent: Intent }[]): void;
   /** Results are batched: they are written with the next flush (or within `flushIntervalMs`). */
   recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }): void;
   recordFailed(jobKey: string, sourceKey: string, failure: { error: string; size?: number; mtimeMs?: number; runId: number }): void;

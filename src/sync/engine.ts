@@ -18,6 +18,7 @@ import type { ProgressState } from '../runner/progress.js';
 import { decide } from './plan.js';
 import { sha256Of } from './checksum.js';
 import { SeenSet } from './seen.js';
+import { IntentWriter } from './intents.js';
 
 /** Where an entry goes, as the destination resolved it before the intent is written. */
 export interface Placement {
@@ -94,6 +95,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   // Before anything new is written, settle what earlier runs left in flight.
   const reconciled = await settleInFlight(store, destination, jobKey, ctx);
 
+  const intents = new IntentWriter(store, jobKey);
   const superseded: { key: string; previous: string; current: string }[] = [];
   let supersededCount = 0;
   const seen = new SeenSet();
@@ -160,7 +162,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const writeOne = async ({ entry, previous }: Pending) => {
     const placement = await destination.place(entry);
     if (destination.needsIntent !== false) {
-      store.recordIntent(jobKey, entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
+      await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
     }
     const started = Date.now();
     const { remoteId, found } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
