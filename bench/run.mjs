@@ -100,7 +100,7 @@ async function benchThroughput() {
   const n = halves * perHalf;
   const ferryRate = n / (ferryMs / 1000);
   const bareRate = n / (bareMs / 1000);
-  record(`mirror ${n} files of 4 KiB, concurrency ${CONCURRENCY}`, Math.round(ferryRate), Math.round(bareRate), 'files/s', ferryRate / bareRate, '>= 0.9', 'bare: undici + FormData + p-queue, token fetched once; emulator in its own process');
+  record(`mirror ${n} files of 4 KiB, concurrency ${CONCURRENCY}`, Math.round(ferryRate), Math.round(bareRate), 'files/s', ferryRate / bareRate, '>= 0.95', 'bare: undici + FormData + p-queue, token fetched once; emulator in its own process');
 }
 
 async function benchNoop(count) {
@@ -134,7 +134,7 @@ async function benchNoop(count) {
   await client.close();
   await emu.stop();
   if (ferry.result.counts.uploaded !== 0 || ferry.result.counts.skipped !== count) throw new Error(`no-op rerun was not a no-op: ${JSON.stringify(ferry.result.counts)}`);
-  record(`no-op rerun over ${count} mirrored files`, Math.round(ferry.ms), Math.round(bare.ms), 'ms', ferry.ms / bare.ms, '<= 2', 'bare: fast-glob walk with stat; ferry also reads the checkpoint of every file and sends no upload');
+  record(`no-op rerun over ${count} mirrored files`, Math.round(ferry.ms), Math.round(bare.ms), 'ms', ferry.ms / bare.ms, '<= 1.3', 'bare: fast-glob walk with stat; ferry also reads the checkpoint of every file and sends no upload');
 }
 
 async function benchBigFile(gib) {
@@ -319,7 +319,8 @@ async function benchRateLimit() {
   const ferryRate = n / (f.ms / 1000);
   const bareRate = n / (b.ms / 1000);
   console.error(`rate limit ${R}/s: ferry ${ferryRate.toFixed(1)} docs/s with ${ferry429} 429s of ~${ferryRequests} requests; fixed concurrency ${bareRate.toFixed(1)} docs/s with ${bare429} of ${bareRequests}`);
-  record(`goodput under a limit of ${R} requests/s (${n} uploads)`, Number(ferryRate.toFixed(1)), R, 'docs/s', ferryRate / R, '>= 0.9', `ratio = goodput / R; ferry answered 429 on ${((100 * ferry429) / ferryRequests).toFixed(1)}% of requests (target <= 5%); fixed concurrency ${CONCURRENCY}: ${bareRate.toFixed(1)} docs/s, ${((100 * bare429) / bareRequests).toFixed(1)}% 429`);
+  record(`goodput under a limit of ${R} requests/s (${n} uploads)`, Number(ferryRate.toFixed(1)), Number(bareRate.toFixed(1)), 'docs/s', ferryRate / R, '>= 0.9', `ratio = ferry's goodput / R; bare column: fixed concurrency ${CONCURRENCY} that waits out each 429 (xargs + curl --retry, in effect)`);
+  record(`share of requests answered 429 under that limit`, Number(((100 * ferry429) / ferryRequests).toFixed(1)), Number(((100 * bare429) / bareRequests).toFixed(1)), '%', ferry429 / ferryRequests, '<= 0.05', 'ratio = ferry\'s share; bare column: the fixed-concurrency loop\'s share');
 }
 
 /** A playbook of 50 assemblies with 1 MiB templates: export, and import by replay into the other tenant, each beside a bare loop of the same calls. */
