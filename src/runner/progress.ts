@@ -33,42 +33,79 @@ export interface ProgressOptions {
   census?: Census | undefined;
 }
 
-export class Progress {
-  private readonly stream: NodeJS.WriteStream;
-  private readonly tty: boolean;
-  private readonly timer: NodeJS.Timeout | undefined;
-  private readonly started = Date.now();
+/**
+ * One status line: on a terminal redrawn in place by cli-progress and cut to the terminal's
+ * width, so it never wraps; elsewhere a timestamped line per update. Every live display of ferry
+ * (transfers, batch processing) goes through it.
+ */
+export class StatusLine {
   private readonly bar: cliProgress.SingleBar | undefined;
-  private readonly census = new AbortController();
+  private text = '';
 
-  constructor(private readonly state: ProgressState, opts: ProgressOptions = {}) {
-    this.stream = opts.stream ?? process.stderr;
-    this.tty = this.stream.isTTY === true;
-    if (opts.enabled === false) return;
-    if (!this.tty) {
-      this.timer = setInterval(() => this.stream.write(`${new Date().toISOString()} progress ${describeProgress(this.state, Date.now() - this.started)}\n`), opts.intervalMs ?? 30_000);
-      this.timer.unref();
-      return;
-    }
-    if (opts.census) void this.count(opts.census);
+  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {
+    if (this.stream.isTTY !== true) return;
     this.bar = new cliProgress.SingleBar({
       stream: this.stream,
-      // The line is cut to the width here; cli-progress also turns the terminal's wrapping off.
-      format: () => liveLine(this.state, Date.now() - this.started, (this.stream.columns || 80) - 1),
+      // Cut here; cli-progress also turns the terminal's wrapping off while it draws.
+      format: () => this.text.slice(0, Math.max(0, (this.stream.columns || 80) - 1)),
       hideCursor: false,
       clearOnComplete: true,
       linewrap: false,
       fps: 4,
     });
     this.bar.start(1, 0);
-    this.timer = setInterval(() => this.bar?.update(0), 250);
+  }
+
+  get live(): boolean {
+    return this.bar !== undefined;
+  }
+
+  /** The terminal's width for the text (one column kept free). */
+  get width(): number {
+    return (this.stream.columns || 80) - 1;
+  }
+
+  update(text: string): void {
+    if (!this.bar) {
+      this.stream.write(`${new Date().toISOString()} ${text}\n`);
+      return;
+    }
+    this.text = text;
+    this.bar.update(0);
+  }
+
+  stop(): void {
+    this.bar?.stop();
+  }
+}
+
+export class Progress {
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly started = Date.now();
+  private readonly line: StatusLine | undefined;
+  private readonly census = new AbortController();
+
+  constructor(private readonly state: ProgressState, opts: ProgressOptions = {}) {
+    if (opts.enabled === false) return;
+    const stream = opts.stream ?? process.stderr;
+    this.line = new StatusLine(stream);
+    const line = this.line;
+    if (!line.live) {
+      this.timer = setInterval(() => line.update(`progress ${describeProgress(this.state, Date.now() - this.started)}`), opts.intervalMs ?? 30_000);
+      this.timer.unref();
+      return;
+    }
+    if (opts.census) void this.count(opts.census);
+    const draw = () => line.update(liveLine(this.state, Date.now() - this.started, line.width));
+    draw();
+    this.timer = setInterval(draw, 250);
     this.timer.unref();
   }
 
   stop(): void {
     this.census.abort();
     if (this.timer) clearInterval(this.timer);
-    this.bar?.stop();
+    this.line?.stop();
   }
 
   private async count(census: Census): Promise<void> {

@@ -15,6 +15,7 @@ import { addTransferOptions, uuidFlag, lockedOr, openJobDeps, transferOptionsFro
 import { EXIT } from '../exit-codes.js';
 import { visible } from '../../sources/names.js';
 import { printSummary } from '../output.js';
+import { StatusLine } from '../../runner/progress.js';
 
 interface UploadCliOptions extends MirrorCliOptions {
   playbook: string;
@@ -63,7 +64,8 @@ export function registerUpload(program: Command): void {
     .action(async (opts: { playbook: string; upload: string; timeout: string; json?: boolean }, cmd: Command) => {
       const deps = openJobDeps(cmd, 1, { json: opts.json === true });
       try {
-        const details = await waitForBatch(deps.client, opts.playbook, opts.upload, { timeoutMs: parseDurationFlag('--timeout', opts.timeout), onPoll: opts.json ? undefined : liveDisplay() });
+        const live = opts.json ? undefined : liveDisplay();
+        const details = await waitForBatch(deps.client, opts.playbook, opts.upload, { timeoutMs: parseDurationFlag('--timeout', opts.timeout), onPoll: live?.onPoll }).finally(() => live?.stop());
         process.stdout.write(opts.json ? `${JSON.stringify(details)}\n` : `\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\n`);
         process.exitCode = (details.failedDocumentCount ?? 0) > 0 ? EXIT.failed : EXIT.ok;
       } catch (err) {
@@ -107,11 +109,12 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
   try {
     let result: UploadResult;
     try {
-      result = await upload({ ...options, onPoll: live }, deps);
+      result = await upload({ ...options, onPoll: live?.onPoll }, deps);
     } catch (err) {
       return lockedOr(err, run.json);
+    } finally {
+      live?.stop();
     }
-    if (live) process.stderr.write('\n');
     for (const batch of result.batches) {
       if (run.json) continue;
       printSummary(batch.summary, false);
@@ -161,11 +164,14 @@ function exitFor(result: UploadResult): number {
 }
 
 /** One line redrawn on a TTY, a line per poll elsewhere. */
-function liveDisplay(): (d: PlaybookDocumentUploadDetails) => void {
-  const tty = process.stderr.isTTY === true;
-  return (d) => {
-    const line = `processing ${d.processingDocumentCount ?? 0}  completed ${d.completedDocumentCount ?? 0}  failed ${d.failedDocumentCount ?? 0}  of ${d.totalDocumentCount ?? 0}`;
-    process.stderr.write(tty ? `\r${line}   ` : `${new Date().toISOString()} ${line}\n`);
+function liveDisplay(): { onPoll: (d: PlaybookDocumentUploadDetails) => void; stop: () => void } {
+  let line: StatusLine | undefined;
+  return {
+    onPoll: (d) => {
+      line ??= new StatusLine();
+      line.update(`processing ${d.processingDocumentCount ?? 0}  completed ${d.completedDocumentCount ?? 0}  failed ${d.failedDocumentCount ?? 0}  of ${d.totalDocumentCount ?? 0}`);
+    },
+    stop: () => line?.stop(),
   };
 }
 
