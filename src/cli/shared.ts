@@ -155,6 +155,6 @@ function positiveNumber(flag: string, value: string): number {
   return n;
 }
 
-function collect(value: string, previous: string[]): string[] {
+export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }

@@ -5,7 +5,7 @@ import { formatBytes } from '../../runner/progress.js';
 import { visible } from '../../sources/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
-import { lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
+import { collect, lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
 
 interface PullCliOptions {
   from?: string;
@@ -64,8 +64,4 @@ export function registerPull(program: Command): void {
         await deps.close();
       }
     });
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
