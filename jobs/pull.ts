@@ -37,9 +37,9 @@ export function pullJobKey(baseUrl: string, opts: Pick<PullOptions, 'project' | 
   return `pull|${baseUrl}|${opts.project}|${from}|${resolve(opts.dir)}`;
 }
 
-function parts(opts: PullOptions, deps: PullDeps, jobKey: string) {
+function parts(opts: PullOptions, deps: PullDeps, jobKey: string, dryRun = false) {
   const source = new ProjectSource(deps.client, opts.project, { from: opts.from, include: opts.include, exclude: opts.exclude });
-  const destination = new LocalFolderDestination({ root: resolve(opts.dir), store: deps.store, jobKey, caseInsensitive: opts.caseInsensitive });
+  const destination = new LocalFolderDestination({ root: resolve(opts.dir), store: deps.store, jobKey, caseInsensitive: opts.caseInsensitive, dryRun });
   return { source, destination };
 }
 
@@ -73,7 +73,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
 /** What a pull would download, writing nothing. */
 export async function planPull(opts: PullOptions, deps: PullDeps): Promise<TransferPlan> {
   const jobKey = pullJobKey(deps.client.transport.address.baseUrl, opts);
-  const { source, destination } = parts(opts, deps, jobKey);
+  const { source, destination } = parts(opts, deps, jobKey, true);
   await source.prepare();
-  return planTransfer({ source, destination: { prepare: async () => undefined, ensureFolder: async () => undefined, place: (entry) => destination.place(entry) }, store: deps.store, jobKey });
+  return planTransfer({ source, destination: { prepare: () => destination.prepare(), ensureFolder: async () => undefined, place: (entry) => destination.place(entry) }, store: deps.store, jobKey });
 }

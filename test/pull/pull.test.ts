@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
-import { pull } from '../../jobs/pull.js';
+import { planPull, pull } from '../../jobs/pull.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { mapSegment } from '../../src/sync/destinations/local.js';
 
@@ -60,6 +60,10 @@ describe('ferry pull', () => {
     const client = service.client();
     const store = new SqliteCheckpointStore(join(dir, 'pull.sqlite'));
     const out = join(dir, 'out');
+    // A dry run plans every file and touches nothing: not even the folder.
+    const plan = await planPull({ project, dir: out }, { client, store });
+    expect(plan).toMatchObject({ new: 5, changed: 0, unchanged: 0, bytes: 70_000 + 9 + 13 + 7 });
+    await expect(readdir(out)).rejects.toThrow(/ENOENT/);
     const first = await pull({ project, dir: out, progress: false }, { client, store });
     expect(first.status, JSON.stringify(first.errors)).toBe('succeeded');
     expect(first.counts).toMatchObject({ discovered: 5, uploaded: 5, failed: 0 });

@@ -31,6 +31,8 @@ export interface LocalFolderOptions {
   jobKey: string;
   /** Case-insensitive file system (default: probed in the root). */
   caseInsensitive?: boolean | undefined;
+  /** Plan only: nothing is created or removed. */
+  dryRun?: boolean | undefined;
 }
 
 const PARTIAL = /^\.ferry-[0-9a-f]{12}\.partial$/;
@@ -57,6 +59,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   }
 
   async prepare(): Promise<void> {
+    if (this.o.dryRun) return;
     await mkdir(this.o.root, { recursive: true });
     this.caseInsensitive = this.o.caseInsensitive ?? (await probeCaseInsensitive(this.o.root));
   }
@@ -131,6 +134,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
 
   /** Creates the folder, or clears it of a killed run's temporary files; true when it is new. */
   private readyFolder(dir: string): Promise<boolean> {
+    if (this.o.dryRun) return Promise.resolve(false);
     let ready = this.ready.get(dir);
     if (!ready) {
       ready = mkdir(dir, { recursive: true }).then(async (created) => {
