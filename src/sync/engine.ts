@@ -108,11 +108,11 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     store.recordFailed(jobKey, key, { error, runId: ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });
   };
 
-  // Entries are looked up in the checkpoint store a batch at a time: on a rerun over a large,
-  // unchanged source that lookup is nearly all the work there is.
   /** An entry to write, with what it became last time (from the batch lookup: no second query). */
   type Pending = { entry: FileEntry; previous: string | null };
 
+  // Entries are looked up in the checkpoint store a batch at a time: on a rerun over a large,
+  // unchanged source that lookup is nearly all the work there is.
   const toWrite = async function* (): AsyncIterable<Pending> {
     let batch: FileEntry[] = [];
     for await (const entry of source.entries(ctx.signal)) {
