@@ -94,7 +94,15 @@ export class ProjectSource implements Source {
       }
       newest.set(key, added);
       const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
-      yield { kind: 'file', key, size: doc.size ?? 0, mtimeMs: added, marker: doc.objectIdentifier as string, open: () => this.download(record) };
+      yield {
+        kind: 'file',
+        key,
+        size: doc.size ?? 0,
+        mtimeMs: added,
+        marker: doc.objectIdentifier as string,
+        open: () => this.download(record),
+        openAsync: async () => (await this.client.documents.download(record)).body,
+      };
     }
     if (!sawFrom) throw new SourceError(`the project has no folder ${this.prefix.slice(1, -1)}`);
   }

@@ -14,6 +14,8 @@ export interface FileEntry {
   mtimeMs: number;
   /** A fresh stream of the content; callers may open it more than once (retries). */
   open(): Readable;
+  /** The same once it is ready, without a stream in between (sources whose content arrives by request). */
+  openAsync?: () => Promise<Readable>;
   /** Absolute path when the content is a file on disk (lets uploads read it directly). */
   path?: string;
   /**

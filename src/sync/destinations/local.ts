@@ -118,7 +118,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     const temp = join(dir, `.ferry-${randomBytes(6).toString('hex')}.partial`);
     try {
       const out = createWriteStream(temp, { flags: 'wx' });
-      await pipeline(entry.open(), out);
+      await pipeline(entry.openAsync ? await entry.openAsync() : entry.open(), out);
       const bytes = out.bytesWritten;
       if (bytes !== entry.size) throw new FerryError(`the content of ${entry.key} was ${bytes} bytes, not the ${entry.size} its source said`);
       // The time first, the name last: a file under its final name is whole and dated.
