@@ -248,7 +248,7 @@ export class Transport {
       const status = res.statusCode;
       this.logger.debug({ method, path, status, attempt, ms: Date.now() - started }, 'response');
       // Every request of this client slows for a refusal, not only the refused one.
-      if (status === 429) this.pacer.refused(capped(parseRetryAfter(res.headers['retry-after']), this.retry.maxRetryAfterMs));
+      if (status === 429) this.pacer.refused();
       else if (status < 500) this.pacer.ok();
       if (status >= 200 && status < 300) return this.decode(res, kind, method, path);
 
@@ -403,6 +403,3 @@ function parseProblem(text: string): ProblemDetails | undefined {
   return undefined;
 }
 
-function capped(ms: number | undefined, max: number): number | undefined {
-  return ms === undefined ? undefined : Math.min(ms, max);
-}
