@@ -123,18 +123,33 @@ async function benchNoop(count) {
   for (const f of folders) store.setFolder(jobKey, f, randomUUID());
   store.finishRun(run0.id, 'succeeded');
   const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
-  const bare = await timed(async () => {
+  const walk = async () => {
     let n = 0;
     for await (const e of fg.stream('**', { cwd: root, stats: true, objectMode: true, onlyFiles: false })) if (e.stats.isFile()) n++;
     return n;
-  });
-  const ferry = await timed(() => mirror({ source: root, project: emu.project, progress: false }, { client, store }));
-  console.error(`no-op: bare walk ${Math.round(bare.ms)} ms, ferry rerun ${Math.round(ferry.ms)} ms`);
+  };
+  const rerun = () => mirror({ source: root, project: emu.project, progress: false }, { client, store });
+  // The first rerun over this hand-made store finds no folder digests and looks every file up
+  // (what a store written by ferry before the digests existed costs once); it records them, as
+  // a completed mirror run does. It is reported, then the steady state is measured.
+  const first = await timed(rerun);
+  let bareMs = 0;
+  let ferryMs = 0;
+  let last;
+  for (let round = 0; round < 3; round++) {
+    bareMs += (await timed(walk)).ms;
+    last = await timed(rerun);
+    ferryMs += last.ms;
+    console.error(`no-op round ${round + 1}: bare walk ${Math.round(bareMs / (round + 1))} ms, ferry rerun ${Math.round(last.ms)} ms (first rerun ${Math.round(first.ms)} ms)`);
+  }
   store.close();
   await client.close();
   await emu.stop();
-  if (ferry.result.counts.uploaded !== 0 || ferry.result.counts.skipped !== count) throw new Error(`no-op rerun was not a no-op: ${JSON.stringify(ferry.result.counts)}`);
-  record(`no-op rerun over ${count} mirrored files`, Math.round(ferry.ms), Math.round(bare.ms), 'ms', ferry.ms / bare.ms, '<= 1.3', 'bare: fast-glob walk with stat; ferry also reads the checkpoint of every file and sends no upload');
+  for (const r of [first, last]) {
+    if (r.result.counts.uploaded !== 0 || r.result.counts.skipped !== count) throw new Error(`no-op rerun was not a no-op: ${JSON.stringify(r.result.counts)}`);
+  }
+  record(`no-op rerun over ${count} mirrored files`, Math.round(ferryMs / 3), Math.round(bareMs / 3), 'ms', ferryMs / bareMs, '<= 1.3', 'bare: fast-glob walk with stat; mean of 3 alternating rounds; ferry compares each folder\'s digest with the checkpoint store and sends no upload');
+  record(`first no-op rerun over a store without folder digests`, Math.round(first.ms), Math.round(bareMs / 3), 'ms', first.ms / (bareMs / 3), undefined, 'informational: every file looked up one by one, digests recorded for the next run');
 }
 
 async function benchBigFile(gib) {

@@ -22,6 +22,9 @@ export interface FolderSourceOptions {
 
 type Readdir = typeof fs.readdir;
 
+/** What a name read as text shows when its bytes may break the rule: lossy decoding, or a control. */
+const SUSPECT = /[\ufffd\u0000-\u001f\u007f-\u009f]/;
+
 export class FolderSource implements Source {
   readonly description: string;
   private readonly root: string;
@@ -47,42 +50,52 @@ export class FolderSource implements Source {
     const realRoot = fs.realpathSync(root);
     const pending: Promise<void>[] = [];
     const wanted = filterOf(this.opts.include, this.opts.exclude);
-    // Every listing is read as raw bytes, so that a name which is not valid UTF-8 (or holds a
-    // control character) is seen as it is, refused by the name rule and reported, instead of
-    // being decoded lossily, failing its stat and taking its whole folder with it.
+    // A name that is not valid UTF-8 (or holds a control character) must be seen as it is,
+    // refused by the name rule and reported, instead of being decoded lossily, failing its stat
+    // and taking its whole folder with it. Listings are read as text first (no Buffer per name);
+    // one in which a name could be such a name (a U+FFFD from lossy decoding, or a control
+    // character) is read again as raw bytes and judged name by name.
     const gatedReaddir = ((path: fs.PathLike, optionsOrCallback: unknown, maybeCallback?: unknown) => {
       type Callback = (err: NodeJS.ErrnoException | null, files: (string | fs.Dirent)[]) => void;
       const callback = (typeof optionsOrCallback === 'function' ? optionsOrCallback : maybeCallback) as Callback;
       const withTypes = (optionsOrCallback as { withFileTypes?: boolean } | undefined)?.withFileTypes === true;
+      const failed = (err: NodeJS.ErrnoException) => {
+        // The walk goes on; the folder is reported as a failed item with the reason.
+        if (String(path) === root) return callback(err, []);
+        buffer.push({ kind: 'problem', key: toKey(root, String(path)), outcome: 'failed', reason: `cannot read folder: ${err.code ?? err.message}` });
+        return callback(null, []);
+      };
       void buffer.open().then(() => {
         if (signal?.aborted) return callback(null, []);
-        fs.readdir(path, { withFileTypes: true, encoding: 'buffer' }, (err, dirents) => {
-          if (err) {
-            // The walk goes on; the folder is reported as a failed item with the reason.
-            if (String(path) !== root) buffer.push({ kind: 'problem', key: toKey(root, String(path)), outcome: 'failed', reason: `cannot read folder: ${err.code ?? err.message}` });
-            else return callback(err, []);
-            return callback(null, []);
-          }
-          const parentKey = toKey(root, String(path));
-          const kept: (string | fs.Dirent)[] = [];
-          for (const dirent of dirents) {
-            const verdict = checkName(dirent.name);
-            if (verdict.ok) {
-              if (!withTypes) kept.push(verdict.name);
-              else {
-                (dirent as unknown as { name: string }).name = verdict.name;
-                kept.push(dirent as unknown as fs.Dirent);
-              }
-              continue;
-            }
-            const key = parentKey ? `${parentKey}/${verdict.shown}` : verdict.shown;
-            const rawPath = Buffer.concat([Buffer.from(`${String(path)}${sep}`), dirent.name]);
-            if (dirent.isDirectory()) pending.push(refuseTree(rawPath, key, verdict.reason, wanted, (e) => buffer.push(e)));
-            else if (wanted(key)) buffer.push({ kind: 'problem', key, outcome: 'failed', reason: verdict.reason });
-          }
-          callback(null, kept);
+        fs.readdir(path, { withFileTypes: true }, (err, dirents) => {
+          if (err) return failed(err);
+          if (!dirents.some((d) => SUSPECT.test(d.name))) return callback(null, withTypes ? dirents : dirents.map((d) => d.name));
+          fs.readdir(path, { withFileTypes: true, encoding: 'buffer' }, (err, raw) => {
+            if (err) return failed(err);
+            callback(null, judgeNames(path, raw));
+          });
         });
       });
+      const judgeNames = (path: fs.PathLike, dirents: fs.Dirent<Buffer>[]): (string | fs.Dirent)[] => {
+        const parentKey = toKey(root, String(path));
+        const kept: (string | fs.Dirent)[] = [];
+        for (const dirent of dirents) {
+          const verdict = checkName(dirent.name);
+          if (verdict.ok) {
+            if (!withTypes) kept.push(verdict.name);
+            else {
+              (dirent as unknown as { name: string }).name = verdict.name;
+              kept.push(dirent as unknown as fs.Dirent);
+            }
+            continue;
+          }
+          const key = parentKey ? `${parentKey}/${verdict.shown}` : verdict.shown;
+          const rawPath = Buffer.concat([Buffer.from(`${String(path)}${sep}`), dirent.name]);
+          if (dirent.isDirectory()) pending.push(refuseTree(rawPath, key, verdict.reason, wanted, (e) => buffer.push(e)));
+          else if (wanted(key)) buffer.push({ kind: 'problem', key, outcome: 'failed', reason: verdict.reason });
+        }
+        return kept;
+      };
     }) as unknown as Readdir;
 
     const stream = fg.stream(this.opts.include?.length ? this.opts.include : ['**'], {

@@ -58,6 +58,27 @@ const STEPS: readonly string[] = [
   // resume; the holder's process start time tells a live holder from a reused pid.
   `ALTER TABLE locks ADD COLUMN token TEXT NOT NULL DEFAULT '';
    ALTER TABLE locks ADD COLUMN process_start TEXT;`,
+  // 3: digests of groups of unchanged items (the files of one folder, in chunks), so that a rerun
+  // over an unchanged folder skips the per-item lookups. A digest vouches for its items only while
+  // none of them changes: every write to an item drops the digests of its folder, by trigger, so
+  // that no code path can forget to. `folder` is the key up to and including its last '/'.
+  `CREATE TABLE group_digests (
+     job_id INTEGER NOT NULL,
+     folder TEXT NOT NULL,
+     chunk INTEGER NOT NULL,
+     digest TEXT NOT NULL,
+     PRIMARY KEY (job_id, folder, chunk)
+   ) WITHOUT ROWID;
+   CREATE TRIGGER items_insert_drops_digest AFTER INSERT ON items BEGIN
+     DELETE FROM group_digests WHERE job_id = NEW.job_id AND folder = rtrim(NEW.source_key, replace(NEW.source_key, '/', ''));
+   END;
+   CREATE TRIGGER items_update_drops_digest AFTER UPDATE ON items BEGIN
+     DELETE FROM group_digests WHERE job_id = OLD.job_id AND folder = rtrim(OLD.source_key, replace(OLD.source_key, '/', ''));
+     DELETE FROM group_digests WHERE job_id = NEW.job_id AND folder = rtrim(NEW.source_key, replace(NEW.source_key, '/', ''));
+   END;
+   CREATE TRIGGER items_delete_drops_digest AFTER DELETE ON items BEGIN
+     DELETE FROM group_digests WHERE job_id = OLD.job_id AND folder = rtrim(OLD.source_key, replace(OLD.source_key, '/', ''));
+   END;`,
 ];
 
 export const SCHEMA_VERSION = STEPS.length;

@@ -133,6 +133,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
       fingerprints: db
         .prepare('SELECT source_key, state, remote_id, size, mtime_ms, sha256 FROM items WHERE job_id = ? AND source_key IN (SELECT value FROM json_each(?))')
         .raw(),
+      uploadedCount: db.prepare("SELECT count(*) FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
+      getDigest: db.prepare('SELECT digest FROM group_digests WHERE job_id = ? AND folder = ? AND chunk = ?').pluck(),
+      setDigest: db.prepare('INSERT OR REPLACE INTO group_digests (job_id, folder, chunk, digest) VALUES (?, ?, ?, ?)'),
       getFolder: db.prepare('SELECT remote_id FROM folders WHERE job_id = ? AND rel_path = ?').pluck(),
       setFolder: db.prepare('INSERT OR REPLACE INTO folders (job_id, rel_path, remote_id) VALUES (?, ?, ?)'),
       jobId: db.prepare('SELECT id FROM jobs WHERE job_key = ?').pluck(),
@@ -271,6 +274,22 @@ export class SqliteCheckpointStore implements CheckpointStore {
   *uploadedKeys(jobKey: string): IterableIterator<string> {
     this.flush();
     yield* this.s.uploadedKeys.iterate(this.jobId(jobKey)) as IterableIterator<string>;
+  }
+
+  uploadedCount(jobKey: string): number {
+    this.flush();
+    return this.s.uploadedCount.get(this.jobId(jobKey)) as number;
+  }
+
+  groupDigest(jobKey: string, folder: string, chunk: number): string | undefined {
+    // No flush: a pending write to one of these items can only come from an earlier group of this
+    // run, and keys do not repeat within a walk.
+    return (this.s.getDigest.get(this.jobId(jobKey), folder, chunk) as string | undefined) ?? undefined;
+  }
+
+  setGroupDigest(jobKey: string, folder: string, chunk: number, digest: string): void {
+    const jobId = this.jobId(jobKey);
+    this.enqueue(`${jobKey}\u0001${folder}`, () => this.s.setDigest.run(jobId, folder, chunk, digest));
   }
 
   getFolder(jobKey: string, relPath: string): string | undefined {

@@ -119,6 +119,16 @@ export interface CheckpointStore {
   sourceKeysByRemoteId(jobKey: string, remoteIds: readonly string[]): Map<string, string>;
   /** Source keys of the items that were uploaded, streamed (cheap: for spotting local deletions). */
   uploadedKeys(jobKey: string): IterableIterator<string>;
+  /** How many items are uploaded (a run that saw that many of them saw them all). */
+  uploadedCount(jobKey: string): number;
+  /**
+   * The digest of a group of items (chunk `chunk` of the files of `folder`) recorded when every one
+   * of them was uploaded with the fingerprint the digest covers. Any later write to an item of
+   * that folder forgets it.
+   */
+  groupDigest(jobKey: string, folder: string, chunk: number): string | undefined;
+  /** Batched, in order with the results recorded before it. */
+  setGroupDigest(jobKey: string, folder: string, chunk: number, digest: string): void;
 
   // Remote folders, by relative path
   getFolder(jobKey: string, relPath: string): string | undefined;

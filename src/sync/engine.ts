@@ -7,6 +7,7 @@
 //  - the bounded backlog between the listing and the writes, adaptive concurrency, item retries;
 //  - what changed since the last run (size and change marker), superseded and vanished entries.
 // Destinations decide where an entry goes and how it is written; sources what there is.
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FileEntry, Source, SourceEntry } from '../sources/types.js';
 import type { CheckpointStore, ItemRecord } from '../store/types.js';
@@ -85,6 +86,9 @@ const MAX_LISTED = 1_000;
 /** Entries looked up in the checkpoint store per query. */
 const LOOKUP_BATCH = 256;
 
+/** Files of one folder under one digest. */
+const GROUP_MAX = 4_096;
+
 export async function transfer<P extends Placement>(opts: TransferOptions<P>): Promise<Record<string, unknown>> {
   const { source, destination, store, jobKey, ctx } = opts;
   const concurrency = opts.concurrency ?? new AdaptiveConcurrency({ max: opts.maxConcurrency ?? 8 });
@@ -108,23 +112,47 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     store.recordFailed(jobKey, key, { error, runId: ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });
   };
 
+  /**
+   * Files of one folder met one after another (a chunk of at most GROUP_MAX): when its digest is
+   * the one recorded after every one of them last landed, none of them is looked up.
+   */
+  type Group = { folder: string; chunk: number; files: FileEntry[]; digest: string | null; unsettled: number; ok: boolean };
   /** An entry to write, with what it became last time (from the batch lookup: no second query). */
-  type Pending = { entry: FileEntry; previous: string | null };
+  type Pending = { entry: FileEntry; previous: string | null; group: Group };
+  /** Seen entries known to be uploaded at the end: if the store holds no more, none was deleted. */
+  let knownUploaded = 0;
+  const useDigests = !opts.checksum && !opts.only;
 
-  // Entries are looked up in the checkpoint store a batch at a time: on a rerun over a large,
-  // unchanged source that lookup is nearly all the work there is.
+  const settled = (group: Group, ok: boolean) => {
+    if (!ok) group.ok = false;
+    if (--group.unsettled === 0 && group.ok && group.digest) store.setGroupDigest(jobKey, group.folder, group.chunk, group.digest);
+  };
+
+  // Entries are looked up in the checkpoint store a batch at a time, and not at all in a folder
+  // whose digest says nothing changed: on a rerun over a large, unchanged source that lookup is
+  // nearly all the work there is.
   const toWrite = async function* (): AsyncIterable<Pending> {
-    let batch: FileEntry[] = [];
+    let group: Group | undefined;
+    let lookups: { entry: FileEntry; group: Group }[] = [];
     for await (const entry of source.entries(ctx.signal)) {
-      if (entry.kind === 'file') {
-        batch.push(entry);
-        if (batch.length >= LOOKUP_BATCH) {
-          yield* considerFiles(batch);
-          batch = [];
-        }
-      } else await considerOther(entry);
+      if (entry.kind !== 'file') {
+        await considerOther(entry);
+        continue;
+      }
+      const folder = folderOf(entry.key);
+      if (group && (group.folder !== folder || group.files.length >= GROUP_MAX)) {
+        closeGroup(group, lookups);
+        group = { folder, chunk: group.folder === folder ? group.chunk + 1 : 0, files: [], digest: null, unsettled: 0, ok: true };
+      }
+      group ??= { folder, chunk: 0, files: [], digest: null, unsettled: 0, ok: true };
+      group.files.push(entry);
+      if (lookups.length >= LOOKUP_BATCH) {
+        yield* considerFiles(lookups);
+        lookups = [];
+      }
     }
-    yield* considerFiles(batch);
+    if (group) closeGroup(group, lookups);
+    yield* considerFiles(lookups);
     state.discovering = false;
   };
 
@@ -140,10 +168,28 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     }
   };
 
-  const considerFiles = async function* (files: FileEntry[]): AsyncIterable<Pending> {
+  const closeGroup = (group: Group, lookups: { entry: FileEntry; group: Group }[]) => {
+    if (useDigests) {
+      group.digest = groupDigest(group.files);
+      if (store.groupDigest(jobKey, group.folder, group.chunk) === group.digest) {
+        for (const entry of group.files) {
+          seen.add(entry.key);
+          ctx.counts.discovered++;
+          if (!reconciled.has(entry.key)) ctx.counts.skipped++;
+        }
+        knownUploaded += group.files.length;
+        return;
+      }
+    }
+    group.unsettled = group.files.length;
+    for (const entry of group.files) lookups.push({ entry, group });
+    group.files = [];
+  };
+
+  const considerFiles = async function* (files: { entry: FileEntry; group: Group }[]): AsyncIterable<Pending> {
     if (files.length === 0) return;
-    const known = store.fingerprints(jobKey, files.map((f) => f.key));
-    for (const entry of files) {
+    const known = store.fingerprints(jobKey, files.map((f) => f.entry.key));
+    for (const { entry, group } of files) {
       seen.add(entry.key);
       if (opts.only && !opts.only.has(entry.key)) continue;
       ctx.counts.discovered++;
@@ -151,15 +197,17 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       const decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, known.get(entry.key));
       if (decision === 'unchanged') {
         if (!reconciled.has(entry.key)) ctx.counts.skipped++;
+        knownUploaded++;
+        settled(group, true);
         continue;
       }
       state.itemsPlanned++;
       state.bytesPlanned += entry.size;
-      yield { entry: marker !== entry.marker ? ({ ...entry, marker } as FileEntry) : entry, previous: known.get(entry.key)?.remoteId ?? null };
+      yield { entry: marker !== entry.marker ? ({ ...entry, marker } as FileEntry) : entry, previous: known.get(entry.key)?.remoteId ?? null, group };
     }
   };
 
-  const writeOne = async ({ entry, previous }: Pending) => {
+  const writeOne = async ({ entry, previous, group }: Pending) => {
     const placement = await destination.place(entry);
     if (destination.needsIntent !== false) {
       await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
@@ -174,6 +222,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       supersededCount++;
       if (superseded.length < MAX_LISTED) superseded.push({ key: entry.key, previous, current: remoteId });
     }
+    knownUploaded++;
+    settled(group, true);
     if (found) {
       ctx.counts.reconciled++;
       return;
@@ -208,6 +258,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
             throw err;
           }
           if (ctx.signal.aborted) return; // interrupted mid-write: the intent stays, the next run settles it
+          settled(pending.group, false);
           fail(entry.key, err, entry);
         }
       },
@@ -221,7 +272,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
 
   let deleted = 0;
   const deletedSample: string[] = [];
-  if (!ctx.signal.aborted && !opts.only) {
+  // Every item the store holds as uploaded was seen (and is counted there): nothing to look for.
+  if (!ctx.signal.aborted && !opts.only && store.uploadedCount(jobKey) !== knownUploaded) {
     for (const key of store.uploadedKeys(jobKey)) {
       if (seen.has(key)) continue;
       deleted++;
@@ -288,4 +340,17 @@ export async function planTransfer(opts: { source: Source; destination: Pick<Des
   }
   for (const key of store.uploadedKeys(jobKey)) if (!seen.has(key)) plan.deletedLocally++;
   return plan;
+}
+
+/** The key up to and including its last '/' ('' at the root): the store's trigger computes the same. */
+function folderOf(key: string): string {
+  return key.slice(0, key.lastIndexOf('/') + 1);
+}
+
+/** What a group of files is, in the order met: the fields `decide` reads, and the change marker. */
+function groupDigest(files: readonly FileEntry[]): string {
+  const hash = createHash('sha256');
+  let text = '';
+  for (const f of files) text += `${f.key}\u0000${f.size}\u0000${f.mtimeMs}\u0000${f.marker ?? ''}\u0000`;
+  return hash.update(text).digest('base64');
 }

@@ -4,6 +4,7 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import archiver from 'archiver';
+import Database from 'better-sqlite3';
 import { mirror, planMirror } from '../../jobs/mirror.js';
 import { LockedError } from '../../src/runner/job.js';
 import { ZipRefusedError } from '../../src/sources/index.js';
@@ -101,6 +102,40 @@ describe('mirror', () => {
     expect(ones.map((f) => f.objectIdentifier).sort()).toEqual([superseded[0]!.previous, superseded[0]!.current].sort());
     expect(ones.find((f) => f.objectIdentifier === superseded[0]!.current)!.size).toBe(11);
     expect(first.status).toBe('succeeded');
+  });
+
+  it('trusts a folder digest only while nothing in the folder changed: same size, new time is uploaded', async () => {
+    const { src, state, project } = await fresh();
+    await writeTree(src, tree);
+    const client = service.client();
+    const store = new SqliteCheckpointStore(state);
+    await mirror({ source: src, project, progress: false }, { client, store });
+    const digests = () => {
+      const db = new Database(state, { readonly: true });
+      const rows = db.prepare('SELECT folder FROM group_digests ORDER BY folder').pluck().all();
+      db.close();
+      return rows;
+    };
+    store.flush();
+    // Every folder holding files is vouched for once its files landed.
+    expect(digests()).toEqual(['', 'a/', 'a/b/', 'ünï cöde/x y/']);
+    // Same size, new content and time: only the time tells, and the digest must not hide it.
+    await writeFile(join(src, 'a', 'b', 'two.txt'), 'TWO TWO');
+    await utimes(join(src, 'a', 'b', 'two.txt'), new Date(), new Date(Date.now() + 7_000));
+    const second = await mirror({ source: src, project, progress: false }, { client, store });
+    expect(second.counts).toMatchObject({ discovered: 4, uploaded: 1, skipped: 3 });
+    // A new file next to unchanged ones, and one removed elsewhere: both seen through the digests.
+    await writeFile(join(src, 'a', 'three.txt'), '3');
+    await rm(join(src, 'top.txt'));
+    const third = await mirror({ source: src, project, progress: false }, { client, store });
+    expect(third.counts).toMatchObject({ discovered: 4, uploaded: 1, skipped: 3 });
+    expect(third.deletedLocally).toMatchObject({ count: 1, sample: ['top.txt'] });
+    const fourth = await mirror({ source: src, project, progress: false }, { client, store });
+    store.close();
+    expect(fourth.counts).toMatchObject({ discovered: 4, uploaded: 0, skipped: 4 });
+    expect(fourth.deletedLocally).toMatchObject({ count: 1 });
+    const twos = (await remoteFiles(client, project)).filter((f) => f.path === '/a/b/two.txt');
+    expect(twos).toHaveLength(2);
   });
 
   it('reports files deleted locally and never deletes them remotely', async () => {

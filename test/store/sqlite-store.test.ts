@@ -50,6 +50,38 @@ describe('checkpoint store', () => {
     expect(store.inFlight(JOB).map((i) => i.sourceKey)).toEqual(['b.txt']);
   });
 
+  it('forgets a folder digest as soon as any item of that folder is written, and only then', () => {
+    const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
+    const intent = { size: 3, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id };
+    for (const key of ['a/x.txt', 'a/y.txt', 'a/b/z.txt', 'top.txt']) {
+      store.recordIntent(JOB, key, intent);
+      store.recordUploaded(JOB, key, { remoteId: `doc-${key}`, size: 3, mtimeMs: 1, sha256: null, parentId: null });
+    }
+    store.setGroupDigest(JOB, 'a/', 0, 'digest-a');
+    store.setGroupDigest(JOB, 'a/', 1, 'digest-a1');
+    store.setGroupDigest(JOB, 'a/b/', 0, 'digest-ab');
+    store.setGroupDigest(JOB, '', 0, 'digest-root');
+    store.flush();
+    expect(store.groupDigest(JOB, 'a/', 0)).toBe('digest-a');
+    expect(store.uploadedCount(JOB)).toBe(4);
+
+    // A failure of an item in a/ (whatever path writes it) drops every chunk of a/, nothing else.
+    store.recordIntent(JOB, 'a/y.txt', intent);
+    expect(store.groupDigest(JOB, 'a/', 0)).toBeUndefined();
+    expect(store.groupDigest(JOB, 'a/', 1)).toBeUndefined();
+    expect(store.groupDigest(JOB, 'a/b/', 0)).toBe('digest-ab');
+    expect(store.groupDigest(JOB, '', 0)).toBe('digest-root');
+    expect(store.uploadedCount(JOB)).toBe(3);
+
+    // A new item at the root drops the root's digest (the folder of 'new.txt' is '').
+    store.recordUploaded(JOB, 'new.txt', { remoteId: 'doc-new', size: 1, mtimeMs: 1, sha256: null, parentId: null });
+    store.flush();
+    expect(store.groupDigest(JOB, '', 0)).toBeUndefined();
+    expect(store.groupDigest(JOB, 'a/b/', 0)).toBe('digest-ab');
+    // Digests belong to one job.
+    expect(store.groupDigest('another job', 'a/b/', 0)).toBeUndefined();
+  });
+
   it('remembers superseded documents when a changed file is uploaded again', () => {
     const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
     const intent = { size: 3, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id };
