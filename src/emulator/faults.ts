@@ -3,8 +3,8 @@
 import { seededRandom, type Random } from './random.js';
 import { UPLOAD_FAILED_REASONS, type UploadFailedReason } from './state/documents.js';
 
-export const HTTP_FAULT_KINDS = ['429', '500', '502', '503', 'reset', 'reset-after'] as const;
-/** `reset`: the connection drops before the request is handled; `reset-after`: after the handler ran (the work happened). */
+export const HTTP_FAULT_KINDS = ['404', '429', '500', '502', '503', 'reset', 'reset-after'] as const;
+/** `404`: as if the resource had just been deleted (a document gone between a listing and its download). `reset`: the connection drops before the request is handled; `reset-after`: after the handler ran (the work happened). */
 export type HttpFaultKind = (typeof HTTP_FAULT_KINDS)[number];
 
 export interface FaultRule {

@@ -11,7 +11,8 @@ import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FerryClient } from '../api/client.js';
 import { ConfigurationError, unlessNotFound } from '../api/errors.js';
-import type { Assembly, MetadataValue, Playbook, ReferenceMaterial, RichTextNode } from '../api/types.js';
+import type { Assembly, Playbook, ReferenceMaterial, RichTextNode } from '../api/types.js';
+import { metadataEntry } from '../tenants/metadata.js';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -24,7 +25,6 @@ import {
   treeUuids,
   type ArchiveAssembly,
   type ArchiveManifest,
-  type ArchiveMetadataValue,
   type ArchivePlaybook,
   type ArchiveReferenceMaterial,
   type ManifestEntry,
@@ -193,24 +193,6 @@ function fileNameOf(header: string | string[] | undefined): string | undefined {
     }
   }
   return /filename\s*=\s*"((?:[^"\\]|\\.)*)"/.exec(value)?.[1] ?? /filename\s*=\s*([^;]+)/.exec(value)?.[1]?.trim();
-}
-
-function metadataEntry(v: MetadataValue): ArchiveMetadataValue {
-  const options = new Map((v.metadata?.options ?? []).map((o) => [o.objectIdentifier, o.name ?? null]));
-  return {
-    objectIdentifier: v.objectIdentifier,
-    organizationMetadataIdentifier: v.metadata?.objectIdentifier ?? null,
-    organizationMetadataName: v.metadata?.name ?? null,
-    dataType: v.metadata?.dataType ?? null,
-    isYes: v.isYes ?? null,
-    text: v.text ?? null,
-    decimalValue: v.decimalValue ?? null,
-    date: v.date ?? null,
-    singleCategoryIdentifier: v.singleCategoryIdentifier ?? null,
-    singleCategoryName: v.singleCategoryIdentifier ? (options.get(v.singleCategoryIdentifier) ?? null) : null,
-    categories: v.categories ?? null,
-    categoryNames: v.categories ? v.categories.map((c) => options.get(c) ?? null) : null,
-  };
 }
 
 function materialEntry(m: ReferenceMaterial): ArchiveReferenceMaterial {

@@ -5,27 +5,19 @@
 // rewritten to the new ids of the objects it refers to.
 import { basename } from 'node:path';
 import type { FerryClient } from '../api/client.js';
-import { ConfigurationError, unlessNotFound } from '../api/errors.js';
-import type { MetadataValueInput, RichTextNode } from '../api/types.js';
+import { ConfigurationError } from '../api/errors.js';
+import type { RichTextNode } from '../api/types.js';
+import { TargetMetadata, type MetadataMapping } from '../tenants/metadata.js';
 import type { JobContext } from '../runner/job.js';
-import { rewriteIds, type ArchiveAssembly, type ArchiveMetadataValue } from './format.js';
+import { rewriteIds, type ArchiveAssembly } from './format.js';
 import type { IdMap, MapOutcome } from './id-map.js';
 import type { OpenedArchive } from './read.js';
 
 /** `--map FILE`: target ids for what the archive names, by old id or by name. */
-export interface ReplayMapping {
-  organizationMetadata?: Record<string, string>;
-  options?: Record<string, string>;
-}
+export type ReplayMapping = MetadataMapping;
 
 /** Settling looks back this far before an intent's time: the service's clock may run behind ours. */
 const CLOCK_SLACK_MS = 5 * 60_000;
-
-interface Definition {
-  id: string;
-  /** Option name (lower case) -> id on the target. */
-  options: Map<string, string>;
-}
 
 export interface ReplayResult {
   playbookIdentifier: string;
@@ -35,49 +27,14 @@ export interface ReplayResult {
 
 export async function replayImport(archive: OpenedArchive, client: FerryClient, ids: IdMap, ctx: JobContext, mapping: ReplayMapping = {}): Promise<ReplayResult> {
   const doc = archive.playbook;
+  const target = new TargetMetadata(client, ids, mapping);
   // Reads only, before any write: a definition the target lacks stops the import here.
-  const definitions = await resolveDefinitions(client, doc.metadata, mapping);
+  await target.resolve(doc.metadata);
   const count = (outcome: MapOutcome, n = 1) => {
     if (outcome === 'created') ctx.counts.uploaded += n;
     else ctx.counts.reconciled += n;
   };
-
-  const optionsCreated: string[] = [];
-  const optionId = async (def: Definition, oldId: string, name: string | null): Promise<string> => {
-    const mapped = mapping.options?.[oldId];
-    if (mapped) return mapped;
-    const known = name ? def.options.get(name.toLocaleLowerCase('en-US')) : undefined;
-    if (known) {
-      ids.note(oldId, known);
-      return known;
-    }
-    if (!name) throw new ConfigurationError(`option ${oldId} has no name in the archive and no counterpart in --map options`);
-    const made = await ids.ensure(
-      'option',
-      oldId,
-      async () => (await client.organizationMetadataOptions.create(def.id, name)).objectIdentifier,
-      async () => {
-        for await (const o of client.organizationMetadataOptions.list(def.id)) if (o.name === name) return o.objectIdentifier;
-        return undefined;
-      },
-    );
-    if (made.outcome === 'created') optionsCreated.push(name);
-    def.options.set(name.toLocaleLowerCase('en-US'), made.id);
-    return made.id;
-  };
-  const metadata: (MetadataValueInput & { organizationMetadataIdentifier: string })[] = [];
-  for (const v of doc.metadata) {
-    const def = definitions.get(definitionKey(v)) as Definition;
-    metadata.push({
-      organizationMetadataIdentifier: def.id,
-      isYes: v.isYes,
-      text: v.text,
-      decimalValue: v.decimalValue,
-      date: v.date,
-      singleCategoryIdentifier: v.singleCategoryIdentifier ? await optionId(def, v.singleCategoryIdentifier, v.singleCategoryName) : null,
-      categories: v.categories ? await Promise.all(v.categories.map((c, i) => optionId(def, c, v.categoryNames?.[i] ?? null))) : null,
-    });
-  }
+  const metadata = await target.inputs(doc.metadata);
 
   // The playbook, with its metadata values in the same call.
   const p = doc.playbook;
@@ -97,7 +54,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
   count(made.outcome);
   const values = await client.playbookMetadata.list(playbook).all();
   for (const v of doc.metadata) {
-    const def = definitions.get(definitionKey(v)) as Definition;
+    const def = target.definition(v);
     const value = values.find((x) => x.metadata?.objectIdentifier === def.id);
     if (value) ids.note(v.objectIdentifier, value.objectIdentifier);
   }
@@ -190,66 +147,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
       }
     }
   }
-  return { playbookIdentifier: playbook, optionsCreated };
-}
-
-function definitionKey(v: Pick<ArchiveMetadataValue, 'organizationMetadataIdentifier' | 'organizationMetadataName'>): string {
-  return v.organizationMetadataIdentifier ?? `name:${v.organizationMetadataName ?? ''}`;
-}
-
-/**
- * Target definitions for the archive's, by: the mapping file (old id or name), the same id when the
- * target has it, or the name, as found on the target's playbooks and projects (the interface has
- * no list of definitions). Anything left unresolved stops the import before a write.
- */
-async function resolveDefinitions(client: FerryClient, values: ArchiveMetadataValue[], mapping: ReplayMapping): Promise<Map<string, Definition>> {
-  const out = new Map<string, Definition>();
-  let byName: Map<string, string> | undefined;
-  const missing: string[] = [];
-  for (const v of values) {
-    const key = definitionKey(v);
-    if (out.has(key)) continue;
-    const name = v.organizationMetadataName ?? undefined;
-    let id = (v.organizationMetadataIdentifier && mapping.organizationMetadata?.[v.organizationMetadataIdentifier]) || (name && mapping.organizationMetadata?.[name]) || undefined;
-    let options = id ? await optionsOf(client, id) : undefined;
-    if (id && !options) throw new ConfigurationError(`--map sends organization metadata ${name ?? v.organizationMetadataIdentifier} to ${id}, which the target does not have`);
-    if (!id && v.organizationMetadataIdentifier) {
-      options = await optionsOf(client, v.organizationMetadataIdentifier);
-      if (options) id = v.organizationMetadataIdentifier;
-    }
-    if (!id && name) {
-      byName ??= await definitionsByName(client);
-      id = byName.get(name.toLocaleLowerCase('en-US'));
-      options = id ? await optionsOf(client, id) : undefined;
-    }
-    if (!id || !options) {
-      missing.push(`"${name ?? '?'}" (${v.organizationMetadataIdentifier ?? 'no id'})`);
-      continue;
-    }
-    out.set(key, { id, options });
-  }
-  if (missing.length) {
-    throw new ConfigurationError(
-      `the target has no organization metadata matching ${missing.join(', ')}; name the target definition ids in --map (organizationMetadata: {"<name or old id>": "<target id>"}); nothing was created`,
-    );
-  }
-  return out;
-}
-
-async function optionsOf(client: FerryClient, definition: string): Promise<Map<string, string> | undefined> {
-  const options = await unlessNotFound(client.organizationMetadataOptions.list(definition).all());
-  return options && new Map(options.filter((o) => o.name).map((o) => [(o.name as string).toLocaleLowerCase('en-US'), o.objectIdentifier]));
-}
-
-/** Definition names seen on the target's playbooks and projects, lower case -> id. */
-async function definitionsByName(client: FerryClient): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  const add = (m: { name?: string | null; objectIdentifier?: string } | undefined) => {
-    if (m?.name && m.objectIdentifier) found.set(m.name.toLocaleLowerCase('en-US'), m.objectIdentifier);
-  };
-  for await (const project of client.projects.list()) for (const v of project.metadataValues ?? []) add(v.metadata);
-  for await (const playbook of client.playbooks.searchAll()) for await (const v of client.playbookMetadata.list(playbook.objectIdentifier)) add(v.metadata);
-  return found;
+  return { playbookIdentifier: playbook, optionsCreated: target.optionsCreated };
 }
 
 async function findUnclaimed<T extends { objectIdentifier?: string }>(list: AsyncIterable<T>, ids: IdMap, matches: (item: T) => boolean): Promise<string | undefined> {

@@ -9,7 +9,24 @@ import picomatch from 'picomatch';
 import type { FerryClient } from '../api/client.js';
 import type { Document } from '../api/types.js';
 import { checkDecodedName } from './names.js';
-import { SourceError, type Source, type SourceEntry } from './types.js';
+import { NotFoundError } from '../api/errors.js';
+import { SourceError, SourceGoneError, type EntryAttributes, type Source, type SourceEntry } from './types.js';
+
+/** Metadata ferry itself writes (the flattened path): never carried as the document's own. */
+const OWN_METADATA = /^ferry\./;
+
+/** What an upload elsewhere can carry over: content type, processing settings, key/value metadata. */
+function attributesOf(doc: Document): EntryAttributes {
+  const metadata: Record<string, string> = {};
+  for (const m of doc.metadata ?? []) if (m.key && !OWN_METADATA.test(m.key)) metadata[m.key] = m.value ?? '';
+  return {
+    contentType: doc.contentType ?? undefined,
+    metadata: Object.keys(metadata).length ? metadata : undefined,
+    ocrEngine: doc.ocrEngine ?? undefined,
+    ocrStrategy: doc.ocrStrategy ?? undefined,
+    coordinateExtractionStrategy: doc.coordinateExtractionStrategy ?? undefined,
+  };
+}
 
 export interface ProjectSourceOptions {
   /** Folder path under the project root ('' for the whole project). */
@@ -100,17 +117,28 @@ export class ProjectSource implements Source {
         size: doc.size ?? 0,
         mtimeMs: added,
         marker: doc.objectIdentifier as string,
+        attributes: attributesOf(doc),
         open: () => this.download(record),
-        openAsync: async () => (await this.client.documents.download(record)).body,
+        openAsync: async () => (await this.fetch(record)).body,
       };
     }
     if (!sawFrom) throw new SourceError(`the project has no folder ${this.prefix.slice(1, -1)}`);
   }
 
+  /** The content's response; a document gone since it was listed is said so (a skipped item). */
+  private async fetch(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url'>) {
+    try {
+      return await this.client.documents.download(doc);
+    } catch (err) {
+      if (err instanceof NotFoundError) throw new SourceGoneError('the document is gone from the source since it was listed (its content answers 404)');
+      throw err;
+    }
+  }
+
   /** The content as a stream at once; the request starts when it is read. */
   private download(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url'>): Readable {
     const out = new PassThrough();
-    this.client.documents.download(doc).then(
+    this.fetch(doc).then(
       (res) => {
         res.body.on('error', (err) => out.destroy(err));
         res.body.pipe(out);

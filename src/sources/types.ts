@@ -6,6 +6,24 @@ import { FerryError } from '../api/errors.js';
 /** The source cannot be used at all: nothing was done. */
 export class SourceError extends FerryError {}
 
+/**
+ * The entry was listed but is gone when its content is asked for (deleted at the source since):
+ * a skipped item with this reason, never retried, never the end of the job.
+ */
+export class SourceGoneError extends FerryError {}
+
+/**
+ * What a destination may carry over besides the bytes, when the source knows it (a document's
+ * processing settings and metadata). Opaque to the engine; destinations that cannot hold it ignore it.
+ */
+export interface EntryAttributes {
+  contentType?: string | undefined;
+  metadata?: Record<string, string> | undefined;
+  ocrEngine?: string | undefined;
+  ocrStrategy?: string | undefined;
+  coordinateExtractionStrategy?: string | undefined;
+}
+
 export interface FileEntry {
   kind: 'file';
   /** Path relative to the source root, `/`-separated, never starting with `/` or containing `..`. */
@@ -24,6 +42,7 @@ export interface FileEntry {
    * which also holds the content's sha256 under --checksum.
    */
   marker?: string;
+  attributes?: EntryAttributes;
 }
 
 export interface DirEntry {

@@ -9,7 +9,7 @@
 // Destinations decide where an entry goes and how it is written; sources what there is.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { FileEntry, Source, SourceEntry } from '../sources/types.js';
+import { SourceGoneError, type FileEntry, type Source, type SourceEntry } from '../sources/types.js';
 import type { CheckpointStore, ItemRecord } from '../store/types.js';
 import { AdaptiveConcurrency } from '../runner/adaptive.js';
 import { noteError, type JobContext } from '../runner/job.js';
@@ -110,6 +110,13 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     const error = (err as Error).message ?? String(err);
     noteError(ctx, key, error);
     store.recordFailed(jobKey, key, { error, runId: ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });
+  };
+
+  /** Gone at the source since it was listed: nothing to carry, said with the reason, not retried. */
+  const skipGone = (entry: FileEntry, err: SourceGoneError) => {
+    ctx.counts.skipped++;
+    noteError(ctx, entry.key, `skipped: ${err.message}`);
+    store.recordFailed(jobKey, entry.key, { error: `skipped: ${err.message}`, runId: ctx.run.id, size: entry.size, mtimeMs: entry.mtimeMs });
   };
 
   /**
@@ -259,6 +266,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
           }
           if (ctx.signal.aborted) return; // interrupted mid-write: the intent stays, the next run settles it
           settled(pending.group, false);
+          if (err instanceof SourceGoneError) return skipGone(entry, err);
           fail(entry.key, err, entry);
         }
       },

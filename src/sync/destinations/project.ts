@@ -80,23 +80,39 @@ export class ProjectDestination implements Destination<Placement> {
     const { client, project } = this.o;
     const flattenedPath = placement.flattenedPath;
     const name = fileName(entry.key);
-    const metadata = { ...this.o.metadata, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) };
+    // What the entry carries (a document migrated from elsewhere) goes over the job's defaults.
+    const a = entry.attributes ?? {};
+    const metadata = { ...this.o.metadata, ...a.metadata, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) };
+    const ocrEngine = (a.ocrEngine as OCREngine | undefined) ?? this.o.ocrEngine;
+    const ocrStrategy = (a.ocrStrategy as OCRStrategy | undefined) ?? this.o.ocrStrategy;
+    const coordinateExtractionStrategy = (a.coordinateExtractionStrategy as CoordinateExtractionStrategy | undefined) ?? this.o.coordinateExtractionStrategy;
     const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: flattenedPath, notId: ctx.previous };
-    const doc = await client.documents.upload(
+    const file = entry.path
+      ? { path: entry.path, size: entry.size, filename: name }
+      : entry.openAsync
+        ? // Content that arrives by request: asked for first, so that a source that fails never starts an upload.
+          { stream: await entry.openAsync(), size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) }
+        : { open: () => entry.open() as Readable, size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) };
+    const upload = client.documents.upload(
       project,
-      entry.path ? { path: entry.path, size: entry.size, filename: name } : { open: () => entry.open() as Readable, size: entry.size, filename: name },
+      file,
       {
         documentUploadIdentifier: ctx.uploadId,
         ...(placement.parentId ? { parentObjectIdentifier: placement.parentId } : {}),
         source: 'local',
-        ...(this.o.ocrEngine ? { ocrEngine: this.o.ocrEngine } : {}),
-        ...(this.o.ocrStrategy ? { ocrStrategy: this.o.ocrStrategy } : {}),
-        ...(this.o.coordinateExtractionStrategy ? { coordinateExtractionStrategy: this.o.coordinateExtractionStrategy } : {}),
+        ...(ocrEngine ? { ocrEngine } : {}),
+        ...(ocrStrategy ? { ocrStrategy } : {}),
+        ...(coordinateExtractionStrategy ? { coordinateExtractionStrategy } : {}),
         ...(Object.keys(metadata).length ? { metadata } : {}),
       },
       // No abort signal: on SIGINT/SIGTERM an upload under way is let finish and recorded.
       { didItLand: () => findLanded(client, project, ctx.uploadId, wanted, ctx.claimed) },
     );
+    // A content response the upload did not read to the end is closed, not left holding a connection.
+    const doc = await upload.catch((err: unknown) => {
+      if ('stream' in file) file.stream.destroy();
+      throw err;
+    });
     return { remoteId: doc.objectIdentifier as string };
   }
 
