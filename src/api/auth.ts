@@ -1,4 +1,5 @@
 // OAuth 2.0 client-credentials tokens: cached, renewed ahead of expiry, one refresh in flight.
+import { createHash } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { ApiError, AuthenticationError, ConnectionError, FerryError } from './errors.js';
@@ -37,6 +38,14 @@ export class TokenProvider {
 
   constructor(private readonly opts: TokenProviderOptions) {
     this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * Which application this is, without its secret: a digest of the client id and audience (two
+   * tenants on one address have different ones). For job keys and reports.
+   */
+  get identity(): string {
+    return createHash('sha256').update(`${this.opts.credentials.clientId}\u0000${this.opts.credentials.audience ?? ''}`).digest('hex').slice(0, 16);
   }
 
   /** A valid token, fetching one if the cached one is missing or about to expire. */

@@ -16,6 +16,7 @@ import { registerDemo } from './commands/demo.js';
 import { registerUpload } from './commands/upload.js';
 import { registerPlaybooks } from './commands/playbooks.js';
 import { registerPull } from './commands/pull.js';
+import { registerMigrate } from './commands/migrate.js';
 
 export interface GlobalOptions {
   profile?: string;
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerUpload(program);
   registerPlaybooks(program);
   registerPull(program);
+  registerMigrate(program);
   registerJobs(program);
   registerRun(program);
   registerEmulator(program);

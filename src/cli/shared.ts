@@ -5,7 +5,7 @@ import { ConfigurationError } from '../api/errors.js';
 import { FerryClient } from '../api/client.js';
 import { AdaptiveConcurrency } from '../runner/adaptive.js';
 import { createLogger } from '../log.js';
-import { resolveSettings } from '../config/profile.js';
+import { ENV_VARS, resolveSettings, type ResolvedSettings } from '../config/profile.js';
 import { defaultStorePath, openStore } from '../store/index.js';
 import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
@@ -101,15 +101,8 @@ export interface JobDeps {
 export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, run: RunOptions): JobDeps {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
-  const logger = createLogger({ level: logLevelOf(cmd, settings, 'warn') });
   const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? 8 });
-  const rps = run.rps !== undefined ? positiveNumber('--rps', String(run.rps)) : settings.clientOptions.requestsPerSecond;
-  const client = new FerryClient({
-    ...settings.clientOptions,
-    logger,
-    onRetry: mirrorRetryListener(concurrency),
-    ...(rps !== undefined ? { requestsPerSecond: rps } : {}),
-  });
+  const client = clientFor(cmd, settings, concurrency, run.rps);
   const store = openStore(run.state ?? defaultStorePath(settings.profileName));
   return {
     client,
@@ -118,6 +111,51 @@ export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, ru
     async close() {
       store.close();
       await client.close();
+    },
+  };
+}
+
+function clientFor(cmd: Command, settings: ResolvedSettings, concurrency: AdaptiveConcurrency, rpsFlag?: string | number): FerryClient {
+  const logger = createLogger({ level: logLevelOf(cmd, settings, 'warn') });
+  const rps = rpsFlag !== undefined ? positiveNumber('--rps', String(rpsFlag)) : settings.clientOptions.requestsPerSecond;
+  return new FerryClient({
+    ...settings.clientOptions,
+    logger,
+    onRetry: mirrorRetryListener(concurrency),
+    ...(rps !== undefined ? { requestsPerSecond: rps } : {}),
+  });
+}
+
+export interface PairDeps {
+  from: FerryClient;
+  to: FerryClient;
+  store: CheckpointStore;
+  concurrency: AdaptiveConcurrency;
+  close(): Promise<void>;
+}
+
+/**
+ * Two tenants named by two profiles (a migration), each with its own client and its own
+ * `requestsPerSecond`. The FERRY_* address and credential variables are not applied here: they
+ * would make both sides the same tenant. The checkpoint store is the target profile's.
+ */
+export function openPairDeps(cmd: Command, fromProfile: string, toProfile: string, maxConcurrency: number, state: string | undefined): PairDeps {
+  const g = globalOptions(cmd);
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !(k in ENV_VARS) || k === 'FERRY_LOG_LEVEL'));
+  const fromSettings = resolveSettings({ profile: fromProfile, configFile: g.config, env });
+  const toSettings = resolveSettings({ profile: toProfile, configFile: g.config, env });
+  const concurrency = new AdaptiveConcurrency({ max: maxConcurrency });
+  const from = clientFor(cmd, fromSettings, concurrency);
+  const to = clientFor(cmd, toSettings, concurrency);
+  const store = openStore(state ?? defaultStorePath(toSettings.profileName));
+  return {
+    from,
+    to,
+    store,
+    concurrency,
+    async close() {
+      store.close();
+      await Promise.all([from.close(), to.close()]);
     },
   };
 }

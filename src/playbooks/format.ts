@@ -188,3 +188,14 @@ export function safeSegment(name: string | null | undefined, fallback: string): 
   const cleaned = (name ?? '').replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, '_').replace(/^\.+/, '_').slice(0, 120);
   return cleaned === '' ? fallback : cleaned;
 }
+
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
+
+/** A value with every id and date replaced by a marker: what must survive a trip between tenants. */
+export function comparable(value: unknown): unknown {
+  if (typeof value === 'string') return UUID_TEXT.test(value) ? '<id>' : DATE_TEXT.test(value) ? '<date>' : value;
+  if (Array.isArray(value)) return value.map(comparable);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [UUID_TEXT.test(k) ? '<id>' : k, comparable(v)]));
+  return value;
+}

@@ -85,13 +85,4 @@ export async function buildRichPlaybook(client: FerryClient, tenant: TenantDescr
   return { id, references, conditions };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
-
-/** The archive's content with every id and date replaced by a marker: what must survive a trip. */
-export function comparable(value: unknown): unknown {
-  if (typeof value === 'string') return UUID.test(value) ? '<id>' : DATE.test(value) ? '<date>' : value;
-  if (Array.isArray(value)) return value.map(comparable);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [UUID.test(k) ? '<id>' : k, comparable(v)]));
-  return value;
-}
+export { comparable } from '../../src/playbooks/format.js';
