@@ -1,0 +1,169 @@
+// `ferry migrate` between two emulator processes standing for two regions: projects with nested
+// folders and a few hundred documents, two playbooks and organization metadata options, migrated
+// with the migration killed (kill -9) twice midway and resumed, then verified.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import type { FerryClient } from '../../src/api/index.js';
+import { mirror } from '../../jobs/mirror.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+import { buildRichPlaybook } from '../helpers/playbook.js';
+import { onlyJson, runFerry } from '../helpers/cli.js';
+import { startRegion, writeProfiles, type Region } from '../helpers/regions.js';
+import { remoteFiles, remoteFolders, writeTree } from '../helpers/service.js';
+
+let uk: Region;
+let us: Region;
+let dir: string;
+let env: Record<string, string>;
+let src: FerryClient;
+let dst: FerryClient;
+
+beforeAll(async () => {
+  // The source answers a little slowly, so that a kill lands midway.
+  [uk, us] = await Promise.all([startRegion(['--faults', 'latency=3']), startRegion()]);
+  dir = await mkdtemp(join(tmpdir(), 'ferry-migrate-'));
+  // Source: contoso in the uk process; target: fabrikam in the us process (other metadata ids).
+  env = await writeProfiles(join(dir, 'config.yaml'), { uk: { region: uk, tenant: 0 }, us: { region: us, tenant: 1 } });
+  src = uk.client(0);
+  dst = us.client(1);
+});
+afterAll(async () => {
+  await Promise.all([uk?.stop(), us?.stop()]);
+});
+
+function definition(region: Region, tenant: number, name: string): string {
+  return region.tenants[tenant]!.organizationMetadata.find((d) => d.name === name)!.objectIdentifier;
+}
+
+/** A project at the source with metadata and a tree of `files` documents (and empty folders). */
+async function sourceProject(name: string, files: number, extra: { metadata?: Record<string, string>; ocrStrategy?: 'always' } = {}): Promise<{ id: string; paths: string[] }> {
+  const region = definition(uk, 0, 'Region');
+  const antarctica = (await src.organizationMetadataOptions.list(region).all()).find((o) => o.name === 'Antarctica')!;
+  const project = await src.projects.create({
+    name,
+    description: `${name}, to be migrated`,
+    metadata: [
+      { organizationMetadataIdentifier: region, singleCategoryIdentifier: antarctica.objectIdentifier },
+      { organizationMetadataIdentifier: definition(uk, 0, 'Department'), text: 'Legal' },
+    ],
+  });
+  const tree: Record<string, string> = { 'empty/': '', 'a/b/empty too/': '' };
+  for (let i = 0; i < files; i++) tree[`d${i % 4}/s${i % 3}/${i % 10 === 0 ? 'Übersicht café' : 'doc'} ${i}.txt`] = `${name} document ${i} `.repeat(1 + (i % 9));
+  const root = join(dir, 'trees', name);
+  await writeTree(root, tree);
+  const store = new SqliteCheckpointStore(join(dir, `${name}.sqlite`));
+  const summary = await mirror({ source: root, project: project.objectIdentifier, progress: false, metadata: extra.metadata, ocrStrategy: extra.ocrStrategy }, { client: src, store });
+  store.close();
+  expect(summary.counts.uploaded).toBe(files);
+  return { id: project.objectIdentifier, paths: Object.keys(tree).filter((k) => !k.endsWith('/')) };
+}
+
+/** Documents of the target's projects with these names, by project name. */
+async function targetDocuments(names: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for await (const p of dst.projects.list()) {
+    if (!names.includes(p.name ?? '')) continue;
+    const paths = (await remoteFiles(dst, p.objectIdentifier)).map((d) => d.path ?? '');
+    out.set(p.name ?? '', [...(out.get(p.name ?? '') ?? []), ...paths]);
+  }
+  return out;
+}
+
+describe('ferry migrate between two regions', () => {
+  it('plans, migrates through two kill -9s, resumes, refuses a second run (exit 4), and verifies: every document exactly once', async () => {
+    // Organization metadata: an option only the source has, used by every project.
+    await src.organizationMetadataOptions.create(definition(uk, 0, 'Region'), 'Antarctica');
+    const projects = [
+      { name: 'Contracts', ...(await sourceProject('Contracts', 120, { metadata: { dept: 'legal', kind: 'contract' }, ocrStrategy: 'always' })) },
+      { name: 'Archive', ...(await sourceProject('Archive', 100)) },
+      { name: 'Small', ...(await sourceProject('Small', 30)) },
+    ];
+    const playbooks = [await buildRichPlaybook(src, uk.tenants[0]!, { name: 'Supplier contracts' }), await buildRichPlaybook(src, uk.tenants[0]!, { name: 'NDAs', assemblies: 3 })];
+    // The target knows 'Department' from a project of its own (found by name); the others the
+    // selection uses are named in the mapping file.
+    await dst.projects.create({ name: 'Existing at the target', description: '', metadata: [{ organizationMetadataIdentifier: definition(us, 1, 'Department'), text: 'Ops' }] });
+    const map = join(dir, 'map.yaml');
+    const mapped = ['Region', 'Practice areas', 'Contract value'].map((n) => `  ${n}: ${definition(us, 1, n)}`);
+    await writeFile(map, `organizationMetadata:\n${mapped.join('\n')}\n`);
+    const names = projects.map((p) => p.name);
+    const state = join(dir, 'migrate.sqlite');
+    const args = ['migrate', '--from', 'uk', '--to', 'us', '--projects', projects.map((p) => p.id).join(','), '--playbooks', playbooks.map((p) => p.id).join(','), '--map', map, '--state', state, '--concurrency', '4', '--json'];
+
+    // The plan, before anything is written.
+    const planned = await runFerry([...args, '--dry-run'], env);
+    expect(planned.code, `${planned.stdout}\n${planned.stderr}`).toBe(0);
+    const plan = onlyJson(planned) as any;
+    expect(plan.totals).toMatchObject({ projects: 3, documents: 250, playbooks: 2, alreadyCopied: 0, folders: expect.any(Number) });
+    expect(plan.blockers).toEqual([]);
+    expect(plan.options.missingOnTarget).toBeGreaterThanOrEqual(1);
+    expect(plan.notCarried.map((n: { what: string }) => n.what)).toContain('assistants and their messages');
+    expect((await targetDocuments(names)).size).toBe(0);
+
+    // Two runs killed midway; while the second runs, another migrate of the same pair exits 4.
+    const kills: string[] = [];
+    let locked: Promise<number | null> | undefined;
+    for (const after of [40, 150]) {
+      const r = await runFerry(args, env, (child) => {
+        void (async () => {
+          let startedAt: number | undefined;
+          for (let poll = 0; poll < 20_000 && child.exitCode === null; poll++) {
+            const done = [...(await targetDocuments(names)).values()].reduce((n, p) => n + p.length, 0);
+            startedAt ??= done;
+            // Once this run has copied something it holds the lock: a second migrate now must exit 4.
+            if (after === 150 && locked === undefined && done > startedAt + 3) locked = runFerry(args, env).then((r) => r.code);
+            if (done >= after) {
+              // The probe must meet a live holder: it would take over the lock of a killed one.
+              await locked;
+              child.kill('SIGKILL');
+              kills.push(`${done} documents`);
+              return;
+            }
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        })();
+      });
+      if (r.code !== null) kills.push(`(run ended by itself: ${r.code})`);
+    }
+    expect(await locked).toBe(4);
+
+    const last = await runFerry([...args, '--verify'], env);
+    expect(last.code, `${last.stdout}\n${last.stderr}`).toBe(0);
+    const summary = onlyJson(last) as any;
+    console.log(`migration killed at ${kills.join(', ')}; the final run copied ${summary.counts.uploaded}, found ${summary.counts.reconciled}`);
+    expect(summary.status).toBe('succeeded');
+    // Accounting: 3 projects + 250 documents + 2 playbooks, each exactly one outcome.
+    expect(summary.counts.discovered).toBe(255);
+    expect(summary.counts.uploaded + summary.counts.reconciled + summary.counts.skipped + summary.counts.failed).toBe(255);
+    expect(summary.verification).toMatchObject({ differenceCount: 0, counts: { projects: 3, documents: 250, playbooks: 2 } });
+
+    // Exactly once on the target: one project per name, every path once, nothing else.
+    const targetProjects = (await dst.projects.list().all()).filter((p) => names.includes(p.name ?? ''));
+    expect(targetProjects.map((p) => p.name).sort()).toEqual([...names].sort());
+    const got = await targetDocuments(names);
+    for (const p of projects) {
+      const paths = got.get(p.name) ?? [];
+      expect(new Set(paths).size, `${p.name}: duplicates`).toBe(paths.length);
+      expect(paths.sort()).toEqual(p.paths.map((k) => `/${k}`).sort());
+    }
+    const contracts = targetProjects.find((p) => p.name === 'Contracts')!;
+    expect(await remoteFolders(dst, contracts.objectIdentifier)).toEqual(expect.arrayContaining(['/empty', '/a/b/empty too']));
+    const doc = (await remoteFiles(dst, contracts.objectIdentifier))[0]!;
+    expect(doc.ocrStrategy).toBe('always');
+    expect(Object.fromEntries((doc.metadata ?? []).map((m) => [m.key, m.value]))).toMatchObject({ dept: 'legal', kind: 'contract' });
+    // The option the target lacked was created once, and the project uses it.
+    const regionOptions = await dst.organizationMetadataOptions.list(definition(us, 1, 'Region')).all();
+    expect(regionOptions.filter((o) => o.name === 'Antarctica')).toHaveLength(1);
+    expect(contracts.metadataValues?.find((v) => v.metadata?.name === 'Region')?.singleCategoryIdentifier).toBe(regionOptions.find((o) => o.name === 'Antarctica')!.objectIdentifier);
+    const targetPlaybooks = (await dst.playbooks.searchAll().all()).filter((p) => ['Supplier contracts', 'NDAs'].includes(p.name ?? ''));
+    expect(targetPlaybooks).toHaveLength(2);
+
+    // A rerun copies nothing; `ferry migrate verify` agrees, and says so in text too.
+    const again = onlyJson(await runFerry(args, env)) as any;
+    expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
+    const verify = await runFerry(['migrate', 'verify', '--from', 'uk', '--to', 'us', '--projects', projects.map((p) => p.id).join(','), '--playbooks', playbooks.map((p) => p.id).join(','), '--state', state], env);
+    expect(verify.code, verify.stdout).toBe(0);
+    expect(verify.stdout).toMatch(/3 projects, \d+ folders, 250 documents .* 2 playbooks compared: 0 differences/);
+  });
+});
