@@ -269,6 +269,88 @@ async function benchPull() {
   record(`pull ${n} files of 4 KiB, concurrency ${CONCURRENCY}`, Math.round(ferryRate), Math.round(bareRate), 'files/s', ferryRate / bareRate, '>= 0.9', 'bare: one listing (pages of 1000) and undici GETs of each url into files, p-queue; twice each, alternating');
 }
 
+/**
+ * A migration of 2,000 documents between two emulator processes: ferry (in a process of its own,
+ * for its peak RSS) beside a bare loop that downloads each document's content into memory and
+ * uploads it to the other side (undici + FormData + p-queue, no checkpoints, no folders).
+ */
+async function benchMigrate() {
+  const n = 2_000;
+  const size = 16 * 1024;
+  const [a, b] = await Promise.all([startEmulatorProcess(), startEmulatorProcess()]);
+  const source = new FerryClient({ address: a.address, credentials: a.credentials });
+  const root = join(work, 'migrate-src');
+  await makeTree(root, n, size);
+  const project = (await source.projects.create({ name: 'bench migrate', description: 'bench' })).objectIdentifier;
+  const seedStore = new SqliteCheckpointStore(join(work, 'migrate-seed.sqlite'));
+  await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client: source, store: seedStore });
+  seedStore.close();
+  await source.close();
+  const [bearerA, bearerB] = await Promise.all([token(a), token(b)]);
+  const target = new FerryClient({ address: b.address, credentials: b.credentials });
+  const bareLoop = async (round) => {
+    const bareProject = (await target.projects.create({ name: `bench migrate bare ${round}`, description: 'bench' })).objectIdentifier;
+    const queue = new PQueue({ concurrency: CONCURRENCY });
+    const batch = randomUUID();
+    let count = 0;
+    for (let page = 1; ; page++) {
+      const res = await request(`${a.baseUrl}/projects/${project}/documents?flattenList=true&includePath=true&hidePackagedFiles=false&pageSize=1000&pageNumber=${page}`, { headers: { authorization: `Bearer ${bearerA}` } });
+      const body = await res.body.json();
+      for (const doc of body.items) {
+        if (doc.isDirectory || !doc.url) continue;
+        await queue.onSizeLessThan(CONCURRENCY * 4);
+        void queue.add(async () => {
+          const got = await request(doc.url, { headers: { authorization: `Bearer ${bearerA}` } });
+          const bytes = Buffer.from(await got.body.arrayBuffer());
+          const form = new FormData();
+          form.append('file', new Blob([bytes]), doc.name);
+          const up = await request(`${b.baseUrl}/projects/${bareProject}/documents?documentUploadIdentifier=${batch}`, { method: 'POST', body: form, headers: { authorization: `Bearer ${bearerB}` } });
+          if (up.statusCode >= 300) throw new Error(`bare upload answered ${up.statusCode}: ${await up.body.text()}`);
+          await up.body.dump();
+          count++;
+        });
+      }
+      if (body.items.length === 0 || page * 1000 >= body.totalCount) break;
+    }
+    await queue.onIdle();
+    return count;
+  };
+  // Each round migrates into a new target project (a fresh checkpoint store is a new migration).
+  const ferryRun = async (round) => {
+    const worker = new URL('./workers/migrate-one.mjs', import.meta.url).pathname;
+    const { stdout } = await run(process.execPath, [worker, project, join(work, `migrate-${round}.sqlite`), JSON.stringify(a), JSON.stringify(b), String(CONCURRENCY)], { maxBuffer: 1 << 20 });
+    return JSON.parse(stdout);
+  };
+  // Two rounds, alternating which side goes first (the emulators warm up during the first).
+  let bareMs = 0;
+  let ferryMs = 0;
+  let maxRssKiB = 0;
+  for (let round = 0; round < 2; round++) {
+    const sides = [async () => {
+      const bare = await timed(() => bareLoop(round));
+      if (bare.result !== n) throw new Error(`the bare migration copied ${bare.result} of ${n}`);
+      bareMs += bare.ms;
+    }, async () => {
+      const ferry = await ferryRun(round);
+      // The documents plus the project itself: one item more than the bare loop carries.
+      if (ferry.counts.uploaded !== n + 1) throw new Error(`ferry's migration did not copy everything: ${JSON.stringify(ferry.counts)}`);
+      ferryMs += ferry.ms;
+      maxRssKiB = Math.max(maxRssKiB, ferry.maxRssKiB);
+    }];
+    for (const side of round === 0 ? sides : sides.reverse()) await side();
+    console.error(`migrate round ${round + 1}: bare ${Math.round(bareMs)} ms, ferry ${Math.round(ferryMs)} ms so far`);
+  }
+  await target.close();
+  await Promise.all([a.stop(), b.stop()]);
+  const ferry = { ms: ferryMs / 2, maxRssKiB };
+  const bare = { ms: bareMs / 2 };
+  console.error(`migrate: bare ${Math.round(bare.ms)} ms, ferry ${Math.round(ferry.ms)} ms for ${n} documents (mean of 2); ferry peak RSS ${Math.round(maxRssKiB / 1024)} MiB`);
+  const rate = (ms) => n / (ms / 1000);
+  record(`migrate ${n} documents of 16 KiB between two emulators, concurrency ${CONCURRENCY}`, Math.round(rate(ferry.ms)), Math.round(rate(bare.ms)), 'docs/s', rate(ferry.ms) / rate(bare.ms), undefined, 'informational: bare = list, download into memory, upload with FormData, p-queue; ferry also checkpoints, recreates folders and carries metadata');
+  record('migrate bytes per second (same run)', Math.round((n * size) / (ferry.ms / 1000) / 1024), Math.round((n * size) / (bare.ms / 1000) / 1024), 'KiB/s', bare.ms / ferry.ms, undefined, 'informational');
+  record('migrate peak RSS of the ferry process', Math.round(ferry.maxRssKiB / 1024), 0, 'MiB', 0, undefined, 'informational: maxRSS of the worker process that ran the migration (node itself is about 45 MiB)');
+}
+
 /** Under the emulator's rate limit of R requests/s: ferry's adaptive concurrency beside a fixed-concurrency loop that waits out each 429. */
 async function benchRateLimit() {
   const R = 100;
@@ -374,7 +456,7 @@ async function benchPlaybooks() {
   record('peak RSS of the playbook import', Math.round(ferryImport.maxRssKiB / MiB), Math.round(bareImport.maxRssKiB / MiB), 'MiB', ferryImport.maxRssKiB / bareImport.maxRssKiB, undefined, 'each side in its own process');
 }
 
-// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, bigfile, discovery, playbooks, pull, ratelimit).
+// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, bigfile, discovery, playbooks, pull, ratelimit, migrate).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -386,6 +468,7 @@ try {
   if (wanted('playbooks')) await benchPlaybooks();
   if (wanted('pull')) await benchPull();
   if (wanted('ratelimit')) await benchRateLimit();
+  if (wanted('migrate')) await benchMigrate();
 } finally {
   await rm(work, { recursive: true, force: true });
 }
