@@ -133,14 +133,16 @@ async function benchNoop(count) {
   // (what a store written by ferry before the digests existed costs once); it records them, as
   // a completed mirror run does. It is reported, then the steady state is measured.
   const first = await timed(rerun);
-  let bareMs = 0;
-  let ferryMs = 0;
+  // Five alternating rounds; the median of each side (one slow round, a GC or a WAL checkpoint,
+  // moves a mean of so few a lot).
+  const bares = [];
+  const ferries = [];
   let last;
-  for (let round = 0; round < 3; round++) {
-    bareMs += (await timed(walk)).ms;
+  for (let round = 0; round < 5; round++) {
+    bares.push((await timed(walk)).ms);
     last = await timed(rerun);
-    ferryMs += last.ms;
-    console.error(`no-op round ${round + 1}: bare walk ${Math.round(bareMs / (round + 1))} ms, ferry rerun ${Math.round(last.ms)} ms (first rerun ${Math.round(first.ms)} ms)`);
+    ferries.push(last.ms);
+    console.error(`no-op round ${round + 1}: bare walk ${Math.round(bares[round])} ms, ferry rerun ${Math.round(last.ms)} ms (first rerun ${Math.round(first.ms)} ms)`);
   }
   store.close();
   await client.close();
@@ -148,8 +150,11 @@ async function benchNoop(count) {
   for (const r of [first, last]) {
     if (r.result.counts.uploaded !== 0 || r.result.counts.skipped !== count) throw new Error(`no-op rerun was not a no-op: ${JSON.stringify(r.result.counts)}`);
   }
-  record(`no-op rerun over ${count} mirrored files`, Math.round(ferryMs / 3), Math.round(bareMs / 3), 'ms', ferryMs / bareMs, '<= 1.3', 'bare: fast-glob walk with stat; mean of 3 alternating rounds; ferry compares each folder\'s digest with the checkpoint store and sends no upload');
-  record(`first no-op rerun over a store without folder digests`, Math.round(first.ms), Math.round(bareMs / 3), 'ms', first.ms / (bareMs / 3), undefined, 'informational: every file looked up one by one, digests recorded for the next run');
+  const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  const bareMs = median(bares);
+  const ferryMs = median(ferries);
+  record(`no-op rerun over ${count} mirrored files`, Math.round(ferryMs), Math.round(bareMs), 'ms', ferryMs / bareMs, '<= 1.3', `bare: fast-glob walk with stat; medians of 5 alternating rounds (ferry ${ferries.map(Math.round).join('/')} ms, bare ${bares.map(Math.round).join('/')} ms); ferry compares each folder's digest with the checkpoint store and sends no upload`);
+  record(`first no-op rerun over a store without folder digests`, Math.round(first.ms), Math.round(bareMs), 'ms', first.ms / bareMs, undefined, 'informational: every file looked up one by one, digests recorded for the next run');
 }
 
 async function benchBigFile(gib) {

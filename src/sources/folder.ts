@@ -45,6 +45,14 @@ export class FolderSource implements Source {
   }
 
   entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {
+    return this.walk(signal);
+  }
+
+  batches(signal?: AbortSignal): AsyncIterable<SourceEntry[]> {
+    return this.walk(signal).batches();
+  }
+
+  private walk(signal?: AbortSignal): BoundedBuffer<SourceEntry> {
     const buffer = new BoundedBuffer<SourceEntry>(this.opts.highWater ?? 2_000);
     const root = this.root;
     const realRoot = fs.realpathSync(root);

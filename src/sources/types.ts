@@ -67,5 +67,7 @@ export interface Source {
   /** Checks the source can be read at all (throws a clear error if not) before a run starts. */
   prepare(): Promise<void>;
   entries(signal?: AbortSignal): AsyncIterable<SourceEntry>;
+  /** The same entries in batches of whatever is ready, when the source can (cheaper to consume). */
+  batches?(signal?: AbortSignal): AsyncIterable<SourceEntry[]>;
   close(): Promise<void>;
 }

@@ -141,21 +141,23 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const toWrite = async function* (): AsyncIterable<Pending> {
     let group: Group | undefined;
     let lookups: { entry: FileEntry; group: Group }[] = [];
-    for await (const entry of source.entries(ctx.signal)) {
-      if (entry.kind !== 'file') {
-        await considerOther(entry);
-        continue;
-      }
-      const folder = folderOf(entry.key);
-      if (group && (group.folder !== folder || group.files.length >= GROUP_MAX)) {
-        closeGroup(group, lookups);
-        group = { folder, chunk: group.folder === folder ? group.chunk + 1 : 0, files: [], digest: null, unsettled: 0, ok: true };
-      }
-      group ??= { folder, chunk: 0, files: [], digest: null, unsettled: 0, ok: true };
-      group.files.push(entry);
-      if (lookups.length >= LOOKUP_BATCH) {
-        yield* considerFiles(lookups);
-        lookups = [];
+    for await (const batch of batchesOf(source, ctx.signal)) {
+      for (const entry of batch) {
+        if (entry.kind !== 'file') {
+          await considerOther(entry);
+          continue;
+        }
+        const folder = folderOf(entry.key);
+        if (group && (group.folder !== folder || group.files.length >= GROUP_MAX)) {
+          closeGroup(group, lookups);
+          group = { folder, chunk: group.folder === folder ? group.chunk + 1 : 0, files: [], digest: null, unsettled: 0, ok: true };
+        }
+        group ??= { folder, chunk: 0, files: [], digest: null, unsettled: 0, ok: true };
+        group.files.push(entry);
+        if (lookups.length >= LOOKUP_BATCH) {
+          yield* considerFiles(lookups);
+          lookups = [];
+        }
       }
     }
     if (group) closeGroup(group, lookups);
@@ -361,4 +363,13 @@ function groupDigest(files: readonly FileEntry[]): string {
   let text = '';
   for (const f of files) text += `${f.key}\u0000${f.size}\u0000${f.mtimeMs}\u0000${f.marker ?? ''}\u0000`;
   return hash.update(text).digest('base64');
+}
+
+/** The source's entries in batches: its own when it has them, else one entry per batch. */
+async function* batchesOf(source: Source, signal: AbortSignal): AsyncIterable<SourceEntry[]> {
+  if (source.batches) {
+    yield* source.batches(signal);
+    return;
+  }
+  for await (const entry of source.entries(signal)) yield [entry];
 }
