@@ -4,10 +4,8 @@
 // the way that ferry did not write is never overwritten: the entry fails as a conflict. Names the
 // file system cannot hold are mapped by one rule (docs/cli.md, "ferry pull"), and reported.
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { lstat, mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { FerryError } from '../../api/errors.js';
 import type { FileEntry } from '../../sources/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
@@ -116,17 +114,30 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     const dir = dirname(final);
     await this.readyFolder(dir);
     const temp = join(dir, `.ferry-${randomBytes(6).toString('hex')}.partial`);
+    let handle: FileHandle | undefined;
     try {
-      const out = createWriteStream(temp, { flags: 'wx' });
-      await pipeline(entry.openAsync ? await entry.openAsync() : entry.open(), out);
-      const bytes = out.bytesWritten;
+      const body = entry.openAsync ? await entry.openAsync() : entry.open();
+      handle = await open(temp, 'wx');
+      // One descriptor for the bytes and the time (no second lookup of the path), closed here.
+      let bytes = 0;
+      try {
+        for await (const chunk of body as AsyncIterable<Buffer>) {
+          await handle.write(chunk);
+          bytes += chunk.length;
+        }
+      } finally {
+        body.destroy();
+      }
       if (bytes !== entry.size) throw new FerryError(`the content of ${entry.key} was ${bytes} bytes, not the ${entry.size} its source said`);
       // The time first, the name last: a file under its final name is whole and dated.
       const time = new Date(entry.mtimeMs);
-      await utimes(temp, time, time);
+      await handle.utimes(time, time);
+      await handle.close();
+      handle = undefined;
       await rename(temp, final);
       return { remoteId: written(placement.local, entry.size, entry.mtimeMs) };
     } catch (err) {
+      await handle?.close().catch(() => undefined);
       await rm(temp, { force: true });
       throw err;
     }
