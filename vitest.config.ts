@@ -1,12 +1,21 @@
 import { defineConfig } from 'vitest/config';
 
+/** The job suites, run a second time against the strict emulator (test/helpers/service.ts). */
+const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/pull/**/*.test.ts', 'test/playbooks/**/*.test.ts', 'test/migrate/**/*.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Integration tests start servers and move real files; none asserts on time.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The tests wait on loopback HTTP, child processes and the disk far more than they compute:
+    // on a 2-core machine three workers finish the suite much sooner than the default of one.
+    maxWorkers: 3,
     globalSetup: ['test/global-setup.ts'],
+    projects: [
+      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'strict', include: JOB_SUITES, env: { FERRY_TEST_EMULATOR: 'strict' } } },
+    ],
   },
 });

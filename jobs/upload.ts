@@ -188,9 +188,20 @@ export interface WaitOptions {
 }
 
 /**
- * Polls the batch's details until nothing is processing and the batch is complete (dateCompleted
- * set, or, since the spec does not state when that happens, every expected document settled);
- * backoff from 1 s doubling to a 15 s cap. Resumable by nature: it only reads.
+ * Whether a batch is over. The spec does not say when `dateCompleted` is set: a service may set it
+ * at the PATCH while documents still process. So when ferry knows how many documents it sent, the
+ * counters decide: nothing processing and every expected document completed or failed. Only
+ * without that number does `dateCompleted` (with nothing processing) end the wait.
+ */
+export function batchSettled(details: Pick<PlaybookDocumentUploadDetails, 'processingDocumentCount' | 'completedDocumentCount' | 'failedDocumentCount' | 'dateCompleted'>, expected: number | undefined): boolean {
+  if ((details.processingDocumentCount ?? 0) > 0) return false;
+  const settled = (details.completedDocumentCount ?? 0) + (details.failedDocumentCount ?? 0);
+  return expected !== undefined ? settled >= expected : Boolean(details.dateCompleted);
+}
+
+/**
+ * Polls the batch's details until it is over (batchSettled); backoff from 1 s doubling to a 15 s
+ * cap. Resumable by nature: it only reads.
  */
 export async function waitForBatch(client: FerryClient, playbook: string, uploadIdentifier: string, opts: WaitOptions): Promise<PlaybookDocumentUploadDetails> {
   const deadline = Date.now() + opts.timeoutMs;
@@ -198,9 +209,7 @@ export async function waitForBatch(client: FerryClient, playbook: string, upload
   for (;;) {
     const details = await client.documentUploads.details(playbook, uploadIdentifier);
     opts.onPoll?.(details);
-    const settled = (details.completedDocumentCount ?? 0) + (details.failedDocumentCount ?? 0);
-    const allIn = opts.expected !== undefined && settled >= opts.expected;
-    if ((details.processingDocumentCount ?? 0) === 0 && (details.dateCompleted || allIn)) return details;
+    if (batchSettled(details, opts.expected)) return details;
     if (Date.now() + delay > deadline) {
       throw new ProcessingTimeoutError(
         `batch ${uploadIdentifier} still had ${details.processingDocumentCount ?? '?'} document(s) processing after ${Math.round(opts.timeoutMs / 1000)} s`,

@@ -34,6 +34,7 @@ export function replyChunks(text: string): string[] {
 /** Server-sent events: `delta` pieces, then the whole `message`, then `done`. */
 export function* serverSentEvents(text: string, message: unknown): Generator<string> {
   for (const piece of replyChunks(text)) yield `event: delta\ndata: ${JSON.stringify({ text: piece })}\n\n`;
-  yield `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+  // No final message event at all under --stream-format no-final.
+  if (message !== undefined) yield `event: message\ndata: ${JSON.stringify(message)}\n\n`;
   yield 'event: done\ndata: [DONE]\n\n';
 }

@@ -55,7 +55,32 @@ export interface EmulatorEvents {
   projectDeleted: { tenant: string; projectIdentifier: string };
 }
 
+/**
+ * Where the spec leaves a behaviour open, the answer this emulator gives (docs/emulator.md has the
+ * table). The defaults are ferry's documented choices; `--strict` and the mode flags pick the other
+ * plausible answers, so ferry is also tested against a service that behaves otherwise.
+ */
+export interface EmulatorModes {
+  /** `extension`: POST /projects/{p}/folders creates folders; `none`: no such route (404), as the spec shows none. */
+  folders: 'extension' | 'none';
+  /** The document-content extension route; without it a document's `url` is a signed, expiring link. */
+  contentRoute: boolean;
+  /** `when-processed`: dateCompleted is set once nothing of the upload is processing; `at-patch`: at PATCH .../complete. */
+  dateCompleted: 'when-processed' | 'at-patch';
+  /** What `stream: true` answers: `events` (deltas, the message, done), `json` (the Message as JSON), `no-final` (deltas and done only). */
+  streamFormat: 'events' | 'json' | 'no-final';
+}
+
+export const DEFAULT_MODES: EmulatorModes = { folders: 'extension', contentRoute: true, dateCompleted: 'when-processed', streamFormat: 'events' };
+
+/** Lifetime of the signed document links of the strict mode. */
+export const DOCUMENT_LINK_TTL_SECONDS = 3600;
+
 export interface EmulatorContext {
+  /** The answers to what the spec leaves open. */
+  modes: EmulatorModes;
+  /** The `url` of a document with content: the content route, or a signed link when it is off. */
+  documentUrl(document: { projectIdentifier: string; objectIdentifier: string; blobKey: string; contentType: string | null }): string;
   db: Database.Database;
   /** Typed emitter for EmulatorEvents (emit/on with the event names above). */
   events: EventEmitter;

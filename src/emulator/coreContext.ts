@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { signedBlobPath } from './blobUrls.js';
 import type { Clock } from './clock.js';
-import { type Caller, type EmulatorContext, HttpError } from './context.js';
+import { type Caller, type EmulatorContext, DOCUMENT_LINK_TTL_SECONDS, HttpError } from './context.js';
+import { contentUrl } from './documentView.js';
 import type { FaultInjector } from './faults.js';
 import type { DocumentProcessor } from './processing.js';
 import type { Stores } from './state/index.js';
@@ -30,13 +31,17 @@ export type CoreRoutePlugin = (app: FastifyInstance, ctx: CoreContext) => void |
 /** What the core context is made from: the parts it passes through as they are, and the base URL. */
 export type CoreDependencies = Pick<
   CoreContext,
-  'db' | 'events' | 'blobs' | 'stores' | 'processor' | 'faults' | 'clock' | 'logger' | 'audience' | 'tokenTtlSeconds' | 'baseUrl'
+  'db' | 'events' | 'blobs' | 'stores' | 'processor' | 'faults' | 'clock' | 'logger' | 'audience' | 'tokenTtlSeconds' | 'baseUrl' | 'modes'
 >;
 
 export function createCoreContext(deps: CoreDependencies): CoreContext {
   const callers = new WeakMap<FastifyRequest, Caller>();
   const { stores, clock } = deps;
   const blobUrlKey = stores.meta.secret('blob-url-key');
+  const signedBlobUrl = (blobKey: string, ttlSeconds: number, contentType: string): string => {
+    const expiresAtSeconds = Math.floor(deps.clock.nowMs() / 1000) + ttlSeconds;
+    return deps.baseUrl() + signedBlobPath({ key: blobKey, expiresAtSeconds, contentType }, blobUrlKey);
+  };
   const caller = (req: FastifyRequest): Caller => {
     const found = callers.get(req);
     if (!found) throw new HttpError(401, 'Unauthorized', 'A bearer token is required.');
@@ -83,9 +88,11 @@ export function createCoreContext(deps: CoreDependencies): CoreContext {
     organizationMetadata: (tenant, objectIdentifier) => stores.organizationMetadata.definition(tenant, objectIdentifier),
     organizationMetadataDefinitions: (tenant) => stores.organizationMetadata.definitions(tenant),
     baseUrl: deps.baseUrl,
-    signedBlobUrl(blobKey, ttlSeconds, contentType) {
-      const expiresAtSeconds = Math.floor(clock.nowMs() / 1000) + ttlSeconds;
-      return deps.baseUrl() + signedBlobPath({ key: blobKey, expiresAtSeconds, contentType }, blobUrlKey);
+    signedBlobUrl,
+    modes: deps.modes,
+    documentUrl(d) {
+      if (deps.modes.contentRoute) return contentUrl(deps.baseUrl(), d);
+      return signedBlobUrl(d.blobKey, DOCUMENT_LINK_TTL_SECONDS, d.contentType ?? 'application/octet-stream');
     },
   };
 }

@@ -2,7 +2,8 @@
 import type { ListedDocument } from './state/documents.js';
 
 export interface DocumentViewOptions {
-  baseUrl: string;
+  /** The document's `url` (EmulatorContext.documentUrl). */
+  url: (document: ListedDocument & { blobKey: string }) => string;
   /** `/folder/sub/name`, only when the caller asked for paths. */
   path?: string | null;
 }
@@ -33,7 +34,7 @@ export function renderDocument(d: ListedDocument, options: DocumentViewOptions):
     isSystemFolder: false,
     tokenCount: d.tokenCount,
     metadataTokenCount: d.metadata ? d.metadata.reduce((sum, m) => sum + Math.ceil((m.key.length + m.value.length) / TOKEN_CHARS), 0) : null,
-    url: d.blobKey ? contentUrl(options.baseUrl, d) : null,
+    url: d.blobKey ? options.url(d as ListedDocument & { blobKey: string }) : null,
     extension: d.extension,
     path: options.path ?? null,
     convertedToPdf: false,

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import { signToken, type TokenClaims } from './auth.js';
 import { createClock } from './clock.js';
-import type { NotificationInput, UploadStats } from './context.js';
+import { DEFAULT_MODES, type EmulatorModes, type NotificationInput, type UploadStats } from './context.js';
 import { createCoreContext } from './coreContext.js';
 import { FaultInjector, type FaultSettings } from './faults.js';
 import { DocumentProcessor, type ProcessingSettings } from './processing.js';
@@ -48,6 +48,14 @@ export interface EmulatorOptions {
   validateResponses?: boolean | 'throw';
   /** Lists answer with at most this many items whatever page size was asked for (silently). */
   maxPageSize?: number;
+  /**
+   * The interface exactly as the spec shows it: no folder creation, no document-content route
+   * (a document's `url` is a signed link). The mode options below override single answers.
+   */
+  strict?: boolean;
+  folders?: EmulatorModes['folders'];
+  dateCompleted?: EmulatorModes['dateCompleted'];
+  streamFormat?: EmulatorModes['streamFormat'];
   logger?: Logger;
 }
 
@@ -112,6 +120,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     audience,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     baseUrl: () => baseUrl,
+    modes: modesOf(options),
   });
   const contractViolations: ContractViolation[] = [];
   const app = await buildServer(ctx, {
@@ -161,6 +170,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         await processor.close();
         db.close();
       })()),
+  };
+}
+
+/** The answers to what the spec leaves open: the defaults, `strict`, then each mode option. */
+export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat'>): EmulatorModes {
+  return {
+    folders: options.folders ?? (options.strict ? 'none' : DEFAULT_MODES.folders),
+    contentRoute: !options.strict,
+    dateCompleted: options.dateCompleted ?? DEFAULT_MODES.dateCompleted,
+    streamFormat: options.streamFormat ?? DEFAULT_MODES.streamFormat,
   };
 }
 

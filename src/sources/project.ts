@@ -15,6 +15,22 @@ import { SourceError, SourceGoneError, type EntryAttributes, type Source, type S
 /** Metadata ferry itself writes (the flattened path): never carried as the document's own. */
 const OWN_METADATA = /^ferry\./;
 
+/**
+ * The metadata key of a flattened document (a service without folder creation): its path under the
+ * project root, `/`-separated, without a leading slash (docs/cli.md, "Folders").
+ */
+export const RELATIVE_PATH_KEY = 'ferry.relativePath';
+
+/**
+ * Where a document belongs: its path, or for one that was flattened into another folder (a service
+ * without folder creation) the path kept in ferry.relativePath.
+ */
+export function logicalPath(doc: Pick<Document, 'path' | 'name' | 'metadata'>): string | undefined {
+  const kept = doc.metadata?.find((m) => m.key === RELATIVE_PATH_KEY)?.value;
+  if (kept) return `/${kept}`;
+  return doc.path ?? (doc.name ? `/${doc.name}` : undefined);
+}
+
 /** What an upload elsewhere can carry over: content type, processing settings, key/value metadata. */
 function attributesOf(doc: Document): EntryAttributes {
   const metadata: Record<string, string> = {};
@@ -76,7 +92,8 @@ export class ProjectSource implements Source {
     );
     for await (const doc of list) {
       if (signal?.aborted) return;
-      const path = doc.path ?? (doc.name ? `/${doc.name}` : undefined);
+      // A document flattened by a service without folders says where it belongs.
+      const path = logicalPath(doc);
       if (!path) continue;
       if (!path.startsWith(this.prefix)) {
         if (`${path}/` === this.prefix) sawFrom = true;

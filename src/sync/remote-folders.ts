@@ -2,7 +2,8 @@
 // extension when the service offers it, otherwise the nearest existing folder takes the files.
 import { posix } from 'node:path';
 import type { FerryClient } from '../api/client.js';
-import { ConflictError, NotFoundError, ApiError } from '../api/errors.js';
+import { ConflictError, ApiError } from '../api/errors.js';
+import { RELATIVE_PATH_KEY } from './settle.js';
 import type { CheckpointStore } from '../store/types.js';
 
 export interface FolderStats {
@@ -12,12 +13,24 @@ export interface FolderStats {
   flattened: number;
   /** True when the service has no folder creation (the spec shows none). */
   creationUnavailable: boolean;
+  /** The status that said so. */
+  creationRefused?: number;
 }
+
+/**
+ * What a service without the folder extension may answer its route with: not found, not allowed,
+ * forbidden or bad request (a gateway's view of an unknown route), not implemented. A 401 (the
+ * token) and 429/5xx (transient) are not refusals.
+ */
+const REFUSALS = new Set([400, 403, 404, 405, 501]);
 
 export interface Placement {
   /** Remote folder id, or null for the project root. */
   parentId: string | null;
-  /** Set when the file could not go to its own folder: its relative path, for the metadata. */
+  /**
+   * Set when the file could not go to its own folder: its path under the project root (`/`-separated,
+   * no leading slash), kept in the document's metadata as ferry.relativePath.
+   */
   flattenedPath?: string;
 }
 
@@ -45,7 +58,8 @@ export class RemoteFolders {
     const dir = posix.dirname(key);
     const id = await this.folder(dir === '.' ? '' : dir);
     if (id !== undefined) return { parentId: id };
-    return { parentId: await this.nearest(dir), flattenedPath: key };
+    // The path it would have had, from the project root: what ferry.relativePath holds.
+    return { parentId: await this.nearest(dir), flattenedPath: joinPath(this.base, key) };
   }
 
   /** Makes sure a folder exists (empty folders are mirrored too). */
@@ -115,9 +129,15 @@ export class RemoteFolders {
           return id;
         }
       }
-      if (err instanceof NotFoundError || (err instanceof ApiError && err.status === 405)) {
-        // No folder creation on this service: every missing folder is flattened from now on.
+      if (err instanceof ApiError && REFUSALS.has(err.status)) {
+        // No folder creation on this service (the spec shows none; a gateway may answer an unknown
+        // route with any of these): every missing folder is flattened from now on, said once.
         this.stats.creationUnavailable = true;
+        this.stats.creationRefused = err.status;
+        this.client.transport.logger.warn(
+          { status: err.status },
+          `the service refused folder creation (HTTP ${err.status}): files of folders that do not exist go to the nearest existing folder, their relative path kept in the document metadata "${RELATIVE_PATH_KEY}"`,
+        );
         return this.flatten(full);
       }
       throw err;
@@ -168,6 +188,6 @@ export class RemoteFolders {
   }
 }
 
-function joinPath(base: string, rel: string): string {
+export function joinPath(base: string, rel: string): string {
   return [base, rel].filter((p) => p !== '' && p !== '.').join('/');
 }

@@ -4,6 +4,7 @@
 import { posix } from 'node:path';
 import type { FerryClient } from '../api/client.js';
 import type { Document } from '../api/types.js';
+import { RELATIVE_PATH_KEY } from '../sources/project.js';
 
 export interface Wanted {
   name: string;
@@ -18,7 +19,7 @@ export interface Wanted {
   notId?: string | null | undefined;
 }
 
-export const RELATIVE_PATH_KEY = 'ferry.relativePath';
+export { RELATIVE_PATH_KEY };
 
 export class BatchIndex {
   /** Documents of the batch not yet claimed by an item, by match key. */

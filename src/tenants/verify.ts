@@ -16,6 +16,7 @@ import { exportPlaybook } from '../playbooks/export.js';
 import { PLAYBOOK_PATH, comparable } from '../playbooks/format.js';
 import { openArchive } from '../playbooks/read.js';
 import { visible } from '../sources/names.js';
+import { logicalPath } from '../sources/project.js';
 import { metadataEntry } from './metadata.js';
 
 export interface Difference {
@@ -78,7 +79,7 @@ export class Verification {
       for (const [side, client, id] of [['s', this.from, sourceId], ['t', this.to, targetId]] as const) {
         let batch: Document[] = [];
         const flush = db.transaction((docs: Document[]) => {
-          for (const d of docs) insert.run(side, d.path ?? `/${d.name ?? ''}`, d.isDirectory ? 1 : 0, d.objectIdentifier, d.size ?? 0, d.url ?? null, JSON.stringify(ownMetadata(d)), Date.parse(d.dateAdded ?? '') || 0);
+          for (const d of docs) insert.run(side, logicalPath(d) ?? '/', d.isDirectory ? 1 : 0, d.objectIdentifier, d.size ?? 0, d.url ?? null, JSON.stringify(ownMetadata(d)), Date.parse(d.dateAdded ?? '') || 0);
         });
         for await (const d of client.documents.list(id, { flattenList: true, includePath: true, hidePackagedFiles: false }, { pageSize: 1000, ...(signal ? { signal } : {}) })) {
           batch.push(d);

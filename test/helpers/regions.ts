@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { FerryClient } from '../../src/api/index.js';
 import type { TenantDescription } from '../../src/emulator/index.js';
 import { FERRY_BIN } from './cli.js';
+import { STRICT, STRICT_FLAGS } from './service.js';
 
 export interface Region {
   child: ChildProcess;
@@ -20,7 +21,7 @@ export interface Region {
 }
 
 export async function startRegion(args: string[] = []): Promise<Region> {
-  const child = spawn(process.execPath, [FERRY_BIN, 'emulator', '--port', '0', ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [FERRY_BIN, 'emulator', '--port', '0', ...(STRICT ? STRICT_FLAGS : []), ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const ready = JSON.parse(line) as Omit<Region, 'child' | 'client' | 'stop'>;
   const clients: FerryClient[] = [];

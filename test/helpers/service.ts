@@ -7,6 +7,7 @@ import { FerryClient, type ClientOptions } from '../../src/api/index.js';
 import { startEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator/index.js';
 import { collect } from './test-server.js';
 import type { Document } from '../../src/api/types.js';
+import { logicalPath } from '../../src/sources/project.js';
 
 export interface Service {
   emulator: EmulatorHandle;
@@ -17,8 +18,24 @@ export interface Service {
   close(): Promise<void>;
 }
 
+/**
+ * The test matrix (vitest.config.ts): the job suites run once against the default emulator and once
+ * with FERRY_TEST_EMULATOR=strict, against the interface exactly as the spec shows it and the other
+ * plausible answer to everything it leaves open.
+ */
+export const STRICT = process.env.FERRY_TEST_EMULATOR === 'strict';
+
+/** The strict answers, as emulator options and as `ferry emulator` flags. */
+export const STRICT_OPTIONS: EmulatorOptions = { strict: true, dateCompleted: 'at-patch', streamFormat: 'no-final', maxPageSize: 100 };
+export const STRICT_FLAGS = ['--strict', '--date-completed', 'at-patch', '--stream-format', 'no-final', '--max-page-size', '100'];
+
+/** Folders as the emulator holds them: none at all where it offers no folder creation. */
+export function whereFoldersExist(folders: string[]): string[] {
+  return STRICT ? [] : folders;
+}
+
 export async function startService(opts: EmulatorOptions = {}): Promise<Service> {
-  const emulator = await startEmulator({ validateResponses: 'throw', processing: { minDelayMs: 1, maxDelayMs: 5, seed: 1 }, ...opts });
+  const emulator = await startEmulator({ validateResponses: 'throw', processing: { minDelayMs: 1, maxDelayMs: 5, seed: 1 }, ...(STRICT ? STRICT_OPTIONS : {}), ...opts });
   const clients: FerryClient[] = [];
   const address = { baseUrl: emulator.baseUrl, settingsUrl: emulator.settingsUrl, authUrl: emulator.authUrl };
   return {
@@ -78,10 +95,13 @@ export async function writeTree(root: string, files: Record<string, string | Buf
 
 export { symlink };
 
-/** Every non-folder document of the project, with its path. */
+/**
+ * Every non-folder document of the project, with its path: where it belongs, which for a document
+ * flattened by a service without folders is the path ferry kept in its metadata.
+ */
 export async function remoteFiles(client: FerryClient, project: string): Promise<Document[]> {
   const docs = await collect(client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false }));
-  return docs.filter((d) => !d.isDirectory);
+  return docs.filter((d) => !d.isDirectory).map((d) => ({ ...d, path: logicalPath(d) ?? null }));
 }
 
 export async function remoteFolders(client: FerryClient, project: string): Promise<string[]> {

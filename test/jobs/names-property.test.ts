@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { remoteFiles, remoteFolders, startService, type Service } from '../helpers/service.js';
+import { remoteFiles, remoteFolders, startService, whereFoldersExist, type Service } from '../helpers/service.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { checkName } from '../../src/sources/names.js';
@@ -117,7 +117,7 @@ describe('mirror on random trees of hostile names', () => {
         expect(paths.length, say).toBe(new Set(paths).size);
         expect(new Map(docs.map((d) => [d.path ?? '', d.size])), say).toEqual(expected.carried);
         const folders = await remoteFolders(client, project);
-        for (const empty of expected.emptyFolders) expect(folders, say).toContain(empty);
+        for (const empty of whereFoldersExist(expected.emptyFolders)) expect(folders, say).toContain(empty);
 
         const rerun = await mirror({ source: src, project, progress: false }, { client, store });
         expect(rerun.counts, say).toMatchObject({ discovered: onDisk, uploaded: 0, failed: expected.refused.size });

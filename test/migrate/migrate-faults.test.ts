@@ -41,8 +41,9 @@ describe('ferry migrate against a misbehaving source', () => {
     const docs = await remoteFiles(from, project);
     const broken = docs.find((d) => d.path === '/f/doc3.txt')!;
     const gone = docs.find((d) => d.path === '/f/doc7.txt')!;
-    const content = (id: string) => new RegExp(`/documents/${id}/content$`);
-    a.emulator.setFaults({ rules: [{ kind: '500', method: 'GET', path: content(broken.objectIdentifier) }, { kind: '404', method: 'GET', path: content(gone.objectIdentifier) }] });
+    // Each document's content as the service gives it: its url (a route, or a signed link in strict mode).
+    const content = (d: typeof broken) => new URL(d.url!).pathname;
+    a.emulator.setFaults({ rules: [{ kind: '500', method: 'GET', path: content(broken) }, { kind: '404', method: 'GET', path: content(gone) }] });
     const store = new SqliteCheckpointStore(join(await mkdtemp(join(tmpdir(), 'ferry-migrate-faults-')), 'state.sqlite'));
     const deps = { from, to, store };
 
@@ -59,7 +60,7 @@ describe('ferry migrate against a misbehaving source', () => {
     expect((await remoteFiles(to, target)).map((d) => d.path).sort()).toHaveLength(10);
 
     // The URL works again; the deleted document stays deleted.
-    a.emulator.setFaults({ rules: [{ kind: '404', method: 'GET', path: content(gone.objectIdentifier) }] });
+    a.emulator.setFaults({ rules: [{ kind: '404', method: 'GET', path: content(gone) }] });
     const second = await migrate({ projects: [project], progress: false }, deps);
     expect(second.counts).toMatchObject({ uploaded: 1, skipped: 11, failed: 0 });
     expect(second.status).toBe('succeeded');
@@ -71,7 +72,13 @@ describe('ferry migrate against a misbehaving source', () => {
     a.emulator.setFaults({});
     const report = await verifyMigration({ projects: [project] }, deps);
     expect(report.differences).toEqual([{ kind: 'document', where: expect.stringContaining('/f/doc7.txt'), what: 'missing on the target' }]);
-    await to.documents.upload(target, { stream: (await import('node:stream')).Readable.from([Buffer.from('content 5')]), size: 9, filename: 'doc5.txt' }, { documentUploadIdentifier: crypto.randomUUID(), parentObjectIdentifier: (await remoteFiles(to, target)).find((d) => d.path === '/f/doc5.txt')!.parentObjectIdentifier! });
+    // A second document at f/doc5.txt: in its folder, or flattened with its path in the metadata.
+    const five = (await remoteFiles(to, target)).find((d) => d.path === '/f/doc5.txt')!;
+    await to.documents.upload(
+      target,
+      { stream: (await import('node:stream')).Readable.from([Buffer.from('content 5')]), size: 9, filename: 'doc5.txt' },
+      { documentUploadIdentifier: crypto.randomUUID(), ...(five.parentObjectIdentifier ? { parentObjectIdentifier: five.parentObjectIdentifier } : { metadata: { 'ferry.relativePath': 'f/doc5.txt' } }) },
+    );
     await to.projects.update(target, { name: 'renamed on the target', description: 'faults' });
     const after = await verifyMigration({ projects: [project] }, deps);
     expect(after.differences.map((d) => `${d.kind}: ${d.what}`).sort()).toEqual(

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
-import { startService, writeTree, type Service } from '../helpers/service.js';
+import { STRICT, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { planPull, pull } from '../../jobs/pull.js';
@@ -68,7 +68,8 @@ describe('ferry pull', () => {
     expect(first.status, JSON.stringify(first.errors)).toBe('succeeded');
     expect(first.counts).toMatchObject({ discovered: 5, uploaded: 5, failed: 0 });
     expect(await tree(out)).toEqual(await tree(src));
-    expect(await readdir(join(out, 'emptyfolder'))).toEqual([]);
+    // An empty folder exists only where the service could hold one.
+    if (!STRICT) expect(await readdir(join(out, 'emptyfolder'))).toEqual([]);
     const again = await pull({ project, dir: out, progress: false }, { client, store });
     expect(again.counts).toMatchObject({ discovered: 5, uploaded: 0, skipped: 5 });
     store.close();

@@ -41,11 +41,13 @@ export class Messages extends Resource {
 /**
  * The events of a streamed reply, in order. The spec does not show the event format, so the final
  * Message is recognised by shape (the last event whose data is a JSON object with `isAssistant`);
- * a server that answers JSON despite `stream: true` yields no events and its Message is final.
+ * a server that answers JSON despite `stream: true` yields no events and its Message is final; a
+ * stream that carries no Message at all is answered by reading the reply back from the chat.
  */
 export class MessageStream implements AsyncIterable<SseEvent> {
   private final: Message | undefined;
   private started = false;
+  private sentAt = 0;
   private done = false;
 
   constructor(
@@ -58,6 +60,7 @@ export class MessageStream implements AsyncIterable<SseEvent> {
   async *[Symbol.asyncIterator](): AsyncIterator<SseEvent> {
     if (this.started) throw new FerryError('a message stream can be read only once');
     this.started = true;
+    this.sentAt = Date.now();
     const res = await this.t.stream({ method: 'POST', path: this.path, json: { ...this.input, stream: true } }, this.opts);
     const type = String(res.headers['content-type'] ?? '');
     if (!type.includes('text/event-stream')) {
@@ -77,10 +80,26 @@ export class MessageStream implements AsyncIterable<SseEvent> {
   async finalMessage(): Promise<Message> {
     if (!this.started) for await (const _ of this) { /* drain */ }
     if (!this.done) throw new FerryError('finalMessage() was called before the stream was read to its end');
-    if (!this.final) throw new FerryError('the message stream ended without a complete Message');
+    this.final ??= await this.readBack();
+    if (!this.final) throw new FerryError('the message stream ended without a complete Message, and the chat holds no reply sent since');
     return this.final;
   }
+
+  /** The newest assistant message of the chat dated since the request (with slack for the service's clock). */
+  private async readBack(): Promise<Message | undefined> {
+    const since = this.sentAt - CLOCK_SLACK_MS;
+    let newest: Message | undefined;
+    for await (const m of pagedGet<Message>(this.t, this.path, {}, this.opts.signal ? { signal: this.opts.signal } : {})) {
+      const at = Date.parse(m.dateAdded ?? '');
+      if (!m.isAssistant || !(at >= since)) continue;
+      if (!newest || at >= Date.parse(newest.dateAdded ?? '')) newest = m;
+    }
+    return newest;
+  }
 }
+
+/** How far the service's clock may run behind ours when a reply is read back. */
+const CLOCK_SLACK_MS = 60_000;
 
 function asMessage(data: string): Message | undefined {
   if (!data.startsWith('{')) return undefined;

@@ -13,6 +13,10 @@ interface EmulatorCliOptions {
   faults?: string;
   tokenTtl?: string;
   maxPageSize?: string;
+  strict?: boolean;
+  folders?: 'extension' | 'none';
+  dateCompleted?: 'when-processed' | 'at-patch';
+  streamFormat?: 'events' | 'json' | 'no-final';
 }
 
 export function registerEmulator(program: Command): void {
@@ -26,6 +30,10 @@ export function registerEmulator(program: Command): void {
     .option('--faults <spec>', 'inject faults, e.g. 429=0.05,503=0.05,reset=0.02,latency=20,seed=7')
     .addOption(new Option('--token-ttl <seconds>', 'lifetime of issued tokens').default('3600'))
     .option('--max-page-size <n>', 'answer every list with at most n items per page, silently, as services that cap page sizes do')
+    .option('--strict', 'the interface exactly as the spec shows it: no folder creation, no document-content route (url is a signed link)')
+    .addOption(new Option('--folders <mode>', 'folder creation: the extension, or none (404)').choices(['extension', 'none']))
+    .addOption(new Option('--date-completed <when>', "when a document upload's dateCompleted is set").choices(['when-processed', 'at-patch']))
+    .addOption(new Option('--stream-format <format>', 'what stream: true answers: events, plain json, or events without the final message').choices(['events', 'json', 'no-final']))
     .action(async (opts: EmulatorCliOptions, cmd: Command) => {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigurationError(`--port must be a whole number from 0 to 65535, not "${opts.port}"`);
@@ -46,6 +54,10 @@ export function registerEmulator(program: Command): void {
         ...(maxPageSize ? { maxPageSize } : {}),
         ...(faults ? { faults } : {}),
         ...(seed ? { seed } : {}),
+        ...(opts.strict ? { strict: true } : {}),
+        ...(opts.folders ? { folders: opts.folders } : {}),
+        ...(opts.dateCompleted ? { dateCompleted: opts.dateCompleted } : {}),
+        ...(opts.streamFormat ? { streamFormat: opts.streamFormat } : {}),
       });
       process.stdout.write(`${JSON.stringify(handle.describe())}\n`);
       await new Promise<void>((resolve) => {

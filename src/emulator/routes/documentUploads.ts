@@ -115,15 +115,16 @@ export const documentUploadRoutes: RoutePlugin = (app, ctx) => {
     const upload = uploadOf(req);
     if (upload.dateCompleted) return renderUpload(upload);
     stores.documentUploads.requestCompletion(upload.objectIdentifier);
-    return renderUpload(completeIfSettled({ ...upload, completeRequested: true }));
+    // --date-completed at-patch: the other reading of the spec, completed while documents still process.
+    return renderUpload(completeIfSettled({ ...upload, completeRequested: true }, ctx.modes.dateCompleted === 'at-patch'));
   });
 };
 
 /** Completes an upload marked complete once nothing of it is processing; the completion notifies once. */
 function settle(ctx: EmulatorContext, stores: PlaybookStores) {
-  return (upload: DocumentUploadRecord): DocumentUploadRecord => {
+  return (upload: DocumentUploadRecord, now = false): DocumentUploadRecord => {
     const stats = ctx.uploadStats(upload.tenant, upload.objectIdentifier);
-    if (stats.processingDocumentCount > 0) return upload;
+    if (stats.processingDocumentCount > 0 && !now) return upload;
     const dateCompleted = ctx.now();
     ctx.db.transaction(() => {
       if (!stores.documentUploads.complete(upload.objectIdentifier, dateCompleted)) return;

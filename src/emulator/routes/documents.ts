@@ -73,7 +73,7 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
     for (const key of documents.removeProject(projectIdentifier)) ctx.blobs.delete(key);
   });
 
-  const view = (document: ListedDocument, path?: string | null) => renderDocument(document, { baseUrl: ctx.baseUrl(), path: path ?? null });
+  const view = (document: ListedDocument, path?: string | null) => renderDocument(document, { url: (d) => ctx.documentUrl(d), path: path ?? null });
 
   /** The folder, which must be a directory of this project (400 otherwise: it is an input, not the resource). */
   const folderOf = (project: ProjectRecord, folderIdentifier: string | null | undefined): string | null => {
@@ -228,7 +228,8 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
   );
 
   // Extension (not in the spec): folders, so documents can be organised and listed by parent.
-  app.post<{ Params: ProjectParams; Body: FolderBody }>(
+  // Absent under --strict / --folders none: the route answers 404 like any unknown one.
+  if (ctx.modes.folders === 'extension') app.post<{ Params: ProjectParams; Body: FolderBody }>(
     '/projects/:projectIdentifier/folders',
     {
       schema: {
@@ -260,7 +261,8 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
   );
 
   // Extension (not in the spec): the stored bytes of a document; every Document's `url` points here.
-  app.get<{ Params: ProjectParams & { documentIdentifier: string } }>(
+  // Absent under --strict: `url` is then a signed, expiring link to the stored bytes.
+  if (ctx.modes.contentRoute) app.get<{ Params: ProjectParams & { documentIdentifier: string } }>(
     '/projects/:projectIdentifier/documents/:documentIdentifier/content',
     { schema: { params: objectSchema({ projectIdentifier: uuid, documentIdentifier: uuid }) } },
     async (req, reply) => {

@@ -5,7 +5,7 @@ import type { components } from '../../contract/openapi.js';
 import { QUOTE_BYTES, replyText, serverSentEvents, summarize } from '../assistantReply.js';
 import type { CoreContext, CoreRoutePlugin } from '../coreContext.js';
 import { HttpError } from '../context.js';
-import { contentUrl, renderDocument } from '../documentView.js';
+import { renderDocument } from '../documentView.js';
 import { QUOTABLE_EXTENSIONS } from '../fileKinds.js';
 import type { AssistantRecord, StoredMessage } from '../state/assistants.js';
 import type { ListedDocument } from '../state/documents.js';
@@ -62,7 +62,7 @@ export const messageRoutes: CoreRoutePlugin = (app, ctx) => {
       return document;
     });
 
-  const view = (d: ListedDocument) => renderDocument(d, { baseUrl: ctx.baseUrl() });
+  const view = (d: ListedDocument) => renderDocument(d, { url: (x) => ctx.documentUrl(x) });
 
   const assistantView = (assistant: AssistantRecord) => {
     const counts = assistants.messageCounts(assistant.objectIdentifier);
@@ -148,11 +148,12 @@ export const messageRoutes: CoreRoutePlugin = (app, ctx) => {
       });
       assistants.addMessage(stored(assistant, answer));
       const complete = { ...answer, assistant: assistantView({ ...assistant, documentIdentifiers: allDocuments, lastContextModelIdentifier: input.modelIdentifier }) };
-      if (input.stream !== true) return complete;
+      // --stream-format: the spec shows `stream` but no event format; `json` answers as without it.
+      if (input.stream !== true || ctx.modes.streamFormat === 'json') return complete;
       return reply
         .type('text/event-stream; charset=utf-8')
         .header('cache-control', 'no-cache')
-        .send(Readable.from(serverSentEvents(text, complete)));
+        .send(Readable.from(serverSentEvents(text, ctx.modes.streamFormat === 'no-final' ? undefined : complete)));
     },
   );
 
@@ -261,7 +262,7 @@ async function citation(ctx: CoreContext, document: ListedDocument, messageObjec
     startIndex: 0,
     endIndex: quote.length,
     title: document.name,
-    url: contentUrl(ctx.baseUrl(), document),
+    url: ctx.documentUrl({ ...document, blobKey: document.blobKey ?? '' }),
   };
 }
 

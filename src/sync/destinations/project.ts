@@ -10,7 +10,7 @@ import { JobAbortedError } from '../../runner/job.js';
 import type { FileEntry } from '../../sources/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
 import type { Destination, WriteContext } from '../engine.js';
-import { RemoteFolders, type Placement } from '../remote-folders.js';
+import { RemoteFolders, joinPath, type Placement } from '../remote-folders.js';
 import { BatchIndex, RELATIVE_PATH_KEY, fileName, findLanded } from '../settle.js';
 
 export interface ProjectDestinationOptions {
@@ -62,7 +62,7 @@ export class ProjectDestination implements Destination<Placement> {
         indexes.set(item.uploadId, index);
       }
       const wanted = { name: posix.basename(item.sourceKey), parentId: item.parentId, size: item.size, notId: item.remoteId };
-      const doc = index.claim({ ...wanted, relativePath: undefined }) ?? index.claim({ ...wanted, relativePath: item.sourceKey });
+      const doc = index.claim({ ...wanted, relativePath: undefined }) ?? index.claim({ ...wanted, relativePath: joinPath(this.o.base, item.sourceKey) });
       if (doc?.objectIdentifier) landed.set(item.sourceKey, { remoteId: doc.objectIdentifier });
     }
     return landed;
