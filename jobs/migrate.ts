@@ -8,9 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { FerryClient } from '../src/api/client.js';
-import { ConfigurationError, NotFoundError } from '../src/api/errors.js';
+import { ConfigurationError } from '../src/api/errors.js';
 import type { Playbook, Project } from '../src/api/types.js';
-import { exportPlaybook, findPlaybook } from '../src/playbooks/export.js';
+import { exportPlaybook } from '../src/playbooks/export.js';
 import { IdMap } from '../src/playbooks/id-map.js';
 import { openArchive } from '../src/playbooks/read.js';
 import { replayImport } from '../src/playbooks/replay.js';
@@ -18,20 +18,24 @@ import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { ProjectSource } from '../src/sources/project.js';
-import type { CheckpointStore, RunCounts } from '../src/store/types.js';
+import type { RunCounts } from '../src/store/types.js';
 import { transfer } from '../src/sync/engine.js';
-import { decide } from '../src/sync/plan.js';
 import { ProjectDestination } from '../src/sync/destinations/project.js';
-import { metadataEntry, TargetMetadata, type MetadataMapping } from '../src/tenants/metadata.js';
+import { TargetMetadata, type MetadataMapping } from '../src/tenants/metadata.js';
 import { copyOptions, copyProject } from '../src/tenants/projects.js';
+import {
+  NOT_CARRIED,
+  checkSelection,
+  definitionsUsed,
+  documentsKey,
+  migrateJobKey,
+  readIdMap,
+  selectPlaybooks,
+  selectProjects,
+  type MigrateSelection,
+  type PairDeps,
+} from '../src/tenants/selection.js';
 import { Verification, type Difference, type VerifyCounts } from '../src/tenants/verify.js';
-
-export interface MigrateSelection {
-  projects?: string[] | undefined;
-  allProjects?: boolean | undefined;
-  playbooks?: string[] | undefined;
-  allPlaybooks?: boolean | undefined;
-}
 
 export interface MigrateOptions extends MigrateSelection {
   mapping?: MetadataMapping | undefined;
@@ -39,74 +43,14 @@ export interface MigrateOptions extends MigrateSelection {
   progress?: boolean | undefined;
 }
 
-export interface MigrateDeps {
-  from: FerryClient;
-  to: FerryClient;
-  store: CheckpointStore;
+export interface MigrateDeps extends PairDeps {
   concurrency?: AdaptiveConcurrency | undefined;
 }
 
+export { NOT_CARRIED, migrateJobKey, type MigrateSelection };
+export { planMigration, type MigrationPlan } from '../src/tenants/plan.js';
+
 export const JOB = 'migrate';
-
-/** What the interface cannot recreate in another tenant: said in every plan and report. */
-export const NOT_CARRIED = [
-  { what: 'assistants and their messages', why: 'the interface can neither list nor create assistants; their conversations stay in the source tenant' },
-  { what: 'notifications', why: 'they belong to users of the source tenant and cannot be created through the interface' },
-  { what: 'documents without content', why: 'a document with no url (a failed upload record) has no bytes to carry; each is listed as a skipped item' },
-];
-
-/** One pair of tenants, one job: its items, its id map, its lock. */
-export function migrateJobKey(from: FerryClient, to: FerryClient): string {
-  const side = (c: FerryClient) => `${c.transport.address.baseUrl}#${c.transport.tokens.identity}`;
-  return `migrate|${side(from)}|${side(to)}`;
-}
-
-function documentsKey(jobKey: string, sourceProject: string): string {
-  return `${jobKey}|documents|${sourceProject}`;
-}
-
-/** The id map of a migration (projects, options, playbooks and their parts), read only. */
-function readIdMap(store: CheckpointStore, jobKey: string): IdMap {
-  return new IdMap(store, `${jobKey}|ids`, 0, '');
-}
-
-export async function selectProjects(from: FerryClient, sel: MigrateSelection): Promise<Project[]> {
-  if (sel.allProjects) return from.projects.list().all();
-  const out: Project[] = [];
-  for (const id of sel.projects ?? []) {
-    try {
-      out.push(await from.projects.get(id));
-    } catch (err) {
-      if (err instanceof NotFoundError) throw new ConfigurationError(`--projects: the source has no project ${id} (or this application cannot see it)`);
-      throw err;
-    }
-  }
-  return out;
-}
-
-export async function selectPlaybooks(from: FerryClient, sel: MigrateSelection): Promise<Playbook[]> {
-  if (sel.allPlaybooks) return from.playbooks.searchAll().all();
-  const out: Playbook[] = [];
-  for (const id of sel.playbooks ?? []) out.push(await findPlaybook(from, id));
-  return out;
-}
-
-export function checkSelection(sel: MigrateSelection): void {
-  if (sel.allProjects && sel.projects?.length) throw new ConfigurationError('--projects and --all-projects cannot be given together');
-  if (sel.allPlaybooks && sel.playbooks?.length) throw new ConfigurationError('--playbooks and --all-playbooks cannot be given together');
-  if (!sel.allProjects && !sel.projects?.length && !sel.allPlaybooks && !sel.playbooks?.length) {
-    throw new ConfigurationError('nothing to migrate: name --projects ID,... or --all-projects, and/or --playbooks ID,... or --all-playbooks');
-  }
-}
-
-/** Every organization metadata definition the selection uses, read at the source. */
-async function definitionsUsed(from: FerryClient, projects: Project[], playbooks: Playbook[]) {
-  const values = projects.flatMap((p) => (p.metadataValues ?? []).map(metadataEntry));
-  for (const p of playbooks) for await (const v of from.playbookMetadata.list(p.objectIdentifier)) values.push(metadataEntry(v));
-  const definitions = new Map<string, { sourceId: string; name: string | null }>();
-  for (const v of values) if (v.organizationMetadataIdentifier) definitions.set(v.organizationMetadataIdentifier, { sourceId: v.organizationMetadataIdentifier, name: v.organizationMetadataName });
-  return { values, definitions: [...definitions.values()] };
-}
 
 interface ProjectReport {
   source: string;
@@ -258,92 +202,6 @@ function failItem(ctx: JobContext, key: string, err: unknown): void {
 
 function zeroCounts(): RunCounts {
   return { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 };
-}
-
-// ---------------------------------------------------------------- the plan (--dry-run)
-
-export interface MigrationPlan {
-  from: string;
-  to: string;
-  projects: {
-    source: string;
-    name: string | null;
-    /** The target project, when an earlier run made it. */
-    target: string | null;
-    folders: number;
-    documents: number;
-    bytes: number;
-    /** Documents already copied by an earlier run (unchanged since). */
-    alreadyCopied: number;
-    notCarried: { key: string; reason: string }[];
-    notCarriedCount: number;
-  }[];
-  playbooks: { source: string; name: string | null; target: string | null }[];
-  options: { definitions: number; options: number; missingOnTarget: number };
-  /** What stops the migration before it writes anything (a definition the target lacks). */
-  blockers: string[];
-  notCarried: typeof NOT_CARRIED;
-  totals: { projects: number; folders: number; documents: number; bytes: number; alreadyCopied: number; notCarried: number; playbooks: number };
-}
-
-const MAX_LISTED = 100;
-
-/** What a migration would do, writing nothing on either side. */
-export async function planMigration(opts: MigrateOptions, deps: MigrateDeps): Promise<MigrationPlan> {
-  checkSelection(opts);
-  const { from, to, store } = deps;
-  const jobKey = migrateJobKey(from, to);
-  const ids = readIdMap(store, jobKey);
-  const projects = await selectProjects(from, opts);
-  const playbooks = await selectPlaybooks(from, opts);
-  const plan: MigrationPlan = {
-    from: from.transport.address.baseUrl,
-    to: to.transport.address.baseUrl,
-    projects: [],
-    playbooks: playbooks.map((p) => ({ source: p.objectIdentifier, name: p.name, target: ids.get('playbook', p.objectIdentifier) ?? null })),
-    options: { definitions: 0, options: 0, missingOnTarget: 0 },
-    blockers: [],
-    notCarried: NOT_CARRIED,
-    totals: { projects: projects.length, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: 0, playbooks: playbooks.length },
-  };
-  const used = await definitionsUsed(from, projects, playbooks);
-  plan.options.definitions = used.definitions.length;
-  const target = new TargetMetadata(to, ids, opts.mapping);
-  try {
-    await target.resolve(used.values);
-    for (const def of used.definitions) {
-      const onTarget = target.definition({ organizationMetadataIdentifier: def.sourceId, organizationMetadataName: def.name });
-      for await (const o of from.organizationMetadataOptions.list(def.sourceId)) {
-        plan.options.options++;
-        if (!o.name || !onTarget.options.has(o.name.toLocaleLowerCase('en-US'))) plan.options.missingOnTarget++;
-      }
-    }
-  } catch (err) {
-    if (!(err instanceof ConfigurationError)) throw err;
-    plan.blockers.push(err.message);
-  }
-  for (const project of projects) {
-    const docsKey = documentsKey(jobKey, project.objectIdentifier);
-    const p: MigrationPlan['projects'][number] = { source: project.objectIdentifier, name: project.name, target: ids.get('project', project.objectIdentifier) ?? null, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: [], notCarriedCount: 0 };
-    for await (const entry of new ProjectSource(from, project.objectIdentifier).entries()) {
-      if (entry.kind === 'dir') p.folders++;
-      else if (entry.kind === 'problem') {
-        p.notCarriedCount++;
-        if (p.notCarried.length < MAX_LISTED) p.notCarried.push({ key: entry.key, reason: entry.reason });
-      } else {
-        p.documents++;
-        p.bytes += entry.size;
-        if (decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker }, store.fingerprint(docsKey, entry.key)) === 'unchanged') p.alreadyCopied++;
-      }
-    }
-    plan.projects.push(p);
-    plan.totals.folders += p.folders;
-    plan.totals.documents += p.documents;
-    plan.totals.bytes += p.bytes;
-    plan.totals.alreadyCopied += p.alreadyCopied;
-    plan.totals.notCarried += p.notCarriedCount;
-  }
-  return plan;
 }
 
 // ---------------------------------------------------------------- verify

@@ -1,0 +1,92 @@
+// The plan of a migration (`ferry migrate --dry-run`): per project the folders, documents and
+// bytes, what an earlier run already copied and what cannot be carried with its reason; the
+// playbooks; the organization metadata and what would stop the run. Reads only, on both sides.
+import { ConfigurationError } from '../api/errors.js';
+import { ProjectSource } from '../sources/project.js';
+import { decide } from '../sync/plan.js';
+import { TargetMetadata, type MetadataMapping } from './metadata.js';
+import { NOT_CARRIED, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, type MigrateSelection, type PairDeps } from './selection.js';
+
+export interface MigrationPlan {
+  from: string;
+  to: string;
+  projects: {
+    source: string;
+    name: string | null;
+    /** The target project, when an earlier run made it. */
+    target: string | null;
+    folders: number;
+    documents: number;
+    bytes: number;
+    /** Documents already copied by an earlier run (unchanged since). */
+    alreadyCopied: number;
+    notCarried: { key: string; reason: string }[];
+    notCarriedCount: number;
+  }[];
+  playbooks: { source: string; name: string | null; target: string | null }[];
+  options: { definitions: number; options: number; missingOnTarget: number };
+  /** What stops the migration before it writes anything (a definition the target lacks). */
+  blockers: string[];
+  notCarried: typeof NOT_CARRIED;
+  totals: { projects: number; folders: number; documents: number; bytes: number; alreadyCopied: number; notCarried: number; playbooks: number };
+}
+
+const MAX_LISTED = 100;
+
+/** What a migration would do, writing nothing on either side. */
+export async function planMigration(opts: MigrateSelection & { mapping?: MetadataMapping | undefined }, deps: PairDeps): Promise<MigrationPlan> {
+  checkSelection(opts);
+  const { from, to, store } = deps;
+  const jobKey = migrateJobKey(from, to);
+  const ids = readIdMap(store, jobKey);
+  const projects = await selectProjects(from, opts);
+  const playbooks = await selectPlaybooks(from, opts);
+  const plan: MigrationPlan = {
+    from: from.transport.address.baseUrl,
+    to: to.transport.address.baseUrl,
+    projects: [],
+    playbooks: playbooks.map((p) => ({ source: p.objectIdentifier, name: p.name, target: ids.get('playbook', p.objectIdentifier) ?? null })),
+    options: { definitions: 0, options: 0, missingOnTarget: 0 },
+    blockers: [],
+    notCarried: NOT_CARRIED,
+    totals: { projects: projects.length, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: 0, playbooks: playbooks.length },
+  };
+  const used = await definitionsUsed(from, projects, playbooks);
+  plan.options.definitions = used.definitions.length;
+  const target = new TargetMetadata(to, ids, opts.mapping);
+  try {
+    await target.resolve(used.values);
+    for (const def of used.definitions) {
+      const onTarget = target.definition({ organizationMetadataIdentifier: def.sourceId, organizationMetadataName: def.name });
+      for await (const o of from.organizationMetadataOptions.list(def.sourceId)) {
+        plan.options.options++;
+        if (!o.name || !onTarget.options.has(o.name.toLocaleLowerCase('en-US'))) plan.options.missingOnTarget++;
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof ConfigurationError)) throw err;
+    plan.blockers.push(err.message);
+  }
+  for (const project of projects) {
+    const docsKey = documentsKey(jobKey, project.objectIdentifier);
+    const p: MigrationPlan['projects'][number] = { source: project.objectIdentifier, name: project.name, target: ids.get('project', project.objectIdentifier) ?? null, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: [], notCarriedCount: 0 };
+    for await (const entry of new ProjectSource(from, project.objectIdentifier).entries()) {
+      if (entry.kind === 'dir') p.folders++;
+      else if (entry.kind === 'problem') {
+        p.notCarriedCount++;
+        if (p.notCarried.length < MAX_LISTED) p.notCarried.push({ key: entry.key, reason: entry.reason });
+      } else {
+        p.documents++;
+        p.bytes += entry.size;
+        if (decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker }, store.fingerprint(docsKey, entry.key)) === 'unchanged') p.alreadyCopied++;
+      }
+    }
+    plan.projects.push(p);
+    plan.totals.folders += p.folders;
+    plan.totals.documents += p.documents;
+    plan.totals.bytes += p.bytes;
+    plan.totals.alreadyCopied += p.alreadyCopied;
+    plan.totals.notCarried += p.notCarriedCount;
+  }
+  return plan;
+}

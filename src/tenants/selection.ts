@@ -1,0 +1,84 @@
+// What a migration is about, shared by the run, its plan and its proof: the pair of tenants (its
+// job key, its items, its lock), the projects and playbooks selected at the source, the
+// organization metadata they use, and what the interface cannot carry at all.
+import type { FerryClient } from '../api/client.js';
+import { ConfigurationError, NotFoundError } from '../api/errors.js';
+import type { Playbook, Project } from '../api/types.js';
+import { findPlaybook } from '../playbooks/export.js';
+import { IdMap } from '../playbooks/id-map.js';
+import type { CheckpointStore } from '../store/types.js';
+import { metadataEntry } from './metadata.js';
+
+/** The two tenants of a migration and the checkpoint store that keeps its items and id map. */
+export interface PairDeps {
+  from: FerryClient;
+  to: FerryClient;
+  store: CheckpointStore;
+}
+
+export interface MigrateSelection {
+  projects?: string[] | undefined;
+  allProjects?: boolean | undefined;
+  playbooks?: string[] | undefined;
+  allPlaybooks?: boolean | undefined;
+}
+
+/** What the interface cannot recreate in another tenant: said in every plan and report. */
+export const NOT_CARRIED = [
+  { what: 'assistants and their messages', why: 'the interface can neither list nor create assistants; their conversations stay in the source tenant' },
+  { what: 'notifications', why: 'they belong to users of the source tenant and cannot be created through the interface' },
+  { what: 'documents without content', why: 'a document with no url (a failed upload record) has no bytes to carry; each is listed as a skipped item' },
+];
+
+/** One pair of tenants, one job: its items, its id map, its lock. */
+export function migrateJobKey(from: FerryClient, to: FerryClient): string {
+  const side = (c: FerryClient) => `${c.transport.address.baseUrl}#${c.transport.tokens.identity}`;
+  return `migrate|${side(from)}|${side(to)}`;
+}
+
+export function documentsKey(jobKey: string, sourceProject: string): string {
+  return `${jobKey}|documents|${sourceProject}`;
+}
+
+/** The id map of a migration (projects, options, playbooks and their parts), read only. */
+export function readIdMap(store: CheckpointStore, jobKey: string): IdMap {
+  return new IdMap(store, `${jobKey}|ids`, 0, '');
+}
+
+export async function selectProjects(from: FerryClient, sel: MigrateSelection): Promise<Project[]> {
+  if (sel.allProjects) return from.projects.list().all();
+  const out: Project[] = [];
+  for (const id of sel.projects ?? []) {
+    try {
+      out.push(await from.projects.get(id));
+    } catch (err) {
+      if (err instanceof NotFoundError) throw new ConfigurationError(`--projects: the source has no project ${id} (or this application cannot see it)`);
+      throw err;
+    }
+  }
+  return out;
+}
+
+export async function selectPlaybooks(from: FerryClient, sel: MigrateSelection): Promise<Playbook[]> {
+  if (sel.allPlaybooks) return from.playbooks.searchAll().all();
+  const out: Playbook[] = [];
+  for (const id of sel.playbooks ?? []) out.push(await findPlaybook(from, id));
+  return out;
+}
+
+export function checkSelection(sel: MigrateSelection): void {
+  if (sel.allProjects && sel.projects?.length) throw new ConfigurationError('--projects and --all-projects cannot be given together');
+  if (sel.allPlaybooks && sel.playbooks?.length) throw new ConfigurationError('--playbooks and --all-playbooks cannot be given together');
+  if (!sel.allProjects && !sel.projects?.length && !sel.allPlaybooks && !sel.playbooks?.length) {
+    throw new ConfigurationError('nothing to migrate: name --projects ID,... or --all-projects, and/or --playbooks ID,... or --all-playbooks');
+  }
+}
+
+/** Every organization metadata definition the selection uses, read at the source. */
+export async function definitionsUsed(from: FerryClient, projects: Project[], playbooks: Playbook[]) {
+  const values = projects.flatMap((p) => (p.metadataValues ?? []).map(metadataEntry));
+  for (const p of playbooks) for await (const v of from.playbookMetadata.list(p.objectIdentifier)) values.push(metadataEntry(v));
+  const definitions = new Map<string, { sourceId: string; name: string | null }>();
+  for (const v of values) if (v.organizationMetadataIdentifier) definitions.set(v.organizationMetadataIdentifier, { sourceId: v.organizationMetadataIdentifier, name: v.organizationMetadataName });
+  return { values, definitions: [...definitions.values()] };
+}
