@@ -120,6 +120,8 @@ export class Transport {
   private readonly timeoutMs: number;
   private readonly deadlineMs: number | undefined;
   private readonly limiter: PQueue | undefined;
+  /** The client-wide cap on requests per second, when one is set. */
+  readonly requestsPerSecond: number | undefined;
   /** The request rate learned from 429s (src/api/pacing.ts). */
   private readonly pacer = new Pacer();
   private readonly userAgent: string;
@@ -146,6 +148,7 @@ export class Transport {
         keepAliveTimeout: 30_000,
         ...(opts.ca ? { connect: { ca: opts.ca } } : {}),
       });
+    this.requestsPerSecond = opts.requestsPerSecond;
     if (opts.requestsPerSecond !== undefined) {
       if (!(opts.requestsPerSecond > 0)) throw new FerryError('requestsPerSecond must be a positive number');
       // One start per interval: a smooth rate rather than bursts at each second boundary.
