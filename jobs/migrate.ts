@@ -59,6 +59,7 @@ interface ProjectReport {
   outcome: 'created' | 'reconciled' | 'existing' | 'failed';
   documents: RunCounts;
   bytes: number;
+  durationMs?: number;
   folders?: unknown;
   deletedAtSource?: unknown;
   error?: string;
@@ -142,11 +143,12 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
     return report;
   }
   // What the engine adds from here on are the project's documents.
+  const started = Date.now();
   const before = { ...ctx.counts };
   const bytesBefore = ctx.bytes;
   const docsKey = documentsKey(w.jobKey, project.objectIdentifier);
   const extra = await transfer({
-    source: new ProjectSource(w.from, project.objectIdentifier),
+    source: new ProjectSource(w.from, project.objectIdentifier, { skipFailed: true }),
     destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '' }),
     store: w.store,
     jobKey: docsKey,
@@ -158,6 +160,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   });
   for (const k of Object.keys(ctx.counts)) report.documents[k] = (ctx.counts[k] ?? 0) - (before[k] ?? 0);
   report.bytes = ctx.bytes - bytesBefore;
+  report.durationMs = Date.now() - started;
   report.folders = extra.folders;
   report.deletedAtSource = extra.deletedLocally;
   return report;

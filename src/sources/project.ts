@@ -49,6 +49,11 @@ export interface ProjectSourceOptions {
   from?: string | undefined;
   include?: string[] | undefined;
   exclude?: string[] | undefined;
+  /**
+   * Leave out documents whose processing failed (a migration: the target would only fail them
+   * again); each is a skipped item with the reason. A pull takes their bytes as they are.
+   */
+  skipFailed?: boolean | undefined;
 }
 
 /** Documents asked for per page: a service that caps pages lower is read on until totalCount. */
@@ -58,6 +63,7 @@ export class ProjectSource implements Source {
   readonly description: string;
   private readonly prefix: string;
   private readonly wanted: (key: string) => boolean;
+  private readonly skipFailed: boolean;
 
   constructor(
     private readonly client: FerryClient,
@@ -70,6 +76,7 @@ export class ProjectSource implements Source {
     const included = opts.include?.length ? picomatch(opts.include, { dot: true }) : () => true;
     const excluded = opts.exclude?.length ? picomatch(opts.exclude, { dot: true }) : () => false;
     this.wanted = (key) => included(key) && !excluded(key);
+    this.skipFailed = opts.skipFailed === true;
   }
 
   async prepare(): Promise<void> {
@@ -116,6 +123,10 @@ export class ProjectSource implements Source {
       // a url (a failed-upload record) has nothing to pull.
       if (!doc.url) {
         yield { kind: 'problem', key, outcome: 'skipped', reason: `no content: the document carries no url${doc.uploadFailedReason ? ` (its upload failed: ${doc.uploadFailedReason})` : ''}` };
+        continue;
+      }
+      if (this.skipFailed && doc.uploadFailedReason) {
+        yield { kind: 'problem', key, outcome: 'skipped', reason: `its processing failed at the source (${doc.uploadFailedReason}): not carried` };
         continue;
       }
       const added = Date.parse(doc.dateAdded ?? '') || 0;

@@ -70,7 +70,7 @@ export async function planMigration(opts: MigrateSelection & { mapping?: Metadat
   for (const project of projects) {
     const docsKey = documentsKey(jobKey, project.objectIdentifier);
     const p: MigrationPlan['projects'][number] = { source: project.objectIdentifier, name: project.name, target: ids.get('project', project.objectIdentifier) ?? null, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: [], notCarriedCount: 0 };
-    for await (const entry of new ProjectSource(from, project.objectIdentifier).entries()) {
+    for await (const entry of new ProjectSource(from, project.objectIdentifier, { skipFailed: true }).entries()) {
       if (entry.kind === 'dir') p.folders++;
       else if (entry.kind === 'problem') {
         p.notCarriedCount++;

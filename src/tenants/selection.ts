@@ -28,6 +28,7 @@ export const NOT_CARRIED = [
   { what: 'assistants and their messages', why: 'the interface can neither list nor create assistants; their conversations stay in the source tenant' },
   { what: 'notifications', why: 'they belong to users of the source tenant and cannot be created through the interface' },
   { what: 'documents without content', why: 'a document with no url (a failed upload record) has no bytes to carry; each is listed as a skipped item' },
+  { what: 'documents whose processing failed', why: 'the target would fail them again (their reason is kept at the source); each is listed as a skipped item with its reason' },
 ];
 
 /** One pair of tenants, one job: its items, its id map, its lock. */

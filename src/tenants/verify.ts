@@ -73,13 +73,13 @@ export class Verification {
     try {
       db.pragma('journal_mode = OFF');
       db.pragma('synchronous = OFF');
-      db.exec(`CREATE TABLE docs (side TEXT, path TEXT, dir INTEGER, id TEXT, size INTEGER, url TEXT, meta TEXT, added INTEGER);
+      db.exec(`CREATE TABLE docs (side TEXT, path TEXT, dir INTEGER, id TEXT, size INTEGER, url TEXT, meta TEXT, added INTEGER, failed INTEGER);
                CREATE INDEX docs_path ON docs (side, path, added)`);
-      const insert = db.prepare('INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+      const insert = db.prepare('INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
       for (const [side, client, id] of [['s', this.from, sourceId], ['t', this.to, targetId]] as const) {
         let batch: Document[] = [];
         const flush = db.transaction((docs: Document[]) => {
-          for (const d of docs) insert.run(side, logicalPath(d) ?? '/', d.isDirectory ? 1 : 0, d.objectIdentifier, d.size ?? 0, d.url ?? null, JSON.stringify(ownMetadata(d)), Date.parse(d.dateAdded ?? '') || 0);
+          for (const d of docs) insert.run(side, logicalPath(d) ?? '/', d.isDirectory ? 1 : 0, d.objectIdentifier, d.size ?? 0, d.url ?? null, JSON.stringify(ownMetadata(d)), Date.parse(d.dateAdded ?? '') || 0, d.uploadFailedReason ? 1 : 0);
         });
         for await (const d of client.documents.list(id, { flattenList: true, includePath: true, hidePackagedFiles: false }, { pageSize: 1000, ...(signal ? { signal } : {}) })) {
           batch.push(d);
@@ -101,7 +101,7 @@ export class Verification {
       // carries) against every target document at that path.
       db.exec(
         `CREATE TABLE pairs AS
-         WITH s AS (SELECT path, id, size, url, meta, row_number() OVER (PARTITION BY path ORDER BY added DESC) AS n FROM docs WHERE side = 's' AND dir = 0 AND url IS NOT NULL)
+         WITH s AS (SELECT path, id, size, url, meta, row_number() OVER (PARTITION BY path ORDER BY added DESC) AS n FROM docs WHERE side = 's' AND dir = 0 AND url IS NOT NULL AND failed = 0)
          SELECT s.path, s.id AS sid, s.size AS ssize, s.url AS surl, s.meta AS smeta,
                 (SELECT count(*) FROM docs t WHERE t.side = 't' AND t.dir = 0 AND t.path = s.path) AS tcount,
                 (SELECT json_object('id', id, 'size', size, 'url', url, 'meta', meta) FROM docs t WHERE t.side = 't' AND t.dir = 0 AND t.path = s.path ORDER BY added DESC LIMIT 1) AS t
@@ -142,7 +142,7 @@ export class Verification {
         if (queue.size > this.concurrency * 4) await queue.onSizeLessThan(this.concurrency * 2);
       }
       await queue.onIdle();
-      for (const row of db.prepare("SELECT DISTINCT path FROM docs t WHERE side = 't' AND dir = 0 AND NOT EXISTS (SELECT 1 FROM docs s WHERE s.side = 's' AND s.dir = 0 AND s.url IS NOT NULL AND s.path = t.path)").pluck().iterate() as IterableIterator<string>) {
+      for (const row of db.prepare("SELECT DISTINCT path FROM docs t WHERE side = 't' AND dir = 0 AND NOT EXISTS (SELECT 1 FROM docs s WHERE s.side = 's' AND s.dir = 0 AND s.url IS NOT NULL AND s.failed = 0 AND s.path = t.path)").pluck().iterate() as IterableIterator<string>) {
         this.differ('document', `${where} ${row}`, 'on the target only');
       }
     } finally {

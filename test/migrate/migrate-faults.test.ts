@@ -35,8 +35,14 @@ describe('ferry migrate against a misbehaving source', () => {
   it('reports a failing content URL and a document gone at the source; the rerun copies the first once and verify agrees', async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 12; i++) files[`f/doc${i}.txt`] = `content ${i}`;
+    // An empty file fails processing at the source (badFile): not carried, said so.
+    files['f/empty.txt'] = '';
     const project = await sourceProject('faulty source', files);
     const from = a.client();
+    for (let poll = 0; !(await remoteFiles(from, project)).some((d) => d.uploadFailedReason); poll++) {
+      if (poll > 500) throw new Error('the empty file never finished processing');
+      await new Promise((r) => setTimeout(r, 10));
+    }
     const to = b.client({}, 1);
     const docs = await remoteFiles(from, project);
     const broken = docs.find((d) => d.path === '/f/doc3.txt')!;
@@ -49,11 +55,12 @@ describe('ferry migrate against a misbehaving source', () => {
 
     const first = await migrate({ projects: [project], progress: false, concurrency: 4 }, deps);
     expect(first.status).toBe('failed');
-    expect(first.counts).toMatchObject({ discovered: 13, uploaded: 11, skipped: 1, failed: 1 });
+    expect(first.counts).toMatchObject({ discovered: 14, uploaded: 11, skipped: 2, failed: 1 });
     expect(first.errors).toEqual(
       expect.arrayContaining([
         { key: 'f/doc3.txt', error: expect.stringMatching(/500/) },
         { key: 'f/doc7.txt', error: 'skipped: the document is gone from the source since it was listed (its content answers 404)' },
+        { key: 'f/empty.txt', error: 'skipped: its processing failed at the source (badFile): not carried' },
       ]),
     );
     const target = (first.projects as { target: string }[])[0]!.target;
@@ -62,11 +69,11 @@ describe('ferry migrate against a misbehaving source', () => {
     // The URL works again; the deleted document stays deleted.
     a.emulator.setFaults({ rules: [{ kind: '404', method: 'GET', path: content(gone) }] });
     const second = await migrate({ projects: [project], progress: false }, deps);
-    expect(second.counts).toMatchObject({ uploaded: 1, skipped: 11, failed: 0 });
+    expect(second.counts).toMatchObject({ uploaded: 1, skipped: 12, failed: 0 });
     expect(second.status).toBe('succeeded');
     const paths = (await remoteFiles(to, target)).map((d) => d.path ?? '');
     expect(new Set(paths).size).toBe(paths.length);
-    expect(paths.sort()).toEqual(Object.keys(files).filter((k) => k !== 'f/doc7.txt').map((k) => `/${k}`).sort());
+    expect(paths.sort()).toEqual(Object.keys(files).filter((k) => k !== 'f/doc7.txt' && k !== 'f/empty.txt').map((k) => `/${k}`).sort());
 
     // Verify lists the one document the target lacks, then every change made on the target.
     a.emulator.setFaults({});
