@@ -89,6 +89,12 @@ const LOOKUP_BATCH = 256;
 /** Files of one folder under one digest. */
 const GROUP_MAX = 4_096;
 
+/**
+ * Fewer files met together are looked up one by one and get no digest: a source that interleaves
+ * folders (a project listed by date) would otherwise write a digest for nearly every file.
+ */
+const GROUP_MIN = 8;
+
 export async function transfer<P extends Placement>(opts: TransferOptions<P>): Promise<Record<string, unknown>> {
   const { source, destination, store, jobKey, ctx } = opts;
   const concurrency = opts.concurrency ?? new AdaptiveConcurrency({ max: opts.maxConcurrency ?? 8 });
@@ -178,7 +184,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   };
 
   const closeGroup = (group: Group, lookups: { entry: FileEntry; group: Group }[]) => {
-    if (useDigests) {
+    if (useDigests && group.files.length >= GROUP_MIN) {
       group.digest = groupDigest(group.files);
       if (store.groupDigest(jobKey, group.folder, group.chunk) === group.digest) {
         for (const entry of group.files) {
