@@ -179,6 +179,7 @@ async function migratePlaybook(playbook: Playbook, w: { from: FerryClient; to: F
     // The replay counts its parts in a context of its own: the migration counts the playbook.
     const sub: JobContext = { ...ctx, counts: zeroCounts(), errors: [] };
     const result = await replayImport(archive, w.to, w.ids, sub, w.mapping);
+    for (const e of sub.errors) noteError(ctx, `playbook ${playbook.name ?? ''}: ${e.key}`, e.error);
     report.target = result.playbookIdentifier;
     report.outcome = sub.counts.uploaded > 0 ? 'created' : 'existing';
     report.parts = { created: sub.counts.uploaded, found: sub.counts.reconciled };

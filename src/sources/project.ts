@@ -7,9 +7,9 @@
 import { PassThrough, type Readable } from 'node:stream';
 import picomatch from 'picomatch';
 import type { FerryClient } from '../api/client.js';
+import { NotFoundError } from '../api/errors.js';
 import type { Document } from '../api/types.js';
 import { checkDecodedName } from './names.js';
-import { NotFoundError } from '../api/errors.js';
 import { SourceError, SourceGoneError, type EntryAttributes, type Source, type SourceEntry } from './types.js';
 
 /** Metadata ferry itself writes (the flattened path): never carried as the document's own. */
