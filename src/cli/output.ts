@@ -17,10 +17,12 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   }
   const c = summary.counts;
   const pulled = summary.job === 'pull';
+  // What "uploaded" means for this job: written locally by a pull, copied by a migration.
+  const verb = pulled ? 'downloaded' : summary.job === 'migrate' ? 'copied' : 'uploaded';
   const lines = [
     `${summary.job} run ${summary.runId}: ${summary.status} in ${formatDuration(summary.durationMs)}`,
-    `  discovered ${c.discovered}  ${pulled ? 'downloaded' : 'uploaded'} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
-    `  bytes ${pulled ? 'downloaded' : 'uploaded'} ${formatBytes(summary.bytes)}${summary.uploadIdentifier ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
+    `  discovered ${c.discovered}  ${verb} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
+    `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
   ];
   const folders = summary.folders as { created: number; reused: number; flattened: number; creationUnavailable: boolean } | undefined;
   if (folders) {

@@ -162,6 +162,12 @@ describe('ferry migrate between two regions', () => {
     // A rerun copies nothing; `ferry migrate verify` agrees, and says so in text too.
     const again = onlyJson(await runFerry(args, env)) as any;
     expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
+    // The report as a terminal shows it: the job's counts, then each project and playbook.
+    const text = await runFerry(args.filter((a) => a !== '--json'), env);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^migrate run \d+: succeeded/);
+    expect(text.stdout).toContain('copied 0');
+    for (const name of [...names, 'Supplier contracts', 'NDAs']) expect(text.stdout).toContain(name);
     const verify = await runFerry(['migrate', 'verify', '--from', 'uk', '--to', 'us', '--projects', projects.map((p) => p.id).join(','), '--playbooks', playbooks.map((p) => p.id).join(','), '--state', state], env);
     expect(verify.code, verify.stdout).toBe(0);
     expect(verify.stdout).toMatch(/3 projects, \d+ folders, 250 documents .* 2 playbooks compared: 0 differences/);
