@@ -3,12 +3,13 @@
 // is a new document), so a document's id is its change marker. A path that holds several
 // documents (a file uploaded again) is carried from the newest; a document without a `url` is
 // reported with the reason, not pulled. The listing is read once, newest first, and entries flow
-// out as it goes; per path one date is kept.
+// out as it goes; per path one date is kept, as 16 bytes (hashed-keys.ts).
 import { PassThrough, type Readable } from 'node:stream';
 import picomatch from 'picomatch';
 import type { FerryClient } from '../api/client.js';
 import { NotFoundError } from '../api/errors.js';
 import type { Document } from '../api/types.js';
+import { NumberByKey } from '../hashed-keys.js';
 import { checkDecodedName } from './names.js';
 import { SourceError, SourceGoneError, type EntryAttributes, type Source, type SourceEntry } from './types.js';
 
@@ -90,7 +91,7 @@ export class ProjectSource implements Source {
   async *entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {
     // Newest first, so the first document seen at a path is the one to pull and entries flow to
     // the transfer while the listing goes on. Per path only the date of that document is kept.
-    const newest = new Map<string, number>();
+    const newest = new NumberByKey();
     let sawFrom = this.prefix === '/';
     const list = this.client.documents.list(
       this.project,

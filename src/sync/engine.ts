@@ -18,7 +18,7 @@ import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetr
 import type { ProgressState } from '../runner/progress.js';
 import { decide } from './plan.js';
 import { sha256Of } from './checksum.js';
-import { SeenSet } from './seen.js';
+import { SeenSet } from '../hashed-keys.js';
 import { IntentWriter } from './intents.js';
 
 /** Where an entry goes, as the destination resolved it before the intent is written. */

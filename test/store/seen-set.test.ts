@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SeenSet } from '../../src/sync/seen.js';
+import { NumberByKey, SeenSet } from '../../src/hashed-keys.js';
 
 describe('SeenSet', () => {
   it('answers membership for many keys, across growth', () => {
@@ -9,5 +9,18 @@ describe('SeenSet', () => {
     expect(seen.has('')).toBe(false);
     seen.add('ünï/cöde.txt');
     expect(seen.has('ünï/cöde.txt')).toBe(true);
+  });
+});
+
+describe('NumberByKey', () => {
+  it('keeps one number per key across growth, and replaces it on a second set', () => {
+    const dates = new NumberByKey();
+    for (let i = 0; i < 40_000; i++) dates.set(`folder-${i % 89}/doc ${i}.pdf`, i * 1000);
+    for (let i = 0; i < 40_000; i++) expect(dates.get(`folder-${i % 89}/doc ${i}.pdf`)).toBe(i * 1000);
+    expect(dates.get('folder-1/never set.pdf')).toBeUndefined();
+    dates.set('folder-1/doc 1.pdf', 7);
+    expect(dates.get('folder-1/doc 1.pdf')).toBe(7);
+    dates.set('', 0);
+    expect(dates.get('')).toBe(0);
   });
 });
