@@ -170,4 +170,23 @@ describe('ferry pull', () => {
     );
     expect(summary.renamedCount).toBe(2);
   });
+  it('pulls the newest of several documents at one path and reports the older ones', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-pull-versions-'));
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'pull versions', description: '' })).objectIdentifier;
+    // Three uploads of one name into the root: the same path, newest last.
+    for (const text of ['first', 'second', 'third and newest']) {
+      await client.documents.upload(project, { stream: Readable.from([Buffer.from(text)]), size: Buffer.byteLength(text), filename: 'report.txt' }, { documentUploadIdentifier: crypto.randomUUID() });
+      await new Promise((r) => setTimeout(r, 5)); // distinct dateAdded
+    }
+    const store = new SqliteCheckpointStore(join(dir, 'pull.sqlite'));
+    const summary = await pull({ project, dir: join(dir, 'out'), progress: false }, { client, store });
+    store.close();
+    expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 1, skipped: 2, failed: 0 });
+    expect(await readFile(join(dir, 'out', 'report.txt'), 'utf8')).toBe('third and newest');
+    expect(summary.errors.map((e) => e.error)).toEqual([
+      'skipped: an older document at the same path (a file uploaded again); the newest is pulled',
+      'skipped: an older document at the same path (a file uploaded again); the newest is pulled',
+    ]);
+  });
 });
