@@ -189,14 +189,18 @@ export interface WaitOptions {
 
 /**
  * Whether a batch is over. The spec does not say when `dateCompleted` is set: a service may set it
- * at the PATCH while documents still process. So when ferry knows how many documents it sent, the
- * counters decide: nothing processing and every expected document completed or failed. Only
- * without that number does `dateCompleted` (with nothing processing) end the wait.
+ * at the PATCH while documents still process. So the counters decide: nothing processing, and
+ * every document completed or failed: every one ferry sent, when it knows how many; otherwise
+ * (`ferry watch`) every one the batch holds, once `dateCompleted` says no more will come.
  */
-export function batchSettled(details: Pick<PlaybookDocumentUploadDetails, 'processingDocumentCount' | 'completedDocumentCount' | 'failedDocumentCount' | 'dateCompleted'>, expected: number | undefined): boolean {
+export function batchSettled(
+  details: Pick<PlaybookDocumentUploadDetails, 'processingDocumentCount' | 'completedDocumentCount' | 'failedDocumentCount' | 'totalDocumentCount' | 'dateCompleted'>,
+  expected: number | undefined,
+): boolean {
   if ((details.processingDocumentCount ?? 0) > 0) return false;
   const settled = (details.completedDocumentCount ?? 0) + (details.failedDocumentCount ?? 0);
-  return expected !== undefined ? settled >= expected : Boolean(details.dateCompleted);
+  if (expected !== undefined) return settled >= expected;
+  return Boolean(details.dateCompleted) && settled >= (details.totalDocumentCount ?? 0);
 }
 
 /**

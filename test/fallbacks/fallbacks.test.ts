@@ -61,9 +61,10 @@ describe('a batch whose dateCompleted is set at the PATCH', () => {
     expect(batchSettled(early, 6)).toBe(false);
     expect(batchSettled({ ...early, completedDocumentCount: 5 }, 6)).toBe(true);
     expect(batchSettled({ ...early, processingDocumentCount: 2, completedDocumentCount: 5 }, 6)).toBe(false);
-    // Without the number, the service's own word (with nothing processing) ends the wait.
-    expect(batchSettled(early, undefined)).toBe(true);
-    expect(batchSettled({ ...early, dateCompleted: null }, undefined)).toBe(false);
+    // Without the number (ferry watch): the batch's own total, once dateCompleted says no more will come.
+    expect(batchSettled({ ...early, totalDocumentCount: 6 }, undefined)).toBe(false);
+    expect(batchSettled({ ...early, totalDocumentCount: 4 }, undefined)).toBe(true);
+    expect(batchSettled({ ...early, totalDocumentCount: 4, dateCompleted: null }, undefined)).toBe(false);
   });
 
   it('ferry upload waits for every document although the service calls the batch complete at once', async () => {
