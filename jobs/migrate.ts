@@ -147,6 +147,8 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   const before = { ...ctx.counts };
   const bytesBefore = ctx.bytes;
   const docsKey = documentsKey(w.jobKey, project.objectIdentifier);
+  // Each project's listing adds to what is planned: no ETA until this one is listed too.
+  w.state.discovering = true;
   const extra = await transfer({
     source: new ProjectSource(w.from, project.objectIdentifier, { skipFailed: true }),
     destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '' }),
