@@ -221,6 +221,16 @@ async function benchEmulator() {
 }
 
 /** Pull of 10,000 x 4 KiB beside a bare loop: list the documents, GET each url, write the file. */
+/** The bare side's listing: every document with content, page after page of 1,000, as plain JSON. */
+async function* bareDocuments(baseUrl, project, bearer) {
+  for (let page = 1; ; page++) {
+    const res = await request(`${baseUrl}/projects/${project}/documents?flattenList=true&includePath=true&hidePackagedFiles=false&pageSize=1000&pageNumber=${page}`, { headers: { authorization: `Bearer ${bearer}` } });
+    const body = await res.body.json();
+    for (const doc of body.items) if (!doc.isDirectory && doc.url) yield doc;
+    if (body.items.length === 0 || page * 1000 >= body.totalCount) return;
+  }
+}
+
 async function benchPull() {
   const emu = await startEmulatorProcess();
   const bearer = await token(emu);
@@ -240,21 +250,15 @@ async function benchPull() {
     const bareSide = () => timed(async () => {
       const queue = new PQueue({ concurrency: CONCURRENCY });
       let count = 0;
-      for (let page = 1; ; page++) {
-        const res = await request(`${emu.baseUrl}/projects/${project}/documents?flattenList=true&includePath=true&hidePackagedFiles=false&pageSize=1000&pageNumber=${page}`, { headers: { authorization: `Bearer ${bearer}` } });
-        const body = await res.body.json();
-        for (const doc of body.items) {
-          if (doc.isDirectory || !doc.url) continue;
-          await queue.onSizeLessThan(CONCURRENCY * 4);
-          void queue.add(async () => {
-            const path = join(bareOut, doc.path);
-            await mkdir(join(path, '..'), { recursive: true });
-            const got = await request(doc.url, { headers: { authorization: `Bearer ${bearer}` } });
-            await pipeline(got.body, createWriteStream(path));
-            count++;
-          });
-        }
-        if (body.items.length === 0 || page * 1000 >= body.totalCount) break;
+      for await (const doc of bareDocuments(emu.baseUrl, project, bearer)) {
+        await queue.onSizeLessThan(CONCURRENCY * 4);
+        void queue.add(async () => {
+          const path = join(bareOut, doc.path);
+          await mkdir(join(path, '..'), { recursive: true });
+          const got = await request(doc.url, { headers: { authorization: `Bearer ${bearer}` } });
+          await pipeline(got.body, createWriteStream(path));
+          count++;
+        });
       }
       await queue.onIdle();
       return count;
@@ -311,24 +315,18 @@ async function benchMigrate() {
     const queue = new PQueue({ concurrency: CONCURRENCY });
     const batch = randomUUID();
     let count = 0;
-    for (let page = 1; ; page++) {
-      const res = await request(`${a.baseUrl}/projects/${project}/documents?flattenList=true&includePath=true&hidePackagedFiles=false&pageSize=1000&pageNumber=${page}`, { headers: { authorization: `Bearer ${bearerA}` } });
-      const body = await res.body.json();
-      for (const doc of body.items) {
-        if (doc.isDirectory || !doc.url) continue;
-        await queue.onSizeLessThan(CONCURRENCY * 4);
-        void queue.add(async () => {
-          const got = await request(doc.url, { headers: { authorization: `Bearer ${bearerA}` } });
-          const bytes = Buffer.from(await got.body.arrayBuffer());
-          const form = new FormData();
-          form.append('file', new Blob([bytes]), doc.name);
-          const up = await request(`${b.baseUrl}/projects/${bareProject}/documents?documentUploadIdentifier=${batch}`, { method: 'POST', body: form, headers: { authorization: `Bearer ${bearerB}` } });
-          if (up.statusCode >= 300) throw new Error(`bare upload answered ${up.statusCode}: ${await up.body.text()}`);
-          await up.body.dump();
-          count++;
-        });
-      }
-      if (body.items.length === 0 || page * 1000 >= body.totalCount) break;
+    for await (const doc of bareDocuments(a.baseUrl, project, bearerA)) {
+      await queue.onSizeLessThan(CONCURRENCY * 4);
+      void queue.add(async () => {
+        const got = await request(doc.url, { headers: { authorization: `Bearer ${bearerA}` } });
+        const bytes = Buffer.from(await got.body.arrayBuffer());
+        const form = new FormData();
+        form.append('file', new Blob([bytes]), doc.name);
+        const up = await request(`${b.baseUrl}/projects/${bareProject}/documents?documentUploadIdentifier=${batch}`, { method: 'POST', body: form, headers: { authorization: `Bearer ${bearerB}` } });
+        if (up.statusCode >= 300) throw new Error(`bare upload answered ${up.statusCode}: ${await up.body.text()}`);
+        await up.body.dump();
+        count++;
+      });
     }
     await queue.onIdle();
     return count;

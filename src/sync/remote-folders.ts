@@ -18,9 +18,9 @@ export interface FolderStats {
 }
 
 /**
- * What a service without the folder extension may answer its route with: not found, not allowed,
- * forbidden or bad request (a gateway's view of an unknown route), not implemented. A 401 (the
- * token) and 429/5xx (transient) are not refusals.
+ * What a service without the folder extension may answer its route with: 404, 405, 403 or 400 (a
+ * gateway's view of an unknown route), or 501. A 401 (the token) and 429 or other 5xx (transient)
+ * are not refusals.
  */
 const REFUSALS = new Set([400, 403, 404, 405, 501]);
 
