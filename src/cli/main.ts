@@ -6,17 +6,51 @@ import { SourceError } from '../sources/types.js';
 import { JobAbortedError } from '../runner/job.js';
 import { printJsonError } from './output.js';
 import { visible } from '../sources/names.js';
-import { registerApi } from './commands/api.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerEmulator } from './commands/emulator.js';
-import { registerMirror } from './commands/mirror.js';
-import { registerJobs } from './commands/jobs.js';
-import { registerRun } from './commands/run.js';
-import { registerDemo } from './commands/demo.js';
-import { registerUpload } from './commands/upload.js';
-import { registerPlaybooks } from './commands/playbooks.js';
-import { registerPull } from './commands/pull.js';
-import { registerMigrate } from './commands/migrate.js';
+
+/**
+ * Each command's module, loaded only when that command runs: start-up pays for commander and the
+ * one command asked for, not for the emulator, SQLite and the validators of every other command.
+ * `--version` loads none; the top-level help (no command named) loads them all.
+ */
+type Register = (program: Command) => void;
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  api: async () => (await import('./commands/api.js')).registerApi,
+  doctor: async () => (await import('./commands/doctor.js')).registerDoctor,
+  mirror: async () => (await import('./commands/mirror.js')).registerMirror,
+  upload: async () => (await import('./commands/upload.js')).registerUpload,
+  watch: async () => (await import('./commands/upload.js')).registerUpload,
+  report: async () => (await import('./commands/upload.js')).registerUpload,
+  playbooks: async () => (await import('./commands/playbooks.js')).registerPlaybooks,
+  pull: async () => (await import('./commands/pull.js')).registerPull,
+  migrate: async () => (await import('./commands/migrate.js')).registerMigrate,
+  jobs: async () => (await import('./commands/jobs.js')).registerJobs,
+  run: async () => (await import('./commands/run.js')).registerRun,
+  emulator: async () => (await import('./commands/emulator.js')).registerEmulator,
+  demo: async () => (await import('./commands/demo.js')).registerDemo,
+};
+
+/** Global options that take a value: their value is not the command's name. */
+const GLOBAL_WITH_VALUE = new Set(['-p', '--profile', '--config', '--log-level']);
+
+/**
+ * The command an argument list names (`help X` names X), 'version' for a bare --version/-V,
+ * or undefined when it names none (top-level help, or a name commander will refuse).
+ */
+export function commandNamed(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') return undefined;
+    if (GLOBAL_WITH_VALUE.has(arg)) {
+      i++;
+      continue;
+    }
+    if (arg === '-V' || arg === '--version') return 'version';
+    if (arg.startsWith('-')) continue;
+    if (arg === 'help') return commandNamed(argv.slice(i + 1));
+    return arg;
+  }
+  return undefined;
+}
 
 export interface GlobalOptions {
   profile?: string;
@@ -24,7 +58,8 @@ export interface GlobalOptions {
   logLevel?: string;
 }
 
-export function buildProgram(): Command {
+/** The program with the commands `argv` needs (all of them when `argv` is not given). */
+export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command('ferry')
     .description('Bulk sync and migration for the document, playbook and assistant service')
     .version('0.1.0')
@@ -33,23 +68,22 @@ export function buildProgram(): Command {
     .addOption(new Option('--log-level <level>', 'log level (default: FERRY_LOG_LEVEL or info)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .showHelpAfterError()
     .exitOverride();
-  registerApi(program);
-  registerDoctor(program);
-  registerMirror(program);
-  registerUpload(program);
-  registerPlaybooks(program);
-  registerPull(program);
-  registerMigrate(program);
-  registerJobs(program);
-  registerRun(program);
-  registerEmulator(program);
-  registerDemo(program);
+  const named = argv === undefined ? undefined : commandNamed(argv);
+  if (named === 'version') return program;
+  const loaders = named !== undefined && COMMANDS[named] ? [COMMANDS[named]] : Object.values(COMMANDS);
+  const registered = new Set<Register>();
+  for (const load of loaders) {
+    const register = await load();
+    if (registered.has(register)) continue;
+    registered.add(register);
+    register(program);
+  }
   return program;
 }
 
 /** Runs the command line and resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
