@@ -38,7 +38,7 @@ function ferry(args: string[], env: Record<string, string>, killWhen?: () => Pro
           child.kill('SIGKILL');
           return;
         }
-        await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, 15));
       }
     };
     void watch();
@@ -54,8 +54,11 @@ describe('mirror survives kill -9', () => {
   it('leaves every file uploaded exactly once after random kills and resumes', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-crash-'));
     const src = join(dir, 'src');
+    // 150 files in 10 folders of 3 subfolders: enough for kills mid-run, little enough that six
+    // runs and their resumes end in seconds on one slow core.
+    const FILES = 150;
     const files: Record<string, string> = {};
-    for (let i = 0; i < 300; i++) files[`folder-${i % 10}/sub-${i % 3}/file-${i}.txt`] = `content of file ${i} `.repeat(1 + (i % 50));
+    for (let i = 0; i < FILES; i++) files[`folder-${i % 10}/sub-${i % 3}/file-${i}.txt`] = `content of file ${i} `.repeat(1 + (i % 50));
     await writeTree(src, files);
     const client = service.client();
     const project = (await client.projects.create({ name: 'crash test', description: 'kill -9' })).objectIdentifier;
@@ -70,7 +73,7 @@ describe('mirror survives kill -9', () => {
       // A random moment: once the service holds a random number of the remaining documents
       // (folders included), or, one time in three, at a random instant of start-up.
       const before = await uploadedSoFar();
-      const target = before + 1 + Math.floor(Math.random() * Math.max(1, 330 - before));
+      const target = before + 1 + Math.floor(Math.random() * Math.max(1, FILES + 40 - before));
       const startupKill = Math.random() < 1 / 3;
       const started = Date.now();
       const deadline = 50 + Math.floor(Math.random() * 400);
@@ -96,7 +99,7 @@ describe('mirror survives kill -9', () => {
     for (const doc of remote) byPath.set(doc.path ?? '', (byPath.get(doc.path ?? '') ?? 0) + 1);
     const duplicates = [...byPath].filter(([, n]) => n > 1);
     expect(duplicates, `kills at ${kills.join(', ')}`).toEqual([]);
-    expect(remote).toHaveLength(300);
+    expect(remote).toHaveLength(FILES);
     for (const doc of remote) {
       const key = (doc.path ?? '').slice(1);
       expect(doc.size, key).toBe(Buffer.byteLength(files[key] ?? ''));
