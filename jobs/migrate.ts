@@ -151,7 +151,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   w.state.discovering = true;
   const extra = await transfer({
     source: new ProjectSource(w.from, project.objectIdentifier, { skipFailed: true }),
-    destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '' }),
+    destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '', markers: 'origin' }),
     store: w.store,
     jobKey: docsKey,
     ctx,

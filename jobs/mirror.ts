@@ -26,6 +26,8 @@ export interface MirrorOptions {
   /** Largest number of uploads at once; adaptive concurrency works below it. */
   concurrency?: number | undefined;
   checksum?: boolean | undefined;
+  /** List the project and adopt what is there even when the checkpoint store knows it. */
+  resync?: boolean | undefined;
   ocrEngine?: OCREngine | undefined;
   ocrStrategy?: OCRStrategy | undefined;
   coordinateExtractionStrategy?: CoordinateExtractionStrategy | undefined;
@@ -98,6 +100,7 @@ export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: So
       maxConcurrency: opts.concurrency,
       itemRetry: opts.itemRetry,
       checksum: opts.checksum,
+      resync: opts.resync,
       only: opts.only,
       progress: state,
       deletionNote: 'reported only: ferry never deletes remote documents',

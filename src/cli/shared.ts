@@ -11,6 +11,7 @@ import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
 import { mirrorRetryListener, type MirrorOptions } from '../../jobs/mirror.js';
 import { visible } from '../sources/names.js';
+import { OWN_METADATA } from '../sources/identity.js';
 import { globalOptions, logLevelOf } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { printJsonError } from './output.js';
@@ -27,6 +28,7 @@ export interface MirrorCliOptions {
   concurrency: string;
   rps?: string;
   checksum?: boolean;
+  resync?: boolean;
   dryRun?: boolean;
   json?: boolean;
   followSymlinks?: boolean;
@@ -47,6 +49,7 @@ export function addTransferOptions(cmd: Command): Command {
     .option('--concurrency <n>', 'most uploads at once (adapts down when the service pushes back)', '8')
     .option('--rps <n>', 'most requests per second, all calls together')
     .option('--checksum', 'compare files by sha256 instead of size and modification time')
+    .option('--resync', 'list the project first and adopt what is there, whatever the checkpoint store remembers')
     .option('--follow-symlinks', 'upload symlinked files that point inside SOURCE (folders are never followed)')
     .addOption(new Option('--ocr-engine <engine>', 'OCR engine for every document').choices(OCR_ENGINES))
     .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
@@ -73,6 +76,7 @@ export function transferOptionsFrom(source: string, opts: MirrorCliOptions): Mir
     exclude: opts.exclude,
     concurrency: positiveInt('--concurrency', opts.concurrency),
     checksum: opts.checksum === true,
+    resync: opts.resync === true,
     followSymlinks: opts.followSymlinks === true,
     ocrEngine: opts.ocrEngine as MirrorOptions['ocrEngine'],
     ocrStrategy: opts.ocrStrategy as MirrorOptions['ocrStrategy'],
@@ -175,7 +179,8 @@ export function parseMetadata(pairs: string[]): Record<string, string> | undefin
   const out: Record<string, string> = {};
   for (const pair of pairs) {
     const i = pair.indexOf('=');
-    if (i <= 0) throw new ConfigurationError(`--metadata "${pair}" must look like key=value`);
+    if (i <= 0) throw new ConfigurationError(`--metadata "${visible(pair)}" must look like key=value`);
+    if (OWN_METADATA.test(pair.slice(0, i))) throw new ConfigurationError(`--metadata "${visible(pair)}": keys starting with "ferry." are ferry's own (the identity of each document, docs/cli.md); choose another key`);
     out[pair.slice(0, i)] = pair.slice(i + 1);
   }
   return out;

@@ -79,6 +79,11 @@ export interface EmulatorHandle extends EmulatorDescription {
   advanceClock(ms: number): void;
   notify(tenant: string, notification: NotificationInput): void;
   uploadStats(tenant: string, uploadIdentifier: string): UploadStats;
+  /**
+   * Deletes a document as a user would in the service's web interface (the API shows no document
+   * delete): for tests of a destination changed behind ferry's back. False when there was none.
+   */
+  deleteDocument(objectIdentifier: string): boolean;
   /** A signed, expiring download URL for a blob key (what ctx.signedBlobUrl gives route plugins). */
   signedBlobUrl(blobKey: string, ttlSeconds: number, contentType: string): string;
   /** Signs a token with the emulator's key, for tests of expired or odd tokens. */
@@ -162,6 +167,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     advanceClock: (ms) => clock.advance(ms),
     notify: (tenant, notification) => ctx.notify(tenant, notification),
     uploadStats: (tenant, uploadIdentifier) => ctx.uploadStats(tenant, uploadIdentifier),
+    deleteDocument: (objectIdentifier) => {
+      const { removed, blobKey } = stores.documents.removeOne(objectIdentifier);
+      if (blobKey) blobs.delete(blobKey);
+      return removed;
+    },
     signedBlobUrl: (blobKey, ttlSeconds, contentType) => ctx.signedBlobUrl(blobKey, ttlSeconds, contentType),
     signToken: (claims) => signToken(claims, ctx.tokenKey),
     close: () =>

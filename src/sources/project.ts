@@ -11,10 +11,8 @@ import { NotFoundError } from '../api/errors.js';
 import type { Document } from '../api/types.js';
 import { NumberByKey } from '../hashed-keys.js';
 import { checkDecodedName } from './names.js';
-import { SourceError, SourceGoneError, type EntryAttributes, type Source, type SourceEntry } from './types.js';
-
-/** Metadata ferry itself writes (the flattened path): never carried as the document's own. */
-const OWN_METADATA = /^ferry\./;
+import { OWN_METADATA, readIdentity, type Identity } from './identity.js';
+import { SourceError, SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from './types.js';
 
 /**
  * The metadata key of a flattened document (a service without folder creation): its path under the
@@ -42,7 +40,22 @@ function attributesOf(doc: Document): EntryAttributes {
     ocrEngine: doc.ocrEngine ?? undefined,
     ocrStrategy: doc.ocrStrategy ?? undefined,
     coordinateExtractionStrategy: doc.coordinateExtractionStrategy ?? undefined,
+    origin: doc.objectIdentifier,
   };
+}
+
+/** A document as a cold start adopts it: where it is, and what it says of itself. */
+export interface InventoryItem {
+  key: string;
+  remoteId: string;
+  size: number;
+  parentId: string | null;
+  /** ferry's keys on the document, undefined when it carries none. */
+  identity: Identity | undefined;
+  /** False when the service returned no metadata at all for it. */
+  hasMetadata: boolean;
+  /** Where its content is read from, when it has any. */
+  url: string | null;
 }
 
 export interface ProjectSourceOptions {
@@ -89,6 +102,29 @@ export class ProjectSource implements Source {
   }
 
   async *entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {
+    for await (const { entry } of this.walk(signal, true)) yield entry;
+  }
+
+  /**
+   * The newest document at each path under the folder, for a cold start to adopt. A folder that
+   * does not exist yet holds nothing (the first run creates it).
+   */
+  async *inventory(signal?: AbortSignal): AsyncIterable<InventoryItem> {
+    for await (const { entry, doc } of this.walk(signal, false)) {
+      if (entry.kind !== 'file' || !doc) continue;
+      yield {
+        key: entry.key,
+        remoteId: doc.objectIdentifier as string,
+        size: doc.size ?? 0,
+        parentId: doc.parentObjectIdentifier ?? null,
+        identity: readIdentity(doc.metadata),
+        hasMetadata: doc.metadata !== null && doc.metadata !== undefined,
+        url: doc.url ?? null,
+      };
+    }
+  }
+
+  private async *walk(signal: AbortSignal | undefined, requireFrom: boolean): AsyncIterable<{ entry: SourceEntry; doc?: Document }> {
     // Newest first, so the first document seen at a path is the one to pull and entries flow to
     // the transfer while the listing goes on. Per path only the date of that document is kept.
     const newest = new NumberByKey();
@@ -110,24 +146,24 @@ export class ProjectSource implements Source {
       sawFrom = true;
       const key = path.slice(this.prefix.length);
       if (doc.isDirectory) {
-        if (this.wanted(`${key}/`) || this.wanted(key)) yield { kind: 'dir', key };
+        if (this.wanted(`${key}/`) || this.wanted(key)) yield { entry: { kind: 'dir', key } };
         continue;
       }
       if (!this.wanted(key)) continue;
       const verdicts = key.split('/').map(checkDecodedName);
       const bad = verdicts.find((v) => !v.ok);
       if (bad && !bad.ok) {
-        yield { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.shown)).join('/'), outcome: 'failed', reason: bad.reason };
+        yield { entry: { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.shown)).join('/'), outcome: 'failed', reason: bad.reason } };
         continue;
       }
       // A document whose processing failed still holds the bytes that were uploaded; one without
       // a url (a failed-upload record) has nothing to pull.
       if (!doc.url) {
-        yield { kind: 'problem', key, outcome: 'skipped', reason: `no content: the document carries no url${doc.uploadFailedReason ? ` (its upload failed: ${doc.uploadFailedReason})` : ''}` };
+        yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `no content: the document carries no url${doc.uploadFailedReason ? ` (its upload failed: ${doc.uploadFailedReason})` : ''}` }, doc };
         continue;
       }
       if (this.skipFailed && doc.uploadFailedReason) {
-        yield { kind: 'problem', key, outcome: 'skipped', reason: `its processing failed at the source (${doc.uploadFailedReason}): not carried` };
+        yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `its processing failed at the source (${doc.uploadFailedReason}): not carried` } };
         continue;
       }
       const added = Date.parse(doc.dateAdded ?? '') || 0;
@@ -135,12 +171,12 @@ export class ProjectSource implements Source {
       // A service that did not sort newest first shows a newer document later: it is pulled too,
       // and replaces the file written for the older one.
       if (seen !== undefined && added <= seen) {
-        yield { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' };
+        yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' } };
         continue;
       }
       newest.set(key, added);
       const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
-      yield {
+      const entry: FileEntry = {
         kind: 'file',
         key,
         size: doc.size ?? 0,
@@ -150,8 +186,9 @@ export class ProjectSource implements Source {
         open: () => this.download(record),
         openAsync: async () => (await this.fetch(record)).body,
       };
+      yield { entry, doc };
     }
-    if (!sawFrom) throw new SourceError(`the project has no folder ${this.prefix.slice(1, -1)}`);
+    if (!sawFrom && requireFrom) throw new SourceError(`the project has no folder ${this.prefix.slice(1, -1)}`);
   }
 
   /** The content's response; a document gone since it was listed is said so (a skipped item). */

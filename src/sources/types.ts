@@ -22,6 +22,8 @@ export interface EntryAttributes {
   ocrEngine?: string | undefined;
   ocrStrategy?: string | undefined;
   coordinateExtractionStrategy?: string | undefined;
+  /** The id of the document this entry is, when the source is a service (named on the copy). */
+  origin?: string | undefined;
 }
 
 export interface FileEntry {
@@ -43,6 +45,8 @@ export interface FileEntry {
    */
   marker?: string;
   attributes?: EntryAttributes;
+  /** sha256 of the content, hex, when already computed (--checksum, a content comparison). */
+  sha256?: string | undefined;
 }
 
 export interface DirEntry {

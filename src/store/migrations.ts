@@ -79,6 +79,13 @@ const STEPS: readonly string[] = [
    CREATE TRIGGER items_delete_drops_digest AFTER DELETE ON items BEGIN
      DELETE FROM group_digests WHERE job_id = OLD.job_id AND folder = rtrim(OLD.source_key, replace(OLD.source_key, '/', ''));
    END;`,
+  // 4: destinations listed on the service (a cold start, or --resync): a store that has never
+  // listed a destination and holds nothing for it lists it before deciding anything.
+  `CREATE TABLE listings (
+     job_id INTEGER PRIMARY KEY,
+     listed_at TEXT NOT NULL,
+     documents INTEGER NOT NULL
+   );`,
 ];
 
 export const SCHEMA_VERSION = STEPS.length;

@@ -120,6 +120,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
              THEN json_insert(superseded_ids, '$[#]', remote_id) ELSE superseded_ids END,
            remote_id = @remoteId, updated_at = @now`,
       ),
+      sameContent: db.prepare("UPDATE items SET mtime_ms = @mtimeMs, sha256 = @sha256, updated_at = @now WHERE job_id = @jobId AND source_key = @sourceKey AND state = 'uploaded'"),
       failed: db.prepare(
         `INSERT INTO items (job_id, source_key, size, mtime_ms, state, run_id, attempts, last_error, updated_at)
          VALUES (@jobId, @sourceKey, @size, @mtimeMs, 'failed', @runId, 1, @error, @now)
@@ -136,6 +137,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
       uploadedCount: db.prepare("SELECT count(*) FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
       getDigest: db.prepare('SELECT digest FROM group_digests WHERE job_id = ? AND folder = ? AND chunk = ?').pluck(),
       setDigest: db.prepare('INSERT OR REPLACE INTO group_digests (job_id, folder, chunk, digest) VALUES (?, ?, ?, ?)'),
+      listedAt: db.prepare('SELECT listed_at FROM listings WHERE job_id = ?').pluck(),
+      setListed: db.prepare('INSERT OR REPLACE INTO listings (job_id, listed_at, documents) VALUES (?, ?, ?)'),
+      forgetUploaded: db.prepare("DELETE FROM items WHERE job_id = ? AND state = 'uploaded'"),
       getFolder: db.prepare('SELECT remote_id FROM folders WHERE job_id = ? AND rel_path = ?').pluck(),
       setFolder: db.prepare('INSERT OR REPLACE INTO folders (job_id, rel_path, remote_id) VALUES (?, ?, ?)'),
       jobId: db.prepare('SELECT id FROM jobs WHERE job_key = ?').pluck(),
@@ -250,6 +254,12 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.enqueue(itemKey(jobKey, sourceKey), () => this.s.uploaded.run({ jobId, sourceKey, ...result, now }));
   }
 
+  recordSameContent(jobKey: string, sourceKey: string, seen: { mtimeMs: number; sha256: string }): void {
+    const now = this.stamp();
+    const jobId = this.jobId(jobKey);
+    this.enqueue(itemKey(jobKey, sourceKey), () => this.s.sameContent.run({ jobId, sourceKey, ...seen, now }));
+  }
+
   recordFailed(jobKey: string, sourceKey: string, failure: { error: string; size?: number; mtimeMs?: number; runId: number }): void {
     const now = this.stamp();
     const jobId = this.jobId(jobKey);
@@ -290,6 +300,20 @@ export class SqliteCheckpointStore implements CheckpointStore {
   setGroupDigest(jobKey: string, folder: string, chunk: number, digest: string): void {
     const jobId = this.jobId(jobKey);
     this.enqueue(`${jobKey}\u0001${folder}`, () => this.s.setDigest.run(jobId, folder, chunk, digest));
+  }
+
+  listedAt(jobKey: string): string | undefined {
+    return (this.s.listedAt.get(this.jobId(jobKey)) as string | undefined) ?? undefined;
+  }
+
+  recordListed(jobKey: string, documents: number): void {
+    this.flush();
+    this.s.setListed.run(this.jobId(jobKey), this.stamp(), documents);
+  }
+
+  forgetUploaded(jobKey: string): void {
+    this.flush();
+    this.s.forgetUploaded.run(this.jobId(jobKey));
   }
 
   getFolder(jobKey: string, relPath: string): string | undefined {

@@ -112,6 +112,8 @@ export interface CheckpointStore {
   recordIntents(jobKey: string, intents: readonly { sourceKey: string; intent: Intent }[]): void;
   /** Results are batched: they are written with the next flush (or within `flushIntervalMs`). */
   recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }): void;
+  /** An uploaded item found with the same content under another time: the time is noted (batched). */
+  recordSameContent(jobKey: string, sourceKey: string, seen: { mtimeMs: number; sha256: string }): void;
   recordFailed(jobKey: string, sourceKey: string, failure: { error: string; size?: number; mtimeMs?: number; runId: number }): void;
   /** Items whose intent was written but whose outcome was not: they must be settled before any new upload. */
   inFlight(jobKey: string): ItemRecord[];
@@ -129,6 +131,13 @@ export interface CheckpointStore {
   groupDigest(jobKey: string, folder: string, chunk: number): string | undefined;
   /** Batched, in order with the results recorded before it. */
   setGroupDigest(jobKey: string, folder: string, chunk: number, digest: string): void;
+
+  // What the service holds (the service is the truth; the store is a cache of it)
+  /** When the destination was last listed and adopted, if ever. */
+  listedAt(jobKey: string): string | undefined;
+  recordListed(jobKey: string, documents: number): void;
+  /** Forgets what the store believes is uploaded (before a --resync adopts the listing instead). */
+  forgetUploaded(jobKey: string): void;
 
   // Remote folders, by relative path
   getFolder(jobKey: string, relPath: string): string | undefined;

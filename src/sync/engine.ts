@@ -16,7 +16,7 @@ import { noteError, type JobContext } from '../runner/job.js';
 import { runPool } from '../runner/pool.js';
 import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/retry.js';
 import type { ProgressState } from '../runner/progress.js';
-import { decide } from './plan.js';
+import { decide, UNKNOWN_MTIME } from './plan.js';
 import { sha256Of } from './checksum.js';
 import { SeenSet } from '../hashed-keys.js';
 import { IntentWriter } from './intents.js';
@@ -36,6 +36,18 @@ export interface WriteContext {
   claimed: ReadonlySet<string>;
 }
 
+/** What the destination already holds at a key, as a cold start adopts it into the store. */
+export interface Adoptable {
+  key: string;
+  remoteId: string;
+  size: number;
+  /** The source's time recorded on the destination, or UNKNOWN_MTIME. */
+  mtimeMs: number;
+  /** The change marker as this job records it (the content's sha256, a source document's id), or null. */
+  sha256: string | null;
+  parentId: string | null;
+}
+
 export interface Destination<P extends Placement = Placement> {
   readonly description: string;
   /** Checks the destination can be used; throws a clear error if not. */
@@ -49,7 +61,12 @@ export interface Destination<P extends Placement = Placement> {
    * Writes the entry once; an unclear failure is settled here before any repeat. `found`: the
    * entry was already there (counted reconciled, nothing written).
    */
-  write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string; found?: boolean }>;
+  write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string; found?: boolean; sha256?: string | undefined }>;
+  /**
+   * What the destination holds, listed once when the store knows nothing of it (a fresh state
+   * directory, a renamed profile, another machine) or on --resync: the service is the truth.
+   */
+  inventory?(signal: AbortSignal): AsyncIterable<Adoptable>;
   /**
    * False when a write can be recognised at the destination without an intent (a local file
    * renamed into place with the entry's size and time): the engine then writes no intent first.
@@ -78,6 +95,18 @@ export interface TransferOptions<P extends Placement> {
   progress?: ProgressState | undefined;
   /** What "deleted at the source" means for this destination (reported, never applied). */
   deletionNote?: string | undefined;
+  /** List the destination and adopt what it holds even though the store knows it (--resync). */
+  resync?: boolean | undefined;
+}
+
+/** What a cold start found on the destination. */
+export interface ColdStart {
+  /** Why the destination was listed: the store knew nothing of it, or --resync. */
+  reason: 'cold' | 'resync';
+  /** Files the destination holds, adopted as uploaded (the newest at each path). */
+  adopted: number;
+  /** Of those, how many carried no fingerprint: recognised by path and size alone. */
+  withoutFingerprint: number;
 }
 
 /** Superseded results listed in a summary; the rest are counted. */
@@ -104,6 +133,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
 
   // Before anything new is written, settle what earlier runs left in flight.
   const reconciled = await settleInFlight(store, destination, jobKey, ctx);
+  // Then, if this store has never seen the destination, learn what is already there.
+  const coldStart = await adoptInventory(store, destination, jobKey, ctx, opts.resync === true);
 
   const intents = new IntentWriter(store, jobKey);
   const superseded: { key: string; previous: string; current: string }[] = [];
@@ -208,8 +239,16 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       seen.add(entry.key);
       if (opts.only && !opts.only.has(entry.key)) continue;
       ctx.counts.discovered++;
-      const marker = opts.checksum ? await sha256Of(entry.open()) : entry.marker;
-      const decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, known.get(entry.key));
+      let marker = opts.checksum ? await sha256Of(entry.open()) : entry.marker;
+      const previous = known.get(entry.key);
+      let decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, previous);
+      if (decision === 'compare' && previous) {
+        // Same size, another time: read it once; equal content is the same file, its new time noted.
+        marker = await sha256Of(entry.open());
+        decision = marker === previous.sha256 ? 'unchanged' : 'changed';
+        if (decision === 'unchanged') store.recordSameContent(jobKey, entry.key, { mtimeMs: entry.mtimeMs, sha256: marker });
+        else marker = entry.marker;
+      }
       if (decision === 'unchanged') {
         if (!reconciled.has(entry.key)) ctx.counts.skipped++;
         knownUploaded++;
@@ -218,7 +257,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       }
       state.itemsPlanned++;
       state.bytesPlanned += entry.size;
-      yield { entry: marker !== entry.marker ? ({ ...entry, marker } as FileEntry) : entry, previous: known.get(entry.key)?.remoteId ?? null, group };
+      yield { entry: marker !== entry.marker ? ({ ...entry, marker, sha256: marker } as FileEntry) : entry, previous: previous?.remoteId ?? null, group };
     }
   };
 
@@ -228,10 +267,11 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
     }
     const started = Date.now();
-    const { remoteId, found } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
+    const { remoteId, found, sha256 } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
     concurrency.succeeded(Date.now() - started);
     claimed.add(remoteId);
-    store.recordUploaded(jobKey, entry.key, { remoteId, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, parentId: placement.parentId });
+    // The content's sha256 when the destination computed it: a later run with another time compares content.
+    store.recordUploaded(jobKey, entry.key, { remoteId, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? sha256 ?? null, parentId: placement.parentId });
     if (previous && previous !== remoteId) {
       // Listed up to a cap (the checkpoint store keeps every superseded id per entry).
       supersededCount++;
@@ -297,6 +337,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     }
   }
   return {
+    ...(coldStart ? { coldStart } : {}),
     superseded,
     supersededCount,
     deletedLocally: { count: deleted, sample: deletedSample, note: opts.deletionNote ?? 'reported only: ferry never deletes at the destination' },
@@ -317,6 +358,32 @@ async function settleInFlight(store: CheckpointStore, destination: Pick<Destinat
   }
   store.flush();
   return new Set(landed.keys());
+}
+
+/**
+ * A store that holds nothing for this destination and never listed it lists it once, streaming
+ * what it holds into the store as uploaded: a fresh container or a renamed profile then uploads
+ * only what differs. --resync does the same over what a warm store believes.
+ */
+async function adoptInventory(store: CheckpointStore, destination: Pick<Destination, 'inventory'>, jobKey: string, ctx: JobContext, resync: boolean): Promise<ColdStart | undefined> {
+  if (!destination.inventory) return undefined;
+  if (!resync && (store.listedAt(jobKey) !== undefined || store.uploadedCount(jobKey) > 0)) return undefined;
+  if (resync) store.forgetUploaded(jobKey);
+  const found: ColdStart = { reason: resync ? 'resync' : 'cold', adopted: 0, withoutFingerprint: 0 };
+  for await (const item of destination.inventory(ctx.signal)) {
+    if (ctx.signal.aborted) return found;
+    // An item whose upload is in flight was settled just before: it stays as the settling left it.
+    const known = store.fingerprint(jobKey, item.key);
+    if (known && known.state === 'uploading') continue;
+    store.recordUploaded(jobKey, item.key, { remoteId: item.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId });
+    found.adopted++;
+    if (item.mtimeMs === UNKNOWN_MTIME && item.sha256 === null) found.withoutFingerprint++;
+  }
+  store.recordListed(jobKey, found.adopted);
+  if (found.withoutFingerprint > 0) {
+    noteError(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
+  }
+  return found;
 }
 
 /** What a run would do, writing nothing (the destination is asked only to place entries). */

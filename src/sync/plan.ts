@@ -1,7 +1,17 @@
 // What to do with one file, given what the checkpoint store remembers of it. Pure.
 import type { ItemFingerprint } from '../store/types.js';
 
-export type Decision = 'new' | 'changed' | 'unchanged' | 'retry';
+/**
+ * `compare`: same size, another time, and the store knows the content's sha256: the content decides
+ * (a fresh checkout or a copy touches every file's time without changing a byte).
+ */
+export type Decision = 'new' | 'changed' | 'unchanged' | 'retry' | 'compare';
+
+/**
+ * The time of an item adopted from a service that kept no fingerprint of it: found there by path
+ * and size alone, so size is all there is to compare.
+ */
+export const UNKNOWN_MTIME = -1;
 
 export interface LocalFile {
   size: number;
@@ -16,5 +26,10 @@ export function decide(file: LocalFile, known: ItemFingerprint | undefined): Dec
   if (known.state !== 'uploaded' || !known.remoteId) return known.remoteId ? 'changed' : 'retry';
   if (known.size !== file.size) return 'changed';
   if (file.sha256 !== undefined && known.sha256) return file.sha256 === known.sha256 ? 'unchanged' : 'changed';
-  return known.mtimeMs === file.mtimeMs ? 'unchanged' : 'changed';
+  if (known.mtimeMs === file.mtimeMs) return 'unchanged';
+  // Adopted by path and size (no fingerprint on the service): unchanged, unless --checksum asks
+  // for a comparison there is nothing to compare with.
+  if (known.mtimeMs === UNKNOWN_MTIME && !known.sha256) return file.sha256 === undefined ? 'unchanged' : 'changed';
+  if (known.sha256 && file.sha256 === undefined) return 'compare';
+  return 'changed';
 }

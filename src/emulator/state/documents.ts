@@ -187,6 +187,7 @@ export class DocumentStore {
   private readonly countFiles;
   private readonly selectOfProject;
   private readonly deleteOfProject;
+  private readonly deleteOne;
   private readonly updateOutcome;
   private readonly selectUploadCounts;
   private readonly selectUploadReasons;
@@ -218,6 +219,7 @@ export class DocumentStore {
     this.countFiles = db.prepare<[string], number>('SELECT count(*) FROM documents WHERE project_identifier = ? AND is_directory = 0').pluck();
     this.selectOfProject = db.prepare<[string], string | null>('SELECT blob_key FROM documents WHERE project_identifier = ?').pluck();
     this.deleteOfProject = db.prepare('DELETE FROM documents WHERE project_identifier = ?');
+    this.deleteOne = db.prepare('DELETE FROM documents WHERE object_identifier = ? AND is_directory = 0 RETURNING blob_key');
     this.updateOutcome = db.prepare(
       `UPDATE documents SET processing_pending = 0, upload_in_progress = 0, progress = 100,
          upload_successful = @uploadSuccessful, upload_failed_reason = @uploadFailedReason,
@@ -280,6 +282,15 @@ export class DocumentStore {
     const keys = this.selectOfProject.all(projectIdentifier).filter((key): key is string => key !== null);
     this.deleteOfProject.run(projectIdentifier);
     return keys;
+  }
+
+  /**
+   * Removes one document (what a user does in the service's own interface; the API shows no
+   * document delete). Returns whether it existed and the blob key to delete.
+   */
+  removeOne(objectIdentifier: string): { removed: boolean; blobKey: string | null } {
+    const row = this.deleteOne.get(objectIdentifier) as { blob_key: string | null } | undefined;
+    return { removed: row !== undefined, blobKey: row?.blob_key ?? null };
   }
 
   list(query: DocumentQuery): { items: ListedDocument[]; totalCount: number } {

@@ -1,6 +1,7 @@
 // A project's documents as a destination: entries become documents in the folder tree (created
 // through the folder extension, flattened into the nearest folder where it is missing), each
 // upload settled by its batch id, name, folder and size after an unclear failure or a crash.
+import { createReadStream } from 'node:fs';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FerryClient } from '../../api/client.js';
@@ -9,7 +10,12 @@ import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../..
 import { JobAbortedError } from '../../runner/job.js';
 import type { FileEntry } from '../../sources/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
-import type { Destination, WriteContext } from '../engine.js';
+import type { Adoptable, Destination, WriteContext } from '../engine.js';
+import { UNKNOWN_MTIME } from '../plan.js';
+import { sha256Of } from '../checksum.js';
+import { SourceReadError } from '../../api/multipart.js';
+import { ProjectSource } from '../../sources/project.js';
+import { identityMetadata } from '../../sources/identity.js';
 import { RemoteFolders, joinPath, type Placement } from '../remote-folders.js';
 import { BatchIndex, RELATIVE_PATH_KEY, fileName, findLanded } from '../settle.js';
 
@@ -27,6 +33,11 @@ export interface ProjectDestinationOptions {
   metadata?: Record<string, string> | undefined;
   /** Plan only: folders are looked up, never created. */
   dryRun?: boolean | undefined;
+  /**
+   * What the job's change marker is, as a cold start reads it back from a document: the content's
+   * sha256 (a folder or zip), or the id of the document it was copied from (a migration).
+   */
+  markers?: 'content' | 'origin' | undefined;
 }
 
 export class ProjectDestination implements Destination<Placement> {
@@ -76,13 +87,17 @@ export class ProjectDestination implements Destination<Placement> {
     return this.folders.place(entry.key);
   }
 
-  async write(entry: FileEntry, placement: Placement, ctx: WriteContext): Promise<{ remoteId: string }> {
+  async write(entry: FileEntry, placement: Placement, ctx: WriteContext): Promise<{ remoteId: string; sha256: string | undefined }> {
     const { client, project } = this.o;
     const flattenedPath = placement.flattenedPath;
     const name = fileName(entry.key);
     // What the entry carries (a document migrated from elsewhere) goes over the job's defaults.
     const a = entry.attributes ?? {};
-    const metadata = { ...this.o.metadata, ...a.metadata, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) };
+    // Content read from a request (a migration) is not fetched twice for a fingerprint: the
+    // document it came from names it instead.
+    const sha256 = entry.sha256 ?? (entry.openAsync ? undefined : await fingerprint(entry));
+    const identity = identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256, mtimeMs: entry.mtimeMs, source: a.origin });
+    const metadata = { ...this.o.metadata, ...a.metadata, ...identity, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) };
     const ocrEngine = (a.ocrEngine as OCREngine | undefined) ?? this.o.ocrEngine;
     const ocrStrategy = (a.ocrStrategy as OCRStrategy | undefined) ?? this.o.ocrStrategy;
     const coordinateExtractionStrategy = (a.coordinateExtractionStrategy as CoordinateExtractionStrategy | undefined) ?? this.o.coordinateExtractionStrategy;
@@ -113,11 +128,29 @@ export class ProjectDestination implements Destination<Placement> {
       if ('stream' in file) file.stream.destroy();
       throw err;
     });
-    return { remoteId: doc.objectIdentifier as string };
+    return { remoteId: doc.objectIdentifier as string, sha256 };
+  }
+
+  async *inventory(signal: AbortSignal): AsyncIterable<Adoptable> {
+    const listing = new ProjectSource(this.o.client, this.o.project, { from: this.o.base });
+    for await (const doc of listing.inventory(signal)) {
+      const id = doc.identity;
+      const marker = this.o.markers === 'origin' ? id?.source : id?.sha256;
+      yield { key: doc.key, remoteId: doc.remoteId, size: doc.size, mtimeMs: id?.mtimeMs ?? UNKNOWN_MTIME, sha256: marker ?? null, parentId: doc.parentId };
+    }
   }
 
   report(): Record<string, unknown> {
     return { folders: this.folders.stats };
+  }
+}
+
+/** sha256 of the content, read once before the upload; unreadable is the item's fault, as in the upload. */
+async function fingerprint(entry: FileEntry): Promise<string> {
+  try {
+    return await sha256Of(entry.path ? createReadStream(entry.path) : (entry.open() as Readable));
+  } catch (err) {
+    throw new SourceReadError(entry.path ?? entry.key, err);
   }
 }
 

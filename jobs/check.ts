@@ -1,0 +1,143 @@
+// `ferry check`: a local folder or zip against what the project holds, with no checkpoint store at
+// all (rclone check). The project is listed once into a temporary SQLite file, so memory stays flat
+// whatever it holds; then the source is walked and each file is matched by its path:
+//  - matching: same size, and the same sha256 where the document carries ferry's fingerprint (or,
+//    with --checksum, where its content read back through its url hashes the same);
+//  - changed: another size or another content (a file changed in place with the same size too);
+//  - missing on the service; only on the service; unreadable locally.
+// Documents without a fingerprint match by size alone unless --checksum: they are counted apart.
+import Database from 'better-sqlite3';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import type { Readable } from 'node:stream';
+import type { FerryClient } from '../src/api/client.js';
+import { openSource } from '../src/sources/index.js';
+import { ProjectSource } from '../src/sources/project.js';
+import type { FileEntry } from '../src/sources/types.js';
+import { visible } from '../src/sources/names.js';
+import { sha256Of } from '../src/sync/checksum.js';
+
+export interface CheckOptions {
+  source: string;
+  project: string;
+  /** Folder path under the project root (`--to` of the mirror). */
+  to?: string | undefined;
+  /** Compare content by reading documents that carry no fingerprint back from the service. */
+  checksum?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export type DifferenceKind = 'changed' | 'missing on the service' | 'only on the service' | 'unreadable locally';
+
+export interface CheckDifference {
+  kind: DifferenceKind;
+  /** The path under the source root (and under --to on the service), shown with its controls escaped. */
+  path: string;
+  detail: string;
+}
+
+export interface CheckReport {
+  source: string;
+  project: string;
+  to: string;
+  matching: number;
+  /** Of the matching files, those compared by size alone (the document carries no fingerprint). */
+  matchingBySizeOnly: number;
+  differenceCount: number;
+  counts: Record<DifferenceKind, number>;
+  /** Every difference, in the order found (the source's walk, then the service's leftovers). */
+  differences: CheckDifference[];
+  bytesHashed: number;
+}
+
+export async function check(opts: CheckOptions, client: FerryClient): Promise<CheckReport> {
+  const to = (opts.to ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
+  const source = await openSource(opts.source);
+  await client.projects.get(opts.project);
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
+  const db = new Database(join(dir, 'listing.sqlite'));
+  const report: CheckReport = {
+    source: source.description,
+    project: opts.project,
+    to,
+    matching: 0,
+    matchingBySizeOnly: 0,
+    differenceCount: 0,
+    counts: { changed: 0, 'missing on the service': 0, 'only on the service': 0, 'unreadable locally': 0 },
+    differences: [],
+    bytesHashed: 0,
+  };
+  const differ = (kind: DifferenceKind, path: string, detail: string) => {
+    report.differenceCount++;
+    report.counts[kind]++;
+    report.differences.push({ kind, path: visible(path), detail });
+  };
+  try {
+    db.pragma('journal_mode = OFF');
+    db.pragma('synchronous = OFF');
+    db.exec('CREATE TABLE remote (key TEXT PRIMARY KEY, id TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT, url TEXT, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
+    const put = db.prepare('INSERT OR IGNORE INTO remote (key, id, size, sha256, url) VALUES (?, ?, ?, ?, ?)');
+    const listing = new ProjectSource(client, opts.project, { from: to });
+    let batch: Parameters<typeof put.run>[] = [];
+    const flush = db.transaction((rows: Parameters<typeof put.run>[]) => {
+      for (const r of rows) put.run(...r);
+    });
+    // Newest first: the first document at a path is the one that counts (INSERT OR IGNORE).
+    for await (const doc of listing.inventory(opts.signal)) {
+      batch.push([doc.key, doc.remoteId, doc.size, doc.identity?.sha256 ?? null, doc.url]);
+      if (batch.length >= 500) {
+        flush(batch);
+        batch = [];
+      }
+    }
+    flush(batch);
+
+    const get = db.prepare<[string], { id: string; size: number; sha256: string | null; url: string | null }>('SELECT id, size, sha256, url FROM remote WHERE key = ?');
+    const seen = db.prepare('UPDATE remote SET seen = 1 WHERE key = ?');
+    for await (const entry of source.entries(opts.signal)) {
+      if (entry.kind === 'dir') continue;
+      if (entry.kind === 'problem') {
+        differ('unreadable locally', entry.key, entry.reason);
+        continue;
+      }
+      const remote = get.get(entry.key);
+      if (!remote) {
+        differ('missing on the service', entry.key, `${entry.size} bytes here, no document at this path`);
+        continue;
+      }
+      seen.run(entry.key);
+      if (remote.size !== entry.size) {
+        differ('changed', entry.key, `${entry.size} bytes here, ${remote.size} on the service (document ${remote.id})`);
+        continue;
+      }
+      let theirs = remote.sha256;
+      if (!theirs && opts.checksum && remote.url) {
+        theirs = await sha256Of((await client.documents.download({ url: remote.url, name: entry.key })).body);
+        report.bytesHashed += remote.size;
+      }
+      if (!theirs) {
+        report.matching++;
+        report.matchingBySizeOnly++;
+        continue;
+      }
+      const ours = await sha256Of(openContent(entry));
+      report.bytesHashed += entry.size;
+      if (ours === theirs) report.matching++;
+      else differ('changed', entry.key, `same size (${entry.size} bytes), other content: sha256 ${ours.slice(0, 12)}… here, ${theirs.slice(0, 12)}… on the service (document ${remote.id})`);
+    }
+    for (const row of db.prepare<[], { key: string; id: string; size: number }>('SELECT key, id, size FROM remote WHERE seen = 0 ORDER BY key').iterate()) {
+      differ('only on the service', row.key, `document ${row.id}, ${row.size} bytes, not in the source`);
+    }
+    return report;
+  } finally {
+    db.close();
+    await source.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function openContent(entry: FileEntry): Readable {
+  return entry.path ? createReadStream(entry.path) : (entry.open() as Readable);
+}

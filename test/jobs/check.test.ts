@@ -1,0 +1,85 @@
+// `ferry check`: proof of an onboarding against the service alone, with no checkpoint store.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson, runFerry } from '../helpers/cli.js';
+import { mirror } from '../../jobs/mirror.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(() => service.close());
+
+interface Report {
+  command: string;
+  status: string;
+  exitCode: number;
+  matching: number;
+  differenceCount: number;
+  differences: { kind: string; path: string; detail: string }[];
+}
+
+describe('ferry check', () => {
+  it('matches a mirrored tree, then lists a document deleted on the service, a new local file and a file changed in place', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
+    const src = join(dir, 'tree');
+    await writeTree(src, { 'a.txt': 'alpha', 'docs/b.txt': 'bravo', 'docs/c.txt': 'charlie', 'docs/deep/d.txt': 'delta', 'e 100%.txt': 'echo' });
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'onboarded', description: 'check' })).objectIdentifier;
+    const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+    try {
+      expect((await mirror({ source: src, project, to: 'archive/2026', progress: false }, { client, store })).counts).toMatchObject({ uploaded: 5 });
+    } finally {
+      store.close();
+    }
+    // No --state anywhere, and none is created.
+    const stateDir = join(dir, 'state');
+    const env = { ...service.env(), FERRY_STATE_DIR: stateDir };
+    const args = ['check', src, '--project', project, '--to', 'archive/2026', '--json'];
+
+    const clean = await runFerry(args, env);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(onlyJson(clean)).toMatchObject({ command: 'check', status: 'matching', exitCode: 0, matching: 5, differenceCount: 0 });
+
+    // Someone deletes a document in the web interface; a file is added; one is changed in place,
+    // same size and the same modification time as before.
+    const c = (await remoteFiles(client, project)).find((d) => d.path === '/archive/2026/docs/c.txt')!;
+    expect(service.emulator.deleteDocument(c.objectIdentifier as string)).toBe(true);
+    await writeFile(join(src, 'docs/new.txt'), 'new file');
+    const b = join(src, 'docs/b.txt');
+    const before = await stat(b);
+    await writeFile(b, 'BRAVO');
+    await utimes(b, before.atime, before.mtime);
+
+    const dirty = await runFerry(args, env);
+    expect(dirty.code, dirty.stderr).toBe(1);
+    const report = onlyJson(dirty) as unknown as Report;
+    expect(report).toMatchObject({ status: 'different', exitCode: 1, matching: 3, differenceCount: 3 });
+    expect(report.differences.map((d) => [d.kind, d.path]).sort()).toEqual([
+      ['changed', 'docs/b.txt'],
+      ['missing on the service', 'docs/c.txt'],
+      ['missing on the service', 'docs/new.txt'],
+    ]);
+
+    // A document on the service the source does not hold (another mirror into a folder under --to).
+    await writeTree(join(dir, 'extra'), { 'only.txt': 'only there' });
+    const other = new SqliteCheckpointStore(join(dir, 'other.sqlite'));
+    try {
+      await mirror({ source: join(dir, 'extra'), project, to: 'archive/2026/x', progress: false }, { client, store: other });
+    } finally {
+      other.close();
+    }
+    const text = await runFerry(args.filter((a) => a !== '--json'), env);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/changed: docs\/b\.txt: same size \(5 bytes\), other content/);
+    expect(text.stdout).toMatch(/missing on the service: docs\/c\.txt/);
+    expect(text.stdout).toMatch(/missing on the service: docs\/new\.txt/);
+    expect(text.stdout).toMatch(/only on the service: x\/only\.txt: document [0-9a-f-]{36}, 10 bytes/);
+    expect(text.stdout).toMatch(/: 4 differences/);
+    await expect(readdir(stateDir)).rejects.toThrow();
+  });
+});

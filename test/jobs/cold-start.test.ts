@@ -1,0 +1,117 @@
+// The service is the truth: a mirror run in a fresh container (no checkpoint file), under a renamed
+// profile or on another machine lists the project once and uploads only what differs. Each run is
+// the `ferry` command as a cron job runs it, with its own FERRY_STATE_DIR.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { mkdtemp, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson, runFerry } from '../helpers/cli.js';
+import { mirror } from '../../jobs/mirror.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+import { IDENTITY_KEYS } from '../../src/sources/identity.js';
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(() => service.close());
+
+const FILES: Record<string, string> = {
+  'a.txt': 'alpha',
+  'docs/b.txt': 'bravo bravo',
+  'docs/deep/c.md': '# charlie',
+  'docs/deep/ünï cödé.txt': 'unicode',
+  'empty.txt': '',
+};
+for (let i = 0; i < 10; i++) FILES[`many/f${i}.txt`] = `file number ${i}`;
+
+type Summary = { status: string; counts: Record<string, number>; coldStart?: { reason: string; adopted: number; withoutFingerprint: number } };
+
+describe('mirror with no checkpoint file', () => {
+  it('three fresh state directories, a changed file and a renamed profile: each file once on the service', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-cold-'));
+    const src = join(dir, 'tree');
+    await writeTree(src, FILES);
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'nightly', description: 'cold start' })).objectIdentifier;
+    const config = join(dir, 'config.yaml');
+    const t = service.emulator.tenants[0]!;
+    const profile = (name: string) =>
+      `  ${name}:\n    baseUrl: ${service.emulator.baseUrl}\n    settingsUrl: ${service.emulator.settingsUrl}\n    authUrl: ${service.emulator.authUrl}\n    audience: ${service.emulator.audience}\n    clientId: ${t.clientId}\n    clientSecretEnv: NIGHTLY_SECRET\n`;
+    await writeFile(config, `profiles:\n${profile('nightly')}${profile('renamed')}`);
+    const run = async (profileName: string, stateDir: string): Promise<Summary> => {
+      const r = await runFerry(['-p', profileName, 'mirror', src, '--project', project, '--json'], { FERRY_CONFIG: config, NIGHTLY_SECRET: t.clientSecret, FERRY_STATE_DIR: join(dir, stateDir) });
+      expect(r.code, r.stderr).toBe(0);
+      return onlyJson(r) as unknown as Summary;
+    };
+    const n = Object.keys(FILES).length;
+
+    const first = await run('nightly', 'container-1');
+    expect(first.counts).toMatchObject({ discovered: n, uploaded: n });
+    // The first run listed an empty project: nothing to adopt.
+    expect(first.coldStart).toMatchObject({ reason: 'cold', adopted: 0 });
+
+    for (const container of ['container-2', 'container-3']) {
+      const again = await run('nightly', container);
+      expect(again.counts, container).toMatchObject({ discovered: n, uploaded: 0, skipped: n, failed: 0 });
+      expect(again.coldStart, container).toMatchObject({ reason: 'cold', adopted: n, withoutFingerprint: 0 });
+    }
+    let remote = await remoteFiles(client, project);
+    expect(remote.map((d) => d.path).sort()).toEqual(Object.keys(FILES).map((k) => `/${k}`).sort());
+
+    // A fresh checkout: every time is new, one file changed (same size); only that one goes up.
+    const later = new Date(Date.now() + 60_000);
+    for (const key of Object.keys(FILES)) await utimes(join(src, key), later, later);
+    await writeFile(join(src, 'docs/b.txt'), 'BRAVO BRAVO');
+    const changed = await run('nightly', 'container-4');
+    expect(changed.counts).toMatchObject({ discovered: n, uploaded: 1, skipped: n - 1 });
+
+    // The same job under another profile name (another state file): nothing to do.
+    const renamed = await run('renamed', 'container-1');
+    expect(renamed.counts).toMatchObject({ discovered: n, uploaded: 0, skipped: n });
+
+    remote = await remoteFiles(client, project);
+    // Every path once, but the changed file: its older document stays (the service cannot delete it).
+    expect(remote).toHaveLength(n + 1);
+    expect(new Set(remote.map((d) => d.path)).size).toBe(n);
+    const b = remote.filter((d) => d.path === '/docs/b.txt');
+    expect(b).toHaveLength(2);
+    // Every document names itself in ferry's keys.
+    const identity = (remote.find((d) => d.path === '/docs/deep/c.md')?.metadata ?? []).filter((m) => m.key?.startsWith('ferry.'));
+    expect(Object.fromEntries(identity.map((m) => [m.key, m.value]))).toMatchObject({
+      [IDENTITY_KEYS.path]: 'docs/deep/c.md',
+      [IDENTITY_KEYS.size]: '9',
+      [IDENTITY_KEYS.sha256]: createHash('sha256').update('# charlie').digest('hex'),
+    });
+  });
+
+  it('a warm store: new times over the same content upload nothing; --resync adopts what the service holds', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-cold-warm-'));
+    const src = join(dir, 'tree');
+    await writeTree(src, { 'x/one.txt': 'one', 'x/two.txt': 'two', 'three.txt': 'three' });
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'warm', description: 'compare' })).objectIdentifier;
+    const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+    try {
+      const first = await mirror({ source: src, project, progress: false }, { client, store });
+      expect(first.counts).toMatchObject({ uploaded: 3 });
+      const later = new Date(Date.now() + 120_000);
+      for (const key of ['x/one.txt', 'x/two.txt', 'three.txt']) await utimes(join(src, key), later, later);
+      const touched = await mirror({ source: src, project, progress: false }, { client, store });
+      expect(touched.counts).toMatchObject({ discovered: 3, uploaded: 0, skipped: 3 });
+      expect(touched.coldStart).toBeUndefined();
+      // The times were noted: the next run does not read the content again (and still uploads nothing).
+      const again = await mirror({ source: src, project, progress: false }, { client, store });
+      expect(again.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+
+      const resync = await mirror({ source: src, project, progress: false, resync: true }, { client, store });
+      expect(resync.coldStart).toMatchObject({ reason: 'resync', adopted: 3 });
+      expect(resync.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+    } finally {
+      store.close();
+    }
+    expect(await remoteFiles(client, project)).toHaveLength(3);
+  });
+});
