@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { FerryClient } from '../../src/api/index.js';
 import { mirror } from '../../jobs/mirror.js';
+import { migrateJobKey } from '../../jobs/migrate.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { buildRichPlaybook } from '../helpers/playbook.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
@@ -71,72 +72,90 @@ async function targetDocuments(names: string[]): Promise<Map<string, string[]>> 
   return out;
 }
 
+// One story in four steps (each its own test, sharing what the earlier ones made), so that no
+// single test carries the whole migration on a slow machine.
 describe('ferry migrate between two regions', () => {
-  it('plans, migrates through two kill -9s, resumes, refuses a second run (exit 4), and verifies: every document exactly once', async () => {
+  let projects: { name: string; id: string; paths: string[] }[];
+  let playbooks: { id: string }[];
+  let names: string[];
+  let state: string;
+  let args: string[];
+
+  it('plans before anything is written', async () => {
     // Organization metadata: an option only the source has, used by every project.
     await src.organizationMetadataOptions.create(definition(uk, 0, 'Region'), 'Antarctica');
-    const projects = [
-      { name: 'Contracts', ...(await sourceProject('Contracts', 120, { metadata: { dept: 'legal', kind: 'contract' }, ocrStrategy: 'always' })) },
-      { name: 'Archive', ...(await sourceProject('Archive', 100)) },
-      { name: 'Small', ...(await sourceProject('Small', 30)) },
+    projects = [
+      { name: 'Contracts', ...(await sourceProject('Contracts', 60, { metadata: { dept: 'legal', kind: 'contract' }, ocrStrategy: 'always' })) },
+      { name: 'Archive', ...(await sourceProject('Archive', 45)) },
+      { name: 'Small', ...(await sourceProject('Small', 15)) },
     ];
-    const playbooks = [await buildRichPlaybook(src, uk.tenants[0]!, { name: 'Supplier contracts' }), await buildRichPlaybook(src, uk.tenants[0]!, { name: 'NDAs', assemblies: 3 })];
+    playbooks = [await buildRichPlaybook(src, uk.tenants[0]!, { name: 'Supplier contracts' }), await buildRichPlaybook(src, uk.tenants[0]!, { name: 'NDAs', assemblies: 3 })];
     // The target knows 'Department' from a project of its own (found by name); the others the
     // selection uses are named in the mapping file.
     await dst.projects.create({ name: 'Existing at the target', description: '', metadata: [{ organizationMetadataIdentifier: definition(us, 1, 'Department'), text: 'Ops' }] });
     const map = join(dir, 'map.yaml');
     const mapped = ['Region', 'Practice areas', 'Contract value'].map((n) => `  ${n}: ${definition(us, 1, n)}`);
     await writeFile(map, `organizationMetadata:\n${mapped.join('\n')}\n`);
-    const names = projects.map((p) => p.name);
-    const state = join(dir, 'migrate.sqlite');
-    const args = ['migrate', '--from', 'uk', '--to', 'us', '--projects', projects.map((p) => p.id).join(','), '--playbooks', playbooks.map((p) => p.id).join(','), '--map', map, '--state', state, '--concurrency', '4', '--json'];
+    names = projects.map((p) => p.name);
+    state = join(dir, 'migrate.sqlite');
+    args = ['migrate', '--from', 'uk', '--to', 'us', '--projects', projects.map((p) => p.id).join(','), '--playbooks', playbooks.map((p) => p.id).join(','), '--map', map, '--state', state, '--concurrency', '4', '--json'];
 
     // The plan, before anything is written.
     const planned = await runFerry([...args, '--dry-run'], env);
     expect(planned.code, `${planned.stdout}\n${planned.stderr}`).toBe(0);
     const plan = onlyJson(planned) as any;
-    expect(plan.totals).toMatchObject({ projects: 3, documents: 250, playbooks: 2, alreadyCopied: 0, folders: expect.any(Number) });
+    expect(plan.totals).toMatchObject({ projects: 3, documents: 120, playbooks: 2, alreadyCopied: 0, folders: expect.any(Number) });
     expect(plan.blockers).toEqual([]);
     expect(plan.options.missingOnTarget).toBeGreaterThanOrEqual(1);
     expect(plan.notCarried.map((n: { what: string }) => n.what)).toContain('assistants and their messages');
     expect((await targetDocuments(names)).size).toBe(0);
+  });
 
-    // Two runs killed midway; while the second runs, another migrate of the same pair exits 4.
-    const kills: string[] = [];
-    let locked: Promise<number | null> | undefined;
-    for (const after of [40, 150]) {
+  let kills: string[];
+  it('is killed twice midway (kill -9); a second migrate of the same pair while one holds the lock exits 4', async () => {
+    kills = [];
+    for (const after of [20, 70]) {
       const r = await runFerry(args, env, (child) => {
         void (async () => {
-          let startedAt: number | undefined;
           for (let poll = 0; poll < 20_000 && child.exitCode === null; poll++) {
             const done = [...(await targetDocuments(names)).values()].reduce((n, p) => n + p.length, 0);
-            startedAt ??= done;
-            // Once this run has copied something it holds the lock: a second migrate now must exit 4.
-            if (after === 150 && locked === undefined && done > startedAt + 3) locked = runFerry(args, env).then((r) => r.code);
             if (done >= after) {
-              // The probe must meet a live holder: it would take over the lock of a killed one.
-              await locked;
               child.kill('SIGKILL');
               kills.push(`${done} documents`);
               return;
             }
-            await new Promise((r) => setTimeout(r, 10));
+            await new Promise((r) => setTimeout(r, 40));
           }
         })();
       });
       if (r.code !== null) kills.push(`(run ended by itself: ${r.code})`);
     }
-    expect(await locked).toBe(4);
+    // A live holder of the pair's lock (this process): the second run is refused, nothing written.
+    const store = new SqliteCheckpointStore(state);
+    const key = migrateJobKey(src, dst);
+    expect(store.acquireLock(key, 'this-test', 1)).toEqual({ ok: true });
+    try {
+      const before = [...(await targetDocuments(names)).values()].reduce((n, p) => n + p.length, 0);
+      const refused = await runFerry(args, env);
+      expect(refused.code).toBe(4);
+      expect(onlyJson(refused)).toMatchObject({ status: 'locked', exitCode: 4 });
+      expect([...(await targetDocuments(names)).values()].reduce((n, p) => n + p.length, 0)).toBe(before);
+    } finally {
+      store.releaseLock(key, 'this-test');
+      store.close();
+    }
+  });
 
+  it('resumes, verifies, and holds every document exactly once with its settings and metadata', async () => {
     const last = await runFerry([...args, '--verify'], env);
     expect(last.code, `${last.stdout}\n${last.stderr}`).toBe(0);
     const summary = onlyJson(last) as any;
     console.log(`migration killed at ${kills.join(', ')}; the final run copied ${summary.counts.uploaded}, found ${summary.counts.reconciled}`);
     expect(summary.status).toBe('succeeded');
-    // Accounting: 3 projects + 250 documents + 2 playbooks, each exactly one outcome.
-    expect(summary.counts.discovered).toBe(255);
-    expect(summary.counts.uploaded + summary.counts.reconciled + summary.counts.skipped + summary.counts.failed).toBe(255);
-    expect(summary.verification).toMatchObject({ differenceCount: 0, counts: { projects: 3, documents: 250, playbooks: 2 } });
+    // Accounting: 3 projects + 120 documents + 2 playbooks, each exactly one outcome.
+    expect(summary.counts.discovered).toBe(125);
+    expect(summary.counts.uploaded + summary.counts.reconciled + summary.counts.skipped + summary.counts.failed).toBe(125);
+    expect(summary.verification).toMatchObject({ differenceCount: 0, counts: { projects: 3, documents: 120, playbooks: 2 } });
 
     // Exactly once on the target: one project per name, every path once, nothing else.
     const targetProjects = (await dst.projects.list().all()).filter((p) => names.includes(p.name ?? ''));
@@ -158,7 +177,9 @@ describe('ferry migrate between two regions', () => {
     expect(contracts.metadataValues?.find((v) => v.metadata?.name === 'Region')?.singleCategoryIdentifier).toBe(regionOptions.find((o) => o.name === 'Antarctica')!.objectIdentifier);
     const targetPlaybooks = (await dst.playbooks.searchAll().all()).filter((p) => ['Supplier contracts', 'NDAs'].includes(p.name ?? ''));
     expect(targetPlaybooks).toHaveLength(2);
+  });
 
+  it('a rerun copies nothing; the text report and `ferry migrate verify` agree', async () => {
     // A rerun copies nothing; `ferry migrate verify` agrees, and says so in text too.
     const again = onlyJson(await runFerry(args, env)) as any;
     expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
@@ -170,6 +191,6 @@ describe('ferry migrate between two regions', () => {
     for (const name of [...names, 'Supplier contracts', 'NDAs']) expect(text.stdout).toContain(name);
     const verify = await runFerry(['migrate', 'verify', '--from', 'uk', '--to', 'us', '--projects', projects.map((p) => p.id).join(','), '--playbooks', playbooks.map((p) => p.id).join(','), '--state', state], env);
     expect(verify.code, verify.stdout).toBe(0);
-    expect(verify.stdout).toMatch(/3 projects, \d+ folders, 250 documents .* 2 playbooks compared: 0 differences/);
+    expect(verify.stdout).toMatch(/3 projects, \d+ folders, 120 documents .* 2 playbooks compared: 0 differences/);
   });
 });
