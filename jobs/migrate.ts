@@ -23,10 +23,13 @@ import { transfer } from '../src/sync/engine.js';
 import { ProjectDestination } from '../src/sync/destinations/project.js';
 import { TargetMetadata, type MetadataMapping } from '../src/tenants/metadata.js';
 import { copyOptions, copyProject } from '../src/tenants/projects.js';
+import { chooseCounterpart, projectCounterparts } from '../src/tenants/counterparts.js';
 import {
   NOT_CARRIED,
+  checkPair,
   checkSelection,
   definitionsUsed,
+  shareOf,
   documentsKey,
   migrateJobKey,
   readIdMap,
@@ -39,6 +42,8 @@ import { Verification, type Difference, type VerifyCounts } from '../src/tenants
 
 export interface MigrateOptions extends MigrateSelection {
   mapping?: MetadataMapping | undefined;
+  /** Copy into a same-named target project that no earlier migration of it made. */
+  intoExisting?: boolean | undefined;
   concurrency?: number | undefined;
   progress?: boolean | undefined;
 }
@@ -76,13 +81,17 @@ interface PlaybookReport {
 
 export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<JobSummary> {
   checkSelection(opts);
+  checkPair(deps, opts);
   const { from, to, store } = deps;
   const jobKey = migrateJobKey(from, to);
-  const projects = await selectProjects(from, opts);
-  const playbooks = await selectPlaybooks(from, opts);
-  const params = { from: from.transport.address.baseUrl, to: to.transport.address.baseUrl, projects: projects.map((p) => p.objectIdentifier), playbooks: playbooks.map((p) => p.objectIdentifier) };
+  const projects = shareOf(await selectProjects(from, opts), opts.shard);
+  const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
+  const params = { from: from.transport.address.baseUrl, to: to.transport.address.baseUrl, projects: projects.map((p) => p.objectIdentifier), playbooks: playbooks.map((p) => p.objectIdentifier), ...(opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {}) };
   return runJob({ store, job: JOB, jobKey, params }, async (ctx) => {
     const ids = new IdMap(store, `${jobKey}|ids`, ctx.run.id, ctx.uploadId);
+    // Reads only, before any write: the target projects earlier runs made (whatever store they
+    // used) are found again; a same-named project that is not theirs stops the run here.
+    await adoptCounterparts(projects, to, ids, opts.intoExisting === true);
     const target = new TargetMetadata(to, ids, opts.mapping);
     // Reads only, before any write: a definition the target lacks stops the migration here.
     const used = await definitionsUsed(from, projects, playbooks);
@@ -121,6 +130,24 @@ interface ProjectWork extends MigrateDeps {
   state: ProgressState;
   jobKey: string;
   maxConcurrency: number | undefined;
+}
+
+/** Maps every selected project that has no target yet to the target project an earlier run made, if any. */
+async function adoptCounterparts(projects: Project[], to: FerryClient, ids: IdMap, intoExisting: boolean): Promise<void> {
+  const unmapped = projects.filter((p) => !ids.get('project', p.objectIdentifier));
+  if (unmapped.length === 0) return;
+  const targets = await to.projects.list().all();
+  const claimed = ids.claimed();
+  const refusals: string[] = [];
+  for (const p of unmapped) {
+    const choice = chooseCounterpart(p, await projectCounterparts(to, p, targets), claimed, intoExisting);
+    if (choice.refusal) refusals.push(choice.refusal);
+    else if (choice.id) {
+      ids.adopt('project', p.objectIdentifier, choice.id);
+      claimed.add(choice.id);
+    }
+  }
+  if (refusals.length) throw new ConfigurationError(`${refusals.join('; ')}. Nothing was written.`);
 }
 
 /** The project itself (an item), then its tree and documents through the engine. */
@@ -222,19 +249,26 @@ export interface VerifyReport {
 
 /**
  * Source and target compared for the selection: counterparts found through the migration's id
- * map, or by name when this store never ran the migration (a unique name only).
+ * map, or, when this store never ran the migration, on the target itself (documents that name
+ * their source project; else a unique name).
  */
 export async function verifyMigration(opts: MigrateSelection & { concurrency?: number | undefined }, deps: MigrateDeps & { signal?: AbortSignal }): Promise<VerifyReport> {
   checkSelection(opts);
   const { from, to, store } = deps;
   const ids = readIdMap(store, migrateJobKey(from, to));
-  const projects = await selectProjects(from, opts);
-  const playbooks = await selectPlaybooks(from, opts);
+  const projects = shareOf(await selectProjects(from, opts), opts.shard);
+  const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
   const v = new Verification(from, to, opts.concurrency ?? 8);
   const targetProjects = projects.some((p) => !ids.get('project', p.objectIdentifier)) ? await to.projects.list().all() : [];
   for (const p of projects) {
-    const byName = targetProjects.filter((t) => t.name === p.name);
-    await v.project(p, ids.get('project', p.objectIdentifier) ?? (byName.length === 1 ? byName[0]?.objectIdentifier : undefined), deps.signal);
+    // Through this store's id map; else the target project whose documents name this one (made
+    // from another store); else the only one of that name.
+    let target = ids.get('project', p.objectIdentifier);
+    if (!target) {
+      const named = await projectCounterparts(to, p, targetProjects);
+      target = named.find((c) => c.evidence === 'documents name the source project')?.id ?? (named.length === 1 ? named[0]?.id : undefined);
+    }
+    await v.project(p, target, deps.signal);
   }
   const targetPlaybooks = playbooks.some((p) => !ids.get('playbook', p.objectIdentifier)) ? await to.playbooks.searchAll().all() : [];
   for (const p of playbooks) {

@@ -57,6 +57,11 @@ export class IdMap {
     return { id, outcome: 'created' };
   }
 
+  /** Records that `oldId` already has its counterpart on the target (found there, not made by this store). */
+  adopt(kind: string, oldId: string, newId: string): void {
+    this.done(this.key(kind, oldId), oldId, newId);
+  }
+
   /** Ids already claimed by a mapping of `kind` (so settling never adopts them twice). */
   claimed(): Set<string> {
     return new Set(this.ids.values());

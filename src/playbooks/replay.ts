@@ -12,6 +12,7 @@ import type { JobContext } from '../runner/job.js';
 import { rewriteIds, type ArchiveAssembly } from './format.js';
 import type { IdMap, MapOutcome } from './id-map.js';
 import type { OpenedArchive } from './read.js';
+import { findReplayed } from './compare.js';
 
 /** `--map FILE`: target ids for what the archive names, by old id or by name. */
 export type ReplayMapping = MetadataMapping;
@@ -38,6 +39,16 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
 
   // The playbook, with its metadata values in the same call.
   const p = doc.playbook;
+  // A store that never replayed this archive: the target may hold it already, made by another
+  // store. Found whole (equal to the archive), it is taken as it is and nothing is written.
+  if (!ids.get('playbook', p.objectIdentifier)) {
+    const found = await findReplayed(client, archive, ids.claimed(), ctx.signal);
+    if (found) {
+      ids.adopt('playbook', p.objectIdentifier, found);
+      count('existing', partsOf(doc));
+      return { playbookIdentifier: found, optionsCreated: target.optionsCreated };
+    }
+  }
   const made = await ids.ensure(
     'playbook',
     p.objectIdentifier,
@@ -148,6 +159,17 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
     }
   }
   return { playbookIdentifier: playbook, optionsCreated: target.optionsCreated };
+}
+
+/** Every part of the archive a replay accounts for: the playbook, its values, materials, assemblies (and files), columns and conditions. */
+function partsOf(doc: OpenedArchive['playbook']): number {
+  let n = 1 + doc.metadata.length + doc.referenceMaterials.length;
+  for (const a of doc.assemblies) {
+    n += a.file ? 2 : 1;
+    for (const columns of Object.values(a.templateColumns)) n += columns.length;
+    for (const items of Object.values(a.categoryConditions)) n += items.length;
+  }
+  return n;
 }
 
 async function findUnclaimed<T extends { objectIdentifier?: string }>(list: AsyncIterable<T>, ids: IdMap, matches: (item: T) => boolean): Promise<string | undefined> {

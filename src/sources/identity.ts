@@ -18,6 +18,8 @@ export const IDENTITY_KEYS = {
   mtime: 'ferry.mtime',
   /** The document this one was copied from (`ferry migrate`): its objectIdentifier at the source. */
   source: 'ferry.source',
+  /** The project that document is in at the source: how a migration knows its own target project again. */
+  sourceProject: 'ferry.sourceProject',
 } as const;
 
 /** Every key ferry writes starts so; such keys are never carried over as a document's own metadata. */
@@ -29,6 +31,7 @@ export interface Identity {
   sha256?: string | undefined;
   mtimeMs?: number | undefined;
   source?: string | undefined;
+  sourceProject?: string | undefined;
 }
 
 /** The metadata entries for an identity (absent fields are left out). */
@@ -39,6 +42,7 @@ export function identityMetadata(id: Identity): Record<string, string> {
   if (id.sha256 !== undefined) out[IDENTITY_KEYS.sha256] = id.sha256;
   if (id.mtimeMs !== undefined && Number.isFinite(id.mtimeMs)) out[IDENTITY_KEYS.mtime] = String(Math.trunc(id.mtimeMs));
   if (id.source !== undefined) out[IDENTITY_KEYS.source] = id.source;
+  if (id.sourceProject !== undefined) out[IDENTITY_KEYS.sourceProject] = id.sourceProject;
   return out;
 }
 
@@ -64,6 +68,9 @@ export function readIdentity(metadata: readonly DocumentMetadataRead[] | null | 
         break;
       case IDENTITY_KEYS.source:
         id.source = m.value;
+        break;
+      case IDENTITY_KEYS.sourceProject:
+        id.sourceProject = m.value;
         break;
       default:
         continue;

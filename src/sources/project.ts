@@ -31,7 +31,7 @@ export function logicalPath(doc: Pick<Document, 'path' | 'name' | 'metadata'>): 
 }
 
 /** What an upload elsewhere can carry over: content type, processing settings, key/value metadata. */
-function attributesOf(doc: Document): EntryAttributes {
+function attributesOf(doc: Document, project: string): EntryAttributes {
   const metadata: Record<string, string> = {};
   for (const m of doc.metadata ?? []) if (m.key && !OWN_METADATA.test(m.key)) metadata[m.key] = m.value ?? '';
   return {
@@ -41,6 +41,7 @@ function attributesOf(doc: Document): EntryAttributes {
     ocrStrategy: doc.ocrStrategy ?? undefined,
     coordinateExtractionStrategy: doc.coordinateExtractionStrategy ?? undefined,
     origin: doc.objectIdentifier,
+    originProject: project,
   };
 }
 
@@ -182,7 +183,7 @@ export class ProjectSource implements Source {
         size: doc.size ?? 0,
         mtimeMs: added,
         marker: doc.objectIdentifier as string,
-        attributes: attributesOf(doc),
+        attributes: attributesOf(doc, this.project),
         open: () => this.download(record),
         openAsync: async () => (await this.fetch(record)).body,
       };

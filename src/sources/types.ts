@@ -24,6 +24,8 @@ export interface EntryAttributes {
   coordinateExtractionStrategy?: string | undefined;
   /** The id of the document this entry is, when the source is a service (named on the copy). */
   origin?: string | undefined;
+  /** The project that document is in. */
+  originProject?: string | undefined;
 }
 
 export interface FileEntry {

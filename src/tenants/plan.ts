@@ -5,7 +5,8 @@ import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../sources/project.js';
 import { decide } from '../sync/plan.js';
 import { TargetMetadata, type MetadataMapping } from './metadata.js';
-import { NOT_CARRIED, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, type MigrateSelection, type PairDeps } from './selection.js';
+import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, shareOf, type MigrateSelection, type PairDeps } from './selection.js';
+import { chooseCounterpart, projectCounterparts } from './counterparts.js';
 
 export interface MigrationPlan {
   from: string;
@@ -34,13 +35,14 @@ export interface MigrationPlan {
 const MAX_LISTED = 100;
 
 /** What a migration would do, writing nothing on either side. */
-export async function planMigration(opts: MigrateSelection & { mapping?: MetadataMapping | undefined }, deps: PairDeps): Promise<MigrationPlan> {
+export async function planMigration(opts: MigrateSelection & { mapping?: MetadataMapping | undefined; intoExisting?: boolean | undefined }, deps: PairDeps): Promise<MigrationPlan> {
   checkSelection(opts);
+  checkPair(deps, opts);
   const { from, to, store } = deps;
   const jobKey = migrateJobKey(from, to);
   const ids = readIdMap(store, jobKey);
-  const projects = await selectProjects(from, opts);
-  const playbooks = await selectPlaybooks(from, opts);
+  const projects = shareOf(await selectProjects(from, opts), opts.shard);
+  const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
   const plan: MigrationPlan = {
     from: from.transport.address.baseUrl,
     to: to.transport.address.baseUrl,
@@ -67,9 +69,20 @@ export async function planMigration(opts: MigrateSelection & { mapping?: Metadat
     if (!(err instanceof ConfigurationError)) throw err;
     plan.blockers.push(err.message);
   }
+  // Target projects an earlier run made with another store are found by their documents; a
+  // same-named project that is not one of them is a blocker.
+  const targets = projects.some((p) => !ids.get('project', p.objectIdentifier)) ? await to.projects.list().all() : [];
+  const claimed = ids.claimed();
   for (const project of projects) {
     const docsKey = documentsKey(jobKey, project.objectIdentifier);
-    const p: MigrationPlan['projects'][number] = { source: project.objectIdentifier, name: project.name, target: ids.get('project', project.objectIdentifier) ?? null, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: [], notCarriedCount: 0 };
+    let found = ids.get('project', project.objectIdentifier);
+    if (!found) {
+      const choice = chooseCounterpart(project, await projectCounterparts(to, project, targets), claimed, opts.intoExisting === true);
+      if (choice.refusal) plan.blockers.push(choice.refusal);
+      found = choice.id;
+      if (found) claimed.add(found);
+    }
+    const p: MigrationPlan['projects'][number] = { source: project.objectIdentifier, name: project.name, target: found ?? null, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: [], notCarriedCount: 0 };
     for await (const entry of new ProjectSource(from, project.objectIdentifier, { skipFailed: true }).entries()) {
       if (entry.kind === 'dir') p.folders++;
       else if (entry.kind === 'problem') {

@@ -21,6 +21,53 @@ export interface MigrateSelection {
   allProjects?: boolean | undefined;
   playbooks?: string[] | undefined;
   allPlaybooks?: boolean | undefined;
+  /** This process's share of the selection (`--shard K/N`): K in 1..N. */
+  shard?: Shard | undefined;
+  /** Source and target may be the same tenant (a copy inside one tenant). */
+  sameTenant?: boolean | undefined;
+}
+
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+/** `K/N` with 1 <= K <= N: a usage error otherwise. */
+export function parseShard(text: string): Shard {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || count < 1 || index < 1 || index > count) throw new ConfigurationError(`--shard "${text}" must be K/N with 1 <= K <= N, like 2/3`);
+  return { index, count };
+}
+
+/**
+ * The share of shard K of N: each object goes to one shard by a hash of its source id, the same in
+ * every process, so N processes that never talk to each other split the selection exactly.
+ */
+export function shareOf<T extends { objectIdentifier: string }>(all: T[], shard: Shard | undefined): T[] {
+  if (!shard || shard.count === 1) return all;
+  return all.filter((o) => shardOf(o.objectIdentifier, shard.count) === shard.index);
+}
+
+/** 1-based shard of an id (FNV-1a over its text). */
+export function shardOf(id: string, count: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0;
+  return (h % count) + 1;
+}
+
+/**
+ * A migration writes into another tenant: the same one only when asked (--same-tenant). The same
+ * address with the same application is the same tenant (the spec puts the tenant in the host; an
+ * emulator or gateway serving several tenants at one address tells them apart by application).
+ */
+export function checkPair(deps: Pick<PairDeps, 'from' | 'to'>, sel: MigrateSelection): void {
+  const host = (c: FerryClient) => new URL(c.transport.address.baseUrl).host.toLowerCase();
+  const same = host(deps.from) === host(deps.to) && deps.from.transport.tokens.identity === deps.to.transport.tokens.identity;
+  if (!sel.sameTenant && same) {
+    throw new ConfigurationError(`--from and --to are the same tenant (${host(deps.from)}, the same application): a migration would copy every project into the tenant it is in; give --same-tenant if that is what you want`);
+  }
 }
 
 /** What the interface cannot recreate in another tenant: said in every plan and report. */

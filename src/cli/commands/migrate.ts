@@ -9,6 +9,7 @@ import { visible } from '../../sources/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
+import { parseShard } from '../../tenants/selection.js';
 
 interface MigrateCliOptions {
   from: string;
@@ -23,6 +24,9 @@ interface MigrateCliOptions {
   verify?: boolean;
   json?: boolean;
   state?: string;
+  shard?: string;
+  sameTenant?: boolean;
+  intoExisting?: boolean;
 }
 
 function withSelection(cmd: Command): Command {
@@ -34,13 +38,22 @@ function withSelection(cmd: Command): Command {
     .option('--playbooks <ids>', 'these playbooks (comma-separated ids)')
     .option('--all-playbooks', "every playbook of the source organization")
     .option('--concurrency <n>', 'most documents copied (or compared) at once', '8')
+    .option('--shard <K/N>', "only this process's share of the selection, by project and playbook (K of N; N processes split it exactly)")
+    .option('--same-tenant', 'allow --from and --to to be the same tenant (a copy inside one tenant)')
     .option('--state <file>', 'checkpoint database (default: the target profile\'s)')
     .option('--json', 'print one JSON object on stdout');
 }
 
 function selectionOf(opts: MigrateCliOptions): MigrateSelection {
   const ids = (flag: string, list: string | undefined) => (list ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((id) => uuidFlag(flag, id));
-  return { projects: ids('--projects', opts.projects), allProjects: opts.allProjects === true, playbooks: ids('--playbooks', opts.playbooks), allPlaybooks: opts.allPlaybooks === true };
+  return {
+    projects: ids('--projects', opts.projects),
+    allProjects: opts.allProjects === true,
+    playbooks: ids('--playbooks', opts.playbooks),
+    allPlaybooks: opts.allPlaybooks === true,
+    ...(opts.shard !== undefined ? { shard: parseShard(opts.shard) } : {}),
+    sameTenant: opts.sameTenant === true,
+  };
 }
 
 export function registerMigrate(program: Command): void {
@@ -52,6 +65,7 @@ export function registerMigrate(program: Command): void {
   )
     .option('--map <file>', 'target ids for organization metadata (and options), by source id or name (YAML)')
     .option('--dry-run', 'print the plan and change nothing')
+    .option('--into-existing', 'copy into a same-named target project that no earlier migration of it made (otherwise the run stops and names it)')
     .option('--verify', 'after the migration, compare source and target; exit 1 on any difference')
     .action(async (action: string | undefined, opts: MigrateCliOptions, cmd: Command) => {
       if (action !== undefined && action !== 'verify') throw new ConfigurationError(`ferry migrate: unknown action "${visible(action)}" (the one action is "verify")`);
@@ -69,13 +83,13 @@ export function registerMigrate(program: Command): void {
           return;
         }
         if (opts.dryRun) {
-          const plan = await planMigration({ ...selection, mapping }, deps);
+          const plan = await planMigration({ ...selection, mapping, intoExisting: opts.intoExisting === true }, deps);
           if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, ...plan })}\n`);
           else process.stdout.write(describePlan(plan));
           process.exitCode = plan.blockers.length ? EXIT.failed : EXIT.ok;
           return;
         }
-        const summary = await migrate({ ...selection, mapping, concurrency, progress: !json }, deps);
+        const summary = await migrate({ ...selection, mapping, concurrency, progress: !json, intoExisting: opts.intoExisting === true }, deps);
         let code = exitCodeFor(summary);
         let verification: VerifyReport | undefined;
         if (opts.verify && summary.status === 'succeeded') {

@@ -96,7 +96,7 @@ export class ProjectDestination implements Destination<Placement> {
     // Content read from a request (a migration) is not fetched twice for a fingerprint: the
     // document it came from names it instead.
     const sha256 = entry.sha256 ?? (entry.openAsync ? undefined : await fingerprint(entry));
-    const identity = identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256, mtimeMs: entry.mtimeMs, source: a.origin });
+    const identity = identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256, mtimeMs: entry.mtimeMs, source: a.origin, sourceProject: a.originProject });
     const metadata = { ...this.o.metadata, ...a.metadata, ...identity, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) };
     const ocrEngine = (a.ocrEngine as OCREngine | undefined) ?? this.o.ocrEngine;
     const ocrStrategy = (a.ocrStrategy as OCRStrategy | undefined) ?? this.o.ocrStrategy;
