@@ -127,4 +127,28 @@ describe('ferry migrate without its checkpoint store', () => {
     expect(same.code).toBe(2);
     expect(String(onlyJson(same).error)).toMatch(/same tenant.*--same-tenant/);
   });
+
+  it('three --shard K/3 migrations started at once, each with its own store: every document once, verify clean', async () => {
+    const projects = [];
+    for (let i = 0; i < 6; i++) projects.push(await sourceProject(`Sharded ${i}`, 8));
+    const ids = projects.map((p) => p.id).join(',');
+    const runs = await Promise.all(
+      [1, 2, 3].map((k) => runFerry(['migrate', '--from', 'uk', '--to', 'us', '--projects', ids, '--shard', `${k}/3`, '--state', join(dir, `shard-${k}.sqlite`), '--json'], env)),
+    );
+    const copied: string[] = [];
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(0);
+      for (const p of (onlyJson(r) as { projects: { source: string }[] }).projects) copied.push(p.source);
+    }
+    // Each project was taken by exactly one shard.
+    expect(copied.sort()).toEqual(projects.map((p) => p.id).sort());
+    for (const [i, p] of projects.entries()) {
+      const target = await targetProjects(`Sharded ${i}`);
+      expect(target, `Sharded ${i}`).toHaveLength(1);
+      expect((await remoteFiles(dst, target[0]!)).map((d) => d.path ?? '').sort()).toEqual(p.paths);
+    }
+    const verify = await runFerry(['migrate', 'verify', '--from', 'uk', '--to', 'us', '--projects', ids, '--state', join(dir, 'shard-verify.sqlite'), '--json'], env);
+    expect(verify.code, verify.stdout).toBe(0);
+    expect(onlyJson(verify)).toMatchObject({ differenceCount: 0, counts: { projects: 6, documents: 48 } });
+  });
 });
