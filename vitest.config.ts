@@ -2,6 +2,11 @@ import { defineConfig } from 'vitest/config';
 
 /** The job suites, run a second time against the strict emulator (test/helpers/service.ts). */
 const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/pull/**/*.test.ts', 'test/playbooks/**/*.test.ts', 'test/migrate/**/*.test.ts'];
+/**
+ * Job suites whose behaviour never reaches what the strict emulator answers differently: the lock
+ * between overlapping runs is local to the checkpoint store. Run once, against the default.
+ */
+const NOT_MODE_DEPENDENT = ['test/jobs/overlap.test.ts'];
 
 export default defineConfig({
   test: {
@@ -18,7 +23,7 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'strict', include: JOB_SUITES, env: { FERRY_TEST_EMULATOR: 'strict' } } },
+      { extends: true, test: { name: 'strict', include: JOB_SUITES, exclude: NOT_MODE_DEPENDENT, env: { FERRY_TEST_EMULATOR: 'strict' } } },
     ],
   },
 });

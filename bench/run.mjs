@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import fg from 'fast-glob';
 import PQueue from 'p-queue';
-import { FormData, request } from 'undici';
+import { Agent, FormData, request } from 'undici';
 import { mirror, mirrorJobKey, mirrorRetryListener } from '../dist/jobs/mirror.js';
 import { pull } from '../dist/jobs/pull.js';
 import { AdaptiveConcurrency } from '../dist/src/runner/adaptive.js';
@@ -155,6 +155,56 @@ async function benchNoop(count) {
   const ferryMs = median(ferries);
   record(`no-op rerun over ${count} mirrored files`, Math.round(ferryMs), Math.round(bareMs), 'ms', ferryMs / bareMs, '<= 1.3', `bare: fast-glob walk with stat; medians of 5 alternating rounds (ferry ${ferries.map(Math.round).join('/')} ms, bare ${bares.map(Math.round).join('/')} ms); ferry compares each folder's digest with the checkpoint store and sends no upload`);
   record(`first no-op rerun over a store without folder digests`, Math.round(first.ms), Math.round(bareMs), 'ms', first.ms / bareMs, undefined, 'informational: every file looked up one by one, digests recorded for the next run');
+}
+
+/**
+ * A cold-store no-op: the same mirror in a fresh state directory (a CronJob's new container) over a
+ * project that already holds the tree. Its budget: the warm no-op plus one listing of the project,
+ * both measured here; the listing's requests are counted on the wire.
+ */
+async function benchColdStart(count) {
+  const emu = await startEmulatorProcess();
+  const root = join(work, 'cold');
+  await makeTree(root, count, 64);
+  const counts = new Map();
+  const dispatcher = new Agent().compose((dispatch) => (options, handler) => {
+    const key = `${options.method} ${String(options.path).split('?')[0]}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    return dispatch(options, handler);
+  });
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials, dispatcher });
+  const project = (await client.projects.create({ name: 'bench cold start', description: 'bench' })).objectIdentifier;
+  const warmStore = new SqliteCheckpointStore(join(work, 'cold-warm.sqlite'));
+  const seeded = await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store: warmStore });
+  if (seeded.counts.uploaded !== count) throw new Error('the cold-start bench could not seed its project');
+  await mirror({ source: root, project, progress: false }, { client, store: warmStore }); // folder digests recorded
+  const listing = async () => {
+    let n = 0;
+    for await (const d of client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true }, { pageSize: 1000 })) if (!d.isDirectory) n++;
+    return n;
+  };
+  const warms = [];
+  const colds = [];
+  const lists = [];
+  let listingRequests = 0;
+  for (let round = 0; round < 5; round++) {
+    warms.push((await timed(() => mirror({ source: root, project, progress: false }, { client, store: warmStore }))).ms);
+    const before = counts.get(`GET /projects/${project}/documents`) ?? 0;
+    lists.push((await timed(listing)).ms);
+    listingRequests = (counts.get(`GET /projects/${project}/documents`) ?? 0) - before;
+    const cold = new SqliteCheckpointStore(join(work, `cold-${round}.sqlite`));
+    const c = await timed(() => mirror({ source: root, project, progress: false }, { client, store: cold }));
+    cold.close();
+    if (c.result.counts.uploaded !== 0 || c.result.coldStart?.adopted !== count) throw new Error(`cold no-op was not a no-op: ${JSON.stringify(c.result.counts)} ${JSON.stringify(c.result.coldStart)}`);
+    colds.push(c.ms);
+    console.error(`cold start round ${round + 1}: warm no-op ${Math.round(warms[round])} ms, listing ${Math.round(lists[round])} ms (${listingRequests} requests), cold no-op ${Math.round(c.ms)} ms`);
+  }
+  warmStore.close();
+  await client.close();
+  await emu.stop();
+  const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  const budget = median(warms) + median(lists);
+  record(`cold-store no-op over ${count} mirrored files (fresh state directory)`, Math.round(median(colds)), Math.round(budget), 'ms', median(colds) / budget, '<= 1', `budget: warm no-op ${Math.round(median(warms))} ms + one listing of the project ${Math.round(median(lists))} ms (${listingRequests} requests of 1,000 documents); medians of 5 rounds (cold ${colds.map(Math.round).join('/')} ms)`);
 }
 
 async function benchBigFile(gib) {
@@ -472,13 +522,14 @@ async function benchPlaybooks() {
   record('peak RSS of the playbook import', Math.round(ferryImport.maxRssKiB / MiB), Math.round(bareImport.maxRssKiB / MiB), 'MiB', ferryImport.maxRssKiB / bareImport.maxRssKiB, undefined, 'each side in its own process');
 }
 
-// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, bigfile, discovery, playbooks, pull, ratelimit, migrate).
+// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, coldstart, bigfile, discovery, playbooks, pull, ratelimit, migrate).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
   if (wanted('emulator')) await benchEmulator();
   if (wanted('throughput')) await benchThroughput();
   if (wanted('noop')) await benchNoop(100_000);
+  if (wanted('coldstart')) await benchColdStart(10_000);
   if (wanted('bigfile')) await benchBigFile(2);
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
   if (wanted('playbooks')) await benchPlaybooks();

@@ -1,16 +1,17 @@
-// The CLI tests run the compiled `ferry` command as a user would, so build it first, when the
-// sources are newer than the last build. Type errors do not stop the build here: `npm test`
-// type-checks on its own before vitest runs.
+// The CLI tests run the compiled `ferry` command as a user would, so `npm test` builds it here
+// first, type-checking src and jobs (tsconfig.json) in the same pass: a type error fails the suite
+// before any test runs. A build that succeeded leaves a stamp; while no source is newer than the
+// stamp the build is skipped.
 // Two suites started at once in one checkout must not rewrite dist/ under each other's running
 // CLIs: the build is done under a lock (a directory, created atomically), and the second suite
-// finds the build fresh and leaves it alone.
+// finds the stamp fresh and leaves dist/ alone.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const stamp = join(root, 'dist', '.built');
+const stamp = join(root, 'dist', '.checked');
 const lock = join(root, 'dist', '.building');
 
 function newest(path: string): number {
@@ -23,8 +24,8 @@ function newest(path: string): number {
 
 function fresh(): boolean {
   try {
-    const built = statSync(stamp).mtimeMs;
-    return ['src', 'jobs', 'tsconfig.json', 'package.json'].every((p) => newest(join(root, p)) < built);
+    const checked = statSync(stamp).mtimeMs;
+    return ['src', 'jobs', 'test', 'tsconfig.json', 'package.json'].every((p) => newest(join(root, p)) < checked);
   } catch {
     return false;
   }
@@ -45,12 +46,13 @@ export default async function setup(): Promise<void> {
   }
   try {
     if (fresh()) return;
-    const started = Date.now();
+    const started = new Date();
     const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
-    spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: root, stdio: 'ignore' });
+    const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: root, encoding: 'utf8' });
+    if (build.status !== 0) throw new Error(`the build failed (tsc -p tsconfig.json):\n${build.stdout}${build.stderr}`);
+    // The stamp's time is the build's start: a source saved during the build is built next time.
     writeFileSync(stamp, '');
-    // The stamp's time is the build's start: a source saved during the build makes the next run build again.
-    utimesSync(stamp, new Date(started), new Date(started));
+    utimesSync(stamp, started, started);
   } finally {
     rmdirSync(lock);
   }

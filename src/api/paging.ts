@@ -49,18 +49,28 @@ export class PagedList<T> implements AsyncIterable<T> {
     let pageNumber = this.opts.startPage ?? 1;
     let seen = 0;
     let previousFirst: string | undefined;
+    // The next page is asked for as soon as this one says there is one, and arrives while this
+    // one is consumed: a long listing costs the service's time, not the service's plus ours. (A
+    // consumer that stops early leaves at most that one request unread.)
+    let next: Promise<Page<T>> = this.page(pageNumber, pageSize);
     for (;;) {
-      const page = await this.page(pageNumber, pageSize);
+      const page = await next;
       // A service that ignores pageNumber answers every page alike: stop rather than loop.
       const first = page.items.length > 0 ? JSON.stringify(page.items[0]) : undefined;
       if (first !== undefined && first === previousFirst) return;
       previousFirst = first;
-      for (const item of page.items) {
-        if (seen >= limit) return;
-        seen++;
-        yield item;
+      const taken = Math.min(page.items.length, limit - seen);
+      const more = taken === page.items.length && nextPageNeeded(page, pageSize, seen + taken);
+      if (more) {
+        next = this.page(pageNumber + 1, pageSize);
+        // Seen when awaited; until then a failure must not count as unhandled.
+        next.catch(() => undefined);
       }
-      if (!nextPageNeeded(page, pageSize, seen)) return;
+      for (let i = 0; i < taken; i++) {
+        seen++;
+        yield page.items[i] as T;
+      }
+      if (!more) return;
       pageNumber++;
     }
   }

@@ -370,11 +370,11 @@ async function adoptInventory(store: CheckpointStore, destination: Pick<Destinat
   if (!resync && (store.listedAt(jobKey) !== undefined || store.uploadedCount(jobKey) > 0)) return undefined;
   if (resync) store.forgetUploaded(jobKey);
   const found: ColdStart = { reason: resync ? 'resync' : 'cold', adopted: 0, withoutFingerprint: 0 };
+  // Items whose upload was in flight and did not land (settled just before) stay as they are.
+  const unsettled = new Set(store.inFlight(jobKey).map((i) => i.sourceKey));
   for await (const item of destination.inventory(ctx.signal)) {
     if (ctx.signal.aborted) return found;
-    // An item whose upload is in flight was settled just before: it stays as the settling left it.
-    const known = store.fingerprint(jobKey, item.key);
-    if (known && known.state === 'uploading') continue;
+    if (unsettled.has(item.key)) continue;
     store.recordUploaded(jobKey, item.key, { remoteId: item.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId });
     found.adopted++;
     if (item.mtimeMs === UNKNOWN_MTIME && item.sha256 === null) found.withoutFingerprint++;
