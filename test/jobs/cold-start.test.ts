@@ -2,7 +2,7 @@
 // profile or on another machine lists the project once and uploads only what differs. Each run is
 // the `ferry` command as a cron job runs it, with its own FERRY_STATE_DIR.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -113,5 +113,32 @@ describe('mirror with no checkpoint file', () => {
       store.close();
     }
     expect(await remoteFiles(client, project)).toHaveLength(3);
+  });
+
+  it('documents without ferry\'s keys (another tool, or a service that keeps no metadata) are recognised by path and size, said once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-cold-foreign-'));
+    const src = join(dir, 'tree');
+    await writeTree(src, { 'same.txt': 'same bytes', 'resized.txt': 'now longer than before', 'new.txt': 'new' });
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'foreign', description: 'no identity' })).objectIdentifier;
+    const batch = randomUUID();
+    // Uploaded by something else: no metadata at all.
+    for (const [name, content] of [['same.txt', 'same bytes'], ['resized.txt', 'short']] as const) {
+      await writeFile(join(dir, name), content);
+      await client.documents.upload(project, { path: join(dir, name), size: Buffer.byteLength(content), filename: name }, { documentUploadIdentifier: batch });
+    }
+    const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+    try {
+      const summary = await mirror({ source: src, project, progress: false }, { client, store });
+      expect(summary.coldStart).toMatchObject({ reason: 'cold', adopted: 2, withoutFingerprint: 2 });
+      expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 2, skipped: 1, failed: 0 });
+      const warnings = summary.errors.filter((e) => /carry no fingerprint/.test(e.error));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.error).toMatch(/2 of the 2 documents .* recognised by path and size alone/);
+    } finally {
+      store.close();
+    }
+    const remote = await remoteFiles(client, project);
+    expect(remote.map((d) => d.path).sort()).toEqual(['/new.txt', '/resized.txt', '/resized.txt', '/same.txt']);
   });
 });
