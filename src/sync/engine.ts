@@ -239,15 +239,16 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       seen.add(entry.key);
       if (opts.only && !opts.only.has(entry.key)) continue;
       ctx.counts.discovered++;
-      let marker = opts.checksum ? await sha256Of(entry.open()) : entry.marker;
+      const marker = opts.checksum ? await sha256Of(entry.open()) : entry.marker;
+      // The content's sha256 once read (--checksum, or a comparison): never read twice.
+      let contentSha = opts.checksum ? marker : undefined;
       const previous = known.get(entry.key);
       let decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, previous);
       if (decision === 'compare' && previous) {
         // Same size, another time: read it once; equal content is the same file, its new time noted.
-        marker = await sha256Of(entry.open());
-        decision = marker === previous.sha256 ? 'unchanged' : 'changed';
-        if (decision === 'unchanged') store.recordSameContent(jobKey, entry.key, { mtimeMs: entry.mtimeMs, sha256: marker });
-        else marker = entry.marker;
+        contentSha = await sha256Of(entry.open());
+        decision = contentSha === previous.sha256 ? 'unchanged' : 'changed';
+        if (decision === 'unchanged') store.recordSameContent(jobKey, entry.key, { mtimeMs: entry.mtimeMs, sha256: contentSha });
       }
       if (decision === 'unchanged') {
         if (!reconciled.has(entry.key)) ctx.counts.skipped++;
@@ -257,7 +258,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       }
       state.itemsPlanned++;
       state.bytesPlanned += entry.size;
-      yield { entry: marker !== entry.marker ? ({ ...entry, marker, sha256: marker } as FileEntry) : entry, previous: previous?.remoteId ?? null, group };
+      yield { entry: marker !== entry.marker || contentSha ? ({ ...entry, marker, sha256: contentSha } as FileEntry) : entry, previous: previous?.remoteId ?? null, group };
     }
   };
 
@@ -412,7 +413,9 @@ export async function planTransfer(opts: { source: Source; destination: Pick<Des
     }
     seen.add(entry.key);
     const marker = opts.checksum ? await sha256Of(entry.open() as Readable) : entry.marker;
-    const decision = decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, store.fingerprint(jobKey, entry.key));
+    const known = store.fingerprint(jobKey, entry.key);
+    let decision = decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, known);
+    if (decision === 'compare') decision = (await sha256Of(entry.open() as Readable)) === known?.sha256 ? 'unchanged' : 'changed';
     if (decision === 'unchanged') plan.unchanged++;
     else {
       if (decision === 'changed') plan.changed++;
