@@ -22,8 +22,17 @@ export interface FolderSourceOptions {
 
 type Readdir = typeof fs.readdir;
 
-/** What a name read as text shows when its bytes may break the rule: lossy decoding, or a control. */
-const SUSPECT = /[\ufffd\u0000-\u001f\u007f-\u009f]/;
+/**
+ * What a name read as text shows when its bytes may break the rule (lossy decoding, a control), or
+ * when fast-glob would not see it (below).
+ */
+const SUSPECT = /[\ufffd\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * fast-glob's matcher (picomatch, whose `.` is a regular expression's) never matches a name holding
+ * a line or paragraph separator: such entries are taken out of its listing and walked here.
+ */
+const UNGLOBBABLE = /[\u2028\u2029]/;
 
 export class FolderSource implements Source {
   readonly description: string;
@@ -58,6 +67,7 @@ export class FolderSource implements Source {
     const realRoot = fs.realpathSync(root);
     const pending: Promise<void>[] = [];
     const wanted = filterOf(this.opts.include, this.opts.exclude);
+    const follow = this.opts.followSymlinks === true;
     // A name that is not valid UTF-8 (or holds a control character) must be seen as it is,
     // refused by the name rule and reported, instead of being decoded lossily, failing its stat
     // and taking its whole folder with it. Listings are read as text first (no Buffer per name);
@@ -89,6 +99,11 @@ export class FolderSource implements Source {
         const kept: (string | fs.Dirent)[] = [];
         for (const dirent of dirents) {
           const verdict = checkName(dirent.name);
+          if (verdict.ok && UNGLOBBABLE.test(verdict.name)) {
+            const key = parentKey ? `${parentKey}/${verdict.name}` : verdict.name;
+            pending.push(walkAside(root, realRoot, key, dirent.isDirectory(), wanted, follow, (e) => buffer.push(e)));
+            continue;
+          }
           if (verdict.ok) {
             if (!withTypes) kept.push(verdict.name);
             else {
@@ -119,7 +134,6 @@ export class FolderSource implements Source {
       unique: (this.opts.include?.length ?? 0) > 1,
       fs: { readdir: gatedReaddir },
     });
-    const follow = this.opts.followSymlinks === true;
     stream.on('data', (entry: fg.Entry) => {
       const stats = entry.stats as fs.Stats;
       const key = entry.path;
@@ -160,6 +174,33 @@ async function resolveLink(root: string, realRoot: string, key: string): Promise
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return { kind: 'problem', key, outcome: code === 'ELOOP' ? 'skipped' : 'failed', reason: code === 'ELOOP' ? 'symbolic link loop' : `broken symbolic link: ${code}` };
+  }
+}
+
+/**
+ * An entry fast-glob cannot match (its name holds U+2028 or U+2029): a file is looked at here, a
+ * folder walked by a source of its own, its keys put under this one's and filtered by the same rule.
+ */
+async function walkAside(root: string, realRoot: string, key: string, isDirectory: boolean, wanted: (key: string) => boolean, follow: boolean, push: (e: SourceEntry) => void): Promise<void> {
+  const path = `${root}${sep}${key.split('/').join(sep)}`;
+  if (isDirectory) {
+    if (wanted(`${key}/`) || wanted(key)) push({ kind: 'dir', key });
+    const inner = new FolderSource(path, { followSymlinks: follow });
+    for await (const e of inner.entries()) {
+      const k = `${key}/${e.key}`;
+      if (e.kind === 'file' && !wanted(k)) continue;
+      push({ ...e, key: k } as SourceEntry);
+    }
+    return;
+  }
+  if (!wanted(key)) return;
+  try {
+    const stats = await fs.promises.lstat(path);
+    if (stats.isFile()) push(fileEntry(root, key, stats));
+    else if (stats.isSymbolicLink()) push(follow ? await resolveLink(root, realRoot, key) : { kind: 'problem', key, outcome: 'skipped', reason: 'symbolic link (use --follow-symlinks to upload linked files)' });
+    else push({ kind: 'problem', key, outcome: 'skipped', reason: 'not a regular file' });
+  } catch (err) {
+    push({ kind: 'problem', key, outcome: 'failed', reason: `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
   }
 }
 

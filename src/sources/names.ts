@@ -9,13 +9,15 @@
 // A refused entry is a failed item with its reason, shown by the lossless rendering below. Written
 // by hand: the rule is ferry's own, and no library draws this line.
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a name that starts with U+FEFF keeps it (stripped, a lone BOM would become the empty name,
+// and a path the folder it is in).
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** C0 controls, DEL and C1 controls. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** Characters that change what a terminal shows: controls, and the bidirectional overrides. */
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** Characters that change what a terminal shows: controls, line and paragraph separators, the bidirectional overrides, a byte-order mark. */
+const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
 export type NameVerdict = { ok: true; name: string } | { ok: false; shown: string; reason: string };
 
