@@ -9,7 +9,7 @@ import { ConfigurationError } from '../api/errors.js';
 import type { RichTextNode } from '../api/types.js';
 import { TargetMetadata, type MetadataMapping } from '../tenants/metadata.js';
 import type { JobContext } from '../runner/job.js';
-import { rewriteIds, type ArchiveAssembly } from './format.js';
+import { countParts, rewriteIds, type ArchiveAssembly } from './format.js';
 import type { IdMap, MapOutcome } from './id-map.js';
 import type { OpenedArchive } from './read.js';
 import { findReplayed } from './compare.js';
@@ -45,7 +45,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
     const found = await findReplayed(client, archive, ids.claimed(), ctx.signal);
     if (found) {
       ids.adopt('playbook', p.objectIdentifier, found);
-      count('existing', partsOf(doc));
+      count('existing', Object.values(countParts(doc)).reduce((a, b) => a + b, 0));
       return { playbookIdentifier: found, optionsCreated: target.optionsCreated };
     }
   }
@@ -159,17 +159,6 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
     }
   }
   return { playbookIdentifier: playbook, optionsCreated: target.optionsCreated };
-}
-
-/** Every part of the archive a replay accounts for: the playbook, its values, materials, assemblies (and files), columns and conditions. */
-function partsOf(doc: OpenedArchive['playbook']): number {
-  let n = 1 + doc.metadata.length + doc.referenceMaterials.length;
-  for (const a of doc.assemblies) {
-    n += a.file ? 2 : 1;
-    for (const columns of Object.values(a.templateColumns)) n += columns.length;
-    for (const items of Object.values(a.categoryConditions)) n += items.length;
-  }
-  return n;
 }
 
 async function findUnclaimed<T extends { objectIdentifier?: string }>(list: AsyncIterable<T>, ids: IdMap, matches: (item: T) => boolean): Promise<string | undefined> {

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { startService, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { HOSTILE } from '../helpers/archives.js';
+import { importArchive } from '../../jobs/playbooks.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
 
 let service: Service;
 beforeAll(async () => {
@@ -22,8 +24,9 @@ async function count<T>(list: AsyncIterable<T>): Promise<number> {
   return n;
 }
 
-// One test per hostile archive (three `ferry` runs each), all built once and run against the one
-// emulator: no single test needs more than a few seconds, however many archives the list grows to.
+// One test per hostile archive, all built once and run against the one emulator: the command as a
+// user runs it in one import mode, the same job in-process in the other (the refusal comes before
+// the mode matters), and one `verify` over the folder of them all.
 describe('ferry playbooks import of a hostile archive', () => {
   const dir = join(tmpdir(), `ferry-pb-hostile-${process.pid}`);
   const paths = new Map<string, string>();
@@ -39,16 +42,28 @@ describe('ferry playbooks import of a hostile archive', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it.each(HOSTILE.map((c) => [c.name, c] as const))('%s: refused with its own message, exit 2, in either mode; verify fails; nothing created', async (_, c) => {
+  it.each(HOSTILE.map((c, i) => [c.name, c, i] as const))('%s: refused with its own message, exit 2, in either mode; nothing created', async (_, c, i) => {
     const path = paths.get(c.name)!;
-    for (const mode of ['server', 'replay']) {
-      const r = await runFerry(['playbooks', 'import', path, '--mode', mode, '--state', join(dir, `${mode}.sqlite`), '--json'], service.env(0));
-      expect(r.code, `${c.name} (${mode}): ${r.stdout}`).toBe(2);
-      expect(String(onlyJson(r).error), c.name).toMatch(c.message);
+    // The modes alternate between the command and the in-process job from one archive to the next.
+    const [cliMode, jobMode] = i % 2 === 0 ? (['server', 'replay'] as const) : (['replay', 'server'] as const);
+    const r = await runFerry(['playbooks', 'import', path, '--mode', cliMode, '--state', join(dir, 'cli.sqlite'), '--json'], service.env(0));
+    expect(r.code, `${c.name} (${cliMode}): ${r.stdout}`).toBe(2);
+    expect(onlyJson(r)).toMatchObject({ status: 'error', exitCode: 2 });
+    expect(String(onlyJson(r).error), c.name).toMatch(c.message);
+    const store = new SqliteCheckpointStore(join(dir, `job-${i}.sqlite`));
+    try {
+      await expect(importArchive({ file: path, mode: jobMode }, { client: service.client({}, 0), store }), `${c.name} (${jobMode})`).rejects.toThrow(c.message);
+    } finally {
+      store.close();
     }
-    const verified = await runFerry(['playbooks', 'verify', path, '--json'], service.env(0));
-    expect(verified.code).toBe(1);
-    expect((onlyJson(verified) as { archives: { error: string }[] }).archives[0]!.error).toMatch(c.message);
     expect(await count(service.client({}, 0).playbooks.searchAll())).toBe(before);
+  });
+
+  it('verify over the folder names each archive with its own reason (exit 1)', async () => {
+    const verified = await runFerry(['playbooks', 'verify', dir, '--json'], service.env(0));
+    expect(verified.code).toBe(1);
+    const archives = (onlyJson(verified) as { archives: { path: string; error?: string }[] }).archives;
+    expect(archives).toHaveLength(HOSTILE.length);
+    for (const c of HOSTILE) expect(archives.find((a) => a.path === paths.get(c.name))?.error, c.name).toMatch(c.message);
   });
 });
