@@ -12,7 +12,8 @@ import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/retry.js';
 import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
-import { planTransfer, transfer as engineTransfer } from '../src/sync/engine.js';
+import { adoptInventory, isCold, planTransfer, transfer as engineTransfer } from '../src/sync/engine.js';
+import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/sync/destinations/project.js';
 
 export interface MirrorOptions {
@@ -116,8 +117,16 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps): Promise
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const destination = projectDestination(opts, deps, jobKey, true);
-  const plan = await planTransfer({ source, destination, store: deps.store, jobKey, checksum: opts.checksum });
-  return { ...plan, foldersToCreate: destination.folders.stats.created };
+  // A store that knows nothing of the project plans against what the project holds, adopted into
+  // a scratch store (the real one is not written), as the run itself would.
+  const scratch = opts.resync || isCold(deps.store, jobKey) ? openScratchStore() : undefined;
+  try {
+    if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold');
+    const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum });
+    return { ...plan, foldersToCreate: destination.folders.stats.created };
+  } finally {
+    scratch?.dispose();
+  }
 }
 
 function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, dryRun = false): ProjectDestination {

@@ -1,5 +1,6 @@
 // The checkpoint store: where runs and items are remembered between invocations.
-import { homedir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteCheckpointStore, type SqliteStoreOptions } from './sqlite.js';
 import type { CheckpointStore } from './types.js';
@@ -16,4 +17,20 @@ export function defaultStorePath(profile: string | undefined, env: NodeJS.Proces
 
 export function openStore(path: string, opts?: SqliteStoreOptions): CheckpointStore {
   return new SqliteCheckpointStore(path, opts);
+}
+
+/**
+ * A throwaway store in a temporary folder, removed by `dispose`: what a dry run adopts a listing
+ * into, so that its plan matches the run's decisions without writing to the real store.
+ */
+export function openScratchStore(): { store: CheckpointStore; dispose(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-scratch-'));
+  const store = new SqliteCheckpointStore(join(dir, 'scratch.sqlite'));
+  return {
+    store,
+    dispose() {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

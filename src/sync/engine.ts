@@ -134,7 +134,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   // Before anything new is written, settle what earlier runs left in flight.
   const reconciled = await settleInFlight(store, destination, jobKey, ctx);
   // Then, if this store has never seen the destination, learn what is already there.
-  const coldStart = await adoptInventory(store, destination, jobKey, ctx, opts.resync === true);
+  const coldStart = await coldStartIfDue(store, destination, jobKey, ctx, opts.resync === true);
 
   const intents = new IntentWriter(store, jobKey);
   const superseded: { key: string; previous: string; current: string }[] = [];
@@ -361,26 +361,39 @@ async function settleInFlight(store: CheckpointStore, destination: Pick<Destinat
   return new Set(landed.keys());
 }
 
+/** Whether the store holds nothing for this destination and never listed it: a cold start is due. */
+export function isCold(store: CheckpointStore, jobKey: string): boolean {
+  return store.listedAt(jobKey) === undefined && store.uploadedCount(jobKey) === 0;
+}
+
 /**
- * A store that holds nothing for this destination and never listed it lists it once, streaming
- * what it holds into the store as uploaded: a fresh container or a renamed profile then uploads
- * only what differs. --resync does the same over what a warm store believes.
+ * Lists the destination once, streaming what it holds into the store as uploaded (the newest at
+ * each path), and records that it did. Items whose upload was in flight and did not land stay as
+ * they are. On --resync what the store believed uploaded is forgotten first.
  */
-async function adoptInventory(store: CheckpointStore, destination: Pick<Destination, 'inventory'>, jobKey: string, ctx: JobContext, resync: boolean): Promise<ColdStart | undefined> {
-  if (!destination.inventory) return undefined;
-  if (!resync && (store.listedAt(jobKey) !== undefined || store.uploadedCount(jobKey) > 0)) return undefined;
-  if (resync) store.forgetUploaded(jobKey);
-  const found: ColdStart = { reason: resync ? 'resync' : 'cold', adopted: 0, withoutFingerprint: 0 };
-  // Items whose upload was in flight and did not land (settled just before) stay as they are.
+export async function adoptInventory(store: CheckpointStore, destination: Required<Pick<Destination, 'inventory'>>, jobKey: string, reason: ColdStart['reason'], signal?: AbortSignal): Promise<ColdStart> {
+  if (reason === 'resync') store.forgetUploaded(jobKey);
+  const found: ColdStart = { reason, adopted: 0, withoutFingerprint: 0 };
   const unsettled = new Set(store.inFlight(jobKey).map((i) => i.sourceKey));
-  for await (const item of destination.inventory(ctx.signal)) {
-    if (ctx.signal.aborted) return found;
+  for await (const item of destination.inventory(signal ?? new AbortController().signal)) {
+    if (signal?.aborted) return found;
     if (unsettled.has(item.key)) continue;
     store.recordUploaded(jobKey, item.key, { remoteId: item.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId });
     found.adopted++;
     if (item.mtimeMs === UNKNOWN_MTIME && item.sha256 === null) found.withoutFingerprint++;
   }
   store.recordListed(jobKey, found.adopted);
+  return found;
+}
+
+/**
+ * A store that knows nothing of this destination (a fresh container, a renamed profile, another
+ * machine) adopts what the destination holds before deciding anything; --resync does it over a
+ * warm store. The service is the truth: only what differs from it is written.
+ */
+async function coldStartIfDue(store: CheckpointStore, destination: Pick<Destination, 'inventory'>, jobKey: string, ctx: JobContext, resync: boolean): Promise<ColdStart | undefined> {
+  if (!destination.inventory || !(resync || isCold(store, jobKey))) return undefined;
+  const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>>, jobKey, resync ? 'resync' : 'cold', ctx.signal);
   if (found.withoutFingerprint > 0) {
     noteError(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
   }

@@ -61,6 +61,12 @@ describe('mirror with no checkpoint file', () => {
     let remote = await remoteFiles(client, project);
     expect(remote.map((d) => d.path).sort()).toEqual(Object.keys(FILES).map((k) => `/${k}`).sort());
 
+    // A dry run in a fresh container plans against the project too, and adopts nothing for real.
+    const planned = await runFerry(['-p', 'nightly', 'mirror', src, '--project', project, '--dry-run', '--json'], { FERRY_CONFIG: config, NIGHTLY_SECRET: t.clientSecret, FERRY_STATE_DIR: join(dir, 'container-dry') });
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(onlyJson(planned)).toMatchObject({ new: 0, changed: 0, unchanged: n });
+    expect((await run('nightly', 'container-dry')).coldStart).toMatchObject({ reason: 'cold', adopted: n });
+
     // A fresh checkout: every time is new, one file changed (same size); only that one goes up.
     const later = new Date(Date.now() + 60_000);
     for (const key of Object.keys(FILES)) await utimes(join(src, key), later, later);
