@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { startService, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { HOSTILE } from '../helpers/archives.js';
+import { count } from '../helpers/playbook.js';
 import { importArchive } from '../../jobs/playbooks.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 
@@ -17,12 +18,6 @@ beforeAll(async () => {
   service = await startService();
 });
 afterAll(() => service.close());
-
-async function count<T>(list: AsyncIterable<T>): Promise<number> {
-  let n = 0;
-  for await (const _ of list) n++;
-  return n;
-}
 
 // One test per hostile archive, all built once and run against the one emulator: the command as a
 // user runs it in one import mode, the same job in-process in the other (the refusal comes before

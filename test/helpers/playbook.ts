@@ -86,3 +86,10 @@ export async function buildRichPlaybook(client: FerryClient, tenant: TenantDescr
 }
 
 export { comparable } from '../../src/playbooks/format.js';
+
+/** How many items a list yields, read to its end. */
+export async function count<T>(list: AsyncIterable<T>): Promise<number> {
+  let n = 0;
+  for await (const _ of list) n++;
+  return n;
+}

@@ -5,7 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startService, type Service } from '../helpers/service.js';
-import { buildRichPlaybook, comparable } from '../helpers/playbook.js';
+import { buildRichPlaybook, comparable, count } from '../helpers/playbook.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { openArchive } from '../../src/playbooks/read.js';
 import type { FerryClient } from '../../src/api/client.js';
@@ -16,12 +16,6 @@ beforeAll(async () => {
   service = await startService();
 });
 afterAll(() => service.close());
-
-async function count<T>(list: AsyncIterable<T>): Promise<number> {
-  let n = 0;
-  for await (const _ of list) n++;
-  return n;
-}
 
 async function playbooksNamed(client: FerryClient, name: string): Promise<string[]> {
   const ids: string[] = [];
