@@ -1,5 +1,5 @@
 // Cron runs that overlap: two `ferry upload` (and two `ferry mirror`) of the same tree into the
-// same place, started at the same moment, ten times each. Every file must end on the service
+// same place, started at the same moment, six times each. Every file must end on the service
 // exactly once; the run refused by the lock exits 4 and still prints one JSON object.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry, type CliResult } from '../helpers/cli.js';
 
-const ROUNDS = 10;
+const ROUNDS = 6;
 const FILES = 60;
 
 let service: Service;
