@@ -139,6 +139,12 @@ export class SqliteCheckpointStore implements CheckpointStore {
       setDigest: db.prepare('INSERT OR REPLACE INTO group_digests (job_id, folder, chunk, digest) VALUES (?, ?, ?, ?)'),
       listedAt: db.prepare('SELECT listed_at FROM listings WHERE job_id = ?').pluck(),
       setListed: db.prepare('INSERT OR REPLACE INTO listings (job_id, listed_at, documents) VALUES (?, ?, ?)'),
+      adopt: db.prepare(
+        `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, remote_id, parent_id, attempts, updated_at)
+         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, 'uploaded', @remoteId, @parentId, 0, @now)
+         ON CONFLICT (job_id, source_key) DO UPDATE SET
+           state = 'uploaded', last_error = NULL, size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, remote_id = @remoteId, parent_id = @parentId, updated_at = @now`,
+      ),
       forgetUploaded: db.prepare("DELETE FROM items WHERE job_id = ? AND state = 'uploaded'"),
       getFolder: db.prepare('SELECT remote_id FROM folders WHERE job_id = ? AND rel_path = ?').pluck(),
       setFolder: db.prepare('INSERT OR REPLACE INTO folders (job_id, rel_path, remote_id) VALUES (?, ?, ?)'),
@@ -309,6 +315,16 @@ export class SqliteCheckpointStore implements CheckpointStore {
   recordListed(jobKey: string, documents: number): void {
     this.flush();
     this.s.setListed.run(this.jobId(jobKey), this.stamp(), documents);
+  }
+
+  adopt(jobKey: string, items: readonly { sourceKey: string; remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }[]): void {
+    if (items.length === 0) return;
+    this.flush();
+    const jobId = this.jobId(jobKey);
+    const now = this.stamp();
+    this.db.transaction(() => {
+      for (const item of items) this.s.adopt.run({ jobId, now, ...item });
+    })();
   }
 
   forgetUploaded(jobKey: string): void {

@@ -136,6 +136,8 @@ export interface CheckpointStore {
   /** When the destination was last listed and adopted, if ever. */
   listedAt(jobKey: string): string | undefined;
   recordListed(jobKey: string, documents: number): void;
+  /** Records documents found at the destination as uploaded items, in one transaction (a cold start's listing, a page at a time). */
+  adopt(jobKey: string, items: readonly { sourceKey: string; remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }[]): void;
   /** Forgets what the store believes is uploaded (before a --resync adopts the listing instead). */
   forgetUploaded(jobKey: string): void;
 
