@@ -49,22 +49,33 @@ export class PagedList<T> implements AsyncIterable<T> {
     let pageNumber = this.opts.startPage ?? 1;
     let seen = 0;
     let previousFirst: string | undefined;
-    // The next page is asked for as soon as this one says there is one, and arrives while this
-    // one is consumed: a long listing costs the service's time, not the service's plus ours. (A
-    // consumer that stops early leaves at most that one request unread.)
-    let next: Promise<Page<T>> = this.page(pageNumber, pageSize);
+    // Pages are asked for ahead of their use, so that a long listing costs the service's time, not
+    // the service's plus ours: the next page as soon as this one says there is one; a second one
+    // too while pages come back full (the service honours the page size, so totalCount says how
+    // many pages there are). A consumer that stops early leaves at most those requests unread.
+    const ahead: Promise<Page<T>>[] = [];
+    let requested = pageNumber;
+    const request = (n: number) => {
+      const p = this.page(n, pageSize);
+      // Seen when awaited; until then a failure must not count as unhandled.
+      p.catch(() => undefined);
+      ahead.push(p);
+      requested = n;
+    };
+    request(pageNumber);
     for (;;) {
-      const page = await next;
+      const page = await (ahead.shift() as Promise<Page<T>>);
       // A service that ignores pageNumber answers every page alike: stop rather than loop.
       const first = page.items.length > 0 ? JSON.stringify(page.items[0]) : undefined;
       if (first !== undefined && first === previousFirst) return;
       previousFirst = first;
       const taken = Math.min(page.items.length, limit - seen);
-      const more = taken === page.items.length && nextPageNeeded(page, pageSize, seen + taken);
+      const more = taken === page.items.length && seen + taken < limit && nextPageNeeded(page, pageSize, seen + taken);
       if (more) {
-        next = this.page(pageNumber + 1, pageSize);
-        // Seen when awaited; until then a failure must not count as unhandled.
-        next.catch(() => undefined);
+        if (requested === pageNumber) request(pageNumber + 1);
+        const full = page.items.length === pageSize && page.totalCount !== undefined;
+        const lastPage = full ? Math.ceil((page.totalCount as number) / pageSize) : requested;
+        while (ahead.length < PAGES_AHEAD && requested < lastPage && (requested - pageNumber) * pageSize < limit - seen) request(requested + 1);
       }
       for (let i = 0; i < taken; i++) {
         seen++;
@@ -75,6 +86,9 @@ export class PagedList<T> implements AsyncIterable<T> {
     }
   }
 }
+
+/** Pages asked for ahead of the one being read, at most. */
+const PAGES_AHEAD = 2;
 
 /**
  * Whether a walk must ask for the page after `page`. A short page proves nothing (services cap

@@ -139,11 +139,13 @@ export class SqliteCheckpointStore implements CheckpointStore {
       setDigest: db.prepare('INSERT OR REPLACE INTO group_digests (job_id, folder, chunk, digest) VALUES (?, ?, ?, ?)'),
       listedAt: db.prepare('SELECT listed_at FROM listings WHERE job_id = ?').pluck(),
       setListed: db.prepare('INSERT OR REPLACE INTO listings (job_id, listed_at, documents) VALUES (?, ?, ?)'),
+      // Positional parameters: binding by name costs twice as much over a listing of thousands.
       adopt: db.prepare(
         `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, remote_id, parent_id, attempts, updated_at)
-         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, 'uploaded', @remoteId, @parentId, 0, @now)
+         VALUES (?, ?, ?, ?, ?, 'uploaded', ?, ?, 0, ?)
          ON CONFLICT (job_id, source_key) DO UPDATE SET
-           state = 'uploaded', last_error = NULL, size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, remote_id = @remoteId, parent_id = @parentId, updated_at = @now`,
+           state = 'uploaded', last_error = NULL, size = excluded.size, mtime_ms = excluded.mtime_ms, sha256 = excluded.sha256,
+           remote_id = excluded.remote_id, parent_id = excluded.parent_id, updated_at = excluded.updated_at`,
       ),
       forgetUploaded: db.prepare("DELETE FROM items WHERE job_id = ? AND state = 'uploaded'"),
       getFolder: db.prepare('SELECT remote_id FROM folders WHERE job_id = ? AND rel_path = ?').pluck(),
@@ -323,7 +325,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     const jobId = this.jobId(jobKey);
     const now = this.stamp();
     this.db.transaction(() => {
-      for (const item of items) this.s.adopt.run({ jobId, now, ...item });
+      for (const i of items) this.s.adopt.run(jobId, i.sourceKey, i.size, i.mtimeMs, i.sha256, i.remoteId, i.parentId, now);
     })();
   }
 
