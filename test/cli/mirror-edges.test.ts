@@ -3,15 +3,13 @@
 // level, one JSON object on every exit, usage errors found before any request, an unreachable
 // host, zips refused before anything is read, and an install that causes no npm warning.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import archiver from 'archiver';
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, truncate, writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
-import { zip64EndClaiming } from '../helpers/archives.js';
+import { writeZip, zip64EndClaiming } from '../helpers/archives.js';
 
 let service: Service;
 beforeAll(async () => {
@@ -25,19 +23,6 @@ async function workspace(): Promise<string> {
 
 async function newProject(name: string): Promise<string> {
   return (await service.client().projects.create({ name, description: 'issue 9' })).objectIdentifier;
-}
-
-async function zipOf(path: string, build: (a: archiver.Archiver) => void): Promise<void> {
-  const archive = archiver('zip');
-  const done = new Promise<void>((resolve, reject) => {
-    const out = createWriteStream(path);
-    out.on('close', () => resolve());
-    archive.on('error', reject);
-    archive.pipe(out);
-  });
-  build(archive);
-  await archive.finalize();
-  await done;
 }
 
 function mirror(args: string[], dir: string) {
@@ -103,7 +88,7 @@ describe('ferry mirror at its edges', () => {
   it('10d. a truncated zip is refused saying it is truncated; nothing is uploaded', async () => {
     const dir = await workspace();
     const zip = join(dir, 'cut.zip');
-    await zipOf(zip, (a) => {
+    await writeZip(zip, (a) => {
       for (let i = 0; i < 20; i++) a.append(`file ${i} `.repeat(100), { name: `f${i}.txt` });
     });
     await truncate(zip, (await stat(zip)).size - 40);

@@ -2,6 +2,7 @@
 // manifest computed), then bent in one way each (names patched in the bytes, since archiver
 // itself refuses to write `../` or absolute names).
 import archiver from 'archiver';
+import { createWriteStream } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 
@@ -149,3 +150,17 @@ export const HOSTILE: HostileCase[] = [
     message: /holds 50000 entries, more than the limit of 10000/,
   },
 ];
+
+/** A zip written to `path` by archiver, built by `build` (entries, links). */
+export async function writeZip(path: string, build: (a: archiver.Archiver) => void): Promise<void> {
+  const archive = archiver('zip');
+  const done = new Promise<void>((resolve, reject) => {
+    const out = createWriteStream(path);
+    out.on('close', () => resolve());
+    archive.on('error', reject);
+    archive.pipe(out);
+  });
+  build(archive);
+  await archive.finalize();
+  await done;
+}

@@ -1,13 +1,12 @@
 // The findings of issue 9, one test each, as a user meets them: `ferry` as a child process against
 // the emulator over loopback, real trees with hostile names, real zips.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import archiver from 'archiver';
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
+import { writeZip } from '../helpers/archives.js';
 
 let service: Service;
 beforeAll(async () => {
@@ -21,19 +20,6 @@ async function workspace(): Promise<string> {
 
 async function newProject(name: string): Promise<string> {
   return (await service.client().projects.create({ name, description: 'issue 9' })).objectIdentifier;
-}
-
-async function zipOf(path: string, build: (a: archiver.Archiver) => void): Promise<void> {
-  const archive = archiver('zip');
-  const done = new Promise<void>((resolve, reject) => {
-    const out = createWriteStream(path);
-    out.on('close', () => resolve());
-    archive.on('error', reject);
-    archive.pipe(out);
-  });
-  build(archive);
-  await archive.finalize();
-  await done;
 }
 
 function mirror(args: string[], dir: string) {
@@ -71,7 +57,7 @@ describe('issue 9 findings', () => {
   it('3. a zip with a path twice mirrors the last entry once, skips the first with its reason, and a rerun uploads 0', async () => {
     const dir = await workspace();
     const zip = join(dir, 'dup.zip');
-    await zipOf(zip, (a) => {
+    await writeZip(zip, (a) => {
       a.append('first', { name: 'docs/same.txt' });
       a.append('other', { name: 'docs/other.txt' });
       a.append('second and last', { name: 'docs/same.txt' });
@@ -133,7 +119,7 @@ describe('issue 9 findings', () => {
   it('10c. a symlink entry in a zip is skipped and reported, not uploaded as a document of its target text', async () => {
     const dir = await workspace();
     const zip = join(dir, 'links.zip');
-    await zipOf(zip, (a) => {
+    await writeZip(zip, (a) => {
       a.append('real', { name: 'real.txt' });
       a.symlink('link.txt', 'real.txt');
     });
