@@ -1,5 +1,14 @@
 // Process entry: run, then exit with the command's code once output is flushed.
 import { run } from './main.js';
 
+// A reader that stops early (`ferry jobs list | head -1`) closes the pipe: the rest of the output
+// has nowhere to go, which is what the user asked for, not an error to show a stack trace for.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    throw err;
+  });
+}
+
 const code = await run(process.argv.slice(2));
 process.exitCode = code;
