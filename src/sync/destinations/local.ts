@@ -5,7 +5,7 @@
 // file system cannot hold are mapped by one rule (docs/cli.md, "ferry pull"), and reported.
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
-import { dirname, join, posix } from 'node:path';
+import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { FerryError } from '../../api/errors.js';
 import type { FileEntry } from '../../sources/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
@@ -51,6 +51,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   private readonly taken = new Map<string, string>();
   private readonly renamed: { key: string; local: string; why: string }[] = [];
   private renamedCount = 0;
+  /** Folders that could not be made without going through a link or over a file. */
+  private readonly foldersRefused: { key: string; why: string }[] = [];
 
   constructor(private readonly o: LocalFolderOptions) {
     this.description = o.root;
@@ -72,7 +74,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       const dir = dirname(final);
       if (!cleaned.has(dir)) {
         cleaned.add(dir);
-        await removePartials(dir);
+        // Never through a link: a folder reached by one is somebody else's.
+        if (await plainFolderInside(this.o.root, dir)) await removePartials(dir);
       }
       const st = await lstat(final).catch(() => undefined);
       if (st?.isFile() && st.size === item.size && sameTime(st.mtimeMs, item.mtimeMs)) landed.set(item.sourceKey, { remoteId: written(local, item.size, item.mtimeMs) });
@@ -81,7 +84,14 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   }
 
   async ensureFolder(key: string): Promise<void> {
-    await mkdir(join(this.o.root, this.map(key, true).local), { recursive: true });
+    if (this.o.dryRun) return;
+    try {
+      await makeFolderInside(this.o.root, join(this.o.root, this.map(key, true).local));
+    } catch (err) {
+      // Not the end of the pull: the folder is reported, and each document for it fails with the reason.
+      if (!(err instanceof LocalConflictError)) throw err;
+      if (this.foldersRefused.length < LISTED) this.foldersRefused.push({ key, why: err.message });
+    }
   }
 
   async place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs'>): Promise<LocalPlacement> {
@@ -148,8 +158,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     if (this.o.dryRun) return Promise.resolve(false);
     let ready = this.ready.get(dir);
     if (!ready) {
-      ready = mkdir(dir, { recursive: true }).then(async (created) => {
-        if (created !== undefined) return true;
+      ready = makeFolderInside(this.o.root, dir).then(async (created) => {
+        if (created) return true;
         await removePartials(dir);
         return false;
       });
@@ -159,7 +169,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   }
 
   report(): Record<string, unknown> {
-    return { renamed: this.renamed, renamedCount: this.renamedCount, caseInsensitive: this.caseInsensitive };
+    return { renamed: this.renamed, renamedCount: this.renamedCount, caseInsensitive: this.caseInsensitive, ...(this.foldersRefused.length ? { foldersRefused: this.foldersRefused } : {}) };
   }
 
   private noteRename(key: string, local: string, why: string): void {
@@ -232,6 +242,55 @@ function parseWritten(remoteId: string | null | undefined): { local: string; siz
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Makes `dir` exist below `root` without ever going through a symbolic link: each component under
+ * the root is looked at (lstat) and made when missing, one at a time. A link or a file in the way
+ * refuses the folder (every document for it is a failed item with this reason): a pull writes only
+ * beneath its destination. The root itself is the user's to choose, link or not. True when the
+ * last component was made by this call.
+ */
+async function makeFolderInside(root: string, dir: string): Promise<boolean> {
+  const rel = relative(root, dir);
+  if (rel === '') return false;
+  if (rel.startsWith('..') || isAbsolute(rel)) throw new LocalConflictError(`refused: ${dir} is not inside ${root}`);
+  let path = root;
+  let created = false;
+  for (const part of rel.split(sep)) {
+    path = join(path, part);
+    const st = await lstat(path).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (!st) {
+      await mkdir(path).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+      });
+      created = true;
+      // Made by another writer at the same moment: look again, it must be a folder.
+      const again = await lstat(path);
+      if (!again.isDirectory() || again.isSymbolicLink()) throw new LocalConflictError(`refused: ${relative(root, path)} became something other than a folder while it was made`);
+      continue;
+    }
+    created = false;
+    if (st.isSymbolicLink()) throw new LocalConflictError(`refused: a symbolic link is in the way at ${relative(root, path)}; ferry never writes through a link (remove it, or pull elsewhere)`);
+    if (!st.isDirectory()) throw new LocalConflictError(`refused: a local file is in the way at ${relative(root, path)} where a folder must be; it was kept`);
+  }
+  return created;
+}
+
+/** Whether `dir` is a folder below `root` reached without any symbolic link (nothing is made). */
+async function plainFolderInside(root: string, dir: string): Promise<boolean> {
+  const rel = relative(root, dir);
+  if (rel.startsWith('..') || isAbsolute(rel)) return false;
+  let path = root;
+  for (const part of rel === '' ? [] : rel.split(sep)) {
+    path = join(path, part);
+    const st = await lstat(path).catch(() => undefined);
+    if (!st || st.isSymbolicLink() || !st.isDirectory()) return false;
+  }
+  return true;
 }
 
 async function removePartials(dir: string): Promise<void> {
