@@ -18,6 +18,7 @@ import { ProjectSource } from '../src/sources/project.js';
 import type { FileEntry } from '../src/sources/types.js';
 import { visible } from '../src/sources/names.js';
 import { sha256Of } from '../src/sync/checksum.js';
+import { normaliseRemotePath } from './mirror.js';
 
 export interface CheckOptions {
   source: string;
@@ -53,9 +54,10 @@ export interface CheckReport {
 }
 
 export async function check(opts: CheckOptions, client: FerryClient): Promise<CheckReport> {
-  const to = (opts.to ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
-  const source = await openSource(opts.source);
+  const to = normaliseRemotePath(opts.to);
+  // The project first: a source opened is a source to close.
   await client.projects.get(opts.project);
+  const source = await openSource(opts.source);
   const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
   const db = new Database(join(dir, 'listing.sqlite'));
   const report: CheckReport = {

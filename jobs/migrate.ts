@@ -23,7 +23,7 @@ import { transfer } from '../src/sync/engine.js';
 import { ProjectDestination } from '../src/sync/destinations/project.js';
 import { TargetMetadata, type MetadataMapping } from '../src/tenants/metadata.js';
 import { copyOptions, copyProject } from '../src/tenants/projects.js';
-import { chooseCounterpart, projectCounterparts } from '../src/tenants/counterparts.js';
+import { projectCounterparts, resolveCounterparts } from '../src/tenants/counterparts.js';
 import {
   NOT_CARRIED,
   checkPair,
@@ -134,20 +134,9 @@ interface ProjectWork extends MigrateDeps {
 
 /** Maps every selected project that has no target yet to the target project an earlier run made, if any. */
 async function adoptCounterparts(projects: Project[], to: FerryClient, ids: IdMap, intoExisting: boolean): Promise<void> {
-  const unmapped = projects.filter((p) => !ids.get('project', p.objectIdentifier));
-  if (unmapped.length === 0) return;
-  const targets = await to.projects.list().all();
-  const claimed = ids.claimed();
-  const refusals: string[] = [];
-  for (const p of unmapped) {
-    const choice = chooseCounterpart(p, await projectCounterparts(to, p, targets), claimed, intoExisting);
-    if (choice.refusal) refusals.push(choice.refusal);
-    else if (choice.id) {
-      ids.adopt('project', p.objectIdentifier, choice.id);
-      claimed.add(choice.id);
-    }
-  }
+  const { found, refusals } = await resolveCounterparts(to, projects, ids, intoExisting);
   if (refusals.length) throw new ConfigurationError(`${refusals.join('; ')}. Nothing was written.`);
+  for (const [source, target] of found) ids.adopt('project', source, target);
 }
 
 /** The project itself (an item), then its tree and documents through the engine. */

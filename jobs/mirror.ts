@@ -155,7 +155,8 @@ export async function open(opts: MirrorOptions): Promise<Source> {
   });
 }
 
-function normaliseRemotePath(to: string | undefined): string {
+/** `--to` as a path under the project root: `/`-separated, no empty or `.` segments. */
+export function normaliseRemotePath(to: string | undefined): string {
   return (to ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
 }
 

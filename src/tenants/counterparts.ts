@@ -6,6 +6,7 @@
 // adopted silently; an empty one holds nothing to mix with, and is.
 import type { FerryClient } from '../api/client.js';
 import type { Project } from '../api/types.js';
+import type { IdMap } from '../playbooks/id-map.js';
 import { readIdentity } from '../sources/identity.js';
 
 export type Evidence = 'documents name the source project' | 'empty' | 'foreign documents';
@@ -43,6 +44,28 @@ export function chooseCounterpart(source: Pick<Project, 'objectIdentifier' | 'na
       `the target already has ${open.length === 1 ? 'a project' : `${open.length} projects`} named "${source.name ?? ''}" that no earlier migration of project ${source.objectIdentifier} made: ${ids}; ` +
       (open.length === 1 ? 'give --into-existing to copy into it, or rename it on the target' : 'rename or remove all but one on the target, then give --into-existing'),
   };
+}
+
+/**
+ * For every project the id map has no target for: the counterpart an earlier run made (from any
+ * store), or why none may be taken. Reads only; the run adopts `found`, the plan shows both.
+ */
+export async function resolveCounterparts(to: FerryClient, projects: readonly Project[], ids: Pick<IdMap, 'get' | 'claimed'>, intoExisting: boolean): Promise<{ found: Map<string, string>; refusals: string[] }> {
+  const found = new Map<string, string>();
+  const refusals: string[] = [];
+  const unmapped = projects.filter((p) => !ids.get('project', p.objectIdentifier));
+  if (unmapped.length === 0) return { found, refusals };
+  const targets = await to.projects.list().all();
+  const claimed = ids.claimed();
+  for (const p of unmapped) {
+    const choice = chooseCounterpart(p, await projectCounterparts(to, p, targets), claimed, intoExisting);
+    if (choice.refusal) refusals.push(choice.refusal);
+    else if (choice.id) {
+      found.set(p.objectIdentifier, choice.id);
+      claimed.add(choice.id);
+    }
+  }
+  return { found, refusals };
 }
 
 /** What the project's first document (folders aside) says of where it came from. */

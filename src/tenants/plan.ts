@@ -6,7 +6,7 @@ import { ProjectSource } from '../sources/project.js';
 import { decide } from '../sync/plan.js';
 import { TargetMetadata, type MetadataMapping } from './metadata.js';
 import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, shareOf, type MigrateSelection, type PairDeps } from './selection.js';
-import { chooseCounterpart, projectCounterparts } from './counterparts.js';
+import { resolveCounterparts } from './counterparts.js';
 
 export interface MigrationPlan {
   from: string;
@@ -71,17 +71,11 @@ export async function planMigration(opts: MigrateSelection & { mapping?: Metadat
   }
   // Target projects an earlier run made with another store are found by their documents; a
   // same-named project that is not one of them is a blocker.
-  const targets = projects.some((p) => !ids.get('project', p.objectIdentifier)) ? await to.projects.list().all() : [];
-  const claimed = ids.claimed();
+  const counterparts = await resolveCounterparts(to, projects, ids, opts.intoExisting === true);
+  plan.blockers.push(...counterparts.refusals);
   for (const project of projects) {
     const docsKey = documentsKey(jobKey, project.objectIdentifier);
-    let found = ids.get('project', project.objectIdentifier);
-    if (!found) {
-      const choice = chooseCounterpart(project, await projectCounterparts(to, project, targets), claimed, opts.intoExisting === true);
-      if (choice.refusal) plan.blockers.push(choice.refusal);
-      found = choice.id;
-      if (found) claimed.add(found);
-    }
+    const found = ids.get('project', project.objectIdentifier) ?? counterparts.found.get(project.objectIdentifier);
     const p: MigrationPlan['projects'][number] = { source: project.objectIdentifier, name: project.name, target: found ?? null, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: [], notCarriedCount: 0 };
     for await (const entry of new ProjectSource(from, project.objectIdentifier, { skipFailed: true }).entries()) {
       if (entry.kind === 'dir') p.folders++;
