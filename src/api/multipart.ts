@@ -58,7 +58,7 @@ export async function buildMultipart(parts: readonly MultipartPart[]): Promise<M
   for (const part of parts) {
     if ('value' in part) {
       chunks.push(
-        Buffer.from(`--${boundary}${CRLF}Content-Disposition: form-data; name="${escapeName(part.name)}"${CRLF}${CRLF}${part.value}${CRLF}`),
+        Buffer.from(`--${boundary}${CRLF}Content-Disposition: form-data; name="${quoteParameter(part.name)}"${CRLF}${CRLF}${part.value}${CRLF}`),
       );
       continue;
     }
@@ -106,7 +106,7 @@ async function prepareFile(field: string, file: FileInput, boundary: string): Pr
   const filename = file.filename ?? ('path' in file ? basename(file.path) : 'file');
   const type = file.contentType ?? 'application/octet-stream';
   const header = Buffer.from(
-    `--${boundary}${CRLF}Content-Disposition: form-data; name="${escapeName(field)}"; filename="${escapeName(filename)}"${CRLF}` +
+    `--${boundary}${CRLF}Content-Disposition: form-data; name="${quoteParameter(field)}"; filename="${quoteParameter(filename)}"${CRLF}` +
       `Content-Type: ${type}${CRLF}${CRLF}`,
   );
   if ('path' in file) {
@@ -191,7 +191,21 @@ export class SourceReadError extends FerryError {
   }
 }
 
-/** Quotes a header parameter the way browsers do (WHATWG multipart/form-data encoding). */
-function escapeName(value: string): string {
-  return value.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+/**
+ * A header parameter as an RFC 7230 quoted-string: `"` and `\\` are escaped with a backslash, every
+ * other character (`%` included) goes as it is, so the service reads back exactly the name sent.
+ * Browsers percent-encode `"` instead (WHATWG), which makes a name holding `%22` ambiguous; the
+ * service's reading is not shown, so uploads also compare the name the service answers with
+ * (see the project destination). CR, LF and NUL cannot travel in a header at all.
+ */
+export function quoteParameter(value: string): string {
+  if (/[\r\n\0]/.test(value)) throw new UnsendableNameError(value);
+  return value.replace(/["\\]/g, (c) => `\\${c}`);
+}
+
+/** A name that no multipart header can carry (it holds CR, LF or NUL): the item's fault, never retried. */
+export class UnsendableNameError extends FerryError {
+  constructor(value: string) {
+    super(`the name ${JSON.stringify(value)} holds a line break or NUL, which no upload form can carry: rename it`);
+  }
 }

@@ -5,7 +5,7 @@ import { EXIT } from './exit-codes.js';
 import { SourceError } from '../sources/types.js';
 import { JobAbortedError } from '../runner/job.js';
 import { printJsonError } from './output.js';
-import { visible } from '../sources/names.js';
+import { safeText } from '../sources/names.js';
 
 /**
  * Each command's module, loaded only when that command runs: start-up pays for commander and the
@@ -104,7 +104,7 @@ export function reportError(err: unknown): number {
   }
   const message = err instanceof Error ? err.message : String(err);
   // Messages may quote names (paths, zip entries): shown with their controls made visible.
-  process.stderr.write(`ferry: ${visible(message)}\n`);
+  process.stderr.write(`ferry: ${safeText(message)}\n`);
   if (err instanceof ConfigurationError || err instanceof SourceError) return EXIT.usage;
   if (err instanceof AuthenticationError || err instanceof AbortedError || err instanceof JobAbortedError) return EXIT.aborted;
   if (err instanceof FerryError) return EXIT.failed;

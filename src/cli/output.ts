@@ -2,7 +2,7 @@
 import type { JobSummary } from '../runner/job.js';
 import { formatBytes, formatDuration } from '../runner/progress.js';
 import { EXIT } from './exit-codes.js';
-import { visible } from '../sources/names.js';
+import { visible, safeText } from '../sources/names.js';
 
 export function exitCodeFor(summary: JobSummary): number {
   if (summary.status === 'succeeded') return EXIT.ok;
@@ -40,7 +40,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   if (deleted?.count) lines.push(`  ${pulled ? 'gone from the project' : 'deleted locally'} since the last run: ${deleted.count} (${pulled ? 'never deleted locally' : 'never deleted remotely'}): ${deleted.sample.map(visible).join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
   if (summary.errors.length) {
     lines.push('  problems:');
-    for (const e of summary.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${visible(e.error)}`);
+    for (const e of summary.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
     if (summary.errors.length > 20) lines.push(`    … ${summary.errors.length - 20} more (ferry jobs show ${summary.runId})`);
   }
   out.write(`${lines.join('\n')}\n`);

@@ -10,7 +10,7 @@ import { defaultStorePath, openStore } from '../store/index.js';
 import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
 import { mirrorRetryListener, type MirrorOptions } from '../../jobs/mirror.js';
-import { visible } from '../sources/names.js';
+import { visible, safeText } from '../sources/names.js';
 import { OWN_METADATA } from '../sources/identity.js';
 import { globalOptions, logLevelOf } from './context.js';
 import { EXIT } from './exit-codes.js';
@@ -167,7 +167,7 @@ export function openPairDeps(cmd: Command, fromProfile: string, toProfile: strin
 /** A held lock is exit code 4 with its message (and, under --json, one JSON object); anything else goes up. */
 export function lockedOr(err: unknown, json: boolean): number {
   if (err instanceof LockedError) {
-    process.stderr.write(`ferry: ${visible(err.message)}\n`);
+    process.stderr.write(`ferry: ${safeText(err.message)}\n`);
     if (json) printJsonError(EXIT.locked, err.message, { status: 'locked', holder: err.holder });
     return EXIT.locked;
   }

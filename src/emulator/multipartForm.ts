@@ -1,5 +1,7 @@
 // multipart/form-data requests read with @fastify/multipart: file parts stream straight into
-// the blob store, text fields are collected. Parts may come in any order, so a route checks
+// the blob store, text fields are collected. A file name is read as busboy reads it: an RFC 7230
+// quoted-string (`\"` and `\\` are escapes) or an RFC 5987 `filename*`; nothing is percent-decoded,
+// so a name holding `%22` stays `%22` (docs/emulator.md, "File names in upload forms"). Parts may come in any order, so a route checks
 // the fields only once the whole form (files included) has been read.
 import type { FastifyRequest } from 'fastify';
 import { type BlobStore, HttpError } from './context.js';
@@ -45,7 +47,7 @@ export async function readForm(req: FastifyRequest, blobs: BlobStore, fileFields
           throw malformed(`Unexpected file part "${part.fieldname}".`);
         }
         const size = await blobs.put(blobKey, part.file);
-        form.files[part.fieldname] = { blobKey, fileName: decodeQuotedName(part.filename), contentType: part.mimetype, size };
+        form.files[part.fieldname] = { blobKey, fileName: part.filename, contentType: part.mimetype, size };
       } else {
         if (part.valueTruncated || part.fieldnameTruncated) throw malformed(`Field "${part.fieldname}" is larger than ${MULTIPART_LIMITS.fieldSize} bytes.`);
         // A field sent as application/json arrives parsed; the routes read fields as text.
@@ -73,9 +75,4 @@ function asHttpError(error: unknown): unknown {
   // A failing disk (ENOSPC, EACCES...) is the emulator's fault, not the client's.
   if ((error as NodeJS.ErrnoException).syscall) return error;
   return malformed(`Malformed multipart body: ${(error as Error).message}`);
-}
-
-/** Browsers, undici and ferry's client percent-encode ", CR and LF inside quoted names (WHATWG form encoding). */
-function decodeQuotedName(name: string): string {
-  return name.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n');
 }

@@ -112,7 +112,7 @@ export class FolderSource implements Source {
             }
             continue;
           }
-          const key = parentKey ? `${parentKey}/${verdict.shown}` : verdict.shown;
+          const key = parentKey ? `${parentKey}/${verdict.key}` : verdict.key;
           const rawPath = Buffer.concat([Buffer.from(`${String(path)}${sep}`), dirent.name]);
           if (dirent.isDirectory()) pending.push(refuseTree(rawPath, key, verdict.reason, wanted, (e) => buffer.push(e)));
           else if (wanted(key)) buffer.push({ kind: 'problem', key, outcome: 'failed', reason: verdict.reason });
@@ -221,7 +221,7 @@ async function refuseTree(rawPath: Buffer, key: string, reason: string, wanted: 
   if (dirents.length === 0 && wanted(key)) push({ kind: 'problem', key, outcome: 'failed', reason });
   for (const dirent of dirents) {
     const verdict = checkName(dirent.name);
-    const childKey = `${key}/${verdict.ok ? verdict.name : verdict.shown}`;
+    const childKey = `${key}/${verdict.ok ? verdict.name : verdict.key}`;
     if (dirent.isDirectory()) await refuseTree(Buffer.concat([rawPath, Buffer.from(sep), dirent.name]), childKey, reason, wanted, push);
     else if (wanted(childKey)) push({ kind: 'problem', key: childKey, outcome: 'failed', reason: inside });
   }

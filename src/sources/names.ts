@@ -16,10 +16,19 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** C0 controls, DEL and C1 controls. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** Characters that change what a terminal shows: controls, line and paragraph separators, the bidirectional overrides, a byte-order mark. */
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+/**
+ * What is escaped when a name is shown: controls, line and paragraph separators, the bidirectional
+ * marks and overrides, a byte-order mark, lone surrogates (bytes that were not UTF-8), and the
+ * backslash itself, so that a name holding `\n` and one holding a newline never look alike.
+ */
+const INVISIBLE = /[\\\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]/gu;
 
-export type NameVerdict = { ok: true; name: string } | { ok: false; shown: string; reason: string };
+/**
+ * A refused name keeps a key that is still the name itself, so that it is escaped once, where it is
+ * shown: control characters as they are, bytes that are not UTF-8 as lone surrogates U+DC80-U+DCFF
+ * (Python's "surrogateescape", PEP 383), which `visible` shows as \xNN.
+ */
+export type NameVerdict = { ok: true; name: string } | { ok: false; key: string; shown: string; reason: string };
 
 export const NOT_UTF8 = 'the name is not valid UTF-8 (bytes that are not are shown as \\xNN); the service takes UTF-8 names only: rename it';
 export const HAS_CONTROL = 'the name holds control characters (shown escaped, e.g. \\n); they cannot be carried in an upload: rename it';
@@ -30,39 +39,56 @@ export function checkName(raw: Buffer): NameVerdict {
   try {
     name = strictUtf8.decode(raw);
   } catch {
-    return { ok: false, shown: showBytes(raw), reason: NOT_UTF8 };
+    const key = surrogateEscape(raw);
+    return { ok: false, key, shown: visible(key), reason: NOT_UTF8 };
   }
   return checkDecodedName(name);
 }
 
 /** The same rule for a name already decoded (zip entries flagged UTF-8, service names). */
 export function checkDecodedName(name: string): NameVerdict {
-  if (CONTROL.test(name)) return { ok: false, shown: visible(name), reason: HAS_CONTROL };
+  if (CONTROL.test(name)) return { ok: false, key: name, shown: visible(name), reason: HAS_CONTROL };
   return { ok: true, name };
 }
 
-/** A name safe to write to a terminal or a log line: controls and bidi overrides made visible. */
+/** A name safe to write to a terminal or a log line, losslessly: what would hide or mislead is escaped. */
 export function visible(text: string): string {
   return text.replace(INVISIBLE, (c) => {
     const code = c.charCodeAt(0);
+    if (c === '\\') return '\\\\';
     if (c === '\n') return '\\n';
     if (c === '\r') return '\\r';
     if (c === '\t') return '\\t';
+    // A byte that was not UTF-8, carried as a lone surrogate (see NameVerdict).
+    if (code >= 0xdc80 && code <= 0xdcff) return `\\x${(code - 0xdc00).toString(16)}`;
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
 
-/** Raw bytes shown losslessly: valid UTF-8 runs as text (controls escaped), every other byte as \xNN. */
+/**
+ * Free text (a message that may quote names) safe for a terminal: the same escapes as `visible` but
+ * the backslash, which messages use for their own notation (\xNN, \n).
+ */
+export function safeText(text: string): string {
+  return text.replace(INVISIBLE, (c) => (c === '\\' ? c : visible(c)));
+}
+
+/** Raw bytes shown losslessly: valid UTF-8 runs as text (escaped as `visible` does), every other byte as \xNN. */
 export function showBytes(raw: Buffer): string {
+  return visible(surrogateEscape(raw));
+}
+
+/** Raw bytes as a string: well-formed UTF-8 decoded, every other byte b as the lone surrogate U+DC00+b. */
+export function surrogateEscape(raw: Buffer): string {
   let out = '';
   let i = 0;
   while (i < raw.length) {
     const len = sequenceLength(raw, i);
     if (len === 0) {
-      out += `\\x${(raw[i] as number).toString(16).padStart(2, '0')}`;
+      out += String.fromCharCode(0xdc00 + (raw[i] as number));
       i++;
     } else {
-      out += visible(raw.subarray(i, i + len).toString('utf8'));
+      out += raw.subarray(i, i + len).toString('utf8');
       i += len;
     }
   }

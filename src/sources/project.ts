@@ -30,6 +30,8 @@ export function logicalPath(doc: Pick<Document, 'path' | 'name' | 'metadata'>): 
   return doc.path ?? (doc.name ? `/${doc.name}` : undefined);
 }
 
+export const SLASH_IN_NAME = 'the document\'s name holds a "/", which no path can carry (it would become folders): rename it on the service';
+
 /** What an upload elsewhere can carry over: content type, processing settings, key/value metadata. */
 function attributesOf(doc: Document, project: string): EntryAttributes {
   const metadata: Record<string, string> = {};
@@ -151,10 +153,16 @@ export class ProjectSource implements Source {
         continue;
       }
       if (!this.wanted(key)) continue;
+      // A `/` inside a name would become folders on the other side (`a//b.txt` landing beside
+      // `a/b.txt`): no path can carry it, so it is refused, said, never split.
+      if (doc.name?.includes('/') || key.split('/').some((segment) => segment === '')) {
+        yield { entry: { kind: 'problem', key, outcome: 'failed', reason: SLASH_IN_NAME } };
+        continue;
+      }
       const verdicts = key.split('/').map(checkDecodedName);
       const bad = verdicts.find((v) => !v.ok);
       if (bad && !bad.ok) {
-        yield { entry: { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.shown)).join('/'), outcome: 'failed', reason: bad.reason } };
+        yield { entry: { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.key)).join('/'), outcome: 'failed', reason: bad.reason } };
         continue;
       }
       // A document whose processing failed still holds the bytes that were uploaded; one without

@@ -63,7 +63,7 @@ export class ZipSource implements Source {
       if (signal?.aborted) return;
       const verdict = checkName(file.pathBuffer ?? Buffer.from(file.path));
       if (!verdict.ok) {
-        yield { kind: 'problem', key: normaliseKey(verdict.shown), outcome: 'failed', reason: verdict.reason };
+        yield { kind: 'problem', key: normaliseKey(verdict.key), outcome: 'failed', reason: verdict.reason };
         continue;
       }
       const key = keyOf(file);

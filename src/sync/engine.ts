@@ -61,7 +61,12 @@ export interface Destination<P extends Placement = Placement> {
    * Writes the entry once; an unclear failure is settled here before any repeat. `found`: the
    * entry was already there (counted reconciled, nothing written).
    */
-  write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string; found?: boolean; sha256?: string | undefined }>;
+  /**
+   * `storedAs`: the destination kept the content under another name than the entry's (a service
+   * that reads names its own way). The entry is then failed with that reason, yet recorded with its
+   * id, so that no later run writes it a second time.
+   */
+  write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string; found?: boolean; sha256?: string | undefined; storedAs?: string }>;
   /**
    * What the destination holds, listed once when the store knows nothing of it (a fresh state
    * directory, a renamed profile, another machine) or on --resync: the service is the truth.
@@ -268,7 +273,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
     }
     const started = Date.now();
-    const { remoteId, found, sha256 } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
+    const { remoteId, found, sha256, storedAs } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
     concurrency.succeeded(Date.now() - started);
     claimed.add(remoteId);
     // The content's sha256 when the destination computed it: a later run with another time compares content.
@@ -280,6 +285,11 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     }
     knownUploaded++;
     settled(group, true);
+    if (storedAs !== undefined) {
+      ctx.counts.failed++;
+      noteError(ctx, entry.key, `${destination.description} stored it under another name, "${storedAs}": the name cannot be carried exactly (kept as ${remoteId}; it is not written again)`);
+      return;
+    }
     if (found) {
       ctx.counts.reconciled++;
       return;

@@ -15,14 +15,17 @@ export interface FolderStats {
   creationUnavailable: boolean;
   /** The status that said so. */
   creationRefused?: number;
+  /** Folders the service refused one by one (HTTP 400, e.g. for their name): flattened, the rest still created. */
+  refused?: { path: string; why: string }[];
 }
 
 /**
- * What a service without the folder extension may answer its route with: 404, 405, 403 or 400 (a
- * gateway's view of an unknown route), or 501. A 401 (the token) and 429 or other 5xx (transient)
- * are not refusals.
+ * What a service without the folder extension may answer its route with: 404, 405, 403 (a
+ * gateway's view of an unknown route), or 501. A 400 refuses one folder (its name), not the
+ * route: only that folder is flattened. A 401 (the token) and 429 or other 5xx (transient) are
+ * not refusals.
  */
-const REFUSALS = new Set([400, 403, 404, 405, 501]);
+const REFUSALS = new Set([403, 404, 405, 501]);
 
 export interface Placement {
   /** Remote folder id, or null for the project root. */
@@ -128,6 +131,13 @@ export class RemoteFolders {
           this.remember(full, id);
           return id;
         }
+      }
+      if (err instanceof ApiError && err.status === 400) {
+        // This folder, not folders at all: its files keep their path in metadata, said by name.
+        const refused = (this.stats.refused ??= []);
+        if (refused.length < 20) refused.push({ path: full, why: `HTTP 400: ${err.message}` });
+        this.client.transport.logger.warn({ status: 400 }, 'the service refused to create one folder: its files go to the nearest existing folder, their relative path kept in metadata');
+        return this.flatten(full);
       }
       if (err instanceof ApiError && REFUSALS.has(err.status)) {
         // No folder creation on this service (the spec shows none; a gateway may answer an unknown

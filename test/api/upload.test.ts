@@ -128,11 +128,15 @@ describe('streamed uploads', () => {
   it('computes Content-Length exactly and quotes awkward file names', async () => {
     const body = await buildMultipart([
       { name: 'ocrEngine', value: 'engineA' },
-      { name: 'file', file: { stream: Readable.from([Buffer.from('hello')]), size: 5, filename: 'we"ird\r\nname ü.txt' } },
+      { name: 'file', file: { stream: Readable.from([Buffer.from('hello')]), size: 5, filename: 'we"ird\\ %22name ü.txt' } },
     ]);
     const bytes = Buffer.concat((await Readable.from(body.open()).toArray()) as Buffer[]);
     expect(bytes.length).toBe(body.length);
-    expect(bytes.toString()).toContain('filename="we%22ird%0D%0Aname ü.txt"');
+    expect(bytes.toString()).toContain(String.raw`filename="we\"ird\\ %22name ü.txt"`);
     expect(body.replayable).toBe(false);
+    // A line break or NUL cannot be in a header at all: refused, never altered.
+    for (const bad of ['a\rb', 'a\nb', 'a\0b']) {
+      await expect(buildMultipart([{ name: 'file', file: { stream: Readable.from([]), size: 0, filename: bad } }])).rejects.toThrow(/line break or NUL/);
+    }
   });
 });

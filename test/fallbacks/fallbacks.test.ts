@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { mirror } from '../../jobs/mirror.js';
 import { batchSettled, upload } from '../../jobs/upload.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { remoteFiles, remoteFolders, startService, writeTree, type Service } from '../helpers/service.js';
+import { STRICT, remoteFiles, remoteFolders, startService, writeTree, type Service } from '../helpers/service.js';
 
 const TREE = { 'a/one.txt': 'one', 'a/b/two.txt': 'two two', 'c/two.txt': 'another two', 'top.txt': 'top' };
 
@@ -22,7 +22,7 @@ describe('folder creation refused', () => {
   });
   afterAll(() => service.close());
 
-  for (const status of ['400', '403', '404', '501'] as const) {
+  for (const status of ['403', '404', '501'] as const) {
     it(`HTTP ${status}: one probe, a warning naming the consequence, every file flattened with its path, a rerun uploads nothing`, async () => {
       const dir = await mkdtemp(join(tmpdir(), 'ferry-fallback-'));
       await writeTree(join(dir, 'src'), TREE);
@@ -53,6 +53,36 @@ describe('folder creation refused', () => {
       service.emulator.setFaults({});
     });
   }
+});
+
+describe('one folder refused (HTTP 400)', () => {
+  let service: Service;
+  beforeAll(async () => {
+    service = await startService();
+  });
+  afterAll(() => service.close());
+
+  it('flattens that folder only, names it, and keeps creating the others', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-fallback-'));
+    // The emulator refuses a folder name holding a backslash (400); a file may hold one.
+    await writeTree(join(dir, 'src'), { 'back\\slash/in.txt': 'in', 'ok/fine.txt': 'fine', 'ok/deeper/more.txt': 'more' });
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'one refused', description: '' })).objectIdentifier;
+    const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+    try {
+      const first = await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
+      expect(first.counts).toMatchObject({ discovered: 3, uploaded: 3, failed: 0 });
+      const docs = await remoteFiles(client, project);
+      expect(docs.map((d) => d.path).sort()).toEqual(['/back\\slash/in.txt', '/ok/deeper/more.txt', '/ok/fine.txt']);
+      if (STRICT) return; // no folders at all there: covered above
+      expect(first.folders).toMatchObject({ creationUnavailable: false, created: 2, flattened: 1, refused: [{ path: 'back\\slash', why: expect.stringContaining('HTTP 400') }] });
+      expect(await remoteFolders(client, project)).toEqual(['/ok', '/ok/deeper']);
+      const again = await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
+      expect(again.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+    } finally {
+      store.close();
+    }
+  });
 });
 
 describe('a batch whose dateCompleted is set at the PATCH', () => {

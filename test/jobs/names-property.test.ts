@@ -58,7 +58,7 @@ async function makeTree(root: string, seed: number): Promise<Expected> {
     const verdict = checkName(name);
     const raw = Buffer.concat([parent.raw, Buffer.from('/'), name]);
     await mkdir(raw);
-    const shown = `${parent.shown ? `${parent.shown}/` : ''}${verdict.ok ? verdict.name : verdict.shown}`;
+    const shown = `${parent.shown ? `${parent.shown}/` : ''}${verdict.ok ? verdict.name : verdict.key}`;
     folders.push({ raw, shown, ok: parent.ok && verdict.ok });
   }
   const used = new Set<string>();
@@ -71,7 +71,7 @@ async function makeTree(root: string, seed: number): Promise<Expected> {
       const size = r() < 0.2 ? 0 : 1 + Math.floor(r() * 300);
       await writeFile(raw, Buffer.alloc(size, 0x61 + (i % 26)));
       const verdict = checkName(name);
-      const key = `${folder.shown ? `${folder.shown}/` : ''}${verdict.ok ? verdict.name : verdict.shown}`;
+      const key = `${folder.shown ? `${folder.shown}/` : ''}${verdict.ok ? verdict.name : verdict.key}`;
       if (folder.ok && verdict.ok) expected.carried.set(`/${key}`, size);
       else expected.refused.add(key);
     }

@@ -1,7 +1,7 @@
 // `ferry jobs list|show|resume`: what ran, how it ended, and picking up where a run stopped.
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
-import { visible } from '../../sources/names.js';
+import { safeText } from '../../sources/names.js';
 import { resolveSettings } from '../../config/profile.js';
 import { defaultStorePath, openStore } from '../../store/index.js';
 import type { RunRecord } from '../../store/types.js';
@@ -41,7 +41,7 @@ export function registerJobs(program: Command): void {
         if (!run) throw new ConfigurationError(`no run ${runArg} in this checkpoint store`);
         if (opts.json) return void process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
         process.stdout.write(`${line(run)}\n  parameters: ${JSON.stringify(run.params)}\n  batch: ${run.uploadId ?? '-'}\n`);
-        for (const e of run.errors) process.stdout.write(`  problem: ${visible(e)}\n`);
+        for (const e of run.errors) process.stdout.write(`  problem: ${safeText(e)}\n`);
       });
     });
   jobs

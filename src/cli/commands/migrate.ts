@@ -5,7 +5,7 @@ import { migrate, planMigration, verifyMigration, type MigrateSelection, type Mi
 import { ConfigurationError } from '../../api/errors.js';
 import { loadMapping } from '../../playbooks/mapping.js';
 import { formatBytes } from '../../runner/progress.js';
-import { visible } from '../../sources/names.js';
+import { visible, safeText } from '../../sources/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
@@ -116,12 +116,12 @@ function describePlan(plan: MigrationPlan): string {
   const lines = [`migration plan, ${visible(plan.from)} -> ${visible(plan.to)} (nothing was changed):`];
   for (const p of plan.projects) {
     lines.push(`  project ${visible(p.name ?? '')} (${p.source})${p.target ? ` -> ${p.target} (made by an earlier run)` : ''}: ${p.folders} folders, ${p.documents} documents, ${formatBytes(p.bytes)}${p.alreadyCopied ? `, ${p.alreadyCopied} already copied` : ''}`);
-    for (const n of p.notCarried.slice(0, 10)) lines.push(`    not carried: ${visible(n.key)}: ${visible(n.reason)}`);
+    for (const n of p.notCarried.slice(0, 10)) lines.push(`    not carried: ${visible(n.key)}: ${safeText(n.reason)}`);
     if (p.notCarriedCount > 10) lines.push(`    … ${p.notCarriedCount - 10} more not carried (see --json)`);
   }
   for (const p of plan.playbooks) lines.push(`  playbook ${visible(p.name ?? '')} (${p.source})${p.target ? ` -> ${p.target} (made by an earlier run)` : ''}`);
   lines.push(`  organization metadata: ${plan.options.definitions} definitions, ${plan.options.options} options, ${plan.options.missingOnTarget} to create on the target`);
-  for (const b of plan.blockers) lines.push(`  BLOCKED: ${visible(b)}`);
+  for (const b of plan.blockers) lines.push(`  BLOCKED: ${safeText(b)}`);
   lines.push(`  totals: ${t.projects} projects, ${t.folders} folders, ${t.documents} documents (${formatBytes(t.bytes)}; ${t.alreadyCopied} already copied), ${t.playbooks} playbooks, ${t.notCarried} documents not carried`);
   lines.push('  never carried:');
   for (const n of plan.notCarried) lines.push(`    ${n.what}: ${n.why}`);

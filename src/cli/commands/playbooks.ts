@@ -1,7 +1,7 @@
 // `ferry playbooks export|import|backup|verify`: playbooks as archives (docs/playbook-archive.md).
 import { Option, type Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
-import { visible } from '../../sources/names.js';
+import { visible, safeText } from '../../sources/names.js';
 import { formatBytes, formatDuration } from '../../runner/progress.js';
 import type { JobSummary } from '../../runner/job.js';
 import { ImportTimeoutError } from '../../playbooks/server-import.js';
@@ -78,7 +78,7 @@ export function registerPlaybooks(program: Command): void {
       const bad = outcomes.filter((o) => !o.ok);
       if (opts.json) process.stdout.write(`${JSON.stringify({ status: bad.length ? 'failed' : 'succeeded', checked: outcomes.length, failed: bad.length, archives: outcomes })}\n`);
       else {
-        for (const o of outcomes) process.stdout.write(o.ok ? `ok    ${o.path} (${visible(o.playbook?.name ?? '')}, ${o.entries} entries)\n` : `BAD   ${o.path}: ${visible(o.error ?? '')}\n`);
+        for (const o of outcomes) process.stdout.write(o.ok ? `ok    ${o.path} (${visible(o.playbook?.name ?? '')}, ${o.entries} entries)\n` : `BAD   ${o.path}: ${safeText(o.error ?? '')}\n`);
         process.stdout.write(`${outcomes.length} archive(s) checked, ${bad.length} bad\n`);
       }
       process.exitCode = bad.length ? EXIT.failed : EXIT.ok;
@@ -125,7 +125,7 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   if (s.playbookIdentifier) lines.push(`  playbook on the target: ${String(s.playbookIdentifier)}`);
   if (Array.isArray(s.optionsCreated) && s.optionsCreated.length) lines.push(`  options created on the target: ${s.optionsCreated.map((n) => visible(String(n))).join(', ')}`);
   if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${s.pruned.length} archive(s)`);
-  for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${visible(e.error)}`);
+  for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

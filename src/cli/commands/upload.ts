@@ -13,7 +13,7 @@ import { parseDuration } from '../../../jobs/definition.js';
 import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
 import { addTransferOptions, uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
-import { visible } from '../../sources/names.js';
+import { visible, safeText } from '../../sources/names.js';
 import { printSummary } from '../output.js';
 import { StatusLine } from '../../runner/progress.js';
 
@@ -124,7 +124,7 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
     if (run.json) {
       process.stdout.write(`${JSON.stringify({ ...result, notifications: notes })}\n`);
     } else {
-      for (const n of notes) process.stdout.write(`notification: ${visible(n.title ?? '')}: ${visible(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
+      for (const n of notes) process.stdout.write(`notification: ${visible(n.title ?? '')}: ${safeText(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
       if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
       if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${run.timeoutText ?? 'the timeout'}; run the same command again (or \`ferry watch --playbook ${options.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}\`) to wait on.\n`);
     }

@@ -329,7 +329,8 @@ async function receiveUpload(ctx: CoreContext, req: FastifyRequest): Promise<Rec
   try {
     const file = form.files.file;
     if (!file) throw malformed('The form has no "file" part.');
-    if (!file.fileName.trim()) throw malformed('The "file" part has no file name.');
+    // Only the empty name is refused: a name of spaces, or a lone U+FEFF, is still a name.
+    if (file.fileName === '') throw malformed('The "file" part has no file name.');
     const { fields } = form;
     for (const [field, allowed] of Object.entries(UPLOAD_FORM_ENUMS)) {
       const value = fields[field];

@@ -8,6 +8,7 @@ import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile, type FileHand
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { FerryError } from '../../api/errors.js';
 import type { FileEntry } from '../../sources/types.js';
+import { visible } from '../../sources/names.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
 import type { Destination, Placement } from '../engine.js';
 
@@ -33,7 +34,21 @@ export interface LocalFolderOptions {
   dryRun?: boolean | undefined;
 }
 
-const PARTIAL = /^\.ferry-[0-9a-f]{12}\.partial$/;
+/**
+ * Temporary files are `.ferry-<nonce>-<tag>.partial`, the tag a hash of the job's key and the
+ * nonce: a killed run's leftovers are recognised as this job's own (in a fresh container too), and
+ * a user's file, or a pulled document, that merely looks like one is never deleted.
+ */
+const PARTIAL = /^\.ferry-([0-9a-f]{8})-([0-9a-f]{8})\.partial$/;
+
+function partialTag(jobKey: string, nonce: string): string {
+  return createHash('sha256').update(`${jobKey}\0${nonce}`).digest('hex').slice(0, 8);
+}
+
+function partialName(jobKey: string): string {
+  const nonce = randomBytes(4).toString('hex');
+  return `.ferry-${nonce}-${partialTag(jobKey, nonce)}.partial`;
+}
 const MAX_NAME_BYTES = 255;
 const LISTED = 1_000;
 
@@ -47,7 +62,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
    */
   private readonly ready = new Map<string, Promise<boolean>>();
   private caseInsensitive = false;
-  /** Mapped paths taken in this run, folded when the file system ignores case: path -> source key. */
+  /** Mapped paths taken in this run (folded when the file system ignores case) -> the source key holding it. */
   private readonly taken = new Map<string, string>();
   private readonly renamed: { key: string; local: string; why: string }[] = [];
   private renamedCount = 0;
@@ -75,7 +90,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       if (!cleaned.has(dir)) {
         cleaned.add(dir);
         // Never through a link: a folder reached by one is somebody else's.
-        if (await plainFolderInside(this.o.root, dir)) await removePartials(dir);
+        if (await plainFolderInside(this.o.root, dir)) await removePartials(dir, this.o.jobKey);
       }
       const st = await lstat(final).catch(() => undefined);
       if (st?.isFile() && st.size === item.size && sameTime(st.mtimeMs, item.mtimeMs)) landed.set(item.sourceKey, { remoteId: written(local, item.size, item.mtimeMs) });
@@ -123,7 +138,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     const final = join(this.o.root, placement.local);
     const dir = dirname(final);
     await this.readyFolder(dir);
-    const temp = join(dir, `.ferry-${randomBytes(6).toString('hex')}.partial`);
+    const temp = join(dir, partialName(this.o.jobKey));
     let handle: FileHandle | undefined;
     try {
       const body = entry.openAsync ? await entry.openAsync() : entry.open();
@@ -160,7 +175,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     if (!ready) {
       ready = makeFolderInside(this.o.root, dir).then(async (created) => {
         if (created) return true;
-        await removePartials(dir);
+        await removePartials(dir, this.o.jobKey);
         return false;
       });
       this.ready.set(dir, ready);
@@ -187,14 +202,17 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       return name;
     });
     let local = segments.join('/');
-    if (this.caseInsensitive) {
-      const folded = local.normalize('NFC').toLocaleLowerCase('en-US');
-      const owner = this.taken.get(folded);
-      if (owner !== undefined && owner !== key && !isFolder) {
-        local = posix.join(posix.dirname(local), shorten(posix.basename(local), hash(key)));
-        reasons.add('another name differs from it only by case, which this file system does not tell apart');
-      } else this.taken.set(folded, key);
-    }
+    // Two documents never share a local path: `.` mapped to `%2E` beside a document named `%2E`,
+    // or names that differ only by case where the file system ignores it. The first listed keeps
+    // the path; the other gets a hash of its full key before its extension, and is reported.
+    const slot = this.caseInsensitive ? local.normalize('NFC').toLocaleLowerCase('en-US') : local;
+    const owner = this.taken.get(slot);
+    if (owner !== undefined && owner !== key && !isFolder) {
+      const byCase = this.caseInsensitive && owner !== key && owner.toLocaleLowerCase('en-US') === key.toLocaleLowerCase('en-US');
+      local = posix.join(posix.dirname(local), shorten(posix.basename(local), hash(key)));
+      reasons.add(byCase ? 'another name differs from it only by case, which this file system does not tell apart' : `another document ("${visible(owner)}") maps to the same local path`);
+      this.taken.set(this.caseInsensitive ? local.normalize('NFC').toLocaleLowerCase('en-US') : local, key);
+    } else if (owner === undefined) this.taken.set(slot, key);
     return reasons.size ? { local, why: [...reasons].join('; ') } : { local };
   }
 }
@@ -293,9 +311,12 @@ async function plainFolderInside(root: string, dir: string): Promise<boolean> {
   return true;
 }
 
-async function removePartials(dir: string): Promise<void> {
+async function removePartials(dir: string, jobKey: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names) if (PARTIAL.test(name)) await rm(join(dir, name), { force: true });
+  for (const name of names) {
+    const m = PARTIAL.exec(name);
+    if (m && partialTag(jobKey, m[1] as string) === m[2]) await rm(join(dir, name), { force: true });
+  }
 }
 
 /** Writes a lower-case probe and looks for it by its upper-case name. */

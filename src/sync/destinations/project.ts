@@ -128,7 +128,9 @@ export class ProjectDestination implements Destination<Placement> {
       if ('stream' in file) file.stream.destroy();
       throw err;
     });
-    return { remoteId: doc.objectIdentifier as string, sha256 };
+    // The service's reading of a form's file name is not shown: a name it stored otherwise is said.
+    const storedAs = typeof doc.name === 'string' && doc.name !== name ? doc.name : undefined;
+    return { remoteId: doc.objectIdentifier as string, sha256, ...(storedAs !== undefined ? { storedAs } : {}) };
   }
 
   async *inventory(signal: AbortSignal): AsyncIterable<Adoptable> {
