@@ -1,6 +1,7 @@
 // The playbook jobs: export to archives, verify archives. Each is one run under the job lock, and
 // its summary accounts for every playbook (exported, skipped or failed, each with its reason) and
 // every sub-resource written.
+import { createReadStream } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
@@ -16,6 +17,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { toKeep, type RetentionRules } from '../src/playbooks/retention.js';
 import { noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import type { CheckpointStore } from '../src/store/types.js';
+import { sha256Of } from '../src/sync/checksum.js';
 
 export interface PlaybookDeps {
   client: FerryClient;
@@ -113,21 +115,62 @@ async function zipsUnder(dir: string): Promise<string[]> {
   return out;
 }
 
-/** Checks a file, or every .zip under a folder, against its manifest. Reads only. */
+/**
+ * Checks a file, or every .zip under a folder, against its manifest. A backup folder's index is
+ * checked against the disk too: an archive it lists must be there, with the sha256 it recorded and
+ * the playbook it names. Reads only.
+ */
 export async function verifyArchives(target: string): Promise<VerifyOutcome[]> {
   const info = await stat(target);
   const paths = info.isDirectory() ? await zipsUnder(target) : [target];
+  const listed = info.isDirectory() ? await readIndexIfAny(target) : undefined;
+  const byPath = new Map((listed?.backups ?? []).map((b) => [join(target, b.file), b]));
   const outcomes: VerifyOutcome[] = [];
   for (const path of paths) {
     try {
       const archive = await openArchive(path);
-      outcomes.push({ path, ok: true, playbook: archive.manifest.playbook, entries: archive.manifest.entries.length });
+      const recorded = byPath.get(path);
+      const mismatch = recorded ? await againstIndex(path, recorded, archive.manifest.playbook.objectIdentifier) : undefined;
+      if (mismatch) outcomes.push({ path, ok: false, error: mismatch, playbook: archive.manifest.playbook });
+      else outcomes.push({ path, ok: true, playbook: archive.manifest.playbook, entries: archive.manifest.entries.length });
     } catch (err) {
       if (!(err instanceof ArchiveRefusedError)) throw err;
       outcomes.push({ path, ok: false, error: err.message, ...(err.entry ? { entry: err.entry } : {}) });
     }
   }
+  const present = new Set(paths);
+  for (const [path, b] of byPath) {
+    if (!present.has(path)) outcomes.push({ path, ok: false, error: `${INDEX_FILE} lists this backup of playbook ${b.playbookIdentifier}, but it is not on disk` });
+  }
   return outcomes;
+}
+
+/** What is wrong with an archive against its index entry (sha256, playbook), or undefined. */
+async function againstIndex(path: string, recorded: BackupEntry, playbook: string): Promise<string | undefined> {
+  if (playbook !== recorded.playbookIdentifier) return `${INDEX_FILE} records this file as a backup of playbook ${recorded.playbookIdentifier}, but it holds playbook ${playbook}`;
+  const sha256 = await sha256Of(createReadStream(path));
+  if (sha256 !== recorded.sha256) return `the file's sha256 is ${sha256}, ${INDEX_FILE} recorded ${recorded.sha256}: it changed since it was written`;
+  return undefined;
+}
+
+/** Why the archive an index entry names cannot stand for it any more (missing, changed), or undefined. */
+async function damaged(out: string, recorded: BackupEntry): Promise<string | undefined> {
+  const path = join(out, recorded.file);
+  const st = await stat(path).catch(() => undefined);
+  if (!st?.isFile()) return 'it is not on disk';
+  if (st.size !== recorded.bytes) return `it holds ${st.size} bytes, ${recorded.bytes} were written`;
+  const sha256 = await sha256Of(createReadStream(path)).catch((err: NodeJS.ErrnoException) => `unreadable (${err.code ?? err.message})`);
+  if (sha256 !== recorded.sha256) return sha256.startsWith('unreadable') ? `it is ${sha256}` : 'its sha256 is not the one written (changed or swapped)';
+  return undefined;
+}
+
+async function readIndexIfAny(dir: string): Promise<BackupIndex | undefined> {
+  try {
+    await stat(join(dir, INDEX_FILE));
+  } catch {
+    return undefined;
+  }
+  return readIndex(dir);
 }
 
 export interface ImportOptions {
@@ -211,6 +254,7 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
     const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
     const written: BackupEntry[] = [];
     let unchanged = 0;
+    const healed: { playbook: string; file: string; why: string }[] = [];
     for await (const playbook of client.playbooks.searchAll()) {
       if (ctx.signal.aborted) break;
       ctx.counts.discovered++;
@@ -221,7 +265,14 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
         await mkdir(join(out, folder), { recursive: true });
         const result = await exportPlaybook(client, playbook, temp, ctx.signal);
         const newest = index.backups.filter((b) => b.playbookIdentifier === playbook.objectIdentifier).sort((a, b) => Date.parse(b.exportedAt) - Date.parse(a.exportedAt))[0];
-        if (newest && newest.contentSha256 === result.contentSha256) {
+        // The newest archive must still be there, whole, before the playbook counts as backed up.
+        const broken = newest && newest.contentSha256 === result.contentSha256 ? await damaged(out, newest) : undefined;
+        if (newest && broken) {
+          healed.push({ playbook: playbook.objectIdentifier, file: newest.file, why: broken });
+          deps.client.transport.logger.warn({ playbook: playbook.objectIdentifier }, 'the newest backup of a playbook is missing or changed on disk: a new one is written');
+          // An archive that is gone leaves the index; a changed one stays listed (verify reports it).
+          if (broken === 'it is not on disk') index.backups = index.backups.filter((b) => b !== newest);
+        } else if (newest && newest.contentSha256 === result.contentSha256) {
           await rm(temp, { force: true });
           ctx.counts.skipped++;
           unchanged++;
@@ -231,6 +282,8 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
         }
         await rename(temp, join(out, file));
         const entry: BackupEntry = { playbookIdentifier: playbook.objectIdentifier, name: playbook.name, file, exportedAt: now.toISOString(), bytes: result.bytes, sha256: result.sha256, contentSha256: result.contentSha256 };
+        // Written again in the same second as a damaged one: the file was replaced, so is its line.
+        index.backups = index.backups.filter((b) => b.file !== file);
         index.backups.push(entry);
         written.push(entry);
         ctx.counts.uploaded++;
@@ -246,7 +299,7 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
     }
     const pruned = await prune(out, index, opts);
     await writeIndex(out, index);
-    return { out, index: join(out, INDEX_FILE), written, unchanged, pruned };
+    return { out, index: join(out, INDEX_FILE), written, unchanged, pruned, ...(healed.length ? { healed } : {}) };
   });
 }
 

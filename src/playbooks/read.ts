@@ -70,6 +70,8 @@ export async function openArchive(path: string, limits: ArchiveLimits = DEFAULT_
   const declared = new Map<string, { size: number; sha256: string }>();
   for (const e of manifest.entries) {
     if (!e || typeof e.path !== 'string' || typeof e.size !== 'number' || typeof e.sha256 !== 'string') throw new ArchiveRefusedError(`${path}: ${MANIFEST_PATH} has a malformed entry: ${JSON.stringify(e).slice(0, 200)}`, MANIFEST_PATH);
+    // Listed twice, the entry would be checked against one line and read by another.
+    if (declared.has(e.path)) throw new ArchiveRefusedError(`${path}: ${MANIFEST_PATH} lists entry "${e.path}" more than once`, e.path);
     declared.set(e.path, { size: e.size, sha256: e.sha256 });
   }
   for (const entryPath of byPath.keys()) {

@@ -1,7 +1,7 @@
 // Backups: a new archive only when a playbook changed, retention by count, day and week, an index
 // of what is where, and verify over the whole folder.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, writeFile, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startService, type Service } from '../helpers/service.js';
@@ -89,5 +89,70 @@ describe('ferry playbooks backup', () => {
     } finally {
       store.close();
     }
+  });
+});
+
+describe('ferry playbooks backup heals a damaged newest archive', () => {
+  it('deleted, truncated and swapped newest archives are written again; verify reports each against the index', async () => {
+    const client = service.client({}, 1);
+    const tenant = service.emulator.tenants[1]!;
+    const a = await buildRichPlaybook(client, tenant, { name: 'Heal a' });
+    const b = await buildRichPlaybook(client, tenant, { name: 'Heal b', assemblies: 1 });
+    const c = await buildRichPlaybook(client, tenant, { name: 'Heal c' });
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-heal-'));
+    const out = join(dir, 'backups');
+    const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+    try {
+      const first = await backupPlaybooks({ out, now: at('2026-11-20T01:00:00Z') }, { client, store });
+      const n = first.counts.discovered;
+      const index = await readIndex(out);
+      const fileOf = (id: string) => join(out, index.backups.find((x) => x.playbookIdentifier === id)!.file);
+      // a: deleted; b: truncated; c: replaced by b's (valid) archive.
+      const bBytes = await readFile(fileOf(b.id));
+      await rm(fileOf(a.id));
+      await writeFile(fileOf(b.id), bBytes.subarray(0, bBytes.length >> 1));
+      await writeFile(fileOf(c.id), bBytes);
+
+      const report = (await verifyArchives(out)).filter((o) => !o.ok);
+      const why = Object.fromEntries(report.map((o) => [o.path, o.error ?? '']));
+      expect(Object.keys(why).sort()).toEqual([fileOf(a.id), fileOf(b.id), fileOf(c.id)].sort());
+      expect(why[fileOf(a.id)]).toMatch(/not on disk/);
+      expect(why[fileOf(b.id)]).toMatch(/not a readable zip|fails|missing|larger|holds/);
+      expect(why[fileOf(c.id)]).toMatch(new RegExp(`holds playbook ${b.id}`));
+
+      const next = await backupPlaybooks({ out, now: at('2026-11-21T01:00:00Z') }, { client, store });
+      expect(next.counts).toMatchObject({ discovered: n, uploaded: 3, skipped: n - 3, failed: 0 });
+      const healed = (next as unknown as { healed: { playbook: string; why: string }[] }).healed;
+      expect(healed.map((h) => h.playbook).sort()).toEqual([a.id, b.id, c.id].sort());
+      // The new archives stand; only the two damaged files still on disk are reported (a's line left the index).
+      const after = (await verifyArchives(out)).filter((o) => !o.ok).map((o) => o.path).sort();
+      expect(after).toEqual([fileOf(b.id), fileOf(c.id)].sort());
+      const fresh = (await readIndex(out)).backups.filter((x) => x.exportedAt === '2026-11-21T01:00:00.000Z');
+      expect(fresh.map((x) => x.playbookIdentifier).sort()).toEqual([a.id, b.id, c.id].sort());
+      // And the run after that skips all of them: nothing is damaged any more.
+      const third = await backupPlaybooks({ out, now: at('2026-11-22T01:00:00Z') }, { client, store });
+      expect(third.counts).toMatchObject({ uploaded: 0, skipped: n });
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('an archive whose manifest lists one entry twice', () => {
+  it('is refused by verify (and so by every import) with the entry named', async () => {
+    const { minimalEntries, playbookArchive } = await import('../helpers/archives.js');
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-dup-manifest-'));
+    const file = join(dir, 'dup.zip');
+    const entries = minimalEntries();
+    await writeFile(
+      file,
+      await playbookArchive(entries, (manifest) => {
+        const first = manifest.entries[0];
+        manifest.entries.push({ ...first, sha256: '0'.repeat(64) });
+      }),
+    );
+    const [outcome] = await verifyArchives(file);
+    expect(outcome!.ok).toBe(false);
+    expect(outcome!.error).toMatch(/lists entry ".*" more than once/);
   });
 });

@@ -125,6 +125,7 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   if (s.playbookIdentifier) lines.push(`  playbook on the target: ${String(s.playbookIdentifier)}`);
   if (Array.isArray(s.optionsCreated) && s.optionsCreated.length) lines.push(`  options created on the target: ${s.optionsCreated.map((n) => visible(String(n))).join(', ')}`);
   if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${s.pruned.length} archive(s)`);
+  for (const h of (s.healed as { file: string; why: string }[] | undefined) ?? []) lines.push(`  written again: the newest backup ${visible(h.file)} was damaged (${h.why})`);
   for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
