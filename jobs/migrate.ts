@@ -87,7 +87,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
   const projects = shareOf(await selectProjects(from, opts), opts.shard);
   const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
   const params = { from: from.transport.address.baseUrl, to: to.transport.address.baseUrl, projects: projects.map((p) => p.objectIdentifier), playbooks: playbooks.map((p) => p.objectIdentifier), ...(opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {}) };
-  return runJob({ store, job: JOB, jobKey, params }, async (ctx) => {
+  return runJob({ store, job: JOB, jobKey, params, target: to.target }, async (ctx) => {
     const ids = new IdMap(store, `${jobKey}|ids`, ctx.run.id, ctx.uploadId);
     // Reads only, before any write: the target projects earlier runs made (whatever store they
     // used) are found again; a same-named project that is not theirs stops the run here.

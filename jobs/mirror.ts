@@ -80,7 +80,7 @@ export function mirrorRetryListener(concurrency: AdaptiveConcurrency): (info: Re
 export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<JobSummary> {
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
-  return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier }, (ctx) =>
+  return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier }, (ctx) =>
     transfer(opts, deps, source, ctx),
   );
 }

@@ -193,7 +193,7 @@ export async function importArchive(opts: ImportOptions, deps: PlaybookDeps): Pr
   const target = client.transport.address.baseUrl;
   const jobKey = `playbooks-import|${opts.mode}|${target}|${contentKey}`;
   const parts = countParts(archive.playbook);
-  return runJob({ store, job: 'playbooks-import', jobKey, params: { file: archive.path, mode: opts.mode, playbook: archive.manifest.playbook } }, async (ctx) => {
+  return runJob({ store, job: 'playbooks-import', jobKey, params: { file: archive.path, mode: opts.mode, playbook: archive.manifest.playbook }, target: client.target }, async (ctx) => {
     const ids = new IdMap(store, jobKey, ctx.run.id, ctx.uploadId);
     const source = { ...archive.manifest.source, playbook: archive.manifest.playbook };
     if (opts.mode === 'replay') {

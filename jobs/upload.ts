@@ -117,7 +117,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
     const source = await open(mirrorOpts);
     let report: BatchReport | undefined;
     const summary = await runJob(
-      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, resumeRunId, uploadId: batchId, lock },
+      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock },
       async (ctx) => {
         const extra = await transfer(mirrorOpts, deps, source, ctx);
         if (ctx.signal.aborted) return extra;

@@ -15,6 +15,26 @@ import { Messages } from './resources/messages.js';
 import { Embeddings } from './resources/embeddings.js';
 import { Notifications } from './resources/notifications.js';
 
+/** The tenant a command writes to (or reads from), never a secret. */
+export interface Target {
+  host: string;
+  clientId: string;
+  profile?: string;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** One line naming a target: `host, client id, profile`. */
+export function describeTarget(t: Target): string {
+  return `${t.host}, client ${t.clientId}${t.profile ? `, profile ${t.profile}` : ''}`;
+}
+
 export class FerryClient {
   readonly transport: Transport;
   readonly projects: Projects;
@@ -32,8 +52,12 @@ export class FerryClient {
   readonly embeddings: Embeddings;
   readonly notifications: Notifications;
 
+  /** Which tenant this client talks to, as summaries name it: host, client id, profile. */
+  readonly target: Target;
+
   constructor(opts: ClientOptions) {
     const t = (this.transport = new Transport(opts));
+    this.target = { host: hostOf(t.address.baseUrl), clientId: opts.credentials.clientId, ...(opts.label ? { profile: opts.label } : {}) };
     this.projects = new Projects(t);
     this.documents = new Documents(t);
     this.organizationMetadataOptions = new OrganizationMetadataOptions(t);

@@ -54,6 +54,8 @@ export interface ClientOptions {
   userAgent?: string;
   /** Told about every retry before its wait (for progress displays and adaptive concurrency). */
   onRetry?: (info: RetryInfo) => void;
+  /** The profile these settings came from: only to name the tenant in summaries. */
+  label?: string | undefined;
   /** Clock for token expiry (tests move it). */
   now?: () => number;
   /** Source of jitter (tests pin it). */

@@ -24,6 +24,6 @@ export function createContext(cmd: Command): CommandContext {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: g.profile, configFile: g.config });
   const logger = createLogger({ level: logLevelOf(cmd, settings) });
-  const client = new FerryClient({ ...settings.clientOptions, logger });
+  const client = new FerryClient({ ...settings.clientOptions, ...(settings.profileName ? { label: settings.profileName } : {}), logger });
   return { settings, logger, client };
 }

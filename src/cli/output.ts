@@ -1,5 +1,6 @@
 // How a job's end is shown: one JSON object for machines, a few lines for people; and its exit code.
 import type { JobSummary } from '../runner/job.js';
+import { describeTarget, type Target } from '../api/client.js';
 import { formatBytes, formatDuration } from '../runner/progress.js';
 import { EXIT } from './exit-codes.js';
 import { visible, safeText } from '../sources/names.js';
@@ -24,6 +25,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     `  discovered ${c.discovered}  ${verb} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
     `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
   ];
+  if (summary.target) lines.push(`  target: ${describeTarget(summary.target as Target)}`);
   const folders = summary.folders as { created: number; reused: number; flattened: number; creationUnavailable: boolean } | undefined;
   if (folders) {
     lines.push(`  folders: ${folders.created} created, ${folders.reused} reused, ${folders.flattened} flattened` +

@@ -124,6 +124,7 @@ function clientFor(cmd: Command, settings: ResolvedSettings, concurrency: Adapti
   const rps = rpsFlag !== undefined ? positiveNumber('--rps', String(rpsFlag)) : settings.clientOptions.requestsPerSecond;
   return new FerryClient({
     ...settings.clientOptions,
+    ...(settings.profileName ? { label: settings.profileName } : {}),
     logger,
     onRetry: mirrorRetryListener(concurrency),
     ...(rps !== undefined ? { requestsPerSecond: rps } : {}),

@@ -1,5 +1,5 @@
-// Connection settings: a named profile from a config file, overridden by FERRY_* environment
-// variables. Secrets never live in a profile: they come from the environment or a secrets file.
+// Connection settings: a profile from a config file, completed by FERRY_* environment variables;
+// a profile named on the command line is used alone (a disagreeing variable is refused). Secrets never live in a profile: they come from the environment or a secrets file.
 import { readFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -102,16 +102,27 @@ export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
     }
     profile = { ...found };
   }
+  // A profile named on the command line is used alone: a FERRY_* connection variable that says
+  // otherwise (another client id, another host) is refused, never mixed in, so that a write goes
+  // to the tenant the command names.
+  const named = opts.profile !== undefined;
   for (const [name, field] of Object.entries(ENV_VARS)) {
     const value = env[name];
-    if (value) (profile as Record<string, unknown>)[field] = value;
+    if (!value) continue;
+    const own = (profile as Record<string, unknown>)[field];
+    if (named && field !== 'logLevel' && own !== value) {
+      throw new ConfigurationError(
+        `profile "${profileName}" is named, but ${name} is set to "${value}" and the profile ${own === undefined ? `sets no ${field}` : `says "${String(own)}"`}: a named profile is used alone; unset ${name} or name no profile`,
+      );
+    }
+    (profile as Record<string, unknown>)[field] = value;
   }
 
   const address = toAddress(profile);
   const missing: string[] = [];
   if (!profile.clientId) missing.push('client id (FERRY_CLIENT_ID or clientId)');
   if (!profile.audience) missing.push('audience (FERRY_AUDIENCE or audience)');
-  const clientSecret = readSecret(profile, env);
+  const clientSecret = readSecret(profile, env, named);
   if (!clientSecret) missing.push('client secret (FERRY_CLIENT_SECRET, or clientSecretEnv / clientSecretFile in the profile)');
   if (missing.length) throw new ConfigurationError(`missing ${missing.join('; ')}`);
 
@@ -144,8 +155,10 @@ function toAddress(p: Profile): AddressInput {
   return { tenant: p.tenant as string, region: p.region as string, domain: p.domain as string, authUrl: p.authUrl };
 }
 
-function readSecret(p: Profile, env: NodeJS.ProcessEnv): string | undefined {
-  if (env.FERRY_CLIENT_SECRET) return env.FERRY_CLIENT_SECRET;
+function readSecret(p: Profile, env: NodeJS.ProcessEnv, named: boolean): string | undefined {
+  // A named profile with its own secret source uses it: FERRY_CLIENT_SECRET may be another client's.
+  const own = named && (p.clientSecretEnv !== undefined || p.clientSecretFile !== undefined);
+  if (env.FERRY_CLIENT_SECRET && !own) return env.FERRY_CLIENT_SECRET;
   if (p.clientSecretEnv) {
     const value = env[p.clientSecretEnv];
     if (!value) throw new ConfigurationError(`clientSecretEnv names ${p.clientSecretEnv}, but that variable is not set`);

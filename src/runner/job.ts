@@ -1,5 +1,6 @@
 // The life of one run: record it, hold the job's lock, stop cleanly on a signal, and finish with
 // a status and summary whatever happened inside.
+import type { Target } from '../api/client.js';
 import { randomUUID } from 'node:crypto';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
@@ -61,6 +62,8 @@ export interface RunJobOptions {
   /** Errors kept in the summary and the run record (the rest are counted). */
   maxErrors?: number;
   onSignal?: (sig: NodeJS.Signals) => void;
+  /** The tenant the job writes to, named in its summary. */
+  target?: Target | undefined;
   /** The job's lock when the caller already holds it (a job of several runs); else taken here. */
   lock?: HeldLock | undefined;
 }
@@ -122,6 +125,7 @@ export async function runJob(
     bytes: ctx.bytes,
     durationMs: Date.now() - started,
     errors: ctx.errors.slice(0, opts.maxErrors ?? 100),
+    ...(opts.target ? { target: opts.target } : {}),
     ...(ctx.errors.length > (opts.maxErrors ?? 100) || ctx.errorsDropped ? { errorsNotShown: ctx.errors.length - (opts.maxErrors ?? 100) + (ctx.errorsDropped ?? 0) } : {}),
     ...extra,
   };

@@ -14,11 +14,22 @@ async function configFile(text: string): Promise<string> {
 const env = { FERRY_CLIENT_SECRET: 'from-env' };
 
 describe('profiles', () => {
-  it('reads a profile and lets FERRY_* variables override it', async () => {
+  it('reads a profile chosen by FERRY_PROFILE and lets FERRY_* variables override it', async () => {
     const file = await configFile('profiles:\n  prod:\n    tenant: contoso\n    region: uk\n    domain: example.com\n    audience: https://aud\n    clientId: app1\n');
-    const s = resolveSettings({ profile: 'prod', configFile: file, env: { ...env, FERRY_CLIENT_ID: 'app2' } });
+    const s = resolveSettings({ configFile: file, env: { ...env, FERRY_PROFILE: 'prod', FERRY_CLIENT_ID: 'app2' } });
     expect(s.clientOptions.address).toEqual({ tenant: 'contoso', region: 'uk', domain: 'example.com', authUrl: undefined });
     expect(s.clientOptions.credentials).toEqual({ clientId: 'app2', clientSecret: 'from-env', audience: 'https://aud' });
+  });
+
+  it('uses a profile named on the command line alone: a disagreeing FERRY_* variable is refused, naming both', async () => {
+    const file = await configFile('profiles:\n  prod:\n    tenant: contoso\n    region: uk\n    domain: example.com\n    audience: https://aud\n    clientId: app1\n    clientSecretEnv: PROD_SECRET\n');
+    expect(() => resolveSettings({ profile: 'prod', configFile: file, env: { ...env, PROD_SECRET: 's', FERRY_CLIENT_ID: 'app2' } })).toThrow(
+      /profile "prod" is named, but FERRY_CLIENT_ID is set to "app2" and the profile says "app1"/,
+    );
+    expect(() => resolveSettings({ profile: 'prod', configFile: file, env: { ...env, PROD_SECRET: 's', FERRY_BASE_URL: 'http://elsewhere' } })).toThrow(/FERRY_BASE_URL .* sets no baseUrl/);
+    // Agreeing variables are harmless; the profile's own secret wins over FERRY_CLIENT_SECRET.
+    const s = resolveSettings({ profile: 'prod', configFile: file, env: { ...env, PROD_SECRET: 'own', FERRY_CLIENT_ID: 'app1', FERRY_LOG_LEVEL: 'debug' } });
+    expect(s.clientOptions.credentials).toEqual({ clientId: 'app1', clientSecret: 'own', audience: 'https://aud' });
   });
 
   it('takes the secret from the variable or file the profile names', async () => {

@@ -1,4 +1,5 @@
 // `ferry doctor`: checks a profile end to end and prints a verdict.
+import { describeTarget } from '../../api/client.js';
 import { lookup } from 'node:dns/promises';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
@@ -34,7 +35,7 @@ export function registerDoctor(program: Command): void {
       }
       const ok = checks.every((c) => c.ok);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ ok, profile: settings.profileName ?? null, checks }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ ok, profile: settings.profileName ?? null, target: client.target, checks }, null, 2)}\n`);
       } else {
         for (const c of checks) process.stdout.write(`[${c.ok ? (c.warning ? 'WARN' : ' ok ') : 'FAIL'}] ${c.name}: ${c.detail}\n`);
         process.stdout.write(ok ? '\nverdict: ready\n' : '\nverdict: NOT ready (see FAIL lines)\n');
@@ -46,6 +47,7 @@ export function registerDoctor(program: Command): void {
 export async function runChecks(client: FerryClient): Promise<Check[]> {
   const checks: Check[] = [];
   const { baseUrl, settingsUrl, authUrl } = client.transport.address;
+  checks.push({ name: 'target', ok: true, detail: describeTarget(client.target) });
   checks.push({ name: 'addresses', ok: true, detail: `base ${baseUrl}, settings ${settingsUrl}, auth ${authUrl}` });
 
   for (const [name, url] of [['base host', baseUrl], ['settings host', settingsUrl], ['auth host', authUrl]] as const) {

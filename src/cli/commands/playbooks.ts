@@ -1,4 +1,5 @@
 // `ferry playbooks export|import|backup|verify`: playbooks as archives (docs/playbook-archive.md).
+import { describeTarget, type Target } from '../../api/client.js';
 import { Option, type Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
 import { visible, safeText } from '../../sources/names.js';
@@ -122,6 +123,7 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
     `  found ${c.discovered}  ${s.job === 'playbooks-import' ? 'created' : 'written'} ${c.uploaded}  already in place ${c.reconciled}  skipped ${c.skipped}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
   ];
   if (s.parts) lines.push(`  sub-resources: ${Object.entries(s.parts as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  if (s.target) lines.push(`  target: ${describeTarget(s.target as Target)}`);
   if (s.playbookIdentifier) lines.push(`  playbook on the target: ${String(s.playbookIdentifier)}`);
   if (Array.isArray(s.optionsCreated) && s.optionsCreated.length) lines.push(`  options created on the target: ${s.optionsCreated.map((n) => visible(String(n))).join(', ')}`);
   if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${s.pruned.length} archive(s)`);
