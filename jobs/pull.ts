@@ -46,7 +46,9 @@ function parts(opts: PullOptions, deps: PullDeps, jobKey: string, dryRun = false
 export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummary> {
   const jobKey = pullJobKey(deps.client.transport.address.baseUrl, opts);
   const { source, destination } = parts(opts, deps, jobKey);
+  // Both ends are checked before the run starts: an unusable project or folder is not a run.
   await source.prepare();
+  await destination.prepare();
   const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude };
   return runJob({ store: deps.store, job: JOB, jobKey, params }, async (ctx) => {
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };

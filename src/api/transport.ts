@@ -87,6 +87,12 @@ export interface CallOptions<T = never> {
    * whether the request took effect. Return the result if it did, undefined if it did not.
    */
   didItLand?: () => Promise<T | undefined>;
+  /**
+   * A job that is stopping (first Ctrl-C): once this fires, no attempt is sent any more and no
+   * retry is waited for, while an attempt already on the wire is let finish (unlike `signal`). An
+   * ambiguous failure is then not settled here: the caller's journal settles it on the next run.
+   */
+  stopBeforeSend?: AbortSignal;
   headers?: Record<string, string>;
 }
 
@@ -218,11 +224,16 @@ export class Transport {
       const started = Date.now();
       let token: string | undefined;
       let res: Dispatcher.ResponseData;
+      let onWire = false;
+      // Waits before sending end when the job stops; a request once sent is let finish.
+      const beforeSend = anySignal(signal, opts.stopBeforeSend);
       try {
-        if (this.limiter) await this.limiter.add(() => undefined, { signal });
+        if (this.limiter) await this.limiter.add(() => undefined, { signal: beforeSend });
         const pause = this.pacer.delay();
-        if (pause > 0) await sleep(pause, signal);
+        if (pause > 0) await sleep(pause, beforeSend);
         token = sendToken ? (await this.tokens.token(signal)).value : undefined;
+        if (opts.stopBeforeSend?.aborted) throw new AbortedError(`${method} ${path} was not sent: the job is stopping`);
+        onWire = true;
         res = await request(url, {
           method: method as Dispatcher.HttpMethod,
           dispatcher: this.dispatcher,
@@ -233,6 +244,7 @@ export class Transport {
           bodyTimeout: timeoutMs,
         });
       } catch (err) {
+        if (!onWire && opts.stopBeforeSend?.aborted) throw new AbortedError(`${method} ${path} was not sent: the job is stopping`);
         const failure = this.classify(err, method, url, timeoutMs, deadlineMs, opts.signal, deadline);
         if (failure instanceof AbortedError || (failure instanceof TimeoutError && failure.kind === 'deadline')) throw failure;
         if (failure instanceof FerryError && !(failure instanceof ConnectionError) && !(failure instanceof TimeoutError)) throw failure;
@@ -292,12 +304,14 @@ export class Transport {
     opts: CallOptions<unknown>,
     signal: AbortSignal | undefined,
   ): Promise<typeof RETRY | typeof GIVE_UP | { landed: unknown }> {
+    // Stopping: neither another attempt nor a question to the service; the failure stands.
+    if (opts.stopBeforeSend?.aborted) return GIVE_UP;
     if (!safeToRepeat) {
       if (!opts.didItLand) return GIVE_UP;
       const landed = await this.settle(opts.didItLand, retry.method, retry.path);
       if (landed !== undefined) return { landed };
     }
-    await this.wait(retry, retryAfterMs, signal);
+    await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend));
     return RETRY;
   }
 

@@ -13,7 +13,7 @@ export function exitCodeFor(summary: JobSummary): number {
 
 export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout): void {
   if (json) {
-    out.write(`${JSON.stringify(summary)}\n`);
+    out.write(`${JSON.stringify({ ...summary, exitCode: exitCodeFor(summary) })}\n`);
     return;
   }
   const c = summary.counts;
@@ -25,6 +25,10 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     `  discovered ${c.discovered}  ${verb} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
     `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
   ];
+  if (summary.status === 'interrupted' && c.interrupted) {
+    const resumable = summary.job === 'mirror' || summary.job === 'upload';
+    lines.push(`  interrupted: ${c.interrupted} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);
+  }
   if (summary.target) lines.push(`  target: ${describeTarget(summary.target as Target)}`);
   const folders = summary.folders as { created: number; reused: number; flattened: number; creationUnavailable: boolean } | undefined;
   if (folders) {

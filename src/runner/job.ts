@@ -35,6 +35,8 @@ export interface JobContext {
   bytes: number;
   /** Problems beyond MAX_KEPT_ERRORS, counted only. */
   errorsDropped?: number;
+  /** Items being written right now (what a first Ctrl-C waits for). */
+  inFlight?: number;
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
   unfinished?: string;
 }
@@ -84,7 +86,11 @@ export async function runJob(
     if (!opts.lock) lock.release();
     throw err;
   }
-  const stop = stopOnSignals(opts.onSignal);
+  // First signal: say so at once, with what is still under way, then let the job wind down.
+  const stop = stopOnSignals((sig) => {
+    process.stderr.write(`\nferry: ${sig} received: stopping, no new work is started; ${ctx.inFlight ?? 0} in flight finish first (${sig === 'SIGINT' ? 'Ctrl-C' : sig} again exits at once)\n`);
+    opts.onSignal?.(sig);
+  });
   const ctx: JobContext = {
     run,
     uploadId: opts.uploadId ?? run.uploadId ?? randomUUID(),
@@ -113,6 +119,10 @@ export async function runJob(
   } finally {
     clearInterval(persist);
     stop.dispose();
+    // Stopped or aborted: what was discovered and did not end is said as such, so the counts add up.
+    const c = ctx.counts;
+    const open = c.discovered - c.uploaded - c.reconciled - c.skipped - c.failed;
+    if (status !== 'succeeded' && status !== 'failed' && open > 0) c.interrupted = open;
     const kept = ctx.errors.slice(0, opts.maxErrors ?? 100);
     store.finishRun(run.id, status, { counts: ctx.counts, bytes: ctx.bytes, errors: kept.map((e) => `${e.key}: ${e.error}`) });
     if (!opts.lock) lock.release();

@@ -7,7 +7,8 @@
 import { PassThrough, type Readable } from 'node:stream';
 import picomatch from 'picomatch';
 import type { FerryClient } from '../api/client.js';
-import { NotFoundError } from '../api/errors.js';
+import { AuthenticationError, ConnectionError, NotFoundError, PermissionDeniedError, TimeoutError } from '../api/errors.js';
+import { JobAbortedError } from '../runner/job.js';
 import type { Document } from '../api/types.js';
 import { NumberByKey } from '../hashed-keys.js';
 import { checkDecodedName } from './names.js';
@@ -28,6 +29,33 @@ export function logicalPath(doc: Pick<Document, 'path' | 'name' | 'metadata'>): 
   const kept = doc.metadata?.find((m) => m.key === RELATIVE_PATH_KEY)?.value;
   if (kept) return `/${kept}`;
   return doc.path ?? (doc.name ? `/${doc.name}` : undefined);
+}
+
+/**
+ * The project must be there before a job starts. What stops the job is told apart once, for a
+ * project read (pull, migrate) or written (mirror, upload): the token or a permission (exit 3, as
+ * the error is), an unknown project (the service refused the job: exit 3), an unreachable host
+ * (exit 3, naming the host); anything else is a plain refusal of the job.
+ */
+export async function requireProject(client: FerryClient, project: string, use: 'read' | 'used'): Promise<void> {
+  try {
+    await client.projects.get(project);
+  } catch (err) {
+    if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) throw err;
+    if (err instanceof ConnectionError || err instanceof TimeoutError) {
+      // Say which host, not which project: the project was never asked about.
+      throw new JobAbortedError(`the service cannot be reached at ${originOf(err.url)}: ${err.message}; check the address (FERRY_BASE_URL or the profile) and the network`);
+    }
+    throw new JobAbortedError(`project ${project} cannot be ${use}: ${(err as Error).message}`);
+  }
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
 }
 
 export const SLASH_IN_NAME = 'the document\'s name holds a "/", which no path can carry (it would become folders): rename it on the service';
@@ -97,11 +125,7 @@ export class ProjectSource implements Source {
   }
 
   async prepare(): Promise<void> {
-    try {
-      await this.client.projects.get(this.project);
-    } catch (err) {
-      throw new SourceError(`project ${this.project} cannot be read: ${(err as Error).message}`);
-    }
+    await requireProject(this.client, this.project, 'read');
   }
 
   async *entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {

@@ -34,6 +34,8 @@ export interface WriteContext {
   previous: string | null;
   /** Results already recorded in this run: never an answer for another entry. */
   claimed: ReadonlySet<string>;
+  /** Fires when the run is asked to stop: a write sends no new attempt after it (see stopBeforeSend). */
+  stopping?: AbortSignal;
 }
 
 /** What the destination already holds at a key, as a cold start adopts it into the store. */
@@ -273,7 +275,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
     }
     const started = Date.now();
-    const { remoteId, found, sha256, storedAs } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed });
+    const { remoteId, found, sha256, storedAs } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal });
     concurrency.succeeded(Date.now() - started);
     claimed.add(remoteId);
     // The content's sha256 when the destination computed it: a later run with another time compares content.
@@ -304,6 +306,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       toWrite(),
       async (pending) => {
         const { entry } = pending;
+        ctx.inFlight = (ctx.inFlight ?? 0) + 1;
         try {
           await withItemRetries(
             async () => {
@@ -327,6 +330,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
           settled(pending.group, false);
           if (err instanceof SourceGoneError) return skipGone(entry, err);
           fail(entry.key, err, entry);
+        } finally {
+          ctx.inFlight = (ctx.inFlight ?? 1) - 1;
         }
       },
       { concurrency, signal: ctx.signal },

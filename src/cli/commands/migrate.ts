@@ -1,6 +1,5 @@
 // `ferry migrate --from P --to P`: projects and playbooks from one tenant into another, planned
 // (--dry-run), resumable, verified (--verify, or `ferry migrate verify`).
-import { describeTarget, type Target } from '../../api/client.js';
 import type { Command } from 'commander';
 import { migrate, planMigration, verifyMigration, type MigrateSelection, type MigrationPlan, type VerifyReport } from '../../../jobs/migrate.js';
 import { ConfigurationError } from '../../api/errors.js';
@@ -131,7 +130,6 @@ function describePlan(plan: MigrationPlan): string {
 
 function describeMigration(summary: Record<string, unknown>): string {
   const lines: string[] = [];
-  if (summary.target) lines.push(`  target: ${describeTarget(summary.target as Target)}`);
   const options = summary.options as { definitions: number; options: number; created: number } | undefined;
   if (options) lines.push(`  organization metadata: ${options.definitions} definitions, ${options.options} options (${options.created} created on the target)`);
   for (const p of (summary.projects as { source: string; target: string | null; name: string | null; outcome: string; documents: Record<string, number>; bytes: number }[] | undefined) ?? []) {

@@ -77,7 +77,7 @@ export function registerPlaybooks(program: Command): void {
         throw err;
       });
       const bad = outcomes.filter((o) => !o.ok);
-      if (opts.json) process.stdout.write(`${JSON.stringify({ status: bad.length ? 'failed' : 'succeeded', checked: outcomes.length, failed: bad.length, archives: outcomes })}\n`);
+      if (opts.json) process.stdout.write(`${JSON.stringify({ status: bad.length ? 'failed' : 'succeeded', exitCode: bad.length ? EXIT.failed : EXIT.ok, checked: outcomes.length, failed: bad.length, archives: outcomes })}\n`);
       else {
         for (const o of outcomes) process.stdout.write(o.ok ? `ok    ${o.path} (${visible(o.playbook?.name ?? '')}, ${o.entries} entries)\n` : `BAD   ${o.path}: ${safeText(o.error ?? '')}\n`);
         process.stdout.write(`${outcomes.length} archive(s) checked, ${bad.length} bad\n`);
@@ -114,7 +114,7 @@ async function runJobCommand(cmd: Command, opts: { state?: string | undefined; j
 
 export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify(s)}\n`);
+    process.stdout.write(`${JSON.stringify({ ...s, exitCode: exitCodeFor(s) })}\n`);
     return;
   }
   const c = s.counts;

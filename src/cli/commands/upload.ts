@@ -122,7 +122,7 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
     }
     const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), run.ack === true);
     if (run.json) {
-      process.stdout.write(`${JSON.stringify({ ...result, notifications: notes })}\n`);
+      process.stdout.write(`${JSON.stringify({ ...result, exitCode: exitFor(result), notifications: notes })}\n`);
     } else {
       for (const n of notes) process.stdout.write(`notification: ${visible(n.title ?? '')}: ${safeText(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
       if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
-import { FerryError } from '../../api/errors.js';
+import { ConfigurationError, FerryError } from '../../api/errors.js';
 import type { FileEntry } from '../../sources/types.js';
 import { visible } from '../../sources/names.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
@@ -73,9 +73,24 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     this.description = o.root;
   }
 
-  async prepare(): Promise<void> {
+  /** Once per run, however often asked (the job checks the folder before it takes the lock). */
+  prepare(): Promise<void> {
+    this.prepared ??= this.makeRoot();
+    return this.prepared;
+  }
+
+  private prepared: Promise<void> | undefined;
+
+  private async makeRoot(): Promise<void> {
     if (this.o.dryRun) return;
-    await mkdir(this.o.root, { recursive: true });
+    try {
+      await mkdir(this.o.root, { recursive: true });
+    } catch (err) {
+      // Nothing was attempted: the destination itself is not a folder ferry can use (exit 2).
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a folder above it) is a file, not a folder' : `it cannot be made (${code ?? (err as Error).message})`;
+      throw new ConfigurationError(`cannot pull into ${this.o.root}: ${why}`);
+    }
     this.caseInsensitive = this.o.caseInsensitive ?? (await probeCaseInsensitive(this.o.root));
   }
 

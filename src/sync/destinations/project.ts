@@ -5,16 +5,14 @@ import { createReadStream } from 'node:fs';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FerryClient } from '../../api/client.js';
-import { AuthenticationError, ConnectionError, PermissionDeniedError, TimeoutError } from '../../api/errors.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../../api/types.js';
-import { JobAbortedError } from '../../runner/job.js';
 import type { FileEntry } from '../../sources/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
 import type { Adoptable, Destination, WriteContext } from '../engine.js';
 import { UNKNOWN_MTIME } from '../plan.js';
 import { sha256Of } from '../checksum.js';
 import { SourceReadError } from '../../api/multipart.js';
-import { ProjectSource } from '../../sources/project.js';
+import { ProjectSource, requireProject } from '../../sources/project.js';
 import { identityMetadata } from '../../sources/identity.js';
 import { RemoteFolders, joinPath, type Placement } from '../remote-folders.js';
 import { BatchIndex, RELATIVE_PATH_KEY, fileName, findLanded } from '../settle.js';
@@ -49,17 +47,8 @@ export class ProjectDestination implements Destination<Placement> {
     this.folders = new RemoteFolders(o.client, o.project, o.store, o.jobKey, o.base, o.dryRun === true);
   }
 
-  async prepare(): Promise<void> {
-    try {
-      await this.o.client.projects.get(this.o.project);
-    } catch (err) {
-      if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) throw err;
-      if (err instanceof ConnectionError || err instanceof TimeoutError) {
-        // Say which host, not which project: the project was never asked about.
-        throw new JobAbortedError(`the service cannot be reached at ${originOf(err.url)}: ${err.message}; check the address (FERRY_BASE_URL or the profile) and the network`);
-      }
-      throw new JobAbortedError(`project ${this.o.project} cannot be used: ${(err as Error).message}`);
-    }
+  prepare(): Promise<void> {
+    return requireProject(this.o.client, this.o.project, 'used');
   }
 
   async settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>> {
@@ -120,8 +109,9 @@ export class ProjectDestination implements Destination<Placement> {
         ...(coordinateExtractionStrategy ? { coordinateExtractionStrategy } : {}),
         ...(Object.keys(metadata).length ? { metadata } : {}),
       },
-      // No abort signal: on SIGINT/SIGTERM an upload under way is let finish and recorded.
-      { didItLand: () => findLanded(client, project, ctx.uploadId, wanted, ctx.claimed) },
+      // Not aborted on SIGINT/SIGTERM: an upload on the wire is let finish and recorded; only no
+      // new attempt starts and no retry is waited for (the intent settles it on the next run).
+      { didItLand: () => findLanded(client, project, ctx.uploadId, wanted, ctx.claimed), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}) },
     );
     // A content response the upload did not read to the end is closed, not left holding a connection.
     const doc = await upload.catch((err: unknown) => {
@@ -153,13 +143,5 @@ async function fingerprint(entry: FileEntry): Promise<string> {
     return await sha256Of(entry.path ? createReadStream(entry.path) : (entry.open() as Readable));
   } catch (err) {
     throw new SourceReadError(entry.path ?? entry.key, err);
-  }
-}
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
   }
 }
