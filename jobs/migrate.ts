@@ -94,9 +94,12 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
     await adoptCounterparts(projects, to, ids, opts.intoExisting === true);
     const target = new TargetMetadata(to, ids, opts.mapping);
     // Reads only, before any write: a definition the target lacks stops the migration here.
-    const used = await definitionsUsed(from, projects, playbooks);
+    const used = await definitionsUsed(from, projects, playbooks, opts.mapping);
     await target.resolve(used.values);
-    const options = { definitions: used.definitions.length, options: 0, created: 0 };
+    const options = { definitions: used.definitions.length, options: 0, created: 0, ...(used.unknownNames.length ? { mapNamesNotFound: used.unknownNames } : {}) };
+    if (used.unknownNames.length) {
+      to.transport.logger.warn({ names: used.unknownNames }, '--map names organization metadata the source shows on none of its projects or playbooks: their options are not carried (name them by id to carry them)');
+    }
     for (const def of used.definitions) {
       const copied = await copyOptions(from, def, target);
       options.options += copied.options;

@@ -22,7 +22,7 @@ export interface Definition {
   options: Map<string, string>;
 }
 
-type DefinitionRef = Pick<ArchiveMetadataValue, 'organizationMetadataIdentifier' | 'organizationMetadataName'>;
+export type DefinitionRef = Pick<ArchiveMetadataValue, 'organizationMetadataIdentifier' | 'organizationMetadataName'>;
 
 export class TargetMetadata {
   private readonly definitions = new Map<string, Definition>();
@@ -152,7 +152,7 @@ export function definitionKey(v: DefinitionRef): string {
 }
 
 /** Definition names seen on the target's playbooks and projects, lower case -> id. */
-async function definitionsByName(client: FerryClient): Promise<Map<string, string>> {
+export async function definitionsByName(client: FerryClient): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   const add = (m: { name?: string | null; objectIdentifier?: string } | undefined) => {
     if (m?.name && m.objectIdentifier) found.set(m.name.toLocaleLowerCase('en-US'), m.objectIdentifier);

@@ -53,7 +53,7 @@ export async function planMigration(opts: MigrateSelection & { mapping?: Metadat
     notCarried: NOT_CARRIED,
     totals: { projects: projects.length, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: 0, playbooks: playbooks.length },
   };
-  const used = await definitionsUsed(from, projects, playbooks);
+  const used = await definitionsUsed(from, projects, playbooks, opts.mapping);
   plan.options.definitions = used.definitions.length;
   const target = new TargetMetadata(to, ids, opts.mapping);
   try {

@@ -7,7 +7,7 @@ import type { Playbook, Project } from '../api/types.js';
 import { findPlaybook } from '../playbooks/export.js';
 import { IdMap } from '../playbooks/id-map.js';
 import type { CheckpointStore } from '../store/types.js';
-import { metadataEntry } from './metadata.js';
+import { definitionsByName, metadataEntry, type DefinitionRef, type MetadataMapping } from './metadata.js';
 
 /** The two tenants of a migration and the checkpoint store that keeps its items and id map. */
 export interface PairDeps {
@@ -122,11 +122,39 @@ export function checkSelection(sel: MigrateSelection): void {
   }
 }
 
-/** Every organization metadata definition the selection uses, read at the source. */
-export async function definitionsUsed(from: FerryClient, projects: Project[], playbooks: Playbook[]) {
-  const values = projects.flatMap((p) => (p.metadataValues ?? []).map(metadataEntry));
+/**
+ * Every organization metadata definition the selection uses, read at the source, and every one
+ * `--map` names (by old id or by name), used or not: a migration carries all options of each.
+ * A name the source shows on none of its projects or playbooks cannot be looked up (the interface
+ * lists no definitions): it comes back in `unknownNames`.
+ */
+export async function definitionsUsed(from: FerryClient, projects: Project[], playbooks: Playbook[], mapping: MetadataMapping = {}) {
+  const values: DefinitionRef[] = projects.flatMap((p) => (p.metadataValues ?? []).map(metadataEntry));
   for (const p of playbooks) for await (const v of from.playbookMetadata.list(p.objectIdentifier)) values.push(metadataEntry(v));
   const definitions = new Map<string, { sourceId: string; name: string | null }>();
   for (const v of values) if (v.organizationMetadataIdentifier) definitions.set(v.organizationMetadataIdentifier, { sourceId: v.organizationMetadataIdentifier, name: v.organizationMetadataName });
-  return { values, definitions: [...definitions.values()] };
+  const usedNames = new Set([...definitions.values()].map((d) => d.name?.toLocaleLowerCase('en-US')));
+  let sourceByName: Map<string, string> | undefined;
+  const unknownNames: string[] = [];
+  for (const key of Object.keys(mapping.organizationMetadata ?? {})) {
+    if (definitions.has(key) || usedNames.has(key.toLocaleLowerCase('en-US'))) continue;
+    let sourceId: string | undefined = UUID.test(key) ? key : undefined;
+    if (!sourceId) {
+      // A name the selection does not use: the source's own definitions are looked up by name.
+      sourceByName ??= await definitionsByName(from);
+      sourceId = sourceByName.get(key.toLocaleLowerCase('en-US'));
+      if (!sourceId) {
+        // Not an error: a map may cover definitions this source never used. Its options are said
+        // not carried (name it by id to carry them).
+        unknownNames.push(key);
+        continue;
+      }
+    }
+    const ref = { organizationMetadataIdentifier: sourceId, organizationMetadataName: UUID.test(key) ? null : key };
+    definitions.set(sourceId, { sourceId, name: ref.organizationMetadataName });
+    values.push(ref);
+  }
+  return { values, definitions: [...definitions.values()], unknownNames };
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
