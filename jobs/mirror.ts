@@ -5,7 +5,6 @@ import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
-import type { RetryInfo } from '../src/api/transport.js';
 import { openSource, type Source } from '../src/sources/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
@@ -68,13 +67,6 @@ export const JOB = 'mirror';
 
 export function mirrorJobKey(baseUrl: string, opts: Pick<MirrorOptions, 'source' | 'project' | 'to'>): string {
   return `mirror|${baseUrl}|${opts.project}|${normaliseRemotePath(opts.to)}|${resolve(opts.source)}`;
-}
-
-/** Hands the client's throttling signals to the adaptive limiter. */
-export function mirrorRetryListener(concurrency: AdaptiveConcurrency): (info: RetryInfo) => void {
-  return (info) => {
-    if (info.status === 429 || info.status === 503) concurrency.throttled();
-  };
 }
 
 export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<JobSummary> {

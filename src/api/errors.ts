@@ -1,5 +1,7 @@
-// One error hierarchy for everything the client can fail with.
+// One error hierarchy for everything the client can fail with, each error carrying its mark (see
+// ../marks.ts): the one place where a status or a network failure is given its meaning.
 // Messages say what failed in words a user can act on; they never carry secrets or tokens.
+import type { Mark } from '../marks.js';
 
 export interface ProblemDetails {
   type?: string | null;
@@ -10,11 +12,25 @@ export interface ProblemDetails {
   [extra: string]: unknown;
 }
 
+/** The mark of an HTTP status, as the errors below carry it. */
+export function markOfStatus(status: number): Mark {
+  if (status === 429 || status === 503) return 'throttled';
+  if (status === 401 || status === 403) return 'fatal';
+  if (status === 404) return 'gone';
+  if (status === 409) return 'conflict';
+  return status >= 500 ? 'transient' : 'item';
+}
+
 /** Base of every error ferry's client throws. */
 export class FerryError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
+  }
+
+  /** What this failure means for the work: the item's own fault unless a subclass says otherwise. */
+  get mark(): Mark {
+    return 'item';
   }
 }
 
@@ -52,6 +68,10 @@ export class ApiError extends FerryError {
     this.body = init.body;
     this.requestId = init.requestId;
     this.retryAfterMs = init.retryAfterMs;
+  }
+
+  override get mark(): Mark {
+    return markOfStatus(this.status);
   }
 
   /** Builds the subclass that matches the status. */
@@ -115,6 +135,10 @@ export class ConnectionError extends FerryError {
   ) {
     super(`${method} ${url} failed: ${causeText(cause)}`, { cause });
   }
+
+  override get mark(): Mark {
+    return 'transient';
+  }
 }
 
 /** A per-request timeout or the overall deadline passed. */
@@ -132,6 +156,10 @@ export class TimeoutError extends FerryError {
         : `${method} ${url} timed out after ${timeoutMs} ms without an answer`,
       { cause },
     );
+  }
+
+  override get mark(): Mark {
+    return 'transient';
   }
 }
 

@@ -1,5 +1,6 @@
 // The one transport core every API part goes through: addresses, auth, rate limit, retries,
 // timeouts, error mapping and response decoding.
+import type { Mark } from '../marks.js';
 import { request, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import PQueue from 'p-queue';
 import { Pacer } from './pacing.js';
@@ -13,6 +14,7 @@ import {
   ConnectionError,
   FerryError,
   TimeoutError,
+  markOfStatus,
   type ProblemDetails,
 } from './errors.js';
 import { SMALL_BODY, buildMultipart, type MultipartBody, type MultipartPart } from './multipart.js';
@@ -70,6 +72,8 @@ export interface RetryInfo {
   delayMs: number;
   status?: number;
   code?: string;
+  /** What the failure means: `throttled` (429, 503) or `transient` (see ../marks.ts). */
+  mark: Mark;
   /** True when the server asked for the wait (Retry-After). */
   serverAsked: boolean;
 }
@@ -321,7 +325,7 @@ export class Transport {
     signal: AbortSignal | undefined,
   ): Promise<void> {
     const delayMs = nextDelay(retry.attempt, retryAfterMs, this.retry, this.random);
-    const info: RetryInfo = { method: retry.method, path: retry.path, attempt: retry.attempt, delayMs, serverAsked: retryAfterMs !== undefined };
+    const info: RetryInfo = { method: retry.method, path: retry.path, attempt: retry.attempt, delayMs, mark: retry.status !== undefined ? markOfStatus(retry.status) : 'transient', serverAsked: retryAfterMs !== undefined };
     if (retry.status !== undefined) info.status = retry.status;
     if (retry.code !== undefined) info.code = retry.code;
     this.logger.debug(info, 'retrying');

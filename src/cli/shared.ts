@@ -3,13 +3,13 @@
 import { Option, type Command } from 'commander';
 import { ConfigurationError } from '../api/errors.js';
 import { FerryClient } from '../api/client.js';
-import { AdaptiveConcurrency } from '../runner/adaptive.js';
+import { AdaptiveConcurrency, throttleListener } from '../runner/adaptive.js';
 import { createLogger } from '../log.js';
 import { ENV_VARS, resolveSettings, type ResolvedSettings } from '../config/profile.js';
 import { defaultStorePath, openStore } from '../store/index.js';
 import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
-import { mirrorRetryListener, type MirrorOptions } from '../../jobs/mirror.js';
+import type { MirrorOptions } from '../../jobs/mirror.js';
 import { visible, safeText } from '../sources/names.js';
 import { OWN_METADATA } from '../sources/identity.js';
 import { globalOptions, logLevelOf } from './context.js';
@@ -126,7 +126,7 @@ function clientFor(cmd: Command, settings: ResolvedSettings, concurrency: Adapti
     ...settings.clientOptions,
     ...(settings.profileName ? { label: settings.profileName } : {}),
     logger,
-    onRetry: mirrorRetryListener(concurrency),
+    onRetry: throttleListener(concurrency),
     ...(rps !== undefined ? { requestsPerSecond: rps } : {}),
   });
 }

@@ -4,6 +4,8 @@
 // So the job backs off within one round trip of the service saying "too much", and returns to
 // full speed over a few hundred requests once the pressure is gone.
 
+import type { Mark } from '../marks.js';
+
 export interface AdaptiveOptions {
   max: number;
   min?: number;
@@ -11,6 +13,13 @@ export interface AdaptiveOptions {
   increaseEvery?: number;
   /** A completion slower than this multiple of the smoothed latency counts as a slowdown (default 4). */
   slowFactor?: number;
+}
+
+/** Hands the client's retries to the limiter: a `throttled` one (429, 503) halves it. */
+export function throttleListener(concurrency: AdaptiveConcurrency): (info: { mark: Mark }) => void {
+  return (info) => {
+    if (info.mark === 'throttled') concurrency.throttled();
+  };
 }
 
 export class AdaptiveConcurrency {

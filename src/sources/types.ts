@@ -1,5 +1,6 @@
 // What a job reads from: a tree of entries with stable relative keys. The mirror engine knows
 // nothing else of where the bytes come from (a folder, a zip, later perhaps a bucket).
+import type { Mark } from '../marks.js';
 import type { Readable } from 'node:stream';
 import { FerryError } from '../api/errors.js';
 
@@ -10,7 +11,11 @@ export class SourceError extends FerryError {}
  * The entry was listed but is gone when its content is asked for (deleted at the source since):
  * a skipped item with this reason, never retried, never the end of the job.
  */
-export class SourceGoneError extends FerryError {}
+export class SourceGoneError extends FerryError {
+  override get mark(): Mark {
+    return 'gone';
+  }
+}
 
 /**
  * What a destination may carry over besides the bytes, when the source knows it (a document's
