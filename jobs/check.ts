@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { FerryClient } from '../src/api/client.js';
-import { openSource } from '../src/sources/index.js';
-import { ProjectSource } from '../src/sources/project.js';
-import type { FileEntry } from '../src/sources/types.js';
-import { visible } from '../src/sources/names.js';
+import { openSource } from '../src/backends/index.js';
+import { ProjectSource } from '../src/backends/project/source.js';
+import type { FileEntry } from '../src/sync/types.js';
+import { visible } from '../src/backends/names.js';
 import { sha256Of } from '../src/sync/checksum.js';
 import { normaliseRemotePath } from './mirror.js';
 

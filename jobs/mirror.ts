@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
-import { openSource, type Source } from '../src/sources/index.js';
+import { openSource, type Source } from '../src/backends/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/retry.js';
@@ -13,7 +13,7 @@ import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { adoptInventory, isCold, planTransfer, transfer as engineTransfer } from '../src/sync/engine.js';
 import { openScratchStore } from '../src/store/index.js';
-import { ProjectDestination } from '../src/sync/destinations/project.js';
+import { ProjectDestination } from '../src/backends/project/destination.js';
 
 export interface MirrorOptions {
   source: string;

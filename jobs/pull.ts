@@ -6,10 +6,10 @@ import type { FerryClient } from '../src/api/client.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { runJob, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
-import { ProjectSource } from '../src/sources/project.js';
+import { ProjectSource } from '../src/backends/project/source.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type TransferPlan } from '../src/sync/engine.js';
-import { LocalFolderDestination } from '../src/sync/destinations/local.js';
+import { LocalFolderDestination } from '../src/backends/local/destination.js';
 
 export interface PullOptions {
   project: string;

@@ -9,7 +9,7 @@ import type { FerryClient } from '../src/api/client.js';
 import { FerryError } from '../src/api/errors.js';
 import type { OCRStrategy, PlaybookDocumentUploadDetails, UploadFailedReason } from '../src/api/types.js';
 import { sleep } from '../src/api/sleep.js';
-import { openSource } from '../src/sources/index.js';
+import { openSource } from '../src/backends/index.js';
 import { runJob, type JobSummary } from '../src/runner/job.js';
 import { takeLock, type HeldLock } from '../src/runner/lock.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';

@@ -1,7 +1,7 @@
 // Walks a tree the way the mirror discovers it (or, with "bare", a plain fast-glob walk with
 // stats), counts entries, and prints its own peak RSS.
 import fg from 'fast-glob';
-import { FolderSource } from '../../dist/src/sources/folder.js';
+import { FolderSource } from '../../dist/src/backends/folder/source.js';
 
 const [mode, root] = process.argv.slice(2);
 let files = 0;

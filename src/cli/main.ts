@@ -2,10 +2,10 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigurationError, FerryError, AuthenticationError, AbortedError } from '../api/errors.js';
 import { EXIT } from './exit-codes.js';
-import { SourceError } from '../sources/types.js';
+import { SourceError } from '../sync/types.js';
 import { JobAbortedError } from '../runner/job.js';
 import { printJsonError } from './output.js';
-import { safeText } from '../sources/names.js';
+import { safeText } from '../backends/names.js';
 
 /**
  * Each command's module, loaded only when that command runs: start-up pays for commander and the

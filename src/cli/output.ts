@@ -3,7 +3,7 @@ import type { JobSummary } from '../runner/job.js';
 import { describeTarget, type Target } from '../api/client.js';
 import { formatBytes, formatDuration } from '../runner/progress.js';
 import { EXIT } from './exit-codes.js';
-import { visible, safeText } from '../sources/names.js';
+import { visible, safeText } from '../backends/names.js';
 
 export function exitCodeFor(summary: JobSummary): number {
   if (summary.status === 'succeeded') return EXIT.ok;

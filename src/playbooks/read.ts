@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import unzipper from 'unzipper';
-import { SourceError } from '../sources/types.js';
-import { checkArchive, isSymlink, readEndRecord, ZipRefusedError, type ZipFile } from '../sources/zip.js';
+import { SourceError } from '../sync/types.js';
+import { checkArchive, isSymlink, readEndRecord, ZipRefusedError, type ZipFile } from '../backends/zip/source.js';
 import { MANIFEST_PATH, PLAYBOOK_PATH, SUPPORTED_VERSIONS, ARCHIVE_FORMAT, type ArchiveManifest, type ArchivePlaybook } from './format.js';
 
 /** The archive is not one ferry will read (exit 2); `entry` names the entry at fault when there is one. */

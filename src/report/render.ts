@@ -2,7 +2,7 @@
 // inline SVG chart and a few lines of inline script for sorting; nothing is fetched.
 import { formatBytes, formatDuration } from '../runner/progress.js';
 import type { BatchReport } from './model.js';
-import { visible } from '../sources/names.js';
+import { visible } from '../backends/names.js';
 
 export const REPORT_FORMATS = ['text', 'json', 'csv', 'markdown', 'html'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];

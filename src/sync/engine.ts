@@ -9,7 +9,7 @@
 // Destinations decide where an entry goes and how it is written; sources what there is.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { SourceGoneError, type FileEntry, type Source, type SourceEntry } from '../sources/types.js';
+import { SourceGoneError, type FileEntry, type Source, type SourceEntry } from './types.js';
 import type { CheckpointStore, ItemRecord } from '../store/types.js';
 import { AdaptiveConcurrency } from '../runner/adaptive.js';
 import { noteError, type JobContext } from '../runner/job.js';

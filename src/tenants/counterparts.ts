@@ -7,7 +7,7 @@
 import type { FerryClient } from '../api/client.js';
 import type { Project } from '../api/types.js';
 import type { IdMap } from '../playbooks/id-map.js';
-import { readIdentity } from '../sources/identity.js';
+import { readIdentity } from '../backends/project/identity.js';
 
 export type Evidence = 'documents name the source project' | 'empty' | 'foreign documents';
 

@@ -2,7 +2,7 @@
 // bytes, what an earlier run already copied and what cannot be carried with its reason; the
 // playbooks; the organization metadata and what would stop the run. Reads only, on both sides.
 import { ConfigurationError } from '../api/errors.js';
-import { ProjectSource } from '../sources/project.js';
+import { ProjectSource } from '../backends/project/source.js';
 import { decide } from '../sync/plan.js';
 import { TargetMetadata, type MetadataMapping } from './metadata.js';
 import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, shareOf, type MigrateSelection, type PairDeps } from './selection.js';

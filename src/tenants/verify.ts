@@ -15,8 +15,8 @@ import type { Document, Playbook, Project } from '../api/types.js';
 import { exportPlaybook } from '../playbooks/export.js';
 import { PLAYBOOK_PATH, comparable } from '../playbooks/format.js';
 import { openArchive } from '../playbooks/read.js';
-import { visible } from '../sources/names.js';
-import { logicalPath } from '../sources/project.js';
+import { visible } from '../backends/names.js';
+import { logicalPath } from '../backends/project/source.js';
 import { metadataEntry } from './metadata.js';
 
 export interface Difference {

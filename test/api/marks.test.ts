@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { markOf, isRetryable } from '../../src/marks.js';
 import { ApiError, AbortedError, ConfigurationError, ConnectionError, TimeoutError } from '../../src/api/errors.js';
-import { SourceGoneError } from '../../src/sources/types.js';
+import { SourceGoneError } from '../../src/sync/types.js';
 
 const api = (status: number) => ApiError.from({ status, method: 'GET', path: '/x' });
 

@@ -7,7 +7,7 @@ import { FerryClient, type ClientOptions } from '../../src/api/index.js';
 import { startEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator/index.js';
 import { collect } from './test-server.js';
 import type { Document } from '../../src/api/types.js';
-import { logicalPath } from '../../src/sources/project.js';
+import { logicalPath } from '../../src/backends/project/source.js';
 
 export interface Service {
   emulator: EmulatorHandle;

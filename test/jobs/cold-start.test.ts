@@ -10,7 +10,7 @@ import { remoteFiles, startService, writeTree, type Service } from '../helpers/s
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { IDENTITY_KEYS } from '../../src/sources/identity.js';
+import { IDENTITY_KEYS } from '../../src/backends/project/identity.js';
 
 let service: Service;
 beforeAll(async () => {

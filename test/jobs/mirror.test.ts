@@ -7,7 +7,7 @@ import archiver from 'archiver';
 import Database from 'better-sqlite3';
 import { mirror, planMirror } from '../../jobs/mirror.js';
 import { LockedError } from '../../src/runner/job.js';
-import { ZipRefusedError } from '../../src/sources/zip.js';
+import { ZipRefusedError } from '../../src/backends/zip/source.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { STRICT, countingDispatcher, remoteFiles, remoteFolders, startService, whereFoldersExist, writeTree, type Service } from '../helpers/service.js';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { remoteFiles, remoteFolders, startService, whereFoldersExist, type Service } from '../helpers/service.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { checkName } from '../../src/sources/names.js';
+import { checkName } from '../../src/backends/names.js';
 import { seededRandom as random } from '../../src/emulator/random.js';
 
 const SEEDS = [11, 23, 37];

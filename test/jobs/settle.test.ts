@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { BatchIndex, findLanded } from '../../src/sync/settle.js';
+import { BatchIndex, findLanded } from '../../src/backends/project/landed.js';
 import { startService, type Service } from '../helpers/service.js';
 
 let service: Service;

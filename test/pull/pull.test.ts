@@ -10,7 +10,7 @@ import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { planPull, pull } from '../../jobs/pull.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { mapSegment } from '../../src/sync/destinations/local.js';
+import { mapSegment } from '../../src/backends/local/destination.js';
 
 let service: Service;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkArchive, DEFAULT_ZIP_LIMITS, ZipRefusedError } from '../../src/sources/zip.js';
+import { checkArchive, DEFAULT_ZIP_LIMITS, ZipRefusedError } from '../../src/backends/zip/source.js';
 
 const entry = (path: string, uncompressedSize = 10, compressedSize = 10) => ({ path, uncompressedSize, compressedSize });
 

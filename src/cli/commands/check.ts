@@ -6,7 +6,7 @@ import { formatBytes } from '../../runner/progress.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { uuidFlag } from '../shared.js';
-import { visible } from '../../sources/names.js';
+import { visible } from '../../backends/names.js';
 
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;

@@ -1,7 +1,7 @@
 // `ferry jobs list|show|resume`: what ran, how it ended, and picking up where a run stopped.
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
-import { safeText } from '../../sources/names.js';
+import { safeText } from '../../backends/names.js';
 import { resolveSettings } from '../../config/profile.js';
 import { defaultStorePath, openStore } from '../../store/index.js';
 import type { RunRecord } from '../../store/types.js';

@@ -5,7 +5,7 @@ import { migrate, planMigration, verifyMigration, type MigrateSelection, type Mi
 import { ConfigurationError } from '../../api/errors.js';
 import { loadMapping } from '../../playbooks/mapping.js';
 import { formatBytes } from '../../runner/progress.js';
-import { visible, safeText } from '../../sources/names.js';
+import { visible, safeText } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';

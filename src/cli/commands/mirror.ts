@@ -4,7 +4,7 @@ import { mirror, planMirror, type MirrorOptions } from '../../../jobs/mirror.js'
 import { exitCodeFor, printSummary } from '../output.js';
 import { formatBytes } from '../../runner/progress.js';
 import { EXIT } from '../exit-codes.js';
-import { visible } from '../../sources/names.js';
+import { visible } from '../../backends/names.js';
 import { addTransferOptions, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 
 export function registerMirror(program: Command): void {

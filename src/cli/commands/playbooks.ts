@@ -2,7 +2,7 @@
 import { describeTarget, type Target } from '../../api/client.js';
 import { Option, type Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
-import { visible, safeText } from '../../sources/names.js';
+import { visible, safeText } from '../../backends/names.js';
 import { formatBytes, formatDuration } from '../../runner/progress.js';
 import type { JobSummary } from '../../runner/job.js';
 import { ImportTimeoutError } from '../../playbooks/server-import.js';

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { planPull, pull } from '../../../jobs/pull.js';
 import { formatBytes } from '../../runner/progress.js';
-import { visible } from '../../sources/names.js';
+import { visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { collect, lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';

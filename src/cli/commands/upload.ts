@@ -13,7 +13,7 @@ import { parseDuration } from '../../../jobs/definition.js';
 import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
 import { addTransferOptions, uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
-import { visible, safeText } from '../../sources/names.js';
+import { visible, safeText } from '../../backends/names.js';
 import { printSummary } from '../output.js';
 import { StatusLine } from '../../runner/progress.js';
 

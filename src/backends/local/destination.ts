@@ -7,10 +7,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { ConfigurationError, FerryError } from '../../api/errors.js';
-import type { FileEntry } from '../../sources/types.js';
-import { visible } from '../../sources/names.js';
+import type { FileEntry } from '../../sync/types.js';
+import { visible } from '../names.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
-import type { Destination, Placement } from '../engine.js';
+import type { Destination, Placement } from '../../sync/engine.js';
 
 /** A local file is in the way and ferry did not write it: kept, and the entry fails. */
 export class LocalConflictError extends FerryError {}

@@ -2,9 +2,9 @@
 // up on the service before it is ever sent again. Documents of a batch are found by their
 // documentUploadIdentifier and matched by name, folder and size.
 import { posix } from 'node:path';
-import type { FerryClient } from '../api/client.js';
-import type { Document } from '../api/types.js';
-import { RELATIVE_PATH_KEY } from '../sources/project.js';
+import type { FerryClient } from '../../api/client.js';
+import type { Document } from '../../api/types.js';
+import { RELATIVE_PATH_KEY } from './source.js';
 
 export interface Wanted {
   name: string;

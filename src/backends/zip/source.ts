@@ -6,8 +6,8 @@
 import unzipper from 'unzipper';
 import { open as openFile } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { checkName } from './names.js';
-import { SourceError, type Source, type SourceEntry } from './types.js';
+import { checkName } from '../names.js';
+import { SourceError, type Source, type SourceEntry } from '../../sync/types.js';
 
 export interface ZipLimits {
   /** Most entries accepted (default 100,000: the central directory is held while mirroring). */

@@ -6,14 +6,14 @@
 // out as it goes; per path one date is kept, as 16 bytes (hashed-keys.ts).
 import { PassThrough, type Readable } from 'node:stream';
 import picomatch from 'picomatch';
-import type { FerryClient } from '../api/client.js';
-import { AuthenticationError, ConnectionError, NotFoundError, PermissionDeniedError, TimeoutError } from '../api/errors.js';
-import { JobAbortedError } from '../runner/job.js';
-import type { Document } from '../api/types.js';
-import { NumberByKey } from '../hashed-keys.js';
-import { checkDecodedName } from './names.js';
+import type { FerryClient } from '../../api/client.js';
+import { AuthenticationError, ConnectionError, NotFoundError, PermissionDeniedError, TimeoutError } from '../../api/errors.js';
+import { JobAbortedError } from '../../runner/job.js';
+import type { Document } from '../../api/types.js';
+import { NumberByKey } from '../../hashed-keys.js';
+import { checkDecodedName } from '../names.js';
 import { OWN_METADATA, readIdentity, type Identity } from './identity.js';
-import { SourceError, SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from './types.js';
+import { SourceError, SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from '../../sync/types.js';
 
 /**
  * The metadata key of a flattened document (a service without folder creation): its path under the

@@ -3,7 +3,7 @@
 // renamed profile, another machine) recognises its own work by listing the project once.
 // All keys sit under `ferry.` (docs/cli.md, "Identity on the service"); the spec leaves the
 // metadataJson format open, so a service that keeps no metadata is met with path and size alone.
-import type { Document } from '../api/types.js';
+import type { Document } from '../../api/types.js';
 
 type DocumentMetadataRead = NonNullable<Document['metadata']>[number];
 

@@ -1,10 +1,10 @@
 // Remote folders by relative path: found and reused when they exist, created through the folder
 // extension when the service offers it, otherwise the nearest existing folder takes the files.
 import { posix } from 'node:path';
-import type { FerryClient } from '../api/client.js';
-import { ConflictError, ApiError } from '../api/errors.js';
-import { RELATIVE_PATH_KEY } from './settle.js';
-import type { CheckpointStore } from '../store/types.js';
+import type { FerryClient } from '../../api/client.js';
+import { ConflictError, ApiError } from '../../api/errors.js';
+import { RELATIVE_PATH_KEY } from './landed.js';
+import type { CheckpointStore } from '../../store/types.js';
 
 export interface FolderStats {
   reused: number;

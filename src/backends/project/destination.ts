@@ -6,16 +6,16 @@ import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FerryClient } from '../../api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../../api/types.js';
-import type { FileEntry } from '../../sources/types.js';
+import type { FileEntry } from '../../sync/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
-import type { Adoptable, Destination, WriteContext } from '../engine.js';
-import { UNKNOWN_MTIME } from '../plan.js';
-import { sha256Of } from '../checksum.js';
+import type { Adoptable, Destination, WriteContext } from '../../sync/engine.js';
+import { UNKNOWN_MTIME } from '../../sync/plan.js';
+import { sha256Of } from '../../sync/checksum.js';
 import { SourceReadError } from '../../api/multipart.js';
-import { ProjectSource, requireProject } from '../../sources/project.js';
-import { identityMetadata } from '../../sources/identity.js';
-import { RemoteFolders, joinPath, type Placement } from '../remote-folders.js';
-import { BatchIndex, RELATIVE_PATH_KEY, fileName, findLanded } from '../settle.js';
+import { ProjectSource, requireProject } from './source.js';
+import { identityMetadata } from './identity.js';
+import { RemoteFolders, joinPath, type Placement } from './folders.js';
+import { BatchIndex, RELATIVE_PATH_KEY, fileName, findLanded } from './landed.js';
 
 export interface ProjectDestinationOptions {
   client: FerryClient;

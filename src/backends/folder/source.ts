@@ -7,9 +7,9 @@ import * as fs from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
-import { BoundedBuffer } from './gate.js';
-import { checkName } from './names.js';
-import { SourceError, type Source, type SourceEntry } from './types.js';
+import { BoundedBuffer } from '../bounded-buffer.js';
+import { checkName } from '../names.js';
+import { SourceError, type Source, type SourceEntry } from '../../sync/types.js';
 
 export interface FolderSourceOptions {
   include?: string[];

@@ -1,10 +1,10 @@
 import { stat } from 'node:fs/promises';
-import { FolderSource, type FolderSourceOptions } from './folder.js';
-import type { ZipLimits } from './zip.js';
-import type { Source } from './types.js';
+import { FolderSource, type FolderSourceOptions } from './folder/source.js';
+import type { ZipLimits } from './zip/source.js';
+import type { Source } from '../sync/types.js';
 
-export type * from './types.js';
-export { SourceError } from './types.js';
+export type * from '../sync/types.js';
+export { SourceError } from '../sync/types.js';
 
 /** A folder, or a .zip file read in place. */
 export async function openSource(path: string, opts: FolderSourceOptions & { zipLimits?: Partial<ZipLimits> } = {}): Promise<Source> {
@@ -16,6 +16,6 @@ export async function openSource(path: string, opts: FolderSourceOptions & { zip
 }
 
 async function openZip(path: string, limits: Partial<ZipLimits> | undefined): Promise<Source> {
-  const { ZipSource, DEFAULT_ZIP_LIMITS } = await import('./zip.js');
+  const { ZipSource, DEFAULT_ZIP_LIMITS } = await import('./zip/source.js');
   return new ZipSource(path, { ...DEFAULT_ZIP_LIMITS, ...limits });
 }
