@@ -11,7 +11,7 @@ import type { FerryClient } from '../src/api/client.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import type { Playbook, Project } from '../src/api/types.js';
 import { exportPlaybook } from '../src/playbooks/export.js';
-import { IdMap } from '../src/playbooks/id-map.js';
+import { IdMap } from '../src/mapping/id-map.js';
 import { openArchive } from '../src/playbooks/read.js';
 import { replayImport } from '../src/playbooks/replay.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
@@ -21,7 +21,7 @@ import { ProjectSource } from '../src/backends/project/source.js';
 import type { RunCounts } from '../src/store/types.js';
 import { transfer } from '../src/sync/engine.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
-import { TargetMetadata, type MetadataMapping } from '../src/tenants/metadata.js';
+import { TargetMetadata, type MetadataMapping } from '../src/mapping/metadata.js';
 import { copyOptions, copyProject } from '../src/tenants/projects.js';
 import { projectCounterparts, resolveCounterparts } from '../src/tenants/counterparts.js';
 import {

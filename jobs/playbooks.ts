@@ -9,7 +9,7 @@ import type { Playbook } from '../src/api/types.js';
 import { exportPlaybook, findPlaybook, type ExportResult } from '../src/playbooks/export.js';
 import { safeSegment } from '../src/playbooks/format.js';
 import { ArchiveRefusedError, openArchive } from '../src/playbooks/read.js';
-import { IdMap } from '../src/playbooks/id-map.js';
+import { IdMap } from '../src/mapping/id-map.js';
 import { replayImport, type ReplayMapping } from '../src/playbooks/replay.js';
 import { serverImport } from '../src/playbooks/server-import.js';
 import { canonicalJson, countParts } from '../src/playbooks/format.js';

@@ -2,7 +2,7 @@
 // that stdout stays free for a command's own output. Secrets are redacted by key wherever they sit.
 import pino, { type Logger, type DestinationStream, type Level } from 'pino';
 import pretty from 'pino-pretty';
-import { ConfigurationError } from './api/errors.js';
+import { ConfigurationError } from './errors.js';
 
 export type { Logger };
 

@@ -2,6 +2,7 @@
 // ../marks.ts): the one place where a status or a network failure is given its meaning.
 // Messages say what failed in words a user can act on; they never carry secrets or tokens.
 import type { Mark } from '../marks.js';
+import { FerryError } from '../errors.js';
 
 export interface ProblemDetails {
   type?: string | null;
@@ -21,21 +22,7 @@ export function markOfStatus(status: number): Mark {
   return status >= 500 ? 'transient' : 'item';
 }
 
-/** Base of every error ferry's client throws. */
-export class FerryError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-
-  /** What this failure means for the work: the item's own fault unless a subclass says otherwise. */
-  get mark(): Mark {
-    return 'item';
-  }
-}
-
-/** The client was given settings it cannot work with (unknown region, missing URL...). */
-export class ConfigurationError extends FerryError {}
+export { FerryError, ConfigurationError } from '../errors.js';
 
 export interface ApiErrorInit {
   status: number;

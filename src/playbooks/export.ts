@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FerryClient } from '../api/client.js';
 import { ConfigurationError, unlessNotFound } from '../api/errors.js';
 import type { Assembly, Playbook, ReferenceMaterial, RichTextNode } from '../api/types.js';
-import { metadataEntry } from '../tenants/metadata.js';
+import { metadataEntry } from '../mapping/metadata.js';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,

@@ -36,20 +36,8 @@ export interface ArchiveManifest {
   entries: ManifestEntry[];
 }
 
-export interface ArchiveMetadataValue {
-  objectIdentifier: string;
-  organizationMetadataIdentifier: string | null;
-  organizationMetadataName: string | null;
-  dataType: string | null;
-  isYes: boolean | null;
-  text: string | null;
-  decimalValue: number | null;
-  date: string | null;
-  singleCategoryIdentifier: string | null;
-  singleCategoryName: string | null;
-  categories: string[] | null;
-  categoryNames: (string | null)[] | null;
-}
+import type { ArchiveMetadataValue } from '../mapping/metadata.js';
+export type { ArchiveMetadataValue };
 
 export interface ArchiveReferenceMaterial {
   objectIdentifier: string;

@@ -7,10 +7,10 @@ import { basename } from 'node:path';
 import type { FerryClient } from '../api/client.js';
 import { ConfigurationError } from '../api/errors.js';
 import type { RichTextNode } from '../api/types.js';
-import { TargetMetadata, type MetadataMapping } from '../tenants/metadata.js';
+import { TargetMetadata, type MetadataMapping } from '../mapping/metadata.js';
 import type { JobContext } from '../runner/job.js';
 import { countParts, rewriteIds, type ArchiveAssembly } from './format.js';
-import type { IdMap, MapOutcome } from './id-map.js';
+import type { IdMap, MapOutcome } from '../mapping/id-map.js';
 import type { OpenedArchive } from './read.js';
 import { findReplayed } from './compare.js';
 

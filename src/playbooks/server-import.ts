@@ -6,7 +6,7 @@ import type { FerryClient } from '../api/client.js';
 import { sleep } from '../api/sleep.js';
 import { FerryError } from '../api/errors.js';
 import type { Notification } from '../api/types.js';
-import type { IdMap, MapOutcome } from './id-map.js';
+import type { IdMap, MapOutcome } from '../mapping/id-map.js';
 import type { OpenedArchive } from './read.js';
 
 export class ImportTimeoutError extends FerryError {}

@@ -2,7 +2,7 @@
 // nothing else of where the bytes come from (a folder, a zip, later perhaps a bucket).
 import type { Mark } from '../marks.js';
 import type { Readable } from 'node:stream';
-import { FerryError } from '../api/errors.js';
+import { FerryError } from '../errors.js';
 
 /** The source cannot be used at all: nothing was done. */
 export class SourceError extends FerryError {}

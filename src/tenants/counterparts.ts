@@ -6,7 +6,7 @@
 // adopted silently; an empty one holds nothing to mix with, and is.
 import type { FerryClient } from '../api/client.js';
 import type { Project } from '../api/types.js';
-import type { IdMap } from '../playbooks/id-map.js';
+import type { IdMap } from '../mapping/id-map.js';
 import { readIdentity } from '../backends/project/identity.js';
 
 export type Evidence = 'documents name the source project' | 'empty' | 'foreign documents';

@@ -4,7 +4,7 @@
 import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../backends/project/source.js';
 import { decide } from '../sync/plan.js';
-import { TargetMetadata, type MetadataMapping } from './metadata.js';
+import { TargetMetadata, type MetadataMapping } from '../mapping/metadata.js';
 import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, shareOf, type MigrateSelection, type PairDeps } from './selection.js';
 import { resolveCounterparts } from './counterparts.js';
 

@@ -3,8 +3,8 @@
 // twice. Also the organization metadata options of every definition the migration touches.
 import type { FerryClient } from '../api/client.js';
 import type { Project } from '../api/types.js';
-import type { IdMap, MapOutcome } from '../playbooks/id-map.js';
-import { metadataEntry, type TargetMetadata } from './metadata.js';
+import type { IdMap, MapOutcome } from '../mapping/id-map.js';
+import { metadataEntry, type TargetMetadata } from '../mapping/metadata.js';
 
 /** Settling looks back this far before an intent's time: the target's clock may run behind ours. */
 const CLOCK_SLACK_MS = 5 * 60_000;

@@ -5,9 +5,9 @@ import type { FerryClient } from '../api/client.js';
 import { ConfigurationError, NotFoundError } from '../api/errors.js';
 import type { Playbook, Project } from '../api/types.js';
 import { findPlaybook } from '../playbooks/export.js';
-import { IdMap } from '../playbooks/id-map.js';
+import { IdMap } from '../mapping/id-map.js';
 import type { CheckpointStore } from '../store/types.js';
-import { definitionsByName, metadataEntry, type DefinitionRef, type MetadataMapping } from './metadata.js';
+import { definitionsByName, metadataEntry, type DefinitionRef, type MetadataMapping } from '../mapping/metadata.js';
 
 /** The two tenants of a migration and the checkpoint store that keeps its items and id map. */
 export interface PairDeps {

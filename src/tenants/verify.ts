@@ -17,7 +17,7 @@ import { PLAYBOOK_PATH, comparable } from '../playbooks/format.js';
 import { openArchive } from '../playbooks/read.js';
 import { visible } from '../backends/names.js';
 import { logicalPath } from '../backends/project/source.js';
-import { metadataEntry } from './metadata.js';
+import { metadataEntry } from '../mapping/metadata.js';
 
 export interface Difference {
   kind: 'project' | 'folder' | 'document' | 'playbook';

@@ -7,8 +7,23 @@
 import type { FerryClient } from '../api/client.js';
 import { ConfigurationError, unlessNotFound } from '../api/errors.js';
 import type { MetadataValue, MetadataValueInput } from '../api/types.js';
-import type { ArchiveMetadataValue } from '../playbooks/format.js';
-import type { IdMap } from '../playbooks/id-map.js';
+import type { IdMap } from './id-map.js';
+
+/** A metadata value as an archive (and a migration) keeps it: option names beside their ids. */
+export interface ArchiveMetadataValue {
+  objectIdentifier: string;
+  organizationMetadataIdentifier: string | null;
+  organizationMetadataName: string | null;
+  dataType: string | null;
+  isYes: boolean | null;
+  text: string | null;
+  decimalValue: number | null;
+  date: string | null;
+  singleCategoryIdentifier: string | null;
+  singleCategoryName: string | null;
+  categories: string[] | null;
+  categoryNames: (string | null)[] | null;
+}
 
 /** `--map FILE`: target ids for what the source names, by old id or by name. */
 export interface MetadataMapping {

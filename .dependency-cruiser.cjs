@@ -1,0 +1,71 @@
+// The house rules, checked on every `npm test` (test/architecture/dependencies.test.ts) and by
+// `npx depcruise src jobs`. Data flows one way: cli -> jobs -> sync/backends/runner/store/api; the
+// engine knows no backend; the emulator shares only the contract with the client.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'engine-knows-no-backend',
+      comment: 'src/sync is the transfer engine alone: it reads a Source and writes a Destination, and imports no backend, no HTTP client, no file system.',
+      severity: 'error',
+      from: { path: '^src/sync/' },
+      to: { path: '^(src/(backends|api|cli|emulator|tenants|playbooks|report|config)/|jobs/)' },
+    },
+    {
+      name: 'engine-no-io',
+      comment: 'No file system, network or database in the engine: those are the backends\' and the store\'s.',
+      severity: 'error',
+      from: { path: '^src/sync/' },
+      to: { dependencyTypes: ['core', 'npm'], path: '^(node:)?(fs|fs/promises|http|https|net|tls|dgram|child_process)$|^(undici|better-sqlite3|fast-glob|unzipper|archiver)(/|$)' },
+    },
+    {
+      name: 'emulator-shares-only-the-contract',
+      comment: 'The emulator stands in for the service: of ferry it imports the contract types only.',
+      severity: 'error',
+      from: { path: '^src/emulator/' },
+      to: { path: '^(src/|jobs/)', pathNot: '^src/(emulator|contract)/' },
+    },
+    {
+      name: 'client-knows-no-emulator',
+      comment: 'Nothing but the CLI command that starts it, and tests, reaches into the emulator.',
+      severity: 'error',
+      from: { path: '^(src/|jobs/)', pathNot: '^src/(emulator/|cli/commands/(emulator|demo)\\.ts)' },
+      to: { path: '^src/emulator/' },
+    },
+    {
+      name: 'one-way-to-the-cli',
+      comment: 'Only the CLI imports the CLI.',
+      severity: 'error',
+      from: { path: '^(src/|jobs/)', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'one-way-to-the-jobs',
+      comment: 'Jobs compose the rooms below them; nothing below imports a job.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^jobs/' },
+    },
+    {
+      name: 'backends-apart',
+      comment: 'A backend does not reach into another backend\'s room (shared rules live in src/backends/*.ts).',
+      severity: 'error',
+      from: { path: '^src/backends/([^/]+)/' },
+      to: { path: '^src/backends/([^/]+)/', pathNot: '^src/backends/$1/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No module imports itself back, except among the CLI\'s commands.',
+      severity: 'error',
+      from: { pathNot: '^src/cli/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|node_modules)/|\\.d\\.ts$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs', '.json'], mainFields: ['module', 'main', 'types'] },
+  },
+};
