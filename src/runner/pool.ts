@@ -30,7 +30,8 @@ export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Pro
       await queue.onSizeLessThan(backlog);
       if (opts.signal?.aborted) break;
       void queue.add(async () => {
-        if (opts.signal?.aborted) return;
+        // Stopped, or a fatal failure ended the job: what waits in the backlog is not started.
+        if (opts.signal?.aborted || failure !== undefined) return;
         try {
           await work(item);
         } catch (err) {

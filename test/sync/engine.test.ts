@@ -1,0 +1,156 @@
+// The transfer engine on its own, over an in-memory source and destination: the accounting
+// invariant, folder digests on a rerun, settling what a killed run left in flight, a fatal error
+// stopping the job, the bounded backlog between listing and writes, and item retries by mark.
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { transfer } from '../../src/sync/engine.js';
+import { SourceGoneError, type SourceEntry } from '../../src/sync/types.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
+import type { JobContext } from '../../src/runner/job.js';
+import { Marked, MemoryDestination, MemorySource, file, type WriteHook } from './memory.js';
+
+const stores: SqliteCheckpointStore[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+function newStore(): SqliteCheckpointStore {
+  const store = new SqliteCheckpointStore(join(mkdtempSync(join(tmpdir(), 'ferry-engine-')), 'state.sqlite'));
+  stores.push(store);
+  return store;
+}
+
+function context(store: SqliteCheckpointStore, signal = new AbortController().signal): JobContext {
+  const run = store.startRun({ job: 'test', jobKey: 'k', params: {}, uploadId: 'u' });
+  return { run, uploadId: 'u', signal, counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, errors: [], bytes: 0 };
+}
+
+async function run(store: SqliteCheckpointStore, items: () => Iterable<SourceEntry>, destination: MemoryDestination, extra: { ctx?: JobContext; concurrency?: AdaptiveConcurrency; maxConcurrency?: number } = {}) {
+  const ctx = extra.ctx ?? context(store);
+  const source = new MemorySource(items);
+  const report = await transfer({ source, destination, store, jobKey: 'k', ctx, itemRetry: { baseDelayMs: 1, maxDelayMs: 2 }, concurrency: extra.concurrency, maxConcurrency: extra.maxConcurrency });
+  store.flush();
+  return { ctx, source, report };
+}
+
+const tree = (n: number, folder = 'f') => () => Array.from({ length: n }, (_, i) => file(`${folder}/${i}.txt`, `content ${i}`));
+const sum = (c: JobContext['counts']) => c.uploaded + c.reconciled + c.skipped + c.failed;
+
+describe('the transfer engine, alone', () => {
+  it('accounts for every entry: written, skipped or failed with its reason; discovered is their sum', async () => {
+    const store = newStore();
+    const dest = new MemoryDestination((entry) => {
+      if (entry.key === 'f/3.txt') throw new Marked('refused: bad name', 'item');
+    });
+    const items = () => [...tree(10)(), { kind: 'problem', key: 'bad\u0001', outcome: 'failed', reason: 'control characters' } as const, { kind: 'problem', key: 'link', outcome: 'skipped', reason: 'symbolic link' } as const];
+    const { ctx } = await run(store, items, dest);
+    expect(ctx.counts).toMatchObject({ discovered: 12, uploaded: 9, failed: 2, skipped: 1, reconciled: 0 });
+    expect(sum(ctx.counts)).toBe(ctx.counts.discovered);
+    expect(ctx.errors.map((e) => e.key).sort()).toEqual(['bad\u0001', 'f/3.txt', 'link']);
+    expect(dest.attempts.get('f/3.txt')).toBe(1); // the item's own fault: not retried
+    // A rerun writes nothing new: the nine are skipped as unchanged, the failure tried again.
+    const again = await run(store, items, dest);
+    expect(again.ctx.counts).toMatchObject({ discovered: 12, uploaded: 0, skipped: 10, failed: 2 });
+    expect(dest.attempts.get('f/0.txt')).toBe(1);
+  });
+
+  it('a rerun over an unchanged folder is settled by its digest: no entry looked up, nothing written', async () => {
+    const store = newStore();
+    const dest = new MemoryDestination();
+    await run(store, tree(50), dest);
+    let lookups = 0;
+    const fingerprints = store.fingerprints.bind(store);
+    store.fingerprints = (jobKey, keys) => {
+      lookups += keys.length;
+      return fingerprints(jobKey, keys);
+    };
+    const { ctx } = await run(store, tree(50), dest);
+    expect(ctx.counts).toMatchObject({ discovered: 50, skipped: 50, uploaded: 0 });
+    expect(lookups).toBe(0);
+    expect(dest.writesStarted).toBe(50);
+    // One file changed: that folder is looked up again, and only the changed file is written.
+    const changed = () => tree(50)().map((e) => (e.key === 'f/7.txt' ? file('f/7.txt', 'new content', 2_000) : e));
+    const third = await run(store, changed, dest);
+    expect(third.ctx.counts).toMatchObject({ uploaded: 1, skipped: 49 });
+    expect(lookups).toBe(50);
+  });
+
+  it('settles what a killed run left in flight: a write that landed is reconciled, never written twice', async () => {
+    const store = newStore();
+    const stop = new AbortController();
+    // The write of f/2.txt reaches the destination, then the run dies before hearing back.
+    const dest = new MemoryDestination((entry, attempt, d) => {
+      if (entry.key === 'f/2.txt' && attempt === 1) {
+        d.land(entry, 'content 2');
+        stop.abort();
+        throw new Marked('connection reset', 'transient');
+      }
+    });
+    const first = await run(store, tree(5), dest, { ctx: context(store, stop.signal), maxConcurrency: 1 });
+    expect(first.ctx.counts.uploaded).toBeLessThan(5);
+    expect(store.inFlight('k').map((i) => i.sourceKey)).toEqual(['f/2.txt']);
+    const second = await run(store, tree(5), dest, { maxConcurrency: 1 });
+    expect(second.ctx.counts.reconciled).toBe(1);
+    expect(dest.attempts.get('f/2.txt')).toBe(1);
+    expect([...dest.held.keys()].sort()).toEqual(['f/0.txt', 'f/1.txt', 'f/2.txt', 'f/3.txt', 'f/4.txt']);
+    expect(sum(second.ctx.counts)).toBe(second.ctx.counts.discovered);
+  });
+
+  it('stops the job on a fatal mark: no write starts after it', async () => {
+    const store = newStore();
+    const dest = new MemoryDestination((entry) => {
+      if (entry.key === 'f/2.txt') throw new Marked('token refused', 'fatal');
+    });
+    await expect(run(store, tree(20), dest, { maxConcurrency: 1 })).rejects.toThrow('token refused');
+    expect(dest.writesStarted).toBe(3);
+    expect(dest.attempts.get('f/2.txt')).toBe(1);
+  });
+
+  it('reads the source only a bounded way ahead of the writes', async () => {
+    const store = newStore();
+    let ahead = 0;
+    const source = { ref: undefined as MemorySource | undefined };
+    const dest = new MemoryDestination(async () => {
+      ahead = Math.max(ahead, (source.ref?.listed ?? 0) - dest.writesDone);
+      await new Promise((r) => setImmediate(r));
+    });
+    // Folders of 4 (under the digest size): entries are looked up 256 at a time.
+    const items = () => Array.from({ length: 5_000 }, (_, i) => file(`d${Math.floor(i / 4)}/${i}.txt`, `c${i}`));
+    const ctx = context(store);
+    const memory = new MemorySource(items);
+    source.ref = memory;
+    await transfer({ source: memory, destination: dest, store, jobKey: 'k', ctx, maxConcurrency: 2 });
+    expect(ctx.counts.uploaded).toBe(5_000);
+    // One lookup batch (256), the backlog (4 x 2) and the writes under way: never the whole listing.
+    expect(ahead).toBeGreaterThan(0);
+    expect(ahead).toBeLessThanOrEqual(256 + 8 + 2 + 8);
+  });
+
+  it('retries by mark: transient and throttled again (throttled also halves the limit), the rest not', async () => {
+    const store = newStore();
+    const fails: Record<string, [number, ConstructorParameters<typeof Marked>[1] | 'gone-at-source']> = {
+      'f/transient.txt': [2, 'transient'],
+      'f/throttled.txt': [1, 'throttled'],
+      'f/conflict.txt': [9, 'conflict'],
+      'f/item.txt': [9, 'item'],
+      'f/gone.txt': [9, 'gone-at-source'],
+    };
+    const hook: WriteHook = (entry, attempt) => {
+      const rule = fails[entry.key];
+      if (!rule || attempt > rule[0]) return;
+      if (rule[1] === 'gone-at-source') throw new SourceGoneError('deleted since it was listed');
+      throw new Marked(`${rule[1]} failure`, rule[1]);
+    };
+    const dest = new MemoryDestination(hook);
+    const concurrency = new AdaptiveConcurrency({ max: 8 });
+    const items = () => [...Object.keys(fails), 'f/fine.txt'].map((k) => file(k, k));
+    const { ctx } = await run(store, items, dest, { concurrency });
+    expect(ctx.counts).toMatchObject({ discovered: 6, uploaded: 3, failed: 2, skipped: 1 });
+    expect(Object.fromEntries(dest.attempts)).toEqual({ 'f/transient.txt': 3, 'f/throttled.txt': 2, 'f/conflict.txt': 1, 'f/item.txt': 1, 'f/gone.txt': 1, 'f/fine.txt': 1 });
+    expect(concurrency.limit).toBeLessThan(8);
+    expect(ctx.errors.find((e) => e.key === 'f/gone.txt')?.error).toMatch(/^skipped: deleted since it was listed/);
+  });
+});
