@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /** The job suites, run a second time against the strict emulator (test/helpers/service.ts). */
-const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/pull/**/*.test.ts', 'test/playbooks/**/*.test.ts', 'test/migrate/**/*.test.ts'];
+const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/backends/project-*.test.ts', 'test/pull/**/*.test.ts', 'test/playbooks/**/*.test.ts', 'test/tenants/**/*.test.ts'];
 /**
  * Job suites whose behaviour never reaches what the strict emulator answers differently: the lock
  * between overlapping runs is local to the checkpoint store. Run once, against the default.

@@ -225,11 +225,8 @@ describe('mirror', () => {
     await expect(readFile(join(dir, '..', 'outside.txt'))).rejects.toThrow();
   });
 
-  it('records an unreadable file as failed with its reason and goes on', async () => {
-    if (process.getuid?.() === 0) {
-      // Root reads every file: the same case runs through the CLI as an unprivileged user in cli-mirror.test.ts.
-      return;
-    }
+  // Root reads every file: the same case runs through the CLI as an unprivileged user in cli-mirror.test.ts.
+  it.skipIf(process.getuid?.() === 0)('records an unreadable file as failed with its reason and goes on', async () => {
     const { src, state, project } = await fresh();
     await writeTree(src, { 'ok.txt': 'fine', 'secret.txt': 'hidden' });
     await chmod(join(src, 'secret.txt'), 0o000);
