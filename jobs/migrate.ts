@@ -5,6 +5,7 @@
 // run of the runner under one lock per pair of tenants. Resumable at any point: what is mapped is
 // reused, what was in flight is settled on the target first.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { DEFAULT_CONCURRENCY } from '../src/runner/adaptive.js';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { FerryClient } from '../src/api/client.js';
@@ -250,7 +251,7 @@ export async function verifyMigration(opts: MigrateSelection & { concurrency?: n
   const ids = readIdMap(store, migrateJobKey(from, to));
   const projects = shareOf(await selectProjects(from, opts), opts.shard);
   const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
-  const v = new Verification(from, to, opts.concurrency ?? 8);
+  const v = new Verification(from, to, opts.concurrency ?? DEFAULT_CONCURRENCY);
   const targetProjects = projects.some((p) => !ids.get('project', p.objectIdentifier)) ? await to.projects.list().all() : [];
   for (const p of projects) {
     // Through this store's id map; else the target project whose documents name this one (made

@@ -1,9 +1,10 @@
 // What every job command shares: the transfer flags and their parsing, ids checked as uuids,
 // client + checkpoint store + limiter for a run, and the exit of a run refused by the lock.
+import type { PairDeps } from '../tenants/selection.js';
 import { Option, type Command } from 'commander';
 import { ConfigurationError } from '../api/errors.js';
 import { FerryClient } from '../api/client.js';
-import { AdaptiveConcurrency, throttleListener } from '../runner/adaptive.js';
+import { AdaptiveConcurrency, DEFAULT_CONCURRENCY, throttleListener } from '../runner/adaptive.js';
 import { createLogger } from '../log.js';
 import { ENV_VARS, resolveSettings, type ResolvedSettings } from '../config/profile.js';
 import { defaultStorePath, openStore } from '../store/index.js';
@@ -46,7 +47,7 @@ export function addTransferOptions(cmd: Command): Command {
     .option('--to <folder>', 'remote folder path under the project root (default: the root)')
     .option('--include <glob>', 'only files matching (repeatable; fast-glob syntax)', collect, [])
     .option('--exclude <glob>', 'skip files matching (repeatable)', collect, [])
-    .option('--concurrency <n>', 'most uploads at once (adapts down when the service pushes back)', '8')
+    .option('--concurrency <n>', 'most uploads at once (adapts down when the service pushes back)', String(DEFAULT_CONCURRENCY))
     .option('--rps <n>', 'most requests per second, all calls together')
     .option('--checksum', 'compare files by sha256 instead of size and modification time')
     .option('--resync', 'list the project first and adopt what is there, whatever the checkpoint store remembers')
@@ -105,7 +106,7 @@ export interface JobDeps {
 export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, run: RunOptions): JobDeps {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
-  const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? 8 });
+  const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? DEFAULT_CONCURRENCY });
   const client = clientFor(cmd, settings, concurrency, run.rps);
   const store = openStore(run.state ?? defaultStorePath(settings.profileName));
   return {
@@ -131,20 +132,15 @@ function clientFor(cmd: Command, settings: ResolvedSettings, concurrency: Adapti
   });
 }
 
-export interface PairDeps {
-  from: FerryClient;
-  to: FerryClient;
-  store: CheckpointStore;
-  concurrency: AdaptiveConcurrency;
-  close(): Promise<void>;
-}
+/** The two tenants of a migration (tenants/selection's PairDeps) as the CLI opens them: with the shared limiter, and closed after. */
+export type OpenedPair = PairDeps & { concurrency: AdaptiveConcurrency; close(): Promise<void> };
 
 /**
  * Two tenants named by two profiles (a migration), each with its own client and its own
  * `requestsPerSecond`. The FERRY_* address and credential variables are not applied here: they
  * would make both sides the same tenant. The checkpoint store is the target profile's.
  */
-export function openPairDeps(cmd: Command, fromProfile: string, toProfile: string, maxConcurrency: number, state: string | undefined): PairDeps {
+export function openPairDeps(cmd: Command, fromProfile: string, toProfile: string, maxConcurrency: number, state: string | undefined): OpenedPair {
   const g = globalOptions(cmd);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !(k in ENV_VARS) || k === 'FERRY_LOG_LEVEL'));
   const fromSettings = resolveSettings({ profile: fromProfile, configFile: g.config, env });

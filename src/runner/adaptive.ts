@@ -15,6 +15,9 @@ export interface AdaptiveOptions {
   slowFactor?: number;
 }
 
+/** Most writes (uploads, downloads, copies) at once unless told otherwise: the one default. */
+export const DEFAULT_CONCURRENCY = 8;
+
 /** Hands the client's retries to the limiter: a `throttled` one (429, 503) halves it. */
 export function throttleListener(concurrency: AdaptiveConcurrency): (info: { mark: Mark }) => void {
   return (info) => {

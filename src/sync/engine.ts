@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { SourceGoneError, type FileEntry, type Source, type SourceEntry } from './types.js';
 import type { CheckpointStore, ItemRecord } from '../store/types.js';
-import { AdaptiveConcurrency } from '../runner/adaptive.js';
+import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import { noteError, type JobContext } from '../runner/job.js';
 import { runPool } from '../runner/pool.js';
 import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/retry.js';
@@ -133,7 +133,7 @@ const GROUP_MIN = 8;
 
 export async function transfer<P extends Placement>(opts: TransferOptions<P>): Promise<Record<string, unknown>> {
   const { source, destination, store, jobKey, ctx } = opts;
-  const concurrency = opts.concurrency ?? new AdaptiveConcurrency({ max: opts.maxConcurrency ?? 8 });
+  const concurrency = opts.concurrency ?? new AdaptiveConcurrency({ max: opts.maxConcurrency ?? DEFAULT_CONCURRENCY });
   const retry = { ...DEFAULT_ITEM_RETRY, ...opts.itemRetry };
   const state: ProgressState = opts.progress ?? { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
   await destination.prepare();

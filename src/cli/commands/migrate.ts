@@ -1,5 +1,6 @@
 // `ferry migrate --from P --to P`: projects and playbooks from one tenant into another, planned
 // (--dry-run), resumable, verified (--verify, or `ferry migrate verify`).
+import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 import type { Command } from 'commander';
 import { migrate, planMigration, verifyMigration, type MigrateSelection, type MigrationPlan, type VerifyReport } from '../../../jobs/migrate.js';
 import { ConfigurationError } from '../../api/errors.js';
@@ -37,7 +38,7 @@ function withSelection(cmd: Command): Command {
     .option('--all-projects', 'every project the source application can see')
     .option('--playbooks <ids>', 'these playbooks (comma-separated ids)')
     .option('--all-playbooks', "every playbook of the source organization")
-    .option('--concurrency <n>', 'most documents copied (or compared) at once', '8')
+    .option('--concurrency <n>', 'most documents copied (or compared) at once', String(DEFAULT_CONCURRENCY))
     .option('--shard <K/N>', "only this process's share of the selection, by project and playbook (K of N; N processes split it exactly)")
     .option('--same-tenant', 'allow --from and --to to be the same tenant (a copy inside one tenant)')
     .option('--state <file>', 'checkpoint database (default: the target profile\'s)')

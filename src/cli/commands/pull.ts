@@ -1,4 +1,5 @@
 // `ferry pull PROJECT DIR`: a project's documents into a local folder.
+import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 import type { Command } from 'commander';
 import { planPull, pull } from '../../../jobs/pull.js';
 import { formatBytes } from '../../runner/progress.js';
@@ -26,7 +27,7 @@ export function registerPull(program: Command): void {
     .option('--from <folder>', 'only this folder of the project (path under its root)')
     .option('--include <glob>', 'only documents whose path matches (repeatable)', collect, [])
     .option('--exclude <glob>', 'skip documents whose path matches (repeatable)', collect, [])
-    .option('--concurrency <n>', 'most downloads at once', '8')
+    .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY))
     .option('--dry-run', 'print what would be downloaded and touch nothing')
     .option('--state <file>', 'checkpoint database')
     .option('--json', 'print one JSON summary on stdout')

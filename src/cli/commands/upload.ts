@@ -1,16 +1,12 @@
-// `ferry upload`, `ferry watch`, `ferry report`: upload batches driven to their end, and reports
-// of what did not make it and why.
-import { writeFile } from 'node:fs/promises';
+// `ferry upload`: a tree as one upload batch, driven to its end (processing waited for, failures
+// retried by the policy, the report printed). `ferry watch` and `ferry report` have files of their own.
 import { Option, type Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
 import type { FerryClient } from '../../api/client.js';
 import type { PlaybookDocumentUploadDetails } from '../../api/types.js';
-import { buildReport } from '../../report/model.js';
-import { REPORT_FORMATS, renderReport, renderText, type ReportFormat } from '../../report/render.js';
-import type { CheckpointStore } from '../../store/types.js';
-import { mirrorJobKey } from '../../../jobs/mirror.js';
+import { renderText } from '../../report/render.js';
 import { parseDuration } from '../../../jobs/definition.js';
-import { DEFAULT_RETRY_POLICY, ProcessingTimeoutError, upload, waitForBatch, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
+import { DEFAULT_RETRY_POLICY, upload, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
 import { addTransferOptions, uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { visible, safeText } from '../../backends/names.js';
@@ -54,52 +50,6 @@ export function registerUpload(program: Command): void {
       process.exitCode = await runUploadCommand(cmd, options, { rps: opts.rps, state: opts.state, json: opts.json === true, ack: opts.ack === true, timeoutText: opts.timeout });
     });
 
-  program
-    .command('watch')
-    .description("wait out an existing batch's processing (reading only: nothing is uploaded again)")
-    .requiredOption('--playbook <id>', 'the playbook')
-    .requiredOption('--upload <id>', 'the playbook document upload (batch)')
-    .option('--timeout <duration>', 'longest wait, e.g. 90s, 30m, 2h', '1h')
-    .option('--json', 'print the final details as JSON')
-    .action(async (opts: { playbook: string; upload: string; timeout: string; json?: boolean }, cmd: Command) => {
-      const deps = openJobDeps(cmd, 1, { json: opts.json === true });
-      try {
-        const live = opts.json ? undefined : liveDisplay();
-        const details = await waitForBatch(deps.client, opts.playbook, opts.upload, { timeoutMs: parseDurationFlag('--timeout', opts.timeout), onPoll: live?.onPoll }).finally(() => live?.stop());
-        process.stdout.write(opts.json ? `${JSON.stringify(details)}\n` : `\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\n`);
-        process.exitCode = (details.failedDocumentCount ?? 0) > 0 ? EXIT.failed : EXIT.ok;
-      } catch (err) {
-        if (!(err instanceof ProcessingTimeoutError)) throw err;
-        process.stderr.write(`\nferry: ${err.message}\n`);
-        process.exitCode = EXIT.timeout;
-      } finally {
-        await deps.close();
-      }
-    });
-
-  program
-    .command('report')
-    .description('what a batch did: totals, failure reasons explained, file types and the failed files with their local paths')
-    .requiredOption('--playbook <id>', 'the playbook')
-    .requiredOption('--upload <id>', 'the playbook document upload (batch)')
-    .option('--project <id>', "the batch's project (found in the checkpoint store when ferry uploaded it)")
-    .addOption(new Option('--format <format>', 'output format').choices([...REPORT_FORMATS]).default('text'))
-    .option('--out <file>', 'write to a file instead of stdout')
-    .option('--state <file>', 'checkpoint database')
-    .action(async (opts: { playbook: string; upload: string; project?: string; format: ReportFormat; out?: string; state?: string }, cmd: Command) => {
-      const deps = openJobDeps(cmd, 1, { json: false, state: opts.state });
-      try {
-        const origin = findBatchRun(deps.store, opts.upload);
-        const project = opts.project ?? origin?.project;
-        const jobKey = origin ? mirrorJobKey(deps.client.transport.address.baseUrl, origin) : undefined;
-        const report = await buildReport({ client: deps.client, playbookIdentifier: opts.playbook, uploadIdentifier: opts.upload, project, store: deps.store, jobKey });
-        const text = renderReport(report, opts.format);
-        if (opts.out) await writeFile(opts.out, text);
-        else process.stdout.write(text);
-      } finally {
-        await deps.close();
-      }
-    });
 }
 
 /** Shared by `upload` and `jobs resume` of an upload run. */
@@ -134,12 +84,6 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
   }
 }
 
-/** The run that uploaded a batch, if this checkpoint store has it: its source and project. */
-function findBatchRun(store: CheckpointStore, uploadId: string): { source: string; project: string; to?: string } | undefined {
-  const run = store.listRuns({ limit: 10_000 }).find((r) => r.uploadId === uploadId);
-  if (!run || typeof run.params.source !== 'string' || typeof run.params.project !== 'string') return undefined;
-  return { source: run.params.source, project: run.params.project, ...(typeof run.params.to === 'string' ? { to: run.params.to } : {}) };
-}
 
 async function batchNotifications(client: FerryClient, uploadIds: string[], ack: boolean) {
   const wanted = new Set(uploadIds);
@@ -164,7 +108,7 @@ function exitFor(result: UploadResult): number {
 }
 
 /** One line redrawn on a TTY, a line per poll elsewhere. */
-function liveDisplay(): { onPoll: (d: PlaybookDocumentUploadDetails) => void; stop: () => void } {
+export function liveDisplay(): { onPoll: (d: PlaybookDocumentUploadDetails) => void; stop: () => void } {
   let line: StatusLine | undefined;
   return {
     onPoll: (d) => {
