@@ -4,11 +4,11 @@
 // nothing is processing. A run that stops anywhere (crash, signal, timeout) is continued by the
 // next `ferry upload` of the same job, or by `ferry jobs resume`: in-flight uploads are settled,
 // nothing is sent twice, and the wait goes on. Failed files can be retried into new batches.
+import { poll } from '../src/runner/poll.js';
 import { basename } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import { FerryError } from '../src/api/errors.js';
 import type { OCRStrategy, PlaybookDocumentUploadDetails, UploadFailedReason } from '../src/api/types.js';
-import { sleep } from '../src/api/sleep.js';
 import { openSource } from '../src/backends/index.js';
 import { runJob, type JobSummary } from '../src/runner/job.js';
 import { takeLock, type HeldLock } from '../src/runner/lock.js';
@@ -208,20 +208,16 @@ export function batchSettled(
  * cap. Resumable by nature: it only reads.
  */
 export async function waitForBatch(client: FerryClient, playbook: string, uploadIdentifier: string, opts: WaitOptions): Promise<PlaybookDocumentUploadDetails> {
-  const deadline = Date.now() + opts.timeoutMs;
-  let delay = opts.firstPollMs ?? 1_000;
-  for (;;) {
-    const details = await client.documentUploads.details(playbook, uploadIdentifier);
-    opts.onPoll?.(details);
-    if (batchSettled(details, opts.expected)) return details;
-    if (Date.now() + delay > deadline) {
-      throw new ProcessingTimeoutError(
-        `batch ${uploadIdentifier} still had ${details.processingDocumentCount ?? '?'} document(s) processing after ${Math.round(opts.timeoutMs / 1000)} s`,
-      );
-    }
-    await sleep(delay);
-    delay = Math.min(opts.maxPollMs ?? 15_000, delay * 2);
-  }
+  let last: PlaybookDocumentUploadDetails | undefined;
+  return poll(
+    async () => {
+      last = await client.documentUploads.details(playbook, uploadIdentifier);
+      opts.onPoll?.(last);
+      return batchSettled(last, opts.expected) ? last : undefined;
+    },
+    { firstMs: opts.firstPollMs ?? 1_000, maxMs: opts.maxPollMs ?? 15_000, timeoutMs: opts.timeoutMs },
+    () => new ProcessingTimeoutError(`batch ${uploadIdentifier} still had ${last?.processingDocumentCount ?? '?'} document(s) processing after ${Math.round(opts.timeoutMs / 1000)} s`),
+  );
 }
 
 async function countFiles(opts: UploadOptions): Promise<number> {

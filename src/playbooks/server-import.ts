@@ -2,8 +2,8 @@
 // end of the task read from the notifications, the only place the interface tells it. The task is
 // recorded in the id map before the post, so a run stopped while waiting waits on the same task
 // instead of posting a second copy.
+import { poll } from '../runner/poll.js';
 import type { FerryClient } from '../api/client.js';
-import { sleep } from '../api/sleep.js';
 import { FerryError } from '../api/errors.js';
 import type { Notification } from '../api/types.js';
 import type { IdMap, MapOutcome } from '../mapping/id-map.js';
@@ -43,15 +43,14 @@ export async function serverImport(archive: OpenedArchive, client: FerryClient, 
 
 /** Polls the notifications (200 ms, doubling to 5 s) until one names the task. */
 async function waitForTask(client: FerryClient, task: string, opts: { timeoutMs: number; signal: AbortSignal }): Promise<Notification> {
-  const deadline = Date.now() + opts.timeoutMs;
-  let delay = 200;
-  for (;;) {
-    for await (const n of client.notifications.list()) {
-      if (Object.values(n.resourceIdentifiers ?? {}).includes(task)) return n;
-    }
-    opts.signal.throwIfAborted();
-    if (Date.now() + delay > deadline) throw new ImportTimeoutError(`import task ${task} did not end within ${Math.round(opts.timeoutMs / 1000)} s; run the same import again to wait on it`);
-    await sleep(delay);
-    delay = Math.min(5_000, delay * 2);
-  }
+  return poll(
+    async () => {
+      for await (const n of client.notifications.list()) {
+        if (Object.values(n.resourceIdentifiers ?? {}).includes(task)) return n;
+      }
+      return undefined;
+    },
+    { firstMs: 200, maxMs: 5_000, timeoutMs: opts.timeoutMs, signal: opts.signal },
+    () => new ImportTimeoutError(`import task ${task} did not end within ${Math.round(opts.timeoutMs / 1000)} s; run the same import again to wait on it`),
+  );
 }

@@ -1,6 +1,7 @@
 // `ferry demo` (`npm run demo`): the main job end to end on the embedded emulator. A small sample
 // tree, some of whose files the service will refuse, is mirrored, processing is waited out, and
 // the outcome is printed with every failure explained.
+import { poll } from '../../runner/poll.js';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,6 @@ import { mirror } from '../../../jobs/mirror.js';
 import { explain } from '../../report/reasons.js';
 import { printSummary } from '../output.js';
 import { EXIT } from '../exit-codes.js';
-import { sleep } from '../../api/sleep.js';
 
 // Assembled at run time so that no file in the repository carries the antivirus test signature.
 const EICAR = ['X5O!P%@AP[4\\PZX54(P^)7CC)7}$', 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*'].join('');
@@ -89,13 +89,15 @@ export async function runDemo(out: NodeJS.WritableStream = process.stdout): Prom
 
 /** Polls the batch's documents until none is still in progress (bounded: about a minute). */
 async function waitForProcessing(client: FerryClient, project: string, batch: string): Promise<Document[]> {
-  for (let attempt = 0; attempt < 120; attempt++) {
-    const docs: Document[] = [];
-    for await (const d of client.documents.list(project, { uploadObjectIdentifier: batch, flattenList: true, includePath: true })) {
-      if (!d.isDirectory) docs.push(d);
-    }
-    if (docs.every((d) => !d.uploadInProgress)) return docs;
-    await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 4)));
-  }
-  throw new Error('the emulator did not finish processing the demo uploads within a minute');
+  return poll(
+    async () => {
+      const docs: Document[] = [];
+      for await (const d of client.documents.list(project, { uploadObjectIdentifier: batch, flattenList: true, includePath: true })) {
+        if (!d.isDirectory) docs.push(d);
+      }
+      return docs.every((d) => !d.uploadInProgress) ? docs : undefined;
+    },
+    { firstMs: 100, maxMs: 1_600, timeoutMs: 60_000 },
+    () => new Error('the emulator did not finish processing the demo uploads within a minute'),
+  );
 }
