@@ -8,7 +8,7 @@ import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../sr
 import { openSource, type Source } from '../src/backends/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
-import type { ItemRetryOptions } from '../src/runner/retry.js';
+import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { adoptInventory, isCold, planTransfer, transfer as engineTransfer } from '../src/sync/engine.js';

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { ApiError, AuthenticationError, ConnectionError, FerryError } from './errors.js';
-import { DEFAULT_RETRY, RETRYABLE_STATUSES, isTransientConnectionError, nextDelay, parseRetryAfter, type RetryOptions } from './retry.js';
+import { DEFAULT_RETRY, RETRYABLE_STATUSES, isTransientConnectionError, nextDelay, parseRetryAfter, type RetryOptions } from './backoff.js';
 import { sleep } from './sleep.js';
 
 export interface Credentials {

@@ -28,7 +28,7 @@ import {
   parseRetryAfter,
   provesNotSent,
   type RetryOptions,
-} from './retry.js';
+} from './backoff.js';
 import { sleep } from './sleep.js';
 import { silentLogger } from '../log.js';
 

@@ -3,9 +3,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { verifyToken } from './auth.js';
-import type { CoreContext } from './coreContext.js';
+import type { CoreContext } from './core-context.js';
 import { pathOf, sendProblem } from './problem.js';
-import { RateLimiter, type RateLimitSettings } from './rateLimit.js';
+import { RateLimiter, type RateLimitSettings } from './rate-limit.js';
 
 export const TOKEN_PATH = '/auth/oauth/token';
 /** Served without a bearer token. */

@@ -8,10 +8,10 @@ import { pino, type Logger } from 'pino';
 import { signToken, type TokenClaims } from './auth.js';
 import { createClock } from './clock.js';
 import { DEFAULT_MODES, type EmulatorModes, type NotificationInput, type UploadStats } from './context.js';
-import { createCoreContext } from './coreContext.js';
+import { createCoreContext } from './core-context.js';
 import { FaultInjector, type FaultSettings } from './faults.js';
 import { DocumentProcessor, type ProcessingSettings } from './processing.js';
-import type { RateLimitSettings } from './rateLimit.js';
+import type { RateLimitSettings } from './rate-limit.js';
 import { routePlugins } from './routes/index.js';
 import { SETTINGS_PREFIX } from './routes/models.js';
 import { applySeed, defaultSeed, type SeedData, type TenantDescription } from './seed.js';
@@ -25,7 +25,7 @@ export { parseFaultSpec, type FaultRule, type FaultSettings } from './faults.js'
 export { loadSeedFile, defaultSeed, type SeedData, type TenantDescription } from './seed.js';
 export type { ContractViolation } from './validate.js';
 export type { ProcessingSettings } from './processing.js';
-export type { RateLimitSettings } from './rateLimit.js';
+export type { RateLimitSettings } from './rate-limit.js';
 
 export const DEFAULT_AUDIENCE = 'https://api.ferry.local/v2';
 

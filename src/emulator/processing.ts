@@ -4,9 +4,9 @@
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { BlobStore, EmulatorEvents } from './context.js';
-import { scanContent, type ContentScan } from './contentScan.js';
+import { scanContent, type ContentScan } from './content-scan.js';
 import type { FaultInjector } from './faults.js';
-import { extensionOf, SUPPORTED_EXTENSIONS } from './fileKinds.js';
+import { extensionOf, SUPPORTED_EXTENSIONS } from './file-kinds.js';
 import { seededRandom } from './random.js';
 import {
   type DocumentRecord,

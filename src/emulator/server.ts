@@ -3,12 +3,12 @@
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import { Readable } from 'node:stream';
-import type { CoreContext, CoreRoutePlugin } from './coreContext.js';
+import type { CoreContext, CoreRoutePlugin } from './core-context.js';
 import { HttpError } from './context.js';
 import { registerGuards } from './guards.js';
-import { MULTIPART_LIMITS } from './multipartForm.js';
+import { MULTIPART_LIMITS } from './multipart-form.js';
 import { pathOf, problem, sendProblem } from './problem.js';
-import type { RateLimitSettings } from './rateLimit.js';
+import type { RateLimitSettings } from './rate-limit.js';
 import type { ContractValidator, ContractViolation } from './validate.js';
 
 export interface ServerOptions {

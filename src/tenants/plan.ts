@@ -3,7 +3,7 @@
 // playbooks; the organization metadata and what would stop the run. Reads only, on both sides.
 import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../backends/project/source.js';
-import { decide } from '../sync/plan.js';
+import { decide } from '../sync/decide.js';
 import { TargetMetadata, type MetadataMapping } from '../mapping/metadata.js';
 import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, shareOf, type MigrateSelection, type PairDeps } from './selection.js';
 import { resolveCounterparts } from './counterparts.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_RETRY, nextDelay, parseRetryAfter } from '../../src/api/retry.js';
+import { backoffDelay, DEFAULT_RETRY, nextDelay, parseRetryAfter } from '../../src/api/backoff.js';
 import { resolveAddress } from '../../src/api/addresses.js';
 import { ConfigurationError } from '../../src/api/errors.js';
 import { toAccessToken } from '../../src/api/auth.js';

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
-import { MAX_JSON_DEPTH } from '../../src/emulator/richText.js';
+import { MAX_JSON_DEPTH } from '../../src/emulator/rich-text.js';
 import { type Client, clientFor, expectNoContractViolations, startTestEmulator } from './helpers.js';
-import { sendForm } from './playbookHelpers.js';
+import { sendForm } from './playbook-helpers.js';
 
 let handle: EmulatorHandle;
 let client: Client;

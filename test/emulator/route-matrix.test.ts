@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
 import { contractPath } from '../../src/emulator/validate.js';
 import { Client, clientFor, expectNoContractViolations, projectOf, startTestEmulator } from './helpers.js';
-import { sendForm } from './playbookHelpers.js';
+import { sendForm } from './playbook-helpers.js';
 
 interface Parameter {
   name: string;

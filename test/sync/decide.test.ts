@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
 import { runPool } from '../../src/runner/pool.js';
-import { decide, UNKNOWN_MTIME } from '../../src/sync/plan.js';
+import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { parseShard, shareOf } from '../../src/tenants/selection.js';
 
 describe('decide', () => {

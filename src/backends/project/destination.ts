@@ -9,7 +9,7 @@ import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../..
 import type { FileEntry } from '../../sync/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
 import type { Adoptable, Destination, WriteContext } from '../../sync/engine.js';
-import { UNKNOWN_MTIME } from '../../sync/plan.js';
+import { UNKNOWN_MTIME } from '../../sync/decide.js';
 import { sha256Of } from '../../sync/checksum.js';
 import { SourceReadError } from '../../api/multipart.js';
 import { ProjectSource, requireProject } from './source.js';

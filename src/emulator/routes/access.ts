@@ -1,7 +1,7 @@
 // Who may see what: resources of another tenant, or another user's personal project,
 // answer 404 exactly like resources that do not exist (nothing leaks).
 import type { FastifyRequest } from 'fastify';
-import type { CoreContext } from '../coreContext.js';
+import type { CoreContext } from '../core-context.js';
 import { type EmulatorContext, HttpError } from '../context.js';
 import type { Owner, ProjectRecord } from '../state/projects.js';
 

@@ -2,12 +2,12 @@
 // signed download URL) and the rich-text tree.
 import type { FastifyRequest } from 'fastify';
 import type { BlobStore, EmulatorContext, RoutePlugin } from '../context.js';
-import { discardForm, malformed, readForm, type ReceivedForm } from '../multipartForm.js';
-import { EMPTY_DOCUMENT, refuseDeepBodies, type RichTextNode, richTextNodeSchema } from '../richText.js';
+import { discardForm, malformed, readForm, type ReceivedForm } from '../multipart-form.js';
+import { EMPTY_DOCUMENT, refuseDeepBodies, type RichTextNode, richTextNodeSchema } from '../rich-text.js';
 import type { AssemblyRecord } from '../state/assemblies.js';
-import { playbookStores } from '../state/playbookStores.js';
+import { playbookStores } from '../state/playbook-stores.js';
 import { ownerOf } from './access.js';
-import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visibleAssembly, visiblePlaybook } from './playbookAccess.js';
+import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visibleAssembly, visiblePlaybook } from './playbook-access.js';
 import { objectSchema, PAGE_DEFAULTS, pageWindow, type Paging } from './schemas.js';
 
 const PREFIX = '/playbooks/:playbookIdentifier/assemblies';

@@ -1,6 +1,6 @@
 // Serves signed blob URLs (see blobUrls.ts) without a bearer token.
-import { signatureMatches } from '../blobUrls.js';
-import type { CoreRoutePlugin } from '../coreContext.js';
+import { signatureMatches } from '../blob-urls.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { sendProblem } from '../problem.js';
 
 export const blobRoutes: CoreRoutePlugin = (app, ctx) => {

@@ -1,9 +1,9 @@
 // Documents of a project: list, streamed multipart upload, failed-upload records,
 // and two extensions: folder creation and content download.
 import type { FastifyRequest } from 'fastify';
-import type { CoreContext, CoreRoutePlugin } from '../coreContext.js';
+import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
-import { renderDocument } from '../documentView.js';
+import { renderDocument } from '../document-view.js';
 import {
   COORDINATE_EXTRACTION_STRATEGIES,
   DOCUMENT_INDEXING_STATUSES,
@@ -14,10 +14,10 @@ import {
   TABLE_COLUMN_TYPES,
   UPLOAD_DEFAULTS,
 } from '../enums.js';
-import { extensionOf } from '../fileKinds.js';
-import { discardForm, malformed, readForm } from '../multipartForm.js';
+import { extensionOf } from '../file-kinds.js';
+import { discardForm, malformed, readForm } from '../multipart-form.js';
 import { DOCUMENT_COLUMNS, type DocumentMetadataEntry, type DocumentRecord, type ListedDocument } from '../state/documents.js';
-import { ITEM_FILTERING, type ItemFiltering } from '../state/listQuery.js';
+import { ITEM_FILTERING, type ItemFiltering } from '../state/list-query.js';
 import type { ProjectRecord } from '../state/projects.js';
 import { ownerOf, visibleProject } from './access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery, uuid } from './schemas.js';

@@ -1,5 +1,5 @@
 // POST /inference/embeddings.
-import type { CoreRoutePlugin } from '../coreContext.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
 import { countTokens, embed, EMBEDDING_DEFAULTS } from '../embeddings.js';
 import { objectSchema } from './schemas.js';

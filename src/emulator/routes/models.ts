@@ -1,5 +1,5 @@
 // The model catalogue, served only on the settings host (path prefix /settings).
-import type { CoreRoutePlugin } from '../coreContext.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
 import { objectSchema, uuid } from './schemas.js';
 

@@ -1,5 +1,5 @@
 // The calling user's notifications (created by the service's own events through ctx.notify).
-import type { CoreRoutePlugin } from '../coreContext.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
 import { objectSchema, pageWindow, type Paging, pagingQuery, uuid } from './schemas.js';
 

@@ -1,11 +1,11 @@
 // Playbooks: list, create, and the two searches (the caller's and the whole organization's).
 import type { FastifyRequest } from 'fastify';
 import { type EmulatorContext, HttpError, type RoutePlugin } from '../context.js';
-import { type MetadataValueInput, metadataValueInputSchema } from '../metadataValues.js';
-import { playbookMetadataValues } from '../playbookInputs.js';
+import { type MetadataValueInput, metadataValueInputSchema } from '../metadata-values.js';
+import { playbookMetadataValues } from '../playbook-inputs.js';
 import type { AssemblySummary } from '../state/assemblies.js';
 import { type MetadataFilter, newPlaybookRecord, PLAYBOOK_SORTING, type PlaybookRecord } from '../state/playbooks.js';
-import { playbookStores } from '../state/playbookStores.js';
+import { playbookStores } from '../state/playbook-stores.js';
 import { ownerOf } from './access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery } from './schemas.js';
 

@@ -1,8 +1,8 @@
 // Projects, the caller's personal project and project analytics.
-import type { CoreRoutePlugin } from '../coreContext.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
-import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, storeMetadataValue } from '../metadataValues.js';
-import { ITEM_FILTERING, type ItemFiltering } from '../state/listQuery.js';
+import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, storeMetadataValue } from '../metadata-values.js';
+import { ITEM_FILTERING, type ItemFiltering } from '../state/list-query.js';
 import { PROJECT_COLUMNS, type ProjectRecord } from '../state/projects.js';
 import { ownerOf, visibleProject } from './access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery, uuid } from './schemas.js';

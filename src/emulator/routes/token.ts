@@ -1,7 +1,7 @@
 // The auth host: OAuth 2.0 client-credentials token endpoint (form-urlencoded).
 import type { FastifyReply } from 'fastify';
 import { signToken } from '../auth.js';
-import type { CoreRoutePlugin } from '../coreContext.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { TOKEN_PATH } from '../guards.js';
 
 function oauthError(reply: FastifyReply, status: 400 | 401, error: string, description: string): FastifyReply {

@@ -1,7 +1,7 @@
 // Assistants (chats) of projects and their messages.
 import type Database from 'better-sqlite3';
 import { applyMigrations } from './database.js';
-import { StatementCache } from './listQuery.js';
+import { StatementCache } from './list-query.js';
 import type { Owner } from './projects.js';
 
 export interface AssistantRecord {

@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { UploadStats } from '../context.js';
 import { applyMigrations } from './database.js';
-import { type ColumnFilter, filterClause, StatementCache } from './listQuery.js';
+import { type ColumnFilter, filterClause, StatementCache } from './list-query.js';
 import type { Owner } from './projects.js';
 
 export const UPLOAD_FAILED_REASONS = [

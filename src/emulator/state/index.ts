@@ -5,7 +5,7 @@ import { DocumentStore } from './documents.js';
 import { MetaStore } from './meta.js';
 import { ModelStore } from './models.js';
 import { NotificationStore } from './notifications.js';
-import { OrganizationMetadataStore } from './organizationMetadata.js';
+import { OrganizationMetadataStore } from './organization-metadata.js';
 import { ProjectStore } from './projects.js';
 import { TenantStore } from './tenants.js';
 

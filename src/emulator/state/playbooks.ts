@@ -1,8 +1,8 @@
 // Playbooks, and the searches over them (text, visibility, metadata values).
 import type Database from 'better-sqlite3';
 import { applyMigrations } from './database.js';
-import { StatementCache } from './listQuery.js';
-import { PLAYBOOK_METADATA_TABLE } from './playbookMetadata.js';
+import { StatementCache } from './list-query.js';
+import { PLAYBOOK_METADATA_TABLE } from './playbook-metadata.js';
 import type { Owner } from './projects.js';
 
 export interface PlaybookRecord {

@@ -1,8 +1,8 @@
 // Projects: containers of documents and assistants. A personal project is visible to its owner only.
 import type Database from 'better-sqlite3';
-import type { StoredMetadataValue } from '../metadataValues.js';
+import type { StoredMetadataValue } from '../metadata-values.js';
 import { applyMigrations } from './database.js';
-import { type ColumnFilter, filterClause, StatementCache } from './listQuery.js';
+import { type ColumnFilter, filterClause, StatementCache } from './list-query.js';
 
 export interface Owner {
   id: string;

@@ -9,11 +9,11 @@ import {
   templateColumn,
   type TemplateColumnInput,
   templateColumnInputSchema,
-} from '../playbookInputs.js';
-import { declarations, refuseDeepBodies, withRichText } from '../richText.js';
-import type { AssemblyReferenceItemStore, CategoryConditionRecord, TemplateColumnRecord } from '../state/assemblyReferenceItems.js';
-import { playbookStores } from '../state/playbookStores.js';
-import { notFound, visibleAssembly } from './playbookAccess.js';
+} from '../playbook-inputs.js';
+import { declarations, refuseDeepBodies, withRichText } from '../rich-text.js';
+import type { AssemblyReferenceItemStore, CategoryConditionRecord, TemplateColumnRecord } from '../state/assembly-reference-items.js';
+import { playbookStores } from '../state/playbook-stores.js';
+import { notFound, visibleAssembly } from './playbook-access.js';
 import { objectSchema, PAGE_DEFAULTS, uuid } from './schemas.js';
 
 type AnchorParams = {

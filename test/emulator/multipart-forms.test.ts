@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
 import { type Client, clientFor, expectNoContractViolations, projectOf, startTestEmulator } from './helpers.js';
-import { sendForm } from './playbookHelpers.js';
+import { sendForm } from './playbook-helpers.js';
 
 let handle: EmulatorHandle;
 let client: Client;

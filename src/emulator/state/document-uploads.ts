@@ -1,7 +1,7 @@
 // Playbook document uploads: named batches that documents join through their documentUploadIdentifier.
 import type Database from 'better-sqlite3';
 import { applyMigrations } from './database.js';
-import { StatementCache } from './listQuery.js';
+import { StatementCache } from './list-query.js';
 
 export interface DocumentUploadRecord {
   objectIdentifier: string;

@@ -1,8 +1,8 @@
 // The options of a tenant's category organization metadata definitions.
 import type { FastifyRequest } from 'fastify';
-import type { CoreRoutePlugin } from '../coreContext.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { HttpError, type MetadataDefinition } from '../context.js';
-import { CATEGORY_DATA_TYPES } from '../state/organizationMetadata.js';
+import { CATEGORY_DATA_TYPES } from '../state/organization-metadata.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery, uuid } from './schemas.js';
 
 const PREFIX = '/projects/organization-metadata/:organizationMetadataIdentifier/options';

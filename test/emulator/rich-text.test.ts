@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { declarations, type RichTextNode, richTextNodeSchema } from '../../src/emulator/richText.js';
+import { declarations, type RichTextNode, richTextNodeSchema } from '../../src/emulator/rich-text.js';
 import { contractPath } from '../../src/emulator/validate.js';
 
 /** The contract's schema with its component $refs inlined, RichTextNode's self-reference kept as a marker. */

@@ -2,7 +2,7 @@
 // transient failure gets a few more tries with a longer backoff; permanent failures do not.
 // Failures are read by their mark (../marks.ts), given once where they arise.
 import { isRetryable, markOf } from '../marks.js';
-import { backoffDelay } from '../api/retry.js';
+import { backoffDelay } from '../api/backoff.js';
 import { sleep } from '../api/sleep.js';
 
 export interface ItemRetryOptions {

@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { MetadataDefinition } from '../context.js';
 import { applyMigrations } from './database.js';
-import { StatementCache } from './listQuery.js';
+import { StatementCache } from './list-query.js';
 
 export const METADATA_DATA_TYPES = ['text', 'yesNo', 'decimal', 'date', 'singleCategory', 'multiCategory'] as const;
 export const CATEGORY_DATA_TYPES: readonly string[] = ['singleCategory', 'multiCategory'];

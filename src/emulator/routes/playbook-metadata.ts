@@ -1,10 +1,10 @@
 // The metadata values of a playbook, and the category options of a category value.
 import type { FastifyRequest } from 'fastify';
 import { HttpError, type RoutePlugin } from '../context.js';
-import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, type StoredMetadataValue } from '../metadataValues.js';
-import { playbookMetadataValues } from '../playbookInputs.js';
-import { CATEGORY_DATA_TYPES } from '../state/organizationMetadata.js';
-import { playbookStores } from '../state/playbookStores.js';
+import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, type StoredMetadataValue } from '../metadata-values.js';
+import { playbookMetadataValues } from '../playbook-inputs.js';
+import { CATEGORY_DATA_TYPES } from '../state/organization-metadata.js';
+import { playbookStores } from '../state/playbook-stores.js';
 import {
   notFound,
   type PlaybookItemParams,
@@ -12,7 +12,7 @@ import {
   type PlaybookParams,
   playbookParams,
   visiblePlaybook,
-} from './playbookAccess.js';
+} from './playbook-access.js';
 import { objectSchema, pageWindow, type Paging, pagingQuery, uuid } from './schemas.js';
 
 type UpdateBody = Omit<MetadataValueInput, 'categories'>;

@@ -8,8 +8,8 @@ import ajvModule from 'ajv';
 import ajvFormatsModule from 'ajv-formats';
 import unzipper from 'unzipper';
 import type { BlobStore } from './context.js';
-import type { MetadataValueInput } from './metadataValues.js';
-import { metadataValueInputSchema } from './metadataValues.js';
+import type { MetadataValueInput } from './metadata-values.js';
+import { metadataValueInputSchema } from './metadata-values.js';
 import {
   type CategoryConditionInput,
   categoryConditionInputSchema,
@@ -17,8 +17,8 @@ import {
   referenceMaterialInputSchema,
   type TemplateColumnInput,
   templateColumnInputSchema,
-} from './playbookInputs.js';
-import { declaredConditions, declarations, MAX_JSON_DEPTH, nestingDepth, RICH_TEXT_NODE, type RichTextNode, withRichText } from './richText.js';
+} from './playbook-inputs.js';
+import { declaredConditions, declarations, MAX_JSON_DEPTH, nestingDepth, RICH_TEXT_NODE, type RichTextNode, withRichText } from './rich-text.js';
 
 export const ARCHIVE_FORMAT = 'ferry-playbook';
 export const MANIFEST_PATH = 'playbook.json';

@@ -3,9 +3,9 @@
 // none of its documents is processing any more; completing notifies the tenant's users once.
 import type { FastifyRequest } from 'fastify';
 import type { EmulatorContext, EmulatorEvents, RoutePlugin } from '../context.js';
-import type { DocumentUploadRecord } from '../state/documentUploads.js';
-import { type PlaybookStores, playbookStores } from '../state/playbookStores.js';
-import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visiblePlaybook } from './playbookAccess.js';
+import type { DocumentUploadRecord } from '../state/document-uploads.js';
+import { type PlaybookStores, playbookStores } from '../state/playbook-stores.js';
+import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visiblePlaybook } from './playbook-access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery } from './schemas.js';
 
 const PREFIX = '/playbooks/:playbookIdentifier/document-uploads';

@@ -1,10 +1,10 @@
 // POST /playbooks/import: stores the uploaded zip and answers 202 with a queued task. There is
 // no call that reads a task: its end (success or failure) is told by a notification.
 import type { RoutePlugin } from '../context.js';
-import { discardForm, malformed, readForm } from '../multipartForm.js';
-import { PlaybookImporter } from '../playbookImporter.js';
-import type { ImportTaskRecord } from '../state/playbookImports.js';
-import { playbookStores } from '../state/playbookStores.js';
+import { discardForm, malformed, readForm } from '../multipart-form.js';
+import { PlaybookImporter } from '../playbook-importer.js';
+import type { ImportTaskRecord } from '../state/playbook-imports.js';
+import { playbookStores } from '../state/playbook-stores.js';
 import { ownerOf } from './access.js';
 
 export const playbookImportRoutes: RoutePlugin = (app, ctx) => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
 import { type Client, clientFor, expectNoContractViolations, projectOf, startTestEmulator } from './helpers.js';
-import { pdf, waitForNotification } from './playbookHelpers.js';
+import { pdf, waitForNotification } from './playbook-helpers.js';
 
 // Built from two halves so that this file itself is not the EICAR test file.
 const EICAR = String.raw`X5O!P%@AP[4\PZX54(P^)7CC)7}$` + String.raw`EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`;

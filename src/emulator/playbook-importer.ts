@@ -4,13 +4,13 @@
 import { basename } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { type EmulatorContext, HttpError, type MetadataDefinition } from './context.js';
-import type { MetadataValueInput } from './metadataValues.js';
-import { type ArchiveFile, type ArchiveMetadataValue, type PlaybookArchive, readPlaybookArchive } from './playbookArchive.js';
-import { categoryCondition, newReferenceMaterial, playbookMetadataValues, templateColumn } from './playbookInputs.js';
+import type { MetadataValueInput } from './metadata-values.js';
+import { type ArchiveFile, type ArchiveMetadataValue, type PlaybookArchive, readPlaybookArchive } from './playbook-archive.js';
+import { categoryCondition, newReferenceMaterial, playbookMetadataValues, templateColumn } from './playbook-inputs.js';
 import type { AssemblyRecord } from './state/assemblies.js';
-import type { ImportTaskRecord } from './state/playbookImports.js';
+import type { ImportTaskRecord } from './state/playbook-imports.js';
 import { newPlaybookRecord } from './state/playbooks.js';
-import type { PlaybookStores } from './state/playbookStores.js';
+import type { PlaybookStores } from './state/playbook-stores.js';
 
 /** The import cannot be applied to this tenant (e.g. a metadata definition it does not have). */
 class ImportError extends Error {}

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { type EmulatorContext, HttpError } from '../context.js';
 import type { AssemblyRecord } from '../state/assemblies.js';
 import type { PlaybookRecord } from '../state/playbooks.js';
-import type { PlaybookStores } from '../state/playbookStores.js';
+import type { PlaybookStores } from '../state/playbook-stores.js';
 import { objectSchema, uuid } from './schemas.js';
 
 export type PlaybookParams = { playbookIdentifier: string };

@@ -2,12 +2,12 @@
 // (each plugin asks for them; the first one creates the tables).
 import type Database from 'better-sqlite3';
 import { AssemblyStore } from './assemblies.js';
-import { AssemblyReferenceItemStore, type CategoryConditionRecord, type TemplateColumnRecord } from './assemblyReferenceItems.js';
-import { DocumentUploadStore } from './documentUploads.js';
-import { PlaybookImportStore } from './playbookImports.js';
-import { PlaybookMetadataStore } from './playbookMetadata.js';
+import { AssemblyReferenceItemStore, type CategoryConditionRecord, type TemplateColumnRecord } from './assembly-reference-items.js';
+import { DocumentUploadStore } from './document-uploads.js';
+import { PlaybookImportStore } from './playbook-imports.js';
+import { PlaybookMetadataStore } from './playbook-metadata.js';
 import { PlaybookStore } from './playbooks.js';
-import { ReferenceMaterialStore } from './referenceMaterials.js';
+import { ReferenceMaterialStore } from './reference-materials.js';
 
 export interface PlaybookStores {
   playbooks: PlaybookStore;

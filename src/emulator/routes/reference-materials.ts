@@ -8,9 +8,9 @@ import {
   referenceMaterialInputSchema,
   type ReferenceMaterialUpdate,
   referenceMaterialUpdateSchema,
-} from '../playbookInputs.js';
-import { playbookStores } from '../state/playbookStores.js';
-import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visiblePlaybook } from './playbookAccess.js';
+} from '../playbook-inputs.js';
+import { playbookStores } from '../state/playbook-stores.js';
+import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visiblePlaybook } from './playbook-access.js';
 
 const PREFIX = '/playbooks/:playbookIdentifier/reference-materials';
 

@@ -3,10 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { signedBlobPath } from './blobUrls.js';
+import { signedBlobPath } from './blob-urls.js';
 import type { Clock } from './clock.js';
 import { type Caller, type EmulatorContext, DOCUMENT_LINK_TTL_SECONDS, HttpError } from './context.js';
-import { contentUrl } from './documentView.js';
+import { contentUrl } from './document-view.js';
 import type { FaultInjector } from './faults.js';
 import type { DocumentProcessor } from './processing.js';
 import type { Stores } from './state/index.js';
