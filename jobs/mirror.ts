@@ -11,7 +11,7 @@ import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
-import { adoptInventory, isCold, planTransfer, transfer as engineTransfer } from '../src/sync/engine.js';
+import { adoptInventory, isCold, planTransfer, transfer } from '../src/sync/engine.js';
 import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
 
@@ -73,17 +73,17 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier }, (ctx) =>
-    transfer(opts, deps, source, ctx),
+    mirrorInRun(opts, deps, source, ctx),
   );
 }
 
 /** The mirror's work inside a run that someone else started (the mirror job itself, or the upload job). */
-export async function transfer(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
+export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
   const progress = new Progress(state, { enabled: opts.progress !== false, census: (signal) => source.entries(signal) });
   try {
-    const extra = await engineTransfer({
+    const extra = await transfer({
       source,
       destination: projectDestination(opts, deps, jobKey),
       store: deps.store,

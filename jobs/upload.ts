@@ -13,7 +13,7 @@ import { openSource } from '../src/backends/index.js';
 import { runJob, type JobSummary } from '../src/runner/job.js';
 import { takeLock, type HeldLock } from '../src/runner/lock.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';
-import { mirrorJobKey, mirrorParams, open, transfer, type MirrorDeps, type MirrorOptions } from './mirror.js';
+import { mirrorJobKey, mirrorParams, mirrorInRun, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
 
 /** What to do with the files of each failure reason when retrying. */
 export type RetryAction = 'retry' | 'never' | 'fallback' | 'stop';
@@ -119,7 +119,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
     const summary = await runJob(
       { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock },
       async (ctx) => {
-        const extra = await transfer(mirrorOpts, deps, source, ctx);
+        const extra = await mirrorInRun(mirrorOpts, deps, source, ctx);
         if (ctx.signal.aborted) return extra;
         await client.documentUploads.complete(opts.playbook, batchId);
         if (opts.wait === false) return extra;

@@ -301,62 +301,66 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     state.bytes = ctx.bytes;
   };
 
-  try {
-    await runPool(
-      toWrite(),
-      async (pending) => {
-        const { entry } = pending;
-        ctx.inFlight = (ctx.inFlight ?? 0) + 1;
-        try {
-          await withItemRetries(
-            async () => {
-              try {
-                await writeOne(pending);
-              } catch (err) {
-                if (isThrottle(err)) concurrency.throttled();
-                throw err;
-              }
-            },
-            retry,
-            ctx.signal,
-          );
-        } catch (err) {
-          if (isFatal(err)) {
-            // Every other entry would fail the same way: stop the job.
-            fatal ??= err;
+  /** One entry through the item retries; its failure accounted by mark (fatal stops the job). */
+  const writeWithRetries = async (pending: Pending): Promise<void> => {
+    const { entry } = pending;
+    ctx.inFlight = (ctx.inFlight ?? 0) + 1;
+    try {
+      await withItemRetries(
+        async () => {
+          try {
+            await writeOne(pending);
+          } catch (err) {
+            if (isThrottle(err)) concurrency.throttled();
             throw err;
           }
-          if (ctx.signal.aborted) return; // interrupted mid-write: the intent stays, the next run settles it
-          settled(pending.group, false);
-          if (err instanceof SourceGoneError) return skipGone(entry, err);
-          fail(entry.key, err, entry);
-        } finally {
-          ctx.inFlight = (ctx.inFlight ?? 1) - 1;
-        }
-      },
-      { concurrency, signal: ctx.signal },
-    );
+        },
+        retry,
+        ctx.signal,
+      );
+    } catch (err) {
+      if (isFatal(err)) {
+        // Every other entry would fail the same way: stop the job.
+        fatal ??= err;
+        throw err;
+      }
+      if (ctx.signal.aborted) return; // interrupted mid-write: the intent stays, the next run settles it
+      settled(pending.group, false);
+      if (err instanceof SourceGoneError) return skipGone(entry, err);
+      fail(entry.key, err, entry);
+    } finally {
+      ctx.inFlight = (ctx.inFlight ?? 1) - 1;
+    }
+  };
+
+  /** Entries the store holds as written that the source no longer lists: reported, never deleted. */
+  const findVanished = (): { count: number; sample: string[] } => {
+    const vanished = { count: 0, sample: [] as string[] };
+    // Every item the store holds as uploaded was seen (and is counted there): nothing to look for.
+    if (ctx.signal.aborted || opts.only || store.uploadedCount(jobKey) === knownUploaded) return vanished;
+    for (const key of store.uploadedKeys(jobKey)) {
+      if (seen.has(key)) continue;
+      vanished.count++;
+      if (vanished.sample.length < 20) vanished.sample.push(key);
+    }
+    return vanished;
+  };
+
+  // The steps: what is new or changed goes through the bounded pool to the writes; then what
+  // vanished is found, and the destination's part of the summary added.
+  try {
+    await runPool(toWrite(), writeWithRetries, { concurrency, signal: ctx.signal });
   } catch (err) {
     throw fatal ?? err;
   } finally {
     store.flush();
   }
-
-  let deleted = 0;
-  const deletedSample: string[] = [];
-  // Every item the store holds as uploaded was seen (and is counted there): nothing to look for.
-  if (!ctx.signal.aborted && !opts.only && store.uploadedCount(jobKey) !== knownUploaded) {
-    for (const key of store.uploadedKeys(jobKey)) {
-      if (seen.has(key)) continue;
-      deleted++;
-      if (deletedSample.length < 20) deletedSample.push(key);
-    }
-  }
+  const vanished = findVanished();
   return {
     ...(coldStart ? { coldStart } : {}),
     superseded,
     supersededCount,
-    deletedLocally: { count: deleted, sample: deletedSample, note: opts.deletionNote ?? 'reported only: ferry never deletes at the destination' },
+    deletedLocally: { ...vanished, note: opts.deletionNote ?? 'reported only: ferry never deletes at the destination' },
     ...destination.report(),
   };
 }
