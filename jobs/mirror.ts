@@ -11,7 +11,7 @@ import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
-import { adoptInventory, isCold, planTransfer, transfer } from '../src/sync/engine.js';
+import { adoptInventory, isCold, planTransfer, transfer, type TransferPlan } from '../src/sync/engine.js';
 import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
 
@@ -53,14 +53,9 @@ export interface MirrorDeps {
   concurrency?: AdaptiveConcurrency;
 }
 
-export interface MirrorPlan {
-  new: number;
-  changed: number;
-  unchanged: number;
-  deletedLocally: number;
+/** The engine's plan, and the folders the project would gain. */
+export interface MirrorPlan extends TransferPlan {
   foldersToCreate: number;
-  bytes: number;
-  problems: { key: string; reason: string }[];
 }
 
 export const JOB = 'mirror';

@@ -433,25 +433,39 @@ export interface TransferPlan {
   changed: number;
   unchanged: number;
   deletedLocally: number;
+  /** Bytes of what would be written (new and changed). */
   bytes: number;
+  /** Bytes of every file the source holds. */
+  totalBytes: number;
+  folders: number;
+  /** Problems the source reports, listed up to `maxProblems`; `problemCount` counts them all. */
   problems: { key: string; reason: string }[];
+  problemCount: number;
 }
 
-export async function planTransfer(opts: { source: Source; destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place'>; store: CheckpointStore; jobKey: string; checksum?: boolean | undefined }): Promise<TransferPlan> {
+/**
+ * What a run would do, with nothing written: the dry runs of mirror, pull and migrate. The same
+ * decision as the engine's (`decide`, a content comparison when sizes match and times do not).
+ */
+export async function planTransfer(opts: { source: Source; destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place'>; store: CheckpointStore; jobKey: string; checksum?: boolean | undefined; maxProblems?: number | undefined }): Promise<TransferPlan> {
   const { source, destination, store, jobKey } = opts;
+  const maxProblems = opts.maxProblems ?? MAX_LISTED;
   await destination.prepare();
-  const plan: TransferPlan = { new: 0, changed: 0, unchanged: 0, deletedLocally: 0, bytes: 0, problems: [] };
+  const plan: TransferPlan = { new: 0, changed: 0, unchanged: 0, deletedLocally: 0, bytes: 0, totalBytes: 0, folders: 0, problems: [], problemCount: 0 };
   const seen = new SeenSet();
   for await (const entry of source.entries()) {
     if (entry.kind === 'problem') {
-      plan.problems.push({ key: entry.key, reason: entry.reason });
+      plan.problemCount++;
+      if (plan.problems.length < maxProblems) plan.problems.push({ key: entry.key, reason: entry.reason });
       continue;
     }
     if (entry.kind === 'dir') {
+      plan.folders++;
       await destination.ensureFolder(entry.key);
       continue;
     }
     seen.add(entry.key);
+    plan.totalBytes += entry.size;
     const marker = opts.checksum ? await sha256Of(entry.open() as Readable) : entry.marker;
     const known = store.fingerprint(jobKey, entry.key);
     let decision = decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, known);

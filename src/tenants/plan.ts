@@ -3,7 +3,7 @@
 // playbooks; the organization metadata and what would stop the run. Reads only, on both sides.
 import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../backends/project/source.js';
-import { decide } from '../sync/decide.js';
+import { planTransfer } from '../sync/engine.js';
 import { TargetMetadata, type MetadataMapping } from '../mapping/metadata.js';
 import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, shareOf, type MigrateSelection, type PairDeps } from './selection.js';
 import { resolveCounterparts } from './counterparts.js';
@@ -33,6 +33,9 @@ export interface MigrationPlan {
 }
 
 const MAX_LISTED = 100;
+
+/** A destination a dry run only looks at: no folder made, every entry placed nowhere. */
+const LOOK_ONLY = { prepare: async () => undefined, ensureFolder: async () => undefined, place: async () => ({ parentId: null }) };
 
 /** What a migration would do, writing nothing on either side. */
 export async function planMigration(opts: MigrateSelection & { mapping?: MetadataMapping | undefined; intoExisting?: boolean | undefined }, deps: PairDeps): Promise<MigrationPlan> {
@@ -76,18 +79,19 @@ export async function planMigration(opts: MigrateSelection & { mapping?: Metadat
   for (const project of projects) {
     const docsKey = documentsKey(jobKey, project.objectIdentifier);
     const found = ids.get('project', project.objectIdentifier) ?? counterparts.found.get(project.objectIdentifier);
-    const p: MigrationPlan['projects'][number] = { source: project.objectIdentifier, name: project.name, target: found ?? null, folders: 0, documents: 0, bytes: 0, alreadyCopied: 0, notCarried: [], notCarriedCount: 0 };
-    for await (const entry of new ProjectSource(from, project.objectIdentifier, { skipFailed: true }).entries()) {
-      if (entry.kind === 'dir') p.folders++;
-      else if (entry.kind === 'problem') {
-        p.notCarriedCount++;
-        if (p.notCarried.length < MAX_LISTED) p.notCarried.push({ key: entry.key, reason: entry.reason });
-      } else {
-        p.documents++;
-        p.bytes += entry.size;
-        if (decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker }, store.fingerprint(docsKey, entry.key)) === 'unchanged') p.alreadyCopied++;
-      }
-    }
+    // The engine's own dry run over the source project, against a target that is only looked at.
+    const t = await planTransfer({ source: new ProjectSource(from, project.objectIdentifier, { skipFailed: true }), destination: LOOK_ONLY, store, jobKey: docsKey, maxProblems: MAX_LISTED });
+    const p: MigrationPlan['projects'][number] = {
+      source: project.objectIdentifier,
+      name: project.name,
+      target: found ?? null,
+      folders: t.folders,
+      documents: t.new + t.changed + t.unchanged,
+      bytes: t.totalBytes,
+      alreadyCopied: t.unchanged,
+      notCarried: t.problems,
+      notCarriedCount: t.problemCount,
+    };
     plan.projects.push(p);
     plan.totals.folders += p.folders;
     plan.totals.documents += p.documents;

@@ -4,7 +4,7 @@ import { mirror, planMirror, type MirrorOptions } from '../../../jobs/mirror.js'
 import { exitCodeFor, printSummary } from '../output.js';
 import { formatBytes } from '../../runner/progress.js';
 import { EXIT } from '../exit-codes.js';
-import { visible } from '../../backends/names.js';
+import { safeText, visible } from '../../backends/names.js';
 import { addTransferOptions, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 
 export function registerMirror(program: Command): void {
@@ -32,7 +32,8 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
         process.stdout.write(
           `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
             `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
-            plan.problems.map((p) => `  problem: ${visible(p.key)}: ${p.reason}\n`).join(''),
+            plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
+            (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
         );
       }
       return EXIT.ok;

@@ -3,7 +3,7 @@ import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 import type { Command } from 'commander';
 import { planPull, pull } from '../../../jobs/pull.js';
 import { formatBytes } from '../../runner/progress.js';
-import { visible } from '../../backends/names.js';
+import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { collect, lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
@@ -50,7 +50,8 @@ export function registerPull(program: Command): void {
           else {
             process.stdout.write(
               `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
-                plan.problems.map((p) => `  not pulled: ${visible(p.key)}: ${p.reason}\n`).join(''),
+                plan.problems.map((p) => `  not pulled: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
+                (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more\n` : ''),
             );
           }
           process.exitCode = EXIT.ok;
