@@ -1,7 +1,7 @@
 // The life of one run: record it, hold the job's lock, stop cleanly on a signal, and finish with
 // a status and summary whatever happened inside.
-import type { Target } from '../api/client.js';
 import { randomUUID } from 'node:crypto';
+import type { Target } from '../api/client.js';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';

@@ -61,12 +61,10 @@ export interface Destination<P extends Placement = Placement> {
   place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs'>): Promise<P>;
   /**
    * Writes the entry once; an unclear failure is settled here before any repeat. `found`: the
-   * entry was already there (counted reconciled, nothing written).
-   */
-  /**
-   * `storedAs`: the destination kept the content under another name than the entry's (a service
-   * that reads names its own way). The entry is then failed with that reason, yet recorded with its
-   * id, so that no later run writes it a second time.
+   * entry was already there (counted reconciled, nothing written). `storedAs`: the destination
+   * kept the content under another name than the entry's (a service that reads names its own
+   * way); the entry is then failed with that reason, yet recorded with its id, so that no later
+   * run writes it a second time.
    */
   write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string; found?: boolean; sha256?: string | undefined; storedAs?: string }>;
   /**

@@ -49,6 +49,7 @@ function partialName(jobKey: string): string {
   const nonce = randomBytes(4).toString('hex');
   return `.ferry-${nonce}-${partialTag(jobKey, nonce)}.partial`;
 }
+
 const MAX_NAME_BYTES = 255;
 const LISTED = 1_000;
 
