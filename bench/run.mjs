@@ -12,9 +12,9 @@ import { randomUUID } from 'node:crypto';
 import fg from 'fast-glob';
 import PQueue from 'p-queue';
 import { Agent, FormData, request } from 'undici';
-import { mirror, mirrorJobKey, mirrorRetryListener } from '../dist/jobs/mirror.js';
+import { mirror, mirrorJobKey } from '../dist/jobs/mirror.js';
 import { pull } from '../dist/jobs/pull.js';
-import { AdaptiveConcurrency } from '../dist/src/runner/adaptive.js';
+import { AdaptiveConcurrency, throttleListener } from '../dist/src/runner/adaptive.js';
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { FerryClient } from '../dist/src/index.js';
@@ -427,7 +427,7 @@ async function benchRateLimit() {
   let ferry429 = 0;
   let ferryRequests = 0;
   const concurrency = new AdaptiveConcurrency({ max: CONCURRENCY });
-  const listener = mirrorRetryListener(concurrency);
+  const listener = throttleListener(concurrency);
   const client = new FerryClient({
     address: emu.address,
     credentials: emu.credentials,
