@@ -123,14 +123,15 @@ async function zipsUnder(dir: string): Promise<string[]> {
 export async function verifyArchives(target: string): Promise<VerifyOutcome[]> {
   const info = await stat(target);
   const paths = info.isDirectory() ? await zipsUnder(target) : [target];
-  const listed = info.isDirectory() ? await readIndexIfAny(target) : undefined;
+  // A folder without index.json reads as an empty index: its archives are checked on their own.
+  const listed = info.isDirectory() ? await readIndex(target) : undefined;
   const byPath = new Map((listed?.backups ?? []).map((b) => [join(target, b.file), b]));
   const outcomes: VerifyOutcome[] = [];
   for (const path of paths) {
     try {
       const archive = await openArchive(path);
       const recorded = byPath.get(path);
-      const mismatch = recorded ? await againstIndex(path, recorded, archive.manifest.playbook.objectIdentifier) : undefined;
+      const mismatch = recorded ? await againstIndex(target, recorded, archive.manifest.playbook.objectIdentifier) : undefined;
       if (mismatch) outcomes.push({ path, ok: false, error: mismatch, playbook: archive.manifest.playbook });
       else outcomes.push({ path, ok: true, playbook: archive.manifest.playbook, entries: archive.manifest.entries.length });
     } catch (err) {
@@ -145,12 +146,11 @@ export async function verifyArchives(target: string): Promise<VerifyOutcome[]> {
   return outcomes;
 }
 
-/** What is wrong with an archive against its index entry (sha256, playbook), or undefined. */
-async function againstIndex(path: string, recorded: BackupEntry, playbook: string): Promise<string | undefined> {
+/** What is wrong with an archive against its index entry (the playbook it holds, size, sha256), or undefined. */
+async function againstIndex(dir: string, recorded: BackupEntry, playbook: string): Promise<string | undefined> {
   if (playbook !== recorded.playbookIdentifier) return `${INDEX_FILE} records this file as a backup of playbook ${recorded.playbookIdentifier}, but it holds playbook ${playbook}`;
-  const sha256 = await sha256Of(createReadStream(path));
-  if (sha256 !== recorded.sha256) return `the file's sha256 is ${sha256}, ${INDEX_FILE} recorded ${recorded.sha256}: it changed since it was written`;
-  return undefined;
+  const broken = await damaged(dir, recorded);
+  return broken && `${broken}, against what ${INDEX_FILE} recorded`;
 }
 
 /** Why the archive an index entry names cannot stand for it any more (missing, changed), or undefined. */
@@ -162,15 +162,6 @@ async function damaged(out: string, recorded: BackupEntry): Promise<string | und
   const sha256 = await sha256Of(createReadStream(path)).catch((err: NodeJS.ErrnoException) => `unreadable (${err.code ?? err.message})`);
   if (sha256 !== recorded.sha256) return sha256.startsWith('unreadable') ? `it is ${sha256}` : 'its sha256 is not the one written (changed or swapped)';
   return undefined;
-}
-
-async function readIndexIfAny(dir: string): Promise<BackupIndex | undefined> {
-  try {
-    await stat(join(dir, INDEX_FILE));
-  } catch {
-    return undefined;
-  }
-  return readIndex(dir);
 }
 
 export interface ImportOptions {

@@ -1,5 +1,6 @@
 // What every job command shares: the transfer flags and their parsing, ids checked as uuids,
 // client + checkpoint store + limiter for a run, and the exit of a run refused by the lock.
+import { isUuid } from '../ids.js';
 import type { PairDeps } from '../tenants/selection.js';
 import { Option, type Command } from 'commander';
 import { ConfigurationError } from '../api/errors.js';
@@ -62,11 +63,9 @@ export function addTransferOptions(cmd: Command): Command {
 
 /** Ids are uuids: anything else is a usage error found before any request (exit 2). */
 export function uuidFlag(flag: string, value: string): string {
-  if (!UUID.test(value)) throw new ConfigurationError(`${flag} "${visible(value)}" is not an id: expected a uuid like 0f3c2a9e-5b1d-4c8e-9a7f-2d6e8b1c4a50`);
+  if (!isUuid(value)) throw new ConfigurationError(`${flag} "${visible(value)}" is not an id: expected a uuid like 0f3c2a9e-5b1d-4c8e-9a7f-2d6e8b1c4a50`);
   return value;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function transferOptionsFrom(source: string, opts: MirrorCliOptions): MirrorOptions {
   return {

@@ -1,6 +1,7 @@
 // What a migration is about, shared by the run, its plan and its proof: the pair of tenants (its
 // job key, its items, its lock), the projects and playbooks selected at the source, the
 // organization metadata they use, and what the interface cannot carry at all.
+import { isUuid } from '../ids.js';
 import type { FerryClient } from '../api/client.js';
 import { ConfigurationError, NotFoundError } from '../api/errors.js';
 import type { Playbook, Project } from '../api/types.js';
@@ -138,7 +139,7 @@ export async function definitionsUsed(from: FerryClient, projects: Project[], pl
   const unknownNames: string[] = [];
   for (const key of Object.keys(mapping.organizationMetadata ?? {})) {
     if (definitions.has(key) || usedNames.has(key.toLocaleLowerCase('en-US'))) continue;
-    let sourceId: string | undefined = UUID.test(key) ? key : undefined;
+    let sourceId: string | undefined = isUuid(key) ? key : undefined;
     if (!sourceId) {
       // A name the selection does not use: the source's own definitions are looked up by name.
       sourceByName ??= await definitionsByName(from);
@@ -150,11 +151,9 @@ export async function definitionsUsed(from: FerryClient, projects: Project[], pl
         continue;
       }
     }
-    const ref = { organizationMetadataIdentifier: sourceId, organizationMetadataName: UUID.test(key) ? null : key };
+    const ref = { organizationMetadataIdentifier: sourceId, organizationMetadataName: isUuid(key) ? null : key };
     definitions.set(sourceId, { sourceId, name: ref.organizationMetadataName });
     values.push(ref);
   }
   return { values, definitions: [...definitions.values()], unknownNames };
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

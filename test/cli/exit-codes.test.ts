@@ -26,7 +26,11 @@ const wrongSecret = () => ({ ...service.env(), FERRY_CLIENT_SECRET: 'not-the-sec
 
 /** The commands that show each row: [what, args, env?]. */
 const ROWS: Record<number, [string, () => string[], (() => Record<string, string>)?][]> = {
-  0: [['a mirror that carries everything', () => ['mirror', join(dir, 'src'), '--project', service.project, '--state', state('ok')]]],
+  0: [
+    ['a mirror dry run', () => ['mirror', join(dir, 'src'), '--project', service.project, '--dry-run', '--state', state('dry')]],
+    ['a pull dry run', () => ['pull', service.project, join(dir, 'out-dry'), '--dry-run', '--state', state('pull-dry')]],
+    ['a mirror that carries everything', () => ['mirror', join(dir, 'src'), '--project', service.project, '--state', state('ok')]],
+  ],
   1: [
     ['a mirror with a name it cannot carry', () => ['mirror', join(dir, 'bad'), '--project', service.project, '--state', state('bad')]],
     ['verify of a file that is not an archive', () => ['playbooks', 'verify', join(dir, 'a-file')]],

@@ -79,15 +79,15 @@ export function registerMigrate(program: Command): void {
       try {
         if (action === 'verify') {
           const report = await verifyMigration({ ...selection, concurrency }, deps);
-          process.stdout.write(json ? `${JSON.stringify(report)}\n` : describeVerification(report));
           process.exitCode = report.differenceCount > 0 ? EXIT.failed : EXIT.ok;
+          process.stdout.write(json ? `${JSON.stringify({ ...report, exitCode: process.exitCode })}\n` : describeVerification(report));
           return;
         }
         if (opts.dryRun) {
           const plan = await planMigration({ ...selection, mapping, intoExisting: opts.intoExisting === true }, deps);
-          if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, ...plan })}\n`);
-          else process.stdout.write(describePlan(plan));
           process.exitCode = plan.blockers.length ? EXIT.failed : EXIT.ok;
+          if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: process.exitCode, ...plan })}\n`);
+          else process.stdout.write(describePlan(plan));
           return;
         }
         const summary = await migrate({ ...selection, mapping, concurrency, progress: !json, intoExisting: opts.intoExisting === true }, deps);
@@ -97,7 +97,7 @@ export function registerMigrate(program: Command): void {
           verification = await verifyMigration({ ...selection, concurrency }, deps);
           if (verification.differenceCount > 0) code = Math.max(code, EXIT.failed);
         }
-        if (json) process.stdout.write(`${JSON.stringify({ ...summary, ...(verification ? { verification } : {}) })}\n`);
+        if (json) process.stdout.write(`${JSON.stringify({ ...summary, exitCode: code, ...(verification ? { verification } : {}) })}\n`);
         else {
           printSummary(summary, false);
           process.stdout.write(describeMigration(summary));

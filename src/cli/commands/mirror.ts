@@ -27,7 +27,7 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
   try {
     if (run.dryRun) {
       const plan = await planMirror(options, { client, store });
-      if (run.json) process.stdout.write(`${JSON.stringify({ dryRun: true, ...plan })}\n`);
+      if (run.json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: EXIT.ok, ...plan })}\n`);
       else {
         process.stdout.write(
           `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +

@@ -46,7 +46,7 @@ export function registerPull(program: Command): void {
       try {
         if (opts.dryRun) {
           const plan = await planPull(options, deps);
-          if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, ...plan })}\n`);
+          if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: EXIT.ok, ...plan })}\n`);
           else {
             process.stdout.write(
               `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
