@@ -1,5 +1,6 @@
 // Connection settings: a profile from a config file, completed by FERRY_* environment variables;
-// a profile named on the command line is used alone (a disagreeing variable is refused). Secrets never live in a profile: they come from the environment or a secrets file.
+// a profile named on the command line is used alone (a disagreeing variable is refused). Secrets
+// never live in a profile: they come from the environment or a secrets file.
 import { readFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
