@@ -27,9 +27,9 @@ module.exports = {
     },
     {
       name: 'client-knows-no-emulator',
-      comment: 'Nothing but the CLI command that starts it, and tests, reaches into the emulator.',
+      comment: 'Nothing but the CLI actions that start it, and tests, reaches into the emulator.',
       severity: 'error',
-      from: { path: '^(src/|jobs/)', pathNot: '^src/(emulator/|cli/commands/(emulator|demo)\\.ts)' },
+      from: { path: '^(src/|jobs/)', pathNot: '^src/(emulator/|cli/actions/(emulator|demo)\\.ts)' },
       to: { path: '^src/emulator/' },
     },
     {

@@ -15,25 +15,9 @@ import { Messages } from './resources/messages.js';
 import { Embeddings } from './resources/embeddings.js';
 import { Notifications } from './resources/notifications.js';
 
-/** The tenant a command writes to (or reads from), never a secret. */
-export interface Target {
-  host: string;
-  clientId: string;
-  profile?: string;
-}
+import { hostOf, type Target } from './target.js';
 
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
-/** One line naming a target: `host, client id, profile`. */
-export function describeTarget(t: Target): string {
-  return `${t.host}, client ${t.clientId}${t.profile ? `, profile ${t.profile}` : ''}`;
-}
+export { describeTarget, type Target } from './target.js';
 
 export class FerryClient {
   readonly transport: Transport;

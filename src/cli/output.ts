@@ -1,7 +1,7 @@
 // How a job's end is shown: one JSON object for machines, a few lines for people; and its exit code.
 import type { JobSummary } from '../runner/job.js';
-import { describeTarget, type Target } from '../api/client.js';
-import { formatBytes, formatDuration } from '../runner/progress.js';
+import { describeTarget, type Target } from '../api/target.js';
+import { formatBytes, formatDuration } from '../runner/format.js';
 import { EXIT } from './exit-codes.js';
 import { visible, safeText } from '../backends/names.js';
 

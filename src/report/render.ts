@@ -1,6 +1,6 @@
 // One BatchReport, five formats. The HTML one is a single self-contained file: inline CSS, an
 // inline SVG chart and a few lines of inline script for sorting; nothing is fetched.
-import { formatBytes, formatDuration } from '../runner/progress.js';
+import { formatBytes, formatDuration } from '../runner/format.js';
 import type { BatchReport } from './model.js';
 import { visible } from '../backends/names.js';
 

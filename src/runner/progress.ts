@@ -5,6 +5,9 @@
 // Elsewhere a plain record every `intervalMs`, so a log stays readable.
 import cliProgress from 'cli-progress';
 import type { RunCounts } from '../store/types.js';
+import { formatBytes, formatDuration } from './format.js';
+
+export { formatBytes, formatDuration } from './format.js';
 
 export interface ProgressState {
   counts: RunCounts;
@@ -177,23 +180,4 @@ function fit(parts: string[], width: number): string {
 function meter(fraction: number, width = 20): string {
   const filled = Math.max(0, Math.min(width, Math.round(fraction * width)));
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
-}
-
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
-}
-
-export function formatDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = s % 60;
-  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(sec).padStart(2, '0')}s` : `${sec}s`;
 }

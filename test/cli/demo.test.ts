@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
-import { runDemo } from '../../src/cli/commands/demo.js';
+import { runDemo } from '../../src/cli/actions/demo.js';
 
 describe('npm run demo', () => {
   it('mirrors the sample tree and explains each failure the emulator reports', async () => {

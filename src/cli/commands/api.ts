@@ -1,23 +1,10 @@
 // `ferry api METHOD PATH`: any call of the interface with auth handled, the way `gh api` serves GitHub.
-import { createReadStream } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
-import type { Command } from 'commander';
-import { ConfigurationError } from '../../api/errors.js';
-import { PagedList } from '../../api/paging.js';
-import type { Host, QueryValue, RequestSpec } from '../../api/transport.js';
-import { createContext } from '../context.js';
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
+import { type Command } from 'commander';
+import { later } from '../later.js';
+import { collect } from '../options.js';
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
-
-interface ApiOptions {
-  rawField: string[];
-  field: string[];
-  input?: string;
-  paginate?: boolean;
-  host?: Host;
-  pageSize: string;
-}
+export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export function registerApi(program: Command): void {
   program
@@ -35,127 +22,5 @@ export function registerApi(program: Command): void {
       'after',
       '\nExamples:\n  ferry api GET /projects --paginate\n  ferry api POST /projects -f name=Archive -f description="Moved from EU"\n  ferry api GET /models -F includeDisabled=true\n  ferry api GET /playbooks/PB/assemblies/AS/content > template.docx',
     )
-    .action(async (method: string, path: string, opts: ApiOptions, cmd: Command) => {
-      const spec = buildSpec(method, path, opts);
-      const { client } = createContext(cmd);
-      try {
-        if (opts.paginate) await printAllPages(client.transport, spec, Number(opts.pageSize));
-        else await printOne(client, spec, opts);
-      } finally {
-        await client.close();
-      }
-    });
-}
-
-export function buildSpec(methodArg: string, pathArg: string, opts: Pick<ApiOptions, 'rawField' | 'field' | 'input' | 'host'>): RequestSpec & { bodyFile?: string } {
-  const method = methodArg.toUpperCase();
-  if (!METHODS.includes(method)) throw new ConfigurationError(`unknown method "${methodArg}": expected one of ${METHODS.join(', ')}`);
-  if (!pathArg.startsWith('/')) throw new ConfigurationError(`path "${pathArg}" must start with /`);
-  const url = new URL(pathArg, 'http://placeholder');
-  const query: Record<string, QueryValue> = {};
-  for (const [k, v] of url.searchParams) addParam(query, k, v);
-
-  const params: Record<string, unknown> = {};
-  for (const f of opts.rawField) {
-    const [k, v] = splitField(f);
-    params[k] = v;
-  }
-  for (const f of opts.field) {
-    const [k, v] = splitField(f);
-    params[k] = typed(v);
-  }
-  const host = opts.host ?? (url.pathname.startsWith('/models') ? 'settings' : 'base');
-  if (host !== 'base' && host !== 'settings') throw new ConfigurationError(`--host must be base or settings, not "${host}"`);
-
-  const paramsToQuery = method === 'GET' || method === 'DELETE' || opts.input !== undefined;
-  if (paramsToQuery) {
-    for (const [k, v] of Object.entries(params)) addParam(query, k, v as QueryValue);
-  }
-  return {
-    method,
-    path: url.pathname,
-    host,
-    query,
-    ...(!paramsToQuery && Object.keys(params).length > 0 ? { json: params } : {}),
-    ...(opts.input !== undefined ? { bodyFile: opts.input } : {}),
-  };
-}
-
-async function printOne(
-  client: import('../../api/client.js').FerryClient,
-  spec: RequestSpec & { bodyFile?: string },
-  _opts: ApiOptions,
-): Promise<void> {
-  const json = spec.bodyFile !== undefined ? await readJsonBody(spec.bodyFile) : spec.json;
-  const res = await client.requestStream({ ...spec, json });
-  const type = String(res.headers['content-type'] ?? '');
-  if (type.includes('json') || type.startsWith('text/plain')) {
-    const text = (await res.body.setEncoding('utf8').toArray()).join('');
-    if (text.trim() === '') return;
-    try {
-      process.stdout.write(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
-    } catch {
-      process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-    }
-    return;
-  }
-  // Files (assembly content, document content) go to stdout byte for byte.
-  await pipeline(res.body, process.stdout, { end: false });
-}
-
-/** Streams items out as one JSON array so memory stays flat however long the list. */
-async function printAllPages(transport: import('../../api/transport.js').Transport, spec: RequestSpec, pageSize: number): Promise<void> {
-  if (spec.method !== 'GET') throw new ConfigurationError('--paginate works with GET lists only');
-  if (!Number.isInteger(pageSize) || pageSize < 1) throw new ConfigurationError('--page-size must be a positive whole number');
-  const pageParam = /\/(template-columns|category-conditions)$/.test(spec.path) ? 'page' : 'pageNumber';
-  const list = new PagedList<unknown>(
-    (pageNumber, size, signal) => transport.json({ ...spec, query: { ...spec.query, [pageParam]: pageNumber, pageSize: size } }, { signal }),
-    { pageSize },
-  );
-  let first = true;
-  process.stdout.write('[');
-  for await (const item of list) {
-    process.stdout.write(`${first ? '\n' : ',\n'}${JSON.stringify(item)}`);
-    first = false;
-  }
-  process.stdout.write(first ? ']\n' : '\n]\n');
-}
-
-async function readJsonBody(file: string): Promise<unknown> {
-  const source = file === '-' ? process.stdin : createReadStream(file);
-  let text: string;
-  try {
-    text = (await Readable.from(source).setEncoding('utf8').toArray()).join('');
-  } catch (err) {
-    throw new ConfigurationError(`cannot read --input ${file}: ${(err as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new ConfigurationError(`--input ${file} is not valid JSON: ${(err as Error).message}`);
-  }
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-function splitField(field: string): [string, string] {
-  const i = field.indexOf('=');
-  if (i <= 0) throw new ConfigurationError(`field "${field}" must look like key=value`);
-  return [field.slice(0, i), field.slice(i + 1)];
-}
-
-function typed(value: string): unknown {
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  if (value === 'null') return null;
-  if (/^-?\d+(\.\d+)?$/.test(value)) return Number(value);
-  return value;
-}
-
-function addParam(query: Record<string, QueryValue>, key: string, value: QueryValue): void {
-  const existing = query[key];
-  if (existing === undefined) query[key] = value;
-  else query[key] = [...(Array.isArray(existing) ? existing : [existing]), value] as (string | number | boolean)[];
+    .action(later(() => import('../actions/api.js'), 'apiAction'));
 }

@@ -1,15 +1,7 @@
 // `ferry check SOURCE --project P`: does the project hold exactly what the folder or zip holds?
-// No checkpoint store is read or written: the service is asked (jobs/check.ts).
-import type { Command } from 'commander';
-import { check, type CheckReport } from '../../../jobs/check.js';
-import { formatBytes } from '../../runner/progress.js';
-import { createContext } from '../context.js';
-import { EXIT } from '../exit-codes.js';
-import { uuidFlag } from '../shared.js';
-import { visible } from '../../backends/names.js';
-
-/** Differences printed as text; --json lists every one. */
-const SHOWN = 50;
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
+import { type Command } from 'commander';
+import { later } from '../later.js';
 
 export function registerCheck(program: Command): void {
   program
@@ -20,28 +12,5 @@ export function registerCheck(program: Command): void {
     .option('--to <folder>', 'the folder under the project root the source was mirrored to')
     .option('--checksum', 'read back the content of documents that carry no fingerprint and compare it')
     .option('--json', 'print one JSON object with every difference')
-    .action(async (source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean }, cmd: Command) => {
-      const project = uuidFlag('--project', opts.project);
-      const { client } = createContext(cmd);
-      let report: CheckReport;
-      try {
-        report = await check({ source, project, to: opts.to, checksum: opts.checksum === true }, client);
-      } finally {
-        await client.close();
-      }
-      const code = report.differenceCount === 0 ? EXIT.ok : EXIT.failed;
-      if (opts.json) process.stdout.write(`${JSON.stringify({ command: 'check', status: code === EXIT.ok ? 'matching' : 'different', exitCode: code, ...report })}\n`);
-      else process.stdout.write(text(report));
-      process.exitCode = code;
-    });
-}
-
-function text(r: CheckReport): string {
-  const lines = [
-    `check ${visible(r.source)} against project ${r.project}${r.to ? `/${r.to}` : ''}: ${r.differenceCount === 0 ? 'matching' : `${r.differenceCount} difference${r.differenceCount === 1 ? '' : 's'}`}`,
-    `  matching ${r.matching}${r.matchingBySizeOnly ? ` (${r.matchingBySizeOnly} by size alone: no fingerprint on the service; --checksum reads them back)` : ''}  changed ${r.counts.changed}  missing on the service ${r.counts['missing on the service']}  only on the service ${r.counts['only on the service']}  unreadable locally ${r.counts['unreadable locally']}  hashed ${formatBytes(r.bytesHashed)}`,
-  ];
-  for (const d of r.differences.slice(0, SHOWN)) lines.push(`  ${d.kind}: ${d.path}: ${d.detail}`);
-  if (r.differenceCount > SHOWN) lines.push(`  … and ${r.differenceCount - SHOWN} more (--json lists every one)`);
-  return `${lines.join('\n')}\n`;
+    .action(later(() => import('../actions/check.js'), 'checkAction'));
 }

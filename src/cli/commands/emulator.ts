@@ -1,23 +1,7 @@
 // `ferry emulator`: the service itself, on this machine, for tests and offline scripts.
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { Option, type Command } from 'commander';
-import { ConfigurationError } from '../../api/errors.js';
-import { createLogger } from '../../log.js';
-import { loadSeedFile, parseFaultSpec, startEmulator } from '../../emulator/index.js';
-import { globalOptions } from '../context.js';
-
-interface EmulatorCliOptions {
-  host: string;
-  port: string;
-  data?: string;
-  seed?: string;
-  faults?: string;
-  tokenTtl?: string;
-  maxPageSize?: string;
-  strict?: boolean;
-  folders?: 'extension' | 'none';
-  dateCompleted?: 'when-processed' | 'at-patch';
-  streamFormat?: 'events' | 'json' | 'no-final';
-}
+import { later } from '../later.js';
 
 export function registerEmulator(program: Command): void {
   program
@@ -34,46 +18,5 @@ export function registerEmulator(program: Command): void {
     .addOption(new Option('--folders <mode>', 'folder creation: the extension, or none (404)').choices(['extension', 'none']))
     .addOption(new Option('--date-completed <when>', "when a document upload's dateCompleted is set").choices(['when-processed', 'at-patch']))
     .addOption(new Option('--stream-format <format>', 'what stream: true answers: events, plain json, or events without the final message').choices(['events', 'json', 'no-final']))
-    .action(async (opts: EmulatorCliOptions, cmd: Command) => {
-      const port = Number(opts.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigurationError(`--port must be a whole number from 0 to 65535, not "${opts.port}"`);
-      const ttl = Number(opts.tokenTtl);
-      if (!Number.isInteger(ttl) || ttl < 1) throw new ConfigurationError(`--token-ttl must be a positive number of seconds, not "${opts.tokenTtl}"`);
-      const maxPageSize = opts.maxPageSize === undefined ? undefined : Number(opts.maxPageSize);
-      if (maxPageSize !== undefined && !(Number.isInteger(maxPageSize) && maxPageSize >= 1)) throw new ConfigurationError(`--max-page-size must be a whole number of at least 1, not "${opts.maxPageSize}"`);
-      const faults = opts.faults ? asConfig('--faults', () => parseFaultSpec(opts.faults as string)) : undefined;
-      const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
-      // Logs to stderr only: stdout carries exactly the one ready line.
-      const logger = createLogger({ level: globalOptions(cmd).logLevel ?? process.env.FERRY_LOG_LEVEL ?? 'info' });
-      const handle = await startEmulator({
-        host: opts.host,
-        port,
-        tokenTtlSeconds: ttl,
-        logger,
-        ...(opts.data ? { dataDir: opts.data } : {}),
-        ...(maxPageSize ? { maxPageSize } : {}),
-        ...(faults ? { faults } : {}),
-        ...(seed ? { seed } : {}),
-        ...(opts.strict ? { strict: true } : {}),
-        ...(opts.folders ? { folders: opts.folders } : {}),
-        ...(opts.dateCompleted ? { dateCompleted: opts.dateCompleted } : {}),
-        ...(opts.streamFormat ? { streamFormat: opts.streamFormat } : {}),
-      });
-      process.stdout.write(`${JSON.stringify(handle.describe())}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
-      await handle.close();
-    });
-}
-
-/** Bad input named as a usage error (exit 2). */
-function asConfig<T>(what: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw new ConfigurationError(`${what}: ${(err as Error).message}`);
-  }
+    .action(later(() => import('../actions/emulator.js'), 'emulatorAction'));
 }

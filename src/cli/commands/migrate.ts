@@ -1,33 +1,21 @@
-// `ferry migrate --from P --to P`: projects and playbooks from one tenant into another, planned
-// (--dry-run), resumable, verified (--verify, or `ferry migrate verify`).
+// `ferry migrate --from P --to P`: projects and playbooks from one tenant into another.
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
+import { type Command } from 'commander';
+import { later } from '../later.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
-import type { Command } from 'commander';
-import { migrate, planMigration, verifyMigration, type MigrateSelection, type MigrationPlan, type VerifyReport } from '../../../jobs/migrate.js';
-import { ConfigurationError } from '../../api/errors.js';
-import { loadMapping } from '../../playbooks/mapping.js';
-import { formatBytes } from '../../runner/progress.js';
-import { visible, safeText } from '../../backends/names.js';
-import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, printSummary } from '../output.js';
-import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
-import { parseShard } from '../../tenants/selection.js';
 
-interface MigrateCliOptions {
-  from: string;
-  to: string;
-  projects?: string;
-  allProjects?: boolean;
-  playbooks?: string;
-  allPlaybooks?: boolean;
-  map?: string;
-  concurrency: string;
-  dryRun?: boolean;
-  verify?: boolean;
-  json?: boolean;
-  state?: string;
-  shard?: string;
-  sameTenant?: boolean;
-  intoExisting?: boolean;
+export function registerMigrate(program: Command): void {
+  withSelection(
+    program
+      .command('migrate')
+      .description('projects (folders, documents, metadata) and playbooks from one tenant into another: planned, resumable, exactly once, verified')
+      .argument('[action]', '"verify": compare source and target only, and list every difference (exit 1 when any exists)'),
+  )
+    .option('--map <file>', 'target ids for organization metadata (and options), by source id or name (YAML)')
+    .option('--dry-run', 'print the plan and change nothing')
+    .option('--into-existing', 'copy into a same-named target project that no earlier migration of it made (otherwise the run stops and names it)')
+    .option('--verify', 'after the migration, compare source and target; exit 1 on any difference')
+    .action(later(() => import('../actions/migrate.js'), 'migrateAction'));
 }
 
 function withSelection(cmd: Command): Command {
@@ -43,110 +31,4 @@ function withSelection(cmd: Command): Command {
     .option('--same-tenant', 'allow --from and --to to be the same tenant (a copy inside one tenant)')
     .option('--state <file>', 'checkpoint database (default: the target profile\'s)')
     .option('--json', 'print one JSON object on stdout');
-}
-
-function selectionOf(opts: MigrateCliOptions): MigrateSelection {
-  const ids = (flag: string, list: string | undefined) => (list ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((id) => uuidFlag(flag, id));
-  return {
-    projects: ids('--projects', opts.projects),
-    allProjects: opts.allProjects === true,
-    playbooks: ids('--playbooks', opts.playbooks),
-    allPlaybooks: opts.allPlaybooks === true,
-    ...(opts.shard !== undefined ? { shard: parseShard(opts.shard) } : {}),
-    sameTenant: opts.sameTenant === true,
-  };
-}
-
-export function registerMigrate(program: Command): void {
-  withSelection(
-    program
-      .command('migrate')
-      .description('projects (folders, documents, metadata) and playbooks from one tenant into another: planned, resumable, exactly once, verified')
-      .argument('[action]', '"verify": compare source and target only, and list every difference (exit 1 when any exists)'),
-  )
-    .option('--map <file>', 'target ids for organization metadata (and options), by source id or name (YAML)')
-    .option('--dry-run', 'print the plan and change nothing')
-    .option('--into-existing', 'copy into a same-named target project that no earlier migration of it made (otherwise the run stops and names it)')
-    .option('--verify', 'after the migration, compare source and target; exit 1 on any difference')
-    .action(async (action: string | undefined, opts: MigrateCliOptions, cmd: Command) => {
-      if (action !== undefined && action !== 'verify') throw new ConfigurationError(`ferry migrate: unknown action "${visible(action)}" (the one action is "verify")`);
-      if (action === 'verify' && (opts.dryRun || opts.map)) throw new ConfigurationError('ferry migrate verify takes neither --dry-run nor --map');
-      const json = opts.json === true;
-      const selection = selectionOf(opts);
-      const concurrency = positiveInt('--concurrency', opts.concurrency);
-      const mapping = opts.map ? loadMapping(opts.map) : undefined;
-      const deps = openPairDeps(cmd, opts.from, opts.to, concurrency, opts.state);
-      try {
-        if (action === 'verify') {
-          const report = await verifyMigration({ ...selection, concurrency }, deps);
-          process.exitCode = report.differenceCount > 0 ? EXIT.failed : EXIT.ok;
-          process.stdout.write(json ? `${JSON.stringify({ ...report, exitCode: process.exitCode })}\n` : describeVerification(report));
-          return;
-        }
-        if (opts.dryRun) {
-          const plan = await planMigration({ ...selection, mapping, intoExisting: opts.intoExisting === true }, deps);
-          process.exitCode = plan.blockers.length ? EXIT.failed : EXIT.ok;
-          if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: process.exitCode, ...plan })}\n`);
-          else process.stdout.write(describePlan(plan));
-          return;
-        }
-        const summary = await migrate({ ...selection, mapping, concurrency, progress: !json, intoExisting: opts.intoExisting === true }, deps);
-        let code = exitCodeFor(summary);
-        let verification: VerifyReport | undefined;
-        if (opts.verify && summary.status === 'succeeded') {
-          verification = await verifyMigration({ ...selection, concurrency }, deps);
-          if (verification.differenceCount > 0) code = Math.max(code, EXIT.failed);
-        }
-        if (json) process.stdout.write(`${JSON.stringify({ ...summary, exitCode: code, ...(verification ? { verification } : {}) })}\n`);
-        else {
-          printSummary(summary, false);
-          process.stdout.write(describeMigration(summary));
-          if (verification) process.stdout.write(describeVerification(verification));
-        }
-        process.exitCode = code;
-      } catch (err) {
-        process.exitCode = lockedOr(err, json);
-      } finally {
-        await deps.close();
-      }
-    });
-}
-
-function describePlan(plan: MigrationPlan): string {
-  const t = plan.totals;
-  const lines = [`migration plan, ${visible(plan.from)} -> ${visible(plan.to)} (nothing was changed):`];
-  for (const p of plan.projects) {
-    lines.push(`  project ${visible(p.name ?? '')} (${p.source})${p.target ? ` -> ${p.target} (made by an earlier run)` : ''}: ${p.folders} folders, ${p.documents} documents, ${formatBytes(p.bytes)}${p.alreadyCopied ? `, ${p.alreadyCopied} already copied` : ''}`);
-    for (const n of p.notCarried.slice(0, 10)) lines.push(`    not carried: ${visible(n.key)}: ${safeText(n.reason)}`);
-    if (p.notCarriedCount > 10) lines.push(`    … ${p.notCarriedCount - 10} more not carried (see --json)`);
-  }
-  for (const p of plan.playbooks) lines.push(`  playbook ${visible(p.name ?? '')} (${p.source})${p.target ? ` -> ${p.target} (made by an earlier run)` : ''}`);
-  lines.push(`  organization metadata: ${plan.options.definitions} definitions, ${plan.options.options} options, ${plan.options.missingOnTarget} to create on the target`);
-  for (const b of plan.blockers) lines.push(`  BLOCKED: ${safeText(b)}`);
-  lines.push(`  totals: ${t.projects} projects, ${t.folders} folders, ${t.documents} documents (${formatBytes(t.bytes)}; ${t.alreadyCopied} already copied), ${t.playbooks} playbooks, ${t.notCarried} documents not carried`);
-  lines.push('  never carried:');
-  for (const n of plan.notCarried) lines.push(`    ${n.what}: ${n.why}`);
-  return `${lines.join('\n')}\n`;
-}
-
-function describeMigration(summary: Record<string, unknown>): string {
-  const lines: string[] = [];
-  const options = summary.options as { definitions: number; options: number; created: number } | undefined;
-  if (options) lines.push(`  organization metadata: ${options.definitions} definitions, ${options.options} options (${options.created} created on the target)`);
-  for (const p of (summary.projects as { source: string; target: string | null; name: string | null; outcome: string; documents: Record<string, number>; bytes: number }[] | undefined) ?? []) {
-    const d = p.documents;
-    lines.push(`  project ${visible(p.name ?? '')} ${p.source} -> ${p.target ?? '(none)'} (${p.outcome}): ${d.uploaded} documents copied, ${d.reconciled} found, ${d.skipped} skipped, ${d.failed} failed, ${formatBytes(p.bytes)}`);
-  }
-  for (const p of (summary.playbooks as { source: string; target: string | null; name: string | null; outcome: string }[] | undefined) ?? []) {
-    lines.push(`  playbook ${visible(p.name ?? '')} ${p.source} -> ${p.target ?? '(none)'} (${p.outcome})`);
-  }
-  return lines.length ? `${lines.join('\n')}\n` : '';
-}
-
-function describeVerification(r: VerifyReport): string {
-  const c = r.counts;
-  const lines = [`verify ${visible(r.from)} -> ${visible(r.to)}: ${c.projects} projects, ${c.folders} folders, ${c.documents} documents (${formatBytes(c.bytesHashed)} hashed), ${c.playbooks} playbooks compared: ${r.differenceCount} differences`];
-  for (const d of r.differences.slice(0, 50)) lines.push(`  ${d.kind} ${d.where}: ${d.what}`);
-  if (r.differenceCount > 50) lines.push(`  … ${r.differenceCount - 50} more (see --json)`);
-  return `${lines.join('\n')}\n`;
 }

@@ -1,11 +1,8 @@
 // `ferry mirror SOURCE --project ID`: a folder tree or a zip into a project's documents.
-import type { Command } from 'commander';
-import { mirror, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
-import { exitCodeFor, printSummary } from '../output.js';
-import { formatBytes } from '../../runner/progress.js';
-import { EXIT } from '../exit-codes.js';
-import { safeText, visible } from '../../backends/names.js';
-import { addTransferOptions, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
+import { type Command } from 'commander';
+import { later } from '../later.js';
+import { addTransferOptions } from '../options.js';
 
 export function registerMirror(program: Command): void {
   addTransferOptions(
@@ -15,36 +12,5 @@ export function registerMirror(program: Command): void {
       .argument('<source>', 'a folder, or a .zip file read in place'),
   )
     .option('--dry-run', 'print the plan (new, changed, unchanged, deleted locally, folders, bytes) and touch nothing')
-    .action(async (source: string, opts: MirrorCliOptions, cmd: Command) => {
-      process.exitCode = await runMirrorCommand(cmd, transferOptionsFrom(source, opts), { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
-    });
+    .action(later(() => import('../actions/mirror.js'), 'mirrorAction'));
 }
-
-/** Shared by `mirror`, `jobs resume` and `run`. */
-export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run: RunOptions): Promise<number> {
-  const deps = openJobDeps(cmd, options.concurrency, run);
-  const { client, store, concurrency } = deps;
-  try {
-    if (run.dryRun) {
-      const plan = await planMirror(options, { client, store });
-      if (run.json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: EXIT.ok, ...plan })}\n`);
-      else {
-        process.stdout.write(
-          `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
-            `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
-            plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
-            (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
-        );
-      }
-      return EXIT.ok;
-    }
-    const summary = await mirror(options, { client, store, concurrency });
-    printSummary(summary, run.json);
-    return exitCodeFor(summary);
-  } catch (err) {
-    return lockedOr(err, run.json);
-  } finally {
-    await deps.close();
-  }
-}
-

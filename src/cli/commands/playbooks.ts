@@ -1,17 +1,7 @@
 // `ferry playbooks export|import|backup|verify`: playbooks as archives (docs/playbook-archive.md).
-import { describeTarget, type Target } from '../../api/client.js';
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { Option, type Command } from 'commander';
-import { ConfigurationError } from '../../api/errors.js';
-import { visible, safeText } from '../../backends/names.js';
-import { formatBytes, formatDuration } from '../../runner/progress.js';
-import type { JobSummary } from '../../runner/job.js';
-import { ImportTimeoutError } from '../../playbooks/server-import.js';
-import { loadMapping } from '../../playbooks/mapping.js';
-import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives } from '../../../jobs/playbooks.js';
-import { EXIT } from '../exit-codes.js';
-import { exitCodeFor } from '../output.js';
-import { lockedOr, openJobDeps, uuidFlag } from '../shared.js';
-import { parseDurationFlag } from './upload.js';
+import { later } from '../later.js';
 
 export function registerPlaybooks(program: Command): void {
   const playbooks = program.command('playbooks').description('export, import, back up and verify playbooks as zip archives');
@@ -24,14 +14,7 @@ export function registerPlaybooks(program: Command): void {
     .requiredOption('--out <path>', 'a .zip file (one playbook) or a folder')
     .option('--state <file>', 'checkpoint database')
     .option('--json', 'print one JSON summary on stdout')
-    .action(async (ids: string[], opts: { all?: boolean; out: string; state?: string; json?: boolean }, cmd: Command) => {
-      if (opts.all && ids.length) throw new ConfigurationError('give playbook ids or --all, not both');
-      if (!opts.all && ids.length === 0) throw new ConfigurationError('name the playbooks to export (ids) or use --all');
-      ids.forEach((id) => uuidFlag('playbook id', id));
-      process.exitCode = await runJobCommand(cmd, opts, (deps) =>
-        exportPlaybooks({ ids, all: opts.all === true, out: opts.out, onDone: live(opts.json, (r) => `exported ${visible(r.name ?? '')} -> ${r.path}`) }, deps),
-      );
-    });
+    .action(later(() => import('../actions/playbooks.js'), 'exportAction'));
 
   playbooks
     .command('import')
@@ -43,12 +26,7 @@ export function registerPlaybooks(program: Command): void {
     .option('--timeout <duration>', 'server: longest wait for the import task', '10m')
     .option('--state <file>', 'checkpoint database (holds the id map of replays)')
     .option('--json', 'print one JSON summary on stdout')
-    .action(async (file: string, opts: { mode: 'server' | 'replay'; toProfile?: string; map?: string; timeout: string; state?: string; json?: boolean }, cmd: Command) => {
-      if (opts.map && opts.mode !== 'replay') throw new ConfigurationError('--map applies to --mode replay');
-      const mapping = opts.map ? loadMapping(opts.map) : undefined;
-      const timeoutMs = parseDurationFlag('--timeout', opts.timeout);
-      process.exitCode = await runJobCommand(cmd, { ...opts, profile: opts.toProfile }, (deps) => importArchive({ file, mode: opts.mode, mapping, timeoutMs }, deps));
-    });
+    .action(later(() => import('../actions/playbooks.js'), 'importAction'));
 
   playbooks
     .command('backup')
@@ -59,88 +37,12 @@ export function registerPlaybooks(program: Command): void {
     .option('--keep-weekly <n>', 'keep the newest archive of each of the last n ISO weeks')
     .option('--state <file>', 'checkpoint database')
     .option('--json', 'print one JSON summary on stdout')
-    .action(async (opts: { out: string; keep?: string; keepDaily?: string; keepWeekly?: string; state?: string; json?: boolean }, cmd: Command) => {
-      const rules = { keep: count('--keep', opts.keep), keepDaily: count('--keep-daily', opts.keepDaily), keepWeekly: count('--keep-weekly', opts.keepWeekly) };
-      process.exitCode = await runJobCommand(cmd, opts, (deps) =>
-        backupPlaybooks({ out: opts.out, ...rules, onDone: live(opts.json, (id, outcome) => `${outcome} ${id}`) }, deps),
-      );
-    });
+    .action(later(() => import('../actions/playbooks.js'), 'backupAction'));
 
   playbooks
     .command('verify')
     .description('check archives against their manifests: every entry, its size and sha256 (reads only)')
     .argument('<path>', 'an archive, or a folder (every .zip under it)')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (path: string, opts: { json?: boolean }) => {
-      const outcomes = await verifyArchives(path).catch((err: NodeJS.ErrnoException) => {
-        if (err.code) throw new ConfigurationError(`${path} cannot be read: ${err.code}`);
-        throw err;
-      });
-      const bad = outcomes.filter((o) => !o.ok);
-      if (opts.json) process.stdout.write(`${JSON.stringify({ status: bad.length ? 'failed' : 'succeeded', exitCode: bad.length ? EXIT.failed : EXIT.ok, checked: outcomes.length, failed: bad.length, archives: outcomes })}\n`);
-      else {
-        for (const o of outcomes) process.stdout.write(o.ok ? `ok    ${o.path} (${visible(o.playbook?.name ?? '')}, ${o.entries} entries)\n` : `BAD   ${o.path}: ${safeText(o.error ?? '')}\n`);
-        process.stdout.write(`${outcomes.length} archive(s) checked, ${bad.length} bad\n`);
-      }
-      process.exitCode = bad.length ? EXIT.failed : EXIT.ok;
-    });
-}
-
-type Deps = Parameters<typeof exportPlaybooks>[1];
-
-/** Opens client and store, runs the job, prints its summary; the lock and timeouts get their exit codes. */
-async function runJobCommand(cmd: Command, opts: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined }, job: (deps: Deps) => Promise<JobSummary>): Promise<number> {
-  const json = opts.json === true;
-  const deps = openJobDeps(cmd, 1, { json, state: opts.state, profile: opts.profile });
-  try {
-    let summary: JobSummary;
-    try {
-      summary = await job(deps);
-    } catch (err) {
-      if (err instanceof ImportTimeoutError) {
-        const partial = (err as { summary?: JobSummary }).summary;
-        if (json) process.stdout.write(`${JSON.stringify({ ...partial, status: 'timeout', exitCode: EXIT.timeout, error: err.message })}\n`);
-        else process.stderr.write(`ferry: ${err.message}\n`);
-        return EXIT.timeout;
-      }
-      return lockedOr(err, json);
-    }
-    printPlaybookSummary(summary, json);
-    return exitCodeFor(summary);
-  } finally {
-    await deps.close();
-  }
-}
-
-export function printPlaybookSummary(s: JobSummary, json: boolean): void {
-  if (json) {
-    process.stdout.write(`${JSON.stringify({ ...s, exitCode: exitCodeFor(s) })}\n`);
-    return;
-  }
-  const c = s.counts;
-  const lines = [
-    `${s.job} run ${s.runId}: ${s.status} in ${formatDuration(s.durationMs)}`,
-    `  found ${c.discovered}  ${s.job === 'playbooks-import' ? 'created' : 'written'} ${c.uploaded}  already in place ${c.reconciled}  skipped ${c.skipped}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
-  ];
-  if (s.parts) lines.push(`  sub-resources: ${Object.entries(s.parts as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ')}`);
-  if (s.target) lines.push(`  target: ${describeTarget(s.target as Target)}`);
-  if (s.playbookIdentifier) lines.push(`  playbook on the target: ${String(s.playbookIdentifier)}`);
-  if (Array.isArray(s.optionsCreated) && s.optionsCreated.length) lines.push(`  options created on the target: ${s.optionsCreated.map((n) => visible(String(n))).join(', ')}`);
-  if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${s.pruned.length} archive(s)`);
-  for (const h of (s.healed as { file: string; why: string }[] | undefined) ?? []) lines.push(`  written again: the newest backup ${visible(h.file)} was damaged (${h.why})`);
-  for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
-}
-
-function count(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigurationError(`${flag} must be a whole number of at least 0, not "${value}"`);
-  return n;
-}
-
-/** Progress on a terminal: a line on stderr per playbook done; nothing under --json or off a TTY. */
-function live<A extends unknown[]>(json: boolean | undefined, line: (...args: A) => string): ((...args: A) => void) | undefined {
-  if (json || process.stderr.isTTY !== true) return undefined;
-  return (...args) => process.stderr.write(`${line(...args)}\n`);
+    .action(later(() => import('../actions/playbooks.js'), 'verifyAction'));
 }

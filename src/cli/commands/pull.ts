@@ -1,22 +1,9 @@
 // `ferry pull PROJECT DIR`: a project's documents into a local folder.
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
+import { type Command } from 'commander';
+import { later } from '../later.js';
+import { collect } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
-import type { Command } from 'commander';
-import { planPull, pull } from '../../../jobs/pull.js';
-import { formatBytes } from '../../runner/progress.js';
-import { safeText, visible } from '../../backends/names.js';
-import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, printSummary } from '../output.js';
-import { collect, lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
-
-interface PullCliOptions {
-  from?: string;
-  include: string[];
-  exclude: string[];
-  concurrency: string;
-  dryRun?: boolean;
-  json?: boolean;
-  state?: string;
-}
 
 export function registerPull(program: Command): void {
   program
@@ -31,39 +18,5 @@ export function registerPull(program: Command): void {
     .option('--dry-run', 'print what would be downloaded and touch nothing')
     .option('--state <file>', 'checkpoint database')
     .option('--json', 'print one JSON summary on stdout')
-    .action(async (project: string, dir: string, opts: PullCliOptions, cmd: Command) => {
-      const options = {
-        project: uuidFlag('project', project),
-        dir,
-        from: opts.from,
-        include: opts.include,
-        exclude: opts.exclude,
-        concurrency: positiveInt('--concurrency', opts.concurrency),
-        progress: !opts.json,
-      };
-      const json = opts.json === true;
-      const deps = openJobDeps(cmd, options.concurrency, { json, state: opts.state });
-      try {
-        if (opts.dryRun) {
-          const plan = await planPull(options, deps);
-          if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: EXIT.ok, ...plan })}\n`);
-          else {
-            process.stdout.write(
-              `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
-                plan.problems.map((p) => `  not pulled: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
-                (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more\n` : ''),
-            );
-          }
-          process.exitCode = EXIT.ok;
-          return;
-        }
-        const summary = await pull(options, deps);
-        printSummary(summary, json);
-        process.exitCode = exitCodeFor(summary);
-      } catch (err) {
-        process.exitCode = lockedOr(err, json);
-      } finally {
-        await deps.close();
-      }
-    });
+    .action(later(() => import('../actions/pull.js'), 'pullAction'));
 }

@@ -1,12 +1,8 @@
-// `ferry report`: what a batch did: totals, failure reasons explained, file types and the failed
-// files with their local paths (joined through the checkpoint store when ferry uploaded them).
-import { writeFile } from 'node:fs/promises';
+// `ferry report`: what a batch did, its failure reasons explained.
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { Option, type Command } from 'commander';
-import { buildReport } from '../../report/model.js';
-import { REPORT_FORMATS, renderReport, type ReportFormat } from '../../report/render.js';
-import type { CheckpointStore } from '../../store/types.js';
-import { mirrorJobKey } from '../../../jobs/mirror.js';
-import { openJobDeps } from '../shared.js';
+import { later } from '../later.js';
+import { REPORT_FORMATS } from '../../report/render.js';
 
 export function registerReport(program: Command): void {
   program
@@ -18,25 +14,5 @@ export function registerReport(program: Command): void {
     .addOption(new Option('--format <format>', 'output format').choices([...REPORT_FORMATS]).default('text'))
     .option('--out <file>', 'write to a file instead of stdout')
     .option('--state <file>', 'checkpoint database')
-    .action(async (opts: { playbook: string; upload: string; project?: string; format: ReportFormat; out?: string; state?: string }, cmd: Command) => {
-      const deps = openJobDeps(cmd, 1, { json: false, state: opts.state });
-      try {
-        const origin = findBatchRun(deps.store, opts.upload);
-        const project = opts.project ?? origin?.project;
-        const jobKey = origin ? mirrorJobKey(deps.client.transport.address.baseUrl, origin) : undefined;
-        const report = await buildReport({ client: deps.client, playbookIdentifier: opts.playbook, uploadIdentifier: opts.upload, project, store: deps.store, jobKey });
-        const text = renderReport(report, opts.format);
-        if (opts.out) await writeFile(opts.out, text);
-        else process.stdout.write(text);
-      } finally {
-        await deps.close();
-      }
-    });
-}
-
-/** The run that uploaded a batch, if this checkpoint store has it: its source and project. */
-function findBatchRun(store: CheckpointStore, uploadId: string): { source: string; project: string; to?: string } | undefined {
-  const run = store.listRuns({ limit: 10_000 }).find((r) => r.uploadId === uploadId);
-  if (!run || typeof run.params.source !== 'string' || typeof run.params.project !== 'string') return undefined;
-  return { source: run.params.source, project: run.params.project, ...(typeof run.params.to === 'string' ? { to: run.params.to } : {}) };
+    .action(later(() => import('../actions/report.js'), 'reportAction'));
 }

@@ -1,9 +1,7 @@
 // `ferry run FILE`: a job from a definition file, the way cron runs ferry.
-import type { Command } from 'commander';
-import { loadDefinition } from '../../../jobs/definition.js';
-import { runMirrorCommand } from './mirror.js';
-import { runUploadCommand } from './upload.js';
-import { ConfigurationError } from '../../api/errors.js';
+// Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
+import { type Command } from 'commander';
+import { later } from '../later.js';
 
 export function registerRun(program: Command): void {
   program
@@ -12,20 +10,5 @@ export function registerRun(program: Command): void {
     .argument('<file>', 'job definition, YAML or JSON')
     .option('--dry-run', 'print the plan and touch nothing')
     .option('--json', 'print one JSON summary on stdout at the end')
-    .action(async (file: string, opts: { dryRun?: boolean; json?: boolean }, cmd: Command) => {
-      const loaded = loadDefinition(file);
-      if (loaded.upload) {
-        if (opts.dryRun) throw new ConfigurationError('--dry-run applies to mirror jobs; an upload job creates its batch first');
-        const ack = loaded.definition.job === 'upload' && loaded.definition.ack === true;
-        process.exitCode = await runUploadCommand(cmd, { ...loaded.upload, progress: !opts.json }, { rps: loaded.rps, state: loaded.state, json: opts.json === true, profile: loaded.profile, ack });
-        return;
-      }
-      process.exitCode = await runMirrorCommand(cmd, { ...loaded.mirror, progress: !opts.json }, {
-        rps: loaded.rps,
-        state: loaded.state,
-        json: opts.json === true,
-        dryRun: opts.dryRun === true,
-        profile: loaded.profile,
-      });
-    });
+    .action(later(() => import('../actions/run.js'), 'runAction'));
 }

@@ -1,0 +1,126 @@
+// `ferry doctor`: checks a profile end to end and prints a verdict.
+import { describeTarget } from '../../api/target.js';
+import { lookup } from 'node:dns/promises';
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import { decodeJwtClaims } from '../../api/auth.js';
+import { NotFoundError, PermissionDeniedError } from '../../api/errors.js';
+import type { FerryClient } from '../../api/client.js';
+import { createContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** A problem worth knowing that does not fail the verdict. */
+  warning?: boolean;
+}
+
+/** Clock differences beyond this make token renewal unreliable. */
+const MAX_SKEW_MS = 60_000;
+
+export async function doctorAction(opts: { json?: boolean }, cmd: Command): Promise<void> {
+  const { client, settings } = createContext(cmd);
+  let checks: Check[];
+  try {
+    checks = await runChecks(client);
+  } finally {
+    await client.close();
+  }
+  const ok = checks.every((c) => c.ok);
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ ok, profile: settings.profileName ?? null, target: client.target, checks }, null, 2)}\n`);
+  } else {
+    for (const c of checks) process.stdout.write(`[${c.ok ? (c.warning ? 'WARN' : ' ok ') : 'FAIL'}] ${c.name}: ${c.detail}\n`);
+    process.stdout.write(ok ? '\nverdict: ready\n' : '\nverdict: NOT ready (see FAIL lines)\n');
+  }
+  process.exitCode = ok ? EXIT.ok : EXIT.failed;
+}
+
+
+export async function runChecks(client: FerryClient): Promise<Check[]> {
+  const checks: Check[] = [];
+  const { baseUrl, settingsUrl, authUrl } = client.transport.address;
+  checks.push({ name: 'target', ok: true, detail: describeTarget(client.target) });
+  checks.push({ name: 'addresses', ok: true, detail: `base ${baseUrl}, settings ${settingsUrl}, auth ${authUrl}` });
+
+  for (const [name, url] of [['base host', baseUrl], ['settings host', settingsUrl], ['auth host', authUrl]] as const) {
+    const host = new URL(url).hostname;
+    try {
+      const { address } = await lookup(host);
+      checks.push({ name: `${name} resolves`, ok: true, detail: `${host} -> ${address}` });
+    } catch (err) {
+      checks.push({ name: `${name} resolves`, ok: false, detail: `${host}: ${(err as Error).message}` });
+    }
+  }
+
+  let token;
+  try {
+    token = await client.transport.tokens.token();
+  } catch (err) {
+    checks.push({ name: 'token', ok: false, detail: (err as Error).message });
+    return checks; // nothing else can work without a token
+  }
+  const now = Date.now();
+  const minutes = Math.round((token.expiresAt - now) / 60_000);
+  checks.push({ name: 'token', ok: true, detail: `obtained; expires ${new Date(token.expiresAt).toISOString()} (in ${minutes} min)` });
+  checks.push(clockCheck(token.issuedAt, token.expiresAt, now));
+
+  checks.push(await probe('read call on base host', async () => {
+    const page = await client.projects.list().page(1, 1);
+    return `GET /projects answered; ${page.totalCount ?? page.items.length} project(s) visible`;
+  }));
+  checks.push(await probe('read call on settings host', async () => {
+    const models = await client.models.list().page(1);
+    return `GET /models answered; ${models.items.length} model(s)`;
+  }));
+  checks.push(await writeProbe(client));
+
+  const claims = decodeJwtClaims(token.value);
+  const granted = claims?.permissions ?? claims?.scope ?? claims?.scp;
+  if (granted !== undefined) {
+    checks.push({ name: 'granted permissions', ok: true, detail: Array.isArray(granted) ? granted.join(', ') : String(granted) });
+  }
+  return checks;
+}
+
+export function clockCheck(issuedAt: number | undefined, expiresAt: number, now: number): Check {
+  if (issuedAt === undefined) {
+    return { name: 'clock', ok: true, warning: true, detail: 'the token carries no iat claim; clock skew cannot be measured' };
+  }
+  const skew = now - issuedAt;
+  if (now >= expiresAt) {
+    return { name: 'clock', ok: false, detail: `the token is already expired by this machine's clock: the clock is ahead by about ${Math.round(skew / 1000)} s` };
+  }
+  if (Math.abs(skew) > MAX_SKEW_MS) {
+    return { name: 'clock', ok: false, detail: `this machine's clock differs from the auth server's by about ${Math.round(skew / 1000)} s; fix the time (NTP) so tokens renew on time` };
+  }
+  return { name: 'clock', ok: true, detail: `skew against the token's iat is ${Math.round(skew / 1000)} s` };
+}
+
+async function probe(name: string, fn: () => Promise<string>): Promise<Check> {
+  try {
+    return { name, ok: true, detail: await fn() };
+  } catch (err) {
+    return { name, ok: false, detail: (err as Error).message };
+  }
+}
+
+/**
+ * Write permission, tested without changing anything: marking a notification that cannot exist
+ * passes the permission check and then answers 404, or answers 403 when writes are not allowed.
+ */
+async function writeProbe(client: FerryClient): Promise<Check> {
+  const name = 'write permission';
+  try {
+    await client.notifications.markRead(randomUUID(), true, { idempotent: false });
+    return { name, ok: true, detail: 'granted' };
+  } catch (err) {
+    if (err instanceof NotFoundError) return { name, ok: true, detail: 'granted (probed with a harmless call)' };
+    if (err instanceof PermissionDeniedError) {
+      return { name, ok: true, warning: true, detail: 'MISSING: this application can read but not write; mirror, upload and import jobs will fail' };
+    }
+    return { name, ok: false, detail: (err as Error).message };
+  }
+}

@@ -1,0 +1,81 @@
+// `ferry jobs list|show|resume`: what ran, how it ended, and picking up where a run stopped.
+import type { Command } from 'commander';
+import { ConfigurationError } from '../../api/errors.js';
+import { safeText } from '../../backends/names.js';
+import { resolveSettings } from '../../config/profile.js';
+import { defaultStorePath, openStore } from '../../store/index.js';
+import type { RunRecord } from '../../store/types.js';
+import { formatBytes } from '../../runner/format.js';
+import type { MirrorOptions } from '../../../jobs/mirror.js';
+import { globalOptions } from '../context.js';
+import { runMirrorCommand } from './mirror.js';
+import { runUploadCommand } from './upload.js';
+import type { UploadOptions } from '../../../jobs/upload.js';
+
+export async function listAction(opts: { job?: string; limit: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
+  withStore(cmd, opts.state, (store) => {
+    const runs = store.listRuns({ ...(opts.job ? { job: opts.job } : {}), limit: Number(opts.limit) || 20 });
+    if (opts.json) return void process.stdout.write(`${JSON.stringify(runs)}\n`);
+    if (runs.length === 0) return void process.stdout.write('no runs recorded yet\n');
+    for (const r of runs) process.stdout.write(`${line(r)}\n`);
+  });
+}
+
+export async function showAction(runArg: string, opts: { state?: string; json?: boolean }, cmd: Command): Promise<void> {
+  withStore(cmd, opts.state, (store) => {
+    const run = store.getRun(runId(runArg));
+    if (!run) throw new ConfigurationError(`no run ${runArg} in this checkpoint store`);
+    if (opts.json) return void process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+    process.stdout.write(`${line(run)}\n  parameters: ${JSON.stringify(run.params)}\n  batch: ${run.uploadId ?? '-'}\n`);
+    for (const e of run.errors) process.stdout.write(`  problem: ${safeText(e)}\n`);
+  });
+}
+
+export async function resumeAction(runArg: string, opts: { state?: string; json?: boolean }, cmd: Command): Promise<void> {
+  const id = runId(runArg);
+  const run = withStore(cmd, opts.state, (store) => store.getRun(id));
+  if (!run) throw new ConfigurationError(`no run ${runArg} in this checkpoint store`);
+  if (run.job !== 'mirror' && run.job !== 'upload') throw new ConfigurationError(`run ${id} is a ${run.job} run, which cannot be resumed`);
+  if (run.status === 'succeeded') throw new ConfigurationError(`run ${id} already succeeded; run the job again instead to pick up changes`);
+  // `only` (the files of a retry batch) is read back from the run by the job itself.
+  const { only: _only, ...params } = run.params;
+  if (run.job === 'upload') {
+    const options = { ...(params as unknown as UploadOptions), resumeRunId: id, progress: !opts.json };
+    process.exitCode = await runUploadCommand(cmd, options, { state: opts.state, json: opts.json === true });
+    return;
+  }
+  const options = { ...(params as unknown as MirrorOptions), resumeRunId: id, progress: !opts.json };
+  process.exitCode = await runMirrorCommand(cmd, options, { state: opts.state, json: opts.json === true });
+}
+
+
+function withStore<T>(cmd: Command, state: string | undefined, fn: (store: ReturnType<typeof openStore>) => T): T {
+  const g = globalOptions(cmd);
+  const path = state ?? defaultStorePath(g.profile ?? process.env.FERRY_PROFILE ?? safeProfileName(g));
+  const store = openStore(path);
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** The default profile's name, without requiring credentials just to read local state. */
+function safeProfileName(g: { profile?: string; config?: string }): string | undefined {
+  try {
+    return resolveSettings({ profile: g.profile, configFile: g.config }).profileName;
+  } catch {
+    return undefined;
+  }
+}
+
+function runId(arg: string): number {
+  const n = Number(arg);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigurationError(`run id must be a positive whole number, not "${arg}"`);
+  return n;
+}
+
+function line(r: RunRecord): string {
+  const c = r.counts;
+  return `${String(r.id).padStart(5)}  ${r.job.padEnd(8)} ${r.status.padEnd(11)} ${r.startedAt}  up ${c.uploaded} skip ${c.skipped} fail ${c.failed} rec ${c.reconciled}  ${formatBytes(r.bytes)}`;
+}

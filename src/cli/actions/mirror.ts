@@ -1,0 +1,42 @@
+// `ferry mirror SOURCE --project ID`: a folder tree or a zip into a project's documents.
+import type { Command } from 'commander';
+import { mirror, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
+import { exitCodeFor, printSummary } from '../output.js';
+import { formatBytes } from '../../runner/format.js';
+import { EXIT } from '../exit-codes.js';
+import { safeText, visible } from '../../backends/names.js';
+import { lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
+
+export async function mirrorAction(source: string, opts: MirrorCliOptions, cmd: Command): Promise<void> {
+  process.exitCode = await runMirrorCommand(cmd, transferOptionsFrom(source, opts), { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
+}
+
+
+/** Shared by `mirror`, `jobs resume` and `run`. */
+export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run: RunOptions): Promise<number> {
+  const deps = openJobDeps(cmd, options.concurrency, run);
+  const { client, store, concurrency } = deps;
+  try {
+    if (run.dryRun) {
+      const plan = await planMirror(options, { client, store });
+      if (run.json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: EXIT.ok, ...plan })}\n`);
+      else {
+        process.stdout.write(
+          `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
+            `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
+            plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
+            (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
+        );
+      }
+      return EXIT.ok;
+    }
+    const summary = await mirror(options, { client, store, concurrency });
+    printSummary(summary, run.json);
+    return exitCodeFor(summary);
+  } catch (err) {
+    return lockedOr(err, run.json);
+  } finally {
+    await deps.close();
+  }
+}
+

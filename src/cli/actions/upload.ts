@@ -1,0 +1,111 @@
+// `ferry upload`: a tree as one upload batch, driven to its end (processing waited for, failures
+// retried by the policy, the report printed). `ferry watch` and `ferry report` have files of their own.
+import type { Command } from 'commander';
+import { ConfigurationError } from '../../api/errors.js';
+import type { FerryClient } from '../../api/client.js';
+import type { PlaybookDocumentUploadDetails } from '../../api/types.js';
+import { renderText } from '../../report/render.js';
+import { parseDuration } from '../../../jobs/definition.js';
+import { DEFAULT_RETRY_POLICY, upload, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
+import { uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
+import { EXIT } from '../exit-codes.js';
+import { visible, safeText } from '../../backends/names.js';
+import { printSummary } from '../output.js';
+import { StatusLine } from '../../runner/progress.js';
+
+interface UploadCliOptions extends MirrorCliOptions {
+  playbook: string;
+  name?: string;
+  wait: boolean;
+  timeout: string;
+  retryFailed?: boolean;
+  ocrFallback?: string;
+  ack?: boolean;
+}
+
+export async function uploadAction(source: string, opts: UploadCliOptions, cmd: Command): Promise<void> {
+  const options: UploadOptions = {
+    ...transferOptionsFrom(source, opts),
+    playbook: uuidFlag('--playbook', opts.playbook),
+    name: opts.name,
+    wait: opts.wait,
+    timeoutMs: parseDurationFlag('--timeout', opts.timeout),
+    retryFailed: opts.retryFailed === true,
+    policy: { ...DEFAULT_RETRY_POLICY, ocrFallback: opts.ocrFallback as 'never' | 'detect' | undefined },
+  };
+  process.exitCode = await runUploadCommand(cmd, options, { rps: opts.rps, state: opts.state, json: opts.json === true, ack: opts.ack === true, timeoutText: opts.timeout });
+}
+
+
+/** Shared by `upload` and `jobs resume` of an upload run. */
+export async function runUploadCommand(cmd: Command, options: UploadOptions, run: RunOptions & { ack?: boolean; timeoutText?: string }): Promise<number> {
+  const deps = openJobDeps(cmd, options.concurrency, run);
+  const live = run.json ? undefined : liveDisplay();
+  try {
+    let result: UploadResult;
+    try {
+      result = await upload({ ...options, onPoll: live?.onPoll }, deps);
+    } catch (err) {
+      return lockedOr(err, run.json);
+    } finally {
+      live?.stop();
+    }
+    for (const batch of result.batches) {
+      if (run.json) continue;
+      printSummary(batch.summary, false);
+      if (batch.report) process.stdout.write(`\n${renderText(batch.report)}`);
+    }
+    const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), run.ack === true);
+    if (run.json) {
+      process.stdout.write(`${JSON.stringify({ ...result, exitCode: exitFor(result), notifications: notes })}\n`);
+    } else {
+      for (const n of notes) process.stdout.write(`notification: ${visible(n.title ?? '')}: ${safeText(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
+      if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
+      if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${run.timeoutText ?? 'the timeout'}; run the same command again (or \`ferry watch --playbook ${options.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}\`) to wait on.\n`);
+    }
+    return exitFor(result);
+  } finally {
+    await deps.close();
+  }
+}
+
+
+async function batchNotifications(client: FerryClient, uploadIds: string[], ack: boolean) {
+  const wanted = new Set(uploadIds);
+  const found = [];
+  for await (const n of client.notifications.list()) {
+    if (!Object.values(n.resourceIdentifiers ?? {}).some((v) => wanted.has(v))) continue;
+    found.push(n);
+    if (ack && !n.isRead) await client.notifications.markRead(n.objectIdentifier);
+  }
+  return found;
+}
+
+function exitFor(result: UploadResult): number {
+  if (result.creditsExhausted) return EXIT.noCredits;
+  if (result.timedOut) return EXIT.timeout;
+  const last = result.batches.at(-1);
+  if (!last) return EXIT.failed;
+  if (last.summary.status === 'aborted' || last.summary.status === 'interrupted') return EXIT.aborted;
+  const failedUploads = result.batches.some((b) => b.summary.counts.failed > 0);
+  const failedProcessing = Object.values(result.remainingFailures).some((n) => n > 0);
+  return failedUploads || failedProcessing ? EXIT.failed : EXIT.ok;
+}
+
+/** One line redrawn on a TTY, a line per poll elsewhere. */
+export function liveDisplay(): { onPoll: (d: PlaybookDocumentUploadDetails) => void; stop: () => void } {
+  let line: StatusLine | undefined;
+  return {
+    onPoll: (d) => {
+      line ??= new StatusLine();
+      line.update(`processing ${d.processingDocumentCount ?? 0}  completed ${d.completedDocumentCount ?? 0}  failed ${d.failedDocumentCount ?? 0}  of ${d.totalDocumentCount ?? 0}`);
+    },
+    stop: () => line?.stop(),
+  };
+}
+
+/** A duration flag, refused with its name when it does not read. */
+export function parseDurationFlag(flag: string, text: string): number {
+  if (!/^(\d+(ms|s|m|h))+$|^\d+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not a duration like 90s, 30m or 2h`);
+  return parseDuration(text);
+}

@@ -1,0 +1,113 @@
+// The flags and their parsing, light enough for `--help`: nothing here opens a client, a store or a
+// socket (start-up loads a command's definition; its action, in ../actions, only when it runs).
+import { Option, type Command } from 'commander';
+import { isUuid } from '../ids.js';
+import { ConfigurationError } from '../errors.js';
+import { DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
+import type { MirrorOptions } from '../../jobs/mirror.js';
+import { visible } from '../backends/names.js';
+import { OWN_METADATA } from '../backends/project/identity.js';
+
+export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
+export const OCR_STRATEGIES = ['never', 'detect', 'always'];
+export const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet'];
+
+export interface MirrorCliOptions {
+  project: string;
+  to?: string;
+  include: string[];
+  exclude: string[];
+  concurrency: string;
+  rps?: string;
+  checksum?: boolean;
+  resync?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+  followSymlinks?: boolean;
+  ocrEngine?: string;
+  ocrStrategy?: string;
+  coordinateExtraction?: string;
+  metadata: string[];
+  state?: string;
+}
+
+/** The flags every job that sends files takes (mirror, upload). */
+export function addTransferOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption('--project <id>', 'the project the documents go to')
+    .option('--to <folder>', 'remote folder path under the project root (default: the root)')
+    .option('--include <glob>', 'only files matching (repeatable; fast-glob syntax)', collect, [])
+    .option('--exclude <glob>', 'skip files matching (repeatable)', collect, [])
+    .option('--concurrency <n>', 'most uploads at once (adapts down when the service pushes back)', String(DEFAULT_CONCURRENCY))
+    .option('--rps <n>', 'most requests per second, all calls together')
+    .option('--checksum', 'compare files by sha256 instead of size and modification time')
+    .option('--resync', 'list the project first and adopt what is there, whatever the checkpoint store remembers')
+    .option('--follow-symlinks', 'upload symlinked files that point inside SOURCE (folders are never followed)')
+    .addOption(new Option('--ocr-engine <engine>', 'OCR engine for every document').choices(OCR_ENGINES))
+    .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
+    .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
+    .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, [])
+    .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
+    .option('--json', 'print one JSON summary on stdout at the end');
+}
+
+/** Ids are uuids: anything else is a usage error found before any request (exit 2). */
+export function uuidFlag(flag: string, value: string): string {
+  if (!isUuid(value)) throw new ConfigurationError(`${flag} "${visible(value)}" is not an id: expected a uuid like 0f3c2a9e-5b1d-4c8e-9a7f-2d6e8b1c4a50`);
+  return value;
+}
+
+export function transferOptionsFrom(source: string, opts: MirrorCliOptions): MirrorOptions {
+  return {
+    source,
+    project: uuidFlag('--project', opts.project),
+    to: opts.to,
+    include: opts.include,
+    exclude: opts.exclude,
+    concurrency: positiveInt('--concurrency', opts.concurrency),
+    checksum: opts.checksum === true,
+    resync: opts.resync === true,
+    followSymlinks: opts.followSymlinks === true,
+    ocrEngine: opts.ocrEngine as MirrorOptions['ocrEngine'],
+    ocrStrategy: opts.ocrStrategy as MirrorOptions['ocrStrategy'],
+    coordinateExtractionStrategy: opts.coordinateExtraction as MirrorOptions['coordinateExtractionStrategy'],
+    metadata: parseMetadata(opts.metadata),
+    progress: !opts.json,
+  };
+}
+
+export interface RunOptions {
+  rps?: string | number | undefined;
+  state?: string | undefined;
+  json: boolean;
+  dryRun?: boolean;
+  profile?: string | undefined;
+}
+
+export function parseMetadata(pairs: string[]): Record<string, string> | undefined {
+  if (pairs.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const i = pair.indexOf('=');
+    if (i <= 0) throw new ConfigurationError(`--metadata "${visible(pair)}" must look like key=value`);
+    if (OWN_METADATA.test(pair.slice(0, i))) throw new ConfigurationError(`--metadata "${visible(pair)}": keys starting with "ferry." are ferry's own (the identity of each document, docs/cli.md); choose another key`);
+    out[pair.slice(0, i)] = pair.slice(i + 1);
+  }
+  return out;
+}
+
+export function positiveInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigurationError(`${flag} must be a whole number of at least 1, not "${value}"`);
+  return n;
+}
+
+export function positiveNumber(flag: string, value: string): number {
+  const n = Number(value);
+  if (!(n > 0)) throw new ConfigurationError(`${flag} must be a positive number, not "${value}"`);
+  return n;
+}
+
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
