@@ -14,7 +14,7 @@ import PQueue from 'p-queue';
 import { Agent, FormData, request } from 'undici';
 import { mirror, mirrorJobKey } from '../dist/jobs/mirror.js';
 import { pull } from '../dist/jobs/pull.js';
-import { AdaptiveConcurrency, throttleListener } from '../dist/src/runner/adaptive.js';
+import { AdaptiveConcurrency } from '../dist/src/runner/adaptive.js';
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { FerryClient } from '../dist/src/index.js';
@@ -427,14 +427,12 @@ async function benchRateLimit() {
   let ferry429 = 0;
   let ferryRequests = 0;
   const concurrency = new AdaptiveConcurrency({ max: CONCURRENCY });
-  const listener = throttleListener(concurrency);
   const client = new FerryClient({
     address: emu.address,
     credentials: emu.credentials,
     retry: { maxRetries: 10 },
     onRetry: (info) => {
       if (info.status === 429) ferry429++;
-      listener(info);
     },
   });
   const project = (await client.projects.create({ name: 'bench rate limit', description: 'bench' })).objectIdentifier;
@@ -486,6 +484,120 @@ async function benchRateLimit() {
   record(`share of requests answered 429 under that limit`, Number(((100 * ferry429) / ferryRequests).toFixed(1)), Number(((100 * bare429) / bareRequests).toFixed(1)), '%', ferry429 / ferryRequests, '<= 0.05', 'ratio = ferry\'s share; bare column: the fixed-concurrency loop\'s share');
 }
 
+/** Median, least and most of a list of figures. */
+function spread(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], max: sorted[sorted.length - 1], runs: sorted.length };
+}
+
+/** Wall time of one process, ms. */
+async function wallOf(argv, env) {
+  const start = process.hrtime.bigint();
+  await run(argv[0], argv.slice(1), { env: { ...process.env, ...env }, maxBuffer: 1 << 22 }).catch((err) => {
+    throw new Error(`${argv.join(' ')} failed: ${err.stderr || err.message}`);
+  });
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/**
+ * Start-up: `--version`, `mirror --help` and a no-op mirror of an empty tree (a real run against
+ * an emulator process: profile, store, token, listing), each beside bare `node -e 0`, taken in
+ * turn A B A B so drift hits both; the ratio is the median of the pairwise ratios.
+ */
+async function benchStartup(rounds = 7) {
+  const emu = await startEmulatorProcess();
+  const empty = join(work, 'startup-empty');
+  await mkdir(empty, { recursive: true });
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const project = (await client.projects.create({ name: 'bench startup', description: 'bench' })).objectIdentifier;
+  await client.close();
+  const ferry = new URL('../bin/ferry.js', import.meta.url).pathname;
+  const env = {
+    HOME: work,
+    XDG_CONFIG_HOME: join(work, 'no-config'),
+    FERRY_BASE_URL: emu.baseUrl,
+    FERRY_SETTINGS_URL: emu.settingsUrl,
+    FERRY_AUTH_URL: emu.authUrl,
+    FERRY_AUDIENCE: emu.audience,
+    FERRY_CLIENT_ID: emu.credentials.clientId,
+    FERRY_CLIENT_SECRET: emu.credentials.clientSecret,
+    FERRY_STATE_DIR: join(work, 'startup-state'),
+    FERRY_LOG_LEVEL: 'silent',
+  };
+  const cases = [
+    ['ferry --version', [process.execPath, ferry, '--version'], '<= 2'],
+    ['ferry mirror --help', [process.execPath, ferry, 'mirror', '--help'], '<= 2'],
+    ['ferry mirror of an empty tree (no-op)', [process.execPath, ferry, 'mirror', empty, '--project', project, '--json'], undefined],
+  ];
+  for (const [name, argv, target] of cases) {
+    const ratios = [];
+    const ferryMs = [];
+    const bareMs = [];
+    await wallOf(argv, env); // warm-up
+    for (let i = 0; i < rounds; i++) {
+      const f = await wallOf(argv, env);
+      const b = await wallOf([process.execPath, '-e', '0'], env);
+      ferryMs.push(f);
+      bareMs.push(b);
+      ratios.push(f / b);
+    }
+    const r = spread(ratios);
+    const f = spread(ferryMs);
+    console.error(`${name}: ${Math.round(f.median)} ms (${Math.round(f.min)}-${Math.round(f.max)}), ratio ${r.median.toFixed(2)} (${r.min.toFixed(2)}-${r.max.toFixed(2)})`);
+    record(`start-up: ${name}`, Math.round(f.median), Math.round(spread(bareMs).median), 'ms', r.median, target, `bare: node -e 0; ${rounds} pairs; ratio median of pairwise ratios, spread ${r.min.toFixed(2)}-${r.max.toFixed(2)}`);
+    results.spreads ??= {};
+    results.spreads[`start-up: ${name}`] = { ratio: r, ferryMs: f };
+  }
+  await emu.stop();
+}
+
+/**
+ * Goodput when the service hiccups: the same mirror (1,500 files of 1 KiB, concurrency 16) into an
+ * emulator process answering a share of requests 429 or 503 (Retry-After: 1) or dropping the
+ * connection at random, beside the same mirror into a clean one; 3 runs of each, interleaved.
+ */
+async function benchFaults(rounds = 3) {
+  const n = 1_500;
+  const root = join(work, 'faults-src');
+  await makeTree(root, n, 1024);
+  const mixes = [
+    ['clean', ''],
+    ['429 5 %, 503 5 %, resets 2 %', '429=0.05,503=0.05,reset=0.02', '>= 0.5'],
+    ['503 5 %, resets 2 %', '503=0.05,reset=0.02', '>= 0.8'],
+    ['429 5 %', '429=0.05', '>= 0.5'],
+  ];
+  const rates = new Map(mixes.map(([name]) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, spec] of mixes) {
+      const emu = await startEmulatorProcess(undefined, spec ? { BENCH_FAULTS: `${spec},seed=${round + 1}` } : {});
+      const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+      const project = (await client.projects.create({ name: `bench faults ${round}`, description: 'bench' })).objectIdentifier;
+      const store = new SqliteCheckpointStore(join(work, `faults-${round}-${rates.get(name).length}-${name.length}.sqlite`));
+      const f = await timed(() => mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store }));
+      store.close();
+      const pacing = client.transport.pacing;
+      await client.close();
+      await emu.stop();
+      const c = f.result.counts;
+      if (c.uploaded + c.reconciled !== n || c.failed !== 0) throw new Error(`mirror under "${name}" did not carry everything: ${JSON.stringify(c)}`);
+      const rate = n / (f.ms / 1000);
+      rates.get(name).push(rate);
+      console.error(`faults round ${round + 1}, ${name}: ${rate.toFixed(0)} files/s (pacing ${JSON.stringify(pacing)})`);
+    }
+  }
+  const clean = spread(rates.get('clean'));
+  record(`mirror ${n} x 1 KiB, clean service (concurrency ${CONCURRENCY})`, Math.round(clean.median), Math.round(clean.median), 'files/s', 1, undefined, `median of ${rounds}, spread ${Math.round(clean.min)}-${Math.round(clean.max)} files/s`);
+  results.spreads ??= {};
+  results.spreads['faults: clean'] = clean;
+  for (const [name, , target] of mixes.slice(1)) {
+    const s = spread(rates.get(name));
+    const ratios = rates.get(name).map((r, i) => r / rates.get('clean')[i]);
+    const r = spread(ratios);
+    record(`mirror ${n} x 1 KiB under ${name}`, Math.round(s.median), Math.round(clean.median), 'files/s', r.median, target, `bare column: the same mirror, clean service; ratio median of ${rounds} runs (each beside the clean run of its round), spread ${r.min.toFixed(2)}-${r.max.toFixed(2)}`);
+    results.spreads[`faults: ${name}`] = { filesPerSecond: s, ratio: r };
+  }
+}
+
 /** A playbook of 50 assemblies with 1 MiB templates: export, and import by replay into the other tenant, each beside a bare loop of the same calls. */
 async function benchPlaybooks() {
   const emuData = join(work, 'pb-emu');
@@ -522,10 +634,11 @@ async function benchPlaybooks() {
   record('peak RSS of the playbook import', Math.round(ferryImport.maxRssKiB / MiB), Math.round(bareImport.maxRssKiB / MiB), 'MiB', ferryImport.maxRssKiB / bareImport.maxRssKiB, undefined, 'each side in its own process');
 }
 
-// `--only noop,bigfile` runs a subset (names: emulator, throughput, noop, coldstart, bigfile, discovery, playbooks, pull, ratelimit, migrate).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, noop, coldstart, bigfile, discovery, playbooks, pull, ratelimit, faults, migrate).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
+  if (wanted('startup')) await benchStartup();
   if (wanted('emulator')) await benchEmulator();
   if (wanted('throughput')) await benchThroughput();
   if (wanted('noop')) await benchNoop(100_000);
@@ -535,6 +648,7 @@ try {
   if (wanted('playbooks')) await benchPlaybooks();
   if (wanted('pull')) await benchPull();
   if (wanted('ratelimit')) await benchRateLimit();
+  if (wanted('faults')) await benchFaults();
   if (wanted('migrate')) await benchMigrate();
 } finally {
   await rm(work, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 // Runs the emulator in its own process for the benchmarks; prints its description as one line.
-// BENCH_RATE_LIMIT=rps,burst turns the per-client token bucket on.
+// BENCH_RATE_LIMIT=rps,burst turns the per-client token bucket on; BENCH_FAULTS=spec injects
+// faults (the `ferry emulator --faults` syntax).
 import { startEmulator } from '../../dist/src/emulator/index.js';
 
 const dataDir = process.argv[2];
@@ -9,6 +10,7 @@ const handle = await startEmulator({
   processing: { minDelayMs: 1, maxDelayMs: 5, seed: 1 },
   ...(dataDir ? { dataDir } : {}),
   ...(rps ? { rateLimit: { rps, burst: burst || rps } } : {}),
+  ...(process.env.BENCH_FAULTS ? { faults: process.env.BENCH_FAULTS } : {}),
 });
 process.stdout.write(`${JSON.stringify(handle.describe())}\n`);
 process.on('SIGTERM', async () => {

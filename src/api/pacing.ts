@@ -1,42 +1,85 @@
-// Pacing learned from the service's 429s: the spec states no rate limit, so the client finds it.
-// Until the first 429 nothing is paced. A 429 sets a request rate just under what the service
-// accepted in the second before it (the refused request itself waits its Retry-After in the retry
-// layer); each second without a 429 the rate rises by 10 %, probing upwards, and the next 429
-// brings it back. So a job settles just under the limit, with few refusals, instead of bursting
-// into it again after every wait. (Pausing every request for the Retry-After was tried: it left
-// goodput between 0.87 and 0.99 of the limit from run to run; this holds 0.94 to 0.96.) Hand-written: the rate limiters on npm (p-queue's interval among them)
-// take a fixed rate; none learns one from refusals.
+// Pacing learned from the service's refusals (429, and 503 which a service under load answers
+// alike). The spec states no rate limit, so the client finds it; and a real service refuses some
+// requests at random whatever the pace, so the pacer must tell a limit from noise.
+//
+// The rule, read off three models (docs/architecture.md, "Pacing"):
+// - Google's SRE book, client-side throttling: judge by requests against accepts over a window,
+//   never by a single answer. Answers are counted in windows of `window` responses, and the rate
+//   is cut at most once per window, only when the window's refused share lies clearly above the
+//   noise floor (a one-sided binomial test at about 1 %, never under 2 points).
+// - The AWS SDKs' adaptive retry mode: a cut sets the rate just under what the service was seen
+//   to accept (the accepted requests of the last second), not a fixed fraction of the attempts.
+// - rclone's pacer: after a cut, the pace recovers on its own, 10 % per second without a cut.
+// What none of them does, and a random 503 needs: a cut is an experiment. If the next window's
+// refused share does not fall to half, the refusals did not come from the rate: the cut is undone
+// and the share is taken as the noise floor. So a constant share of random refusals costs at most
+// one cut and its undoing, and the pace is back where it was within two windows, while a real
+// limit (refusals that rise with the rate and fall when it falls) is kept and tracked.
+// Hand-written: the rate limiters on npm (p-queue's interval among them) take a fixed rate; none
+// learns one from refusals, nor tells a limit from noise.
 
 export interface PacerOptions {
   now?: () => number;
   /** Lowest rate it will slow to, requests per second (default 1). */
   minRate?: number;
-  /** Growth per second without a refusal (default 1.05). */
+  /** Growth per second without a cut (default 1.1). */
   growth?: number;
+  /** Responses per window (default 32). */
+  window?: number;
 }
+
+/** A cut on probation: the rate before it, the share that caused it, the refusals since. */
+interface Trial {
+  before: number | undefined;
+  /** Accepted per second in the window that caused it. */
+  accepted: number;
+  share: number;
+  refused: number;
+  answered: number;
+  rounds: number;
+}
+
+/** Cuts on probation before refusals that do not fall with the rate are called noise. */
+const TRIAL_ROUNDS = 3;
 
 export class Pacer {
   private rate: number | undefined;
   private next = 0;
   private lastRaise = 0;
-  /** Start times of the requests the service accepted, over the last second. */
-  private readonly accepted: number[] = [];
+  private answered = 0;
+  private refusals = 0;
+  private windowStart: number | undefined;
+  private trial: Trial | undefined;
+  /** The share of requests refused whatever the rate (noise), as learned so far. */
+  private floor = 0;
+  /** What the service accepted when the last cut was kept: regrowth is quick up to near it. */
+  private ceiling = 0;
+  /** Cuts kept (a limit), and cuts undone (their refusals were noise). */
+  cuts = 0;
+  undone = 0;
   private readonly now: () => number;
   private readonly minRate: number;
   private readonly growth: number;
+  private readonly window: number;
 
   constructor(opts: PacerOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.minRate = opts.minRate ?? 1;
     this.growth = opts.growth ?? 1.1;
+    this.window = opts.window ?? 32;
   }
 
-  /** The learned rate, requests per second (undefined before the first refusal). */
+  /** The learned rate, requests per second (undefined while nothing is paced). */
   get currentRate(): number | undefined {
     return this.rate;
   }
 
-  /** Milliseconds to wait before the next request may start (and takes its slot). */
+  /** The share of refusals taken as noise. */
+  get noiseFloor(): number {
+    return this.floor;
+  }
+
+  /** Milliseconds to wait before the next request may start. */
   delay(): number {
     const now = this.now();
     let at = now;
@@ -50,27 +93,108 @@ export class Pacer {
 
   /** The service answered without refusing. */
   ok(): void {
-    const now = this.now();
-    this.accepted.push(now);
-    while (this.accepted.length > 0 && (this.accepted[0] as number) < now - 1000) this.accepted.shift();
+    this.count(false);
   }
 
-  /** The service refused with 429. */
+  /** The service refused (429 or 503). */
   refused(): void {
+    this.count(true);
+  }
+
+  private count(refused: boolean): void {
     const now = this.now();
-    while (this.accepted.length > 0 && (this.accepted[0] as number) < now - 1000) this.accepted.shift();
-    const observed = this.accepted.length;
-    const target = Math.max(this.minRate, observed * 0.95);
-    this.rate = this.rate === undefined ? target : Math.max(this.minRate, Math.min(this.rate * 0.95, target));
-    // The refused request waits its Retry-After itself (the retry layer); the others slow down.
-    this.next = Math.max(this.next, now + 1000 / this.rate);
+    this.windowStart ??= now;
+    this.answered++;
+    if (refused) this.refusals++;
+    // A trial's window also closes after a second with a quarter of its answers: a trial at a low
+    // rate (a cut taken while few requests were sent) must not hold the pace down for long.
+    const trialDue = this.trial !== undefined && now - this.windowStart >= 1000 && this.answered >= this.window / 4;
+    if (this.answered < this.window && !trialDue) return;
+    const answered = this.answered;
+    const share = this.refusals / answered;
+    // Accepted per second over the window (at least 50 ms of it, against a burst of answers).
+    const span = now - this.windowStart;
+    const accepted = ((answered - this.refusals) * 1000) / Math.max(50, span);
+    this.answered = 0;
+    this.refusals = 0;
+    this.windowStart = now;
+    this.closeWindow(share, answered, accepted, span > 1000, now);
+  }
+
+  private closeWindow(share: number, answered: number, accepted: number, sparse: boolean, now: number): void {
+    const trial = this.trial;
+    if (trial) {
+      trial.refused += share * answered;
+      trial.answered += answered;
+      const since = trial.refused / trial.answered;
+      if (fellClearly(trial.share, this.window, since, trial.answered)) {
+        // Fewer refusals at the lower rate: a limit. The cut stands.
+        this.trial = undefined;
+        this.cuts++;
+        this.ceiling = trial.accepted;
+        return;
+      }
+      // Not fallen at all at the lower rate, or still unclear after the rounds: noise. Unless a
+      // quarter or more is refused: a limit that has just appeared (the window that caused the
+      // trial was half before it) can look so too; such a share goes deeper before it is believed.
+      if ((since < trial.share || since >= 0.25) && trial.rounds < TRIAL_ROUNDS) {
+        trial.rounds++;
+        // Still refused well above the floor: perhaps not under the limit yet. Deeper.
+        if (share > this.floor + this.margin()) this.cutTo(accepted * 0.8, now);
+        return;
+      }
+      // Back to the rate before, the share learned.
+      this.trial = undefined;
+      this.undone++;
+      this.rate = trial.before;
+      this.floor = Math.max(this.floor, since);
+      this.lastRaise = now;
+      return;
+    }
+    // A sparse window (fewer than `window` answers a second: a job's serial start, its listing)
+    // measures little of a limit and much of chance: it starts a trial only on a quarter refused.
+    if (share > this.floor + this.margin() && (!sparse || share >= 0.25)) {
+      this.trial = { before: this.rate, accepted, share, refused: 0, answered: 0, rounds: 1 };
+      this.cutTo(accepted * 0.9, now);
+      return;
+    }
+    // A quiet window: the floor follows the noise (a moving average of the quiet windows' shares).
+    this.floor = this.floor * 0.9 + share * 0.1;
+    // Paced at twice what the service accepts: the pace no longer binds. Unpaced again.
+    if (this.rate !== undefined && this.rate > 2 * accepted) this.rate = undefined;
+  }
+
+  private cutTo(target: number, now: number): void {
+    const to = Math.max(this.minRate, target);
+    this.rate = this.rate === undefined ? to : Math.max(this.minRate, Math.min(this.rate, to));
+    this.next = Math.max(this.next, now);
     this.lastRaise = now;
   }
 
-  private raise(now: number): void {
-    if (this.rate === undefined || now - this.lastRaise < 1000) return;
-    const seconds = Math.floor((now - this.lastRaise) / 1000);
-    this.rate *= this.growth ** seconds;
-    this.lastRaise += seconds * 1000;
+  /** How far above the floor a window's share must lie to be more than chance (one-sided, ~1 %). */
+  private margin(): number {
+    const p = this.floor;
+    return Math.max(1.5 / this.window, 2.33 * Math.sqrt((p * (1 - p)) / this.window));
   }
+
+  /**
+   * Regrowth without a cut, CUBIC's shape in two steps: quick (50 % a second) while under 90 % of
+   * what the service accepted when the last cut was kept, then slow (10 %) probing beyond it. So a
+   * cut that was deeper than needed costs a second, not a minute.
+   */
+  private raise(now: number): void {
+    if (this.rate === undefined || this.trial) return;
+    const seconds = (now - this.lastRaise) / 1000;
+    this.lastRaise = now;
+    const quick = this.rate < 0.9 * this.ceiling;
+    this.rate *= (quick ? 1.5 : this.growth) ** seconds;
+    if (quick) this.rate = Math.min(this.rate, 0.9 * this.ceiling);
+  }
+
+}
+
+/** Whether share `a` (of `na` answers) lies clearly above share `b` (of `nb`): a one-sided two-proportion test at about 1 %. */
+function fellClearly(a: number, na: number, b: number, nb: number): boolean {
+  const p = (a * na + b * nb) / (na + nb);
+  return a - b > Math.max(0.02, 2.33 * Math.sqrt(p * (1 - p) * (1 / na + 1 / nb)));
 }

@@ -30,6 +30,7 @@ import {
   type RetryOptions,
 } from './backoff.js';
 import { sleep } from './sleep.js';
+import { noteWaited, waitOutsideSlot } from '../slots.js';
 import { silentLogger } from '../log.js';
 
 export type Host = 'base' | 'settings';
@@ -134,7 +135,7 @@ export class Transport {
   private readonly limiter: PQueue | undefined;
   /** The client-wide cap on requests per second, when one is set. */
   readonly requestsPerSecond: number | undefined;
-  /** The request rate learned from 429s (src/api/pacing.ts). */
+  /** The request rate learned from 429s and 503s (src/api/pacing.ts). */
   private readonly pacer = new Pacer();
   private readonly userAgent: string;
   private readonly onRetry: ((info: RetryInfo) => void) | undefined;
@@ -174,6 +175,11 @@ export class Transport {
       retry: this.retry,
       ...(opts.now ? { now: opts.now } : {}),
     });
+  }
+
+  /** What the pacer has learned so far: the rate (undefined while unpaced), its cuts, the noise. */
+  get pacing(): { rate: number | undefined; cuts: number; undone: number; noiseFloor: number } {
+    return { rate: this.pacer.currentRate, cuts: this.pacer.cuts, undone: this.pacer.undone, noiseFloor: this.pacer.noiseFloor };
   }
 
   async close(): Promise<void> {
@@ -234,7 +240,10 @@ export class Transport {
       try {
         if (this.limiter) await this.limiter.add(() => undefined, { signal: beforeSend });
         const pause = this.pacer.delay();
-        if (pause > 0) await sleep(pause, beforeSend);
+        if (pause > 0) {
+          noteWaited(pause);
+          await sleep(pause, beforeSend);
+        }
         token = sendToken ? (await this.tokens.token(signal)).value : undefined;
         if (opts.stopBeforeSend?.aborted) throw new AbortedError(`${method} ${path} was not sent: the job is stopping`);
         onWire = true;
@@ -268,8 +277,8 @@ export class Transport {
 
       const status = res.statusCode;
       this.logger.debug({ method, path, status, attempt, ms: Date.now() - started }, 'response');
-      // Every request of this client slows for a refusal, not only the refused one.
-      if (status === 429) this.pacer.refused();
+      // The pacer counts refusals against answers, window by window, to tell a limit from noise.
+      if (status === 429 || status === 503) this.pacer.refused();
       else if (status < 500) this.pacer.ok();
       if (status >= 200 && status < 300) return this.decode(res, kind, method, path);
 
@@ -330,7 +339,8 @@ export class Transport {
     if (retry.code !== undefined) info.code = retry.code;
     this.logger.debug(info, 'retrying');
     this.onRetry?.(info);
-    await sleep(delayMs, signal);
+    // The wait needs no worker: the slot goes to another item meanwhile.
+    await waitOutsideSlot(() => sleep(delayMs, signal));
   }
 
   private async settle<T>(didItLand: () => Promise<T | undefined>, method: string, path: string): Promise<T | undefined> {

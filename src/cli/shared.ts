@@ -3,7 +3,7 @@
 import type { PairDeps } from '../tenants/selection.js';
 import type { Command } from 'commander';
 import { FerryClient } from '../api/client.js';
-import { AdaptiveConcurrency, DEFAULT_CONCURRENCY, throttleListener } from '../runner/adaptive.js';
+import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import { createLogger } from '../log.js';
 import { ENV_VARS, resolveSettings, type ResolvedSettings } from '../config/profile.js';
 import { defaultStorePath, openStore } from '../store/index.js';
@@ -29,7 +29,7 @@ export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, ru
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
   const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? DEFAULT_CONCURRENCY });
-  const client = clientFor(cmd, settings, concurrency, run.rps);
+  const client = clientFor(cmd, settings, run.rps);
   const store = openStore(run.state ?? defaultStorePath(settings.profileName));
   return {
     client,
@@ -42,14 +42,13 @@ export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, ru
   };
 }
 
-function clientFor(cmd: Command, settings: ResolvedSettings, concurrency: AdaptiveConcurrency, rpsFlag?: string | number): FerryClient {
+function clientFor(cmd: Command, settings: ResolvedSettings, rpsFlag?: string | number): FerryClient {
   const logger = createLogger({ level: logLevelOf(cmd, settings, 'warn') });
   const rps = rpsFlag !== undefined ? positiveNumber('--rps', String(rpsFlag)) : settings.clientOptions.requestsPerSecond;
   return new FerryClient({
     ...settings.clientOptions,
     ...(settings.profileName ? { label: settings.profileName } : {}),
     logger,
-    onRetry: throttleListener(concurrency),
     ...(rps !== undefined ? { requestsPerSecond: rps } : {}),
   });
 }
@@ -68,8 +67,8 @@ export function openPairDeps(cmd: Command, fromProfile: string, toProfile: strin
   const fromSettings = resolveSettings({ profile: fromProfile, configFile: g.config, env });
   const toSettings = resolveSettings({ profile: toProfile, configFile: g.config, env });
   const concurrency = new AdaptiveConcurrency({ max: maxConcurrency });
-  const from = clientFor(cmd, fromSettings, concurrency);
-  const to = clientFor(cmd, toSettings, concurrency);
+  const from = clientFor(cmd, fromSettings);
+  const to = clientFor(cmd, toSettings);
   const store = openStore(state ?? defaultStorePath(toSettings.profileName));
   return {
     from,

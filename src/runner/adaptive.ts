@@ -1,10 +1,9 @@
 // Adaptive concurrency, additive-increase / multiplicative-decrease (the TCP congestion rule):
-// a throttling signal (429, 503 with Retry-After, or a latency far above the running norm)
-// halves the limit at once; every `increaseEvery` clean completions add one back, up to the max.
-// So the job backs off within one round trip of the service saying "too much", and returns to
-// full speed over a few hundred requests once the pressure is gone.
-
-import type { Mark } from '../marks.js';
+// an item still refused after its request retries (a persistent 429 or 503), or a latency far
+// above the running norm, halves the limit at once; every `increaseEvery` clean completions add
+// one back, up to the max. A single refusal does not: the pace of requests is the pacer's
+// (src/api/pacing.ts), which tells a rate limit from random refusals; halving workers for each
+// 429 was what cut throughput 70-fold under 12 % random faults (issue 21).
 
 export interface AdaptiveOptions {
   max: number;
@@ -17,13 +16,6 @@ export interface AdaptiveOptions {
 
 /** Most writes (uploads, downloads, copies) at once unless told otherwise: the one default. */
 export const DEFAULT_CONCURRENCY = 8;
-
-/** Hands the client's retries to the limiter: a `throttled` one (429, 503) halves it. */
-export function throttleListener(concurrency: AdaptiveConcurrency): (info: { mark: Mark }) => void {
-  return (info) => {
-    if (info.mark === 'throttled') concurrency.throttled();
-  };
-}
 
 export class AdaptiveConcurrency {
   private current: number;
@@ -50,7 +42,7 @@ export class AdaptiveConcurrency {
     return this.current;
   }
 
-  /** The service pushed back (429 or 503). */
+  /** The service kept pushing back (an item's 429 or 503 after its request retries), or was far slower than its norm. */
   throttled(): void {
     this.streak = 0;
     if (this.cooldown > 0) return;
@@ -60,14 +52,16 @@ export class AdaptiveConcurrency {
     this.cooldown = this.current;
   }
 
-  /** A request finished without pushback, taking `ms`. */
-  succeeded(ms: number): void {
+  /** An item was written, the service taking `ms` (undefined: not a latency sample, e.g. it was retried). */
+  succeeded(ms?: number): void {
     if (this.cooldown > 0) this.cooldown--;
-    const norm = this.smoothedMs;
-    this.smoothedMs = norm === undefined ? ms : norm * 0.9 + ms * 0.1;
-    if (norm !== undefined && ms > norm * this.slowFactor && ms > 50) {
-      this.throttled();
-      return;
+    if (ms !== undefined) {
+      const norm = this.smoothedMs;
+      this.smoothedMs = norm === undefined ? ms : norm * 0.9 + ms * 0.1;
+      if (norm !== undefined && ms > norm * this.slowFactor && ms > 50) {
+        this.throttled();
+        return;
+      }
     }
     this.streak++;
     if (this.streak >= (this.increaseEvery ?? this.current) && this.current < this.max) {

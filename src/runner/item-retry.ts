@@ -4,6 +4,7 @@
 import { isRetryable, markOf } from '../marks.js';
 import { backoffDelay } from '../api/backoff.js';
 import { sleep } from '../api/sleep.js';
+import { waitOutsideSlot } from '../slots.js';
 
 export interface ItemRetryOptions {
   retries: number;
@@ -34,7 +35,8 @@ export async function withItemRetries<T>(fn: (attempt: number) => Promise<T>, op
       return await fn(attempt);
     } catch (err) {
       if (attempt >= opts.retries || !isTransient(err) || signal?.aborted) throw err;
-      await sleep(backoffDelay(attempt, { maxRetries: opts.retries, baseDelayMs: opts.baseDelayMs, maxDelayMs: opts.maxDelayMs, maxRetryAfterMs: opts.maxDelayMs }), signal);
+      const ms = backoffDelay(attempt, { maxRetries: opts.retries, baseDelayMs: opts.baseDelayMs, maxDelayMs: opts.maxDelayMs, maxRetryAfterMs: opts.maxDelayMs });
+      await waitOutsideSlot(() => sleep(ms, signal));
     }
   }
 }

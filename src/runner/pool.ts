@@ -1,7 +1,11 @@
 // Runs work items from a stream with bounded concurrency and a bounded backlog, so memory stays
 // flat however long the stream: the producer waits while the backlog is full (rclone's
-// "--max-backlog" between its lister and its transfers).
-import PQueue from 'p-queue';
+// "--max-backlog" between its lister and its transfers). An item waiting out a retry gives its
+// slot back meanwhile (../slots.ts), so a refused request does not idle a worker; at most
+// `waiting` items (4 x the limit) wait so at once, and one coming back from its wait goes ahead of
+// new ones. (At 500 requests a second with 10 % of them asked to wait 1 s, 50 wait at any time.)
+// Hand-written over p-queue: a queue's task cannot hand its slot back and take it again.
+import { runInSlot, type Slot } from '../slots.js';
 import type { AdaptiveConcurrency } from './adaptive.js';
 
 export interface PoolOptions {
@@ -11,38 +15,122 @@ export interface PoolOptions {
   signal?: AbortSignal;
 }
 
+/** Slots counted against a limit that may change (adaptive concurrency). */
+export class Slots {
+  private active = 0;
+  private released = 0;
+  private readonly fresh: (() => void)[] = [];
+  private readonly returning: (() => void)[] = [];
+
+  /** `waiting`: most items waiting without a slot at once (default: the limit). */
+  constructor(
+    private readonly limit: () => number,
+    private readonly waitingMax: () => number = limit,
+  ) {}
+
+  /** Items holding a slot now. */
+  get holding(): number {
+    return this.active;
+  }
+
+  /** Items waiting without their slot now. */
+  get waiting(): number {
+    return this.released;
+  }
+
+  /** Items waiting for a first slot. */
+  get queued(): number {
+    return this.fresh.length;
+  }
+
+  acquire(returning = false): Promise<void> {
+    if (this.active < this.limit() && (returning || this.returning.length === 0)) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => (returning ? this.returning : this.fresh).push(resolve));
+  }
+
+  release(): void {
+    this.active--;
+    this.pump();
+  }
+
+  /** A slot for one item, which it may hand back while it waits. */
+  slot(): Slot {
+    const slots = this;
+    return {
+      waitedMs: 0,
+      retries: 0,
+      async releaseWhile<T>(wait: () => Promise<T>): Promise<T> {
+        // Enough items already wait without a slot: this one keeps its own.
+        if (slots.released >= slots.waitingMax()) return wait();
+        slots.released++;
+        slots.release();
+        try {
+          return await wait();
+        } finally {
+          slots.released--;
+          await slots.acquire(true);
+        }
+      },
+    };
+  }
+
+  private pump(): void {
+    while (this.active < this.limit()) {
+      const next = this.returning.shift() ?? this.fresh.shift();
+      if (!next) return;
+      this.active++;
+      next();
+    }
+  }
+}
+
 /**
  * Feeds `items` to `work`. Stops taking new items when `signal` aborts and waits for the
  * ones in flight to settle. Errors thrown by `work` are the caller's to record: the pool
  * rethrows the first one only after everything in flight has settled.
  */
 export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Promise<void>, opts: PoolOptions): Promise<void> {
-  const queue = new PQueue({ concurrency: opts.concurrency.limit });
+  const slots = new Slots(
+    () => opts.concurrency.limit,
+    () => opts.concurrency.limit * 4,
+  );
   const backlog = opts.backlog ?? opts.concurrency.limit * 4;
+  const running = new Set<Promise<void>>();
   let failure: unknown;
-  const sync = () => {
-    if (queue.concurrency !== opts.concurrency.limit) queue.concurrency = opts.concurrency.limit;
+  /** Resolves the producer when the backlog has room again. */
+  let room: (() => void) | undefined;
+
+  const start = (item: T): void => {
+    const task = (async () => {
+      await slots.acquire();
+      room?.();
+      room = undefined;
+      try {
+        // Stopped, or a fatal failure ended the job: what waits in the backlog is not started.
+        if (opts.signal?.aborted || failure !== undefined) return;
+        await runInSlot(slots.slot(), () => work(item));
+      } catch (err) {
+        failure ??= err;
+      } finally {
+        slots.release();
+      }
+    })();
+    running.add(task);
+    void task.finally(() => running.delete(task));
   };
+
   try {
     for await (const item of items) {
       if (opts.signal?.aborted || failure !== undefined) break;
-      sync();
-      await queue.onSizeLessThan(backlog);
-      if (opts.signal?.aborted) break;
-      void queue.add(async () => {
-        // Stopped, or a fatal failure ended the job: what waits in the backlog is not started.
-        if (opts.signal?.aborted || failure !== undefined) return;
-        try {
-          await work(item);
-        } catch (err) {
-          failure ??= err;
-        } finally {
-          sync();
-        }
-      });
+      while (slots.queued >= backlog) await new Promise<void>((resolve) => (room = resolve));
+      if (opts.signal?.aborted || failure !== undefined) break;
+      start(item);
     }
   } finally {
-    await queue.onIdle();
+    while (running.size > 0) await Promise.all(running);
   }
   if (failure !== undefined) throw failure;
 }

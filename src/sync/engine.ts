@@ -13,6 +13,7 @@ import { SourceGoneError, type FileEntry, type Source, type SourceEntry } from '
 import type { CheckpointStore, ItemRecord } from '../store/types.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import { noteError, type JobContext } from '../runner/job.js';
+import { waitedInSlot } from '../slots.js';
 import { runPool } from '../runner/pool.js';
 import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/item-retry.js';
 import type { ProgressState } from '../runner/progress.js';
@@ -207,8 +208,26 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     state.discovering = false;
   };
 
+  // Folders are made beside the listing, not in its way: a folder whose creation waits out a
+  // retry stalls only the files that go into it (they await it in place()), never the lister.
+  // At most `concurrency.limit` are in the making at once; a failure surfaces at the end, or
+  // sooner through a file of that folder.
+  const folders = new Set<Promise<void>>();
+  let folderFailure: unknown;
+  const makeFolder = async (key: string): Promise<void> => {
+    while (folders.size >= concurrency.limit) await Promise.race(folders);
+    const made: Promise<void> = destination.ensureFolder(key).then(
+      () => void folders.delete(made),
+      (err: unknown) => {
+        folderFailure ??= err;
+        folders.delete(made);
+      },
+    );
+    folders.add(made);
+  };
+
   const considerOther = async (entry: Exclude<SourceEntry, FileEntry>): Promise<void> => {
-    if (entry.kind === 'dir') return destination.ensureFolder(entry.key);
+    if (entry.kind === 'dir') return makeFolder(entry.key);
     // Every entry found is counted, what cannot be carried too: discovered = what the source holds.
     if (opts.only && !opts.only.has(entry.key)) return;
     ctx.counts.discovered++;
@@ -273,8 +292,12 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
     }
     const started = Date.now();
+    const waited = waitedInSlot();
     const { remoteId, found, sha256, storedAs } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal });
-    concurrency.succeeded(Date.now() - started);
+    // The service's latency, from items written at the first attempt (the waits for the pace left
+    // out): a retried item's time is the fault's, not a sign of load.
+    const after = waitedInSlot();
+    concurrency.succeeded(after.retries === waited.retries ? Date.now() - started - (after.ms - waited.ms) : undefined);
     claimed.add(remoteId);
     // The content's sha256 when the destination computed it: a later run with another time compares content.
     store.recordUploaded(jobKey, entry.key, { remoteId, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? sha256 ?? null, parentId: placement.parentId });
@@ -348,9 +371,12 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   // vanished is found, and the destination's part of the summary added.
   try {
     await runPool(toWrite(), writeWithRetries, { concurrency, signal: ctx.signal });
+    await Promise.all(folders);
+    if (folderFailure !== undefined) throw folderFailure;
   } catch (err) {
     throw fatal ?? err;
   } finally {
+    await Promise.all(folders);
     store.flush();
   }
   const vanished = findVanished();

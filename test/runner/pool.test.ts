@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
 import { runPool } from '../../src/runner/pool.js';
+import { waitOutsideSlot } from '../../src/slots.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { parseShard, shareOf } from '../../src/tenants/selection.js';
 
@@ -25,5 +26,65 @@ describe('pool', () => {
     expect(finished).toBe(200);
     // running (2) + queued (5) + the one being handed over
     expect(maxAhead).toBeLessThanOrEqual(8);
+  });
+
+  it('gives the slot of an item that waits out a retry to another item, and takes it back first', async () => {
+    const c = new AdaptiveConcurrency({ max: 2 });
+    const log: string[] = [];
+    let endWait: () => void = () => undefined;
+    const waiting = new Promise<void>((r) => (endWait = r));
+    let holding = 0;
+    let most = 0;
+    async function* items() {
+      for (let i = 0; i < 6; i++) yield i;
+    }
+    await runPool(items(), async (i) => {
+      holding++;
+      most = Math.max(most, holding);
+      log.push(`start ${i}`);
+      if (i === 0) {
+        holding--;
+        // Item 0 is refused and waits its Retry-After without a slot; it ends once item 3 started.
+        await waitOutsideSlot(() => waiting);
+        holding++;
+        log.push('0 back');
+      } else {
+        await new Promise((r) => setImmediate(r));
+        if (i === 3) endWait();
+        // Item 1 stays until item 0 is back, so a slot is free only after 0 has its own again.
+        if (i === 1) await waiting.then(() => new Promise((r) => setTimeout(r, 5)));
+      }
+      log.push(`end ${i}`);
+      holding--;
+    }, { concurrency: c, backlog: 10 });
+    // While 0 waited, 2 and 3 ran in its slot; then 0 came back ahead of 4 and 5.
+    expect(log.indexOf('start 2')).toBeLessThan(log.indexOf('0 back'));
+    expect(log.indexOf('start 3')).toBeLessThan(log.indexOf('0 back'));
+    expect(log.indexOf('0 back')).toBeLessThan(log.indexOf('start 4'));
+    expect(log.filter((l) => l.startsWith('end'))).toHaveLength(6);
+    // Never more than the limit at work at once.
+    expect(most).toBeLessThanOrEqual(2);
+  });
+
+  it('lets at most 4 x `limit` items wait without a slot; the next waits in its own', async () => {
+    const c = new AdaptiveConcurrency({ max: 2 });
+    let started = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    let sawStarted = 0;
+    async function* items() {
+      for (let i = 0; i < 20; i++) yield i;
+    }
+    const done = runPool(items(), async () => {
+      started++;
+      await waitOutsideSlot(() => gate);
+    }, { concurrency: c, backlog: 10 });
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    sawStarted = started;
+    release();
+    await done;
+    // 8 waiting without a slot + 2 waiting in their own slots: 10 started, not 20.
+    expect(sawStarted).toBe(10);
+    expect(started).toBe(20);
   });
 });

@@ -40,6 +40,9 @@ export interface Placement {
 export class RemoteFolders {
   readonly stats: FolderStats = { reused: 0, created: 0, flattened: 0, creationUnavailable: false };
   private readonly resolving = new Map<string, Promise<string | null | undefined>>();
+  /** The first creation, which the others wait for until the service has answered one. */
+  private probe: Promise<string | null | undefined> | undefined;
+  private creationAnswered = false;
   /** Children folders per parent id ('' = root), listed once. */
   private readonly children = new Map<string, Promise<Map<string, string>>>();
   private readonly flattenedDirs = new Set<string>();
@@ -100,6 +103,23 @@ export class RemoteFolders {
       return existing;
     }
     if (this.stats.creationUnavailable) return this.flatten(full);
+    // Folders are made side by side (the engine does not wait for each), but until one creation
+    // has been answered nobody knows whether the service creates folders at all: the first is a
+    // probe the others wait for, so a service without folders is asked once, not once per folder.
+    if (!this.creationAnswered) {
+      if (this.probe) {
+        await this.probe.catch(() => undefined);
+        if (this.stats.creationUnavailable) return this.flatten(full);
+      } else {
+        const probe = this.create(full, name, parentId);
+        this.probe = probe;
+        return probe;
+      }
+    }
+    return this.create(full, name, parentId);
+  }
+
+  private async create(full: string, name: string, parentId: string | null): Promise<string | null | undefined> {
     if (this.dryRun) {
       this.stats.created++;
       // A stand-in id for a folder a real run would create; it has no children to list.
@@ -117,6 +137,7 @@ export class RemoteFolders {
         },
       });
       const id = doc.objectIdentifier as string;
+      this.creationAnswered = true;
       this.stats.created++;
       (await this.childFolders(parentId)).set(name, id);
       this.remember(full, id);
@@ -132,6 +153,7 @@ export class RemoteFolders {
           return id;
         }
       }
+      if (err instanceof ApiError && err.status !== 404 && !REFUSALS.has(err.status)) this.creationAnswered = true;
       if (err instanceof ApiError && err.status === 400) {
         // This folder, not folders at all: its files keep their path in metadata, said by name.
         const refused = (this.stats.refused ??= []);
