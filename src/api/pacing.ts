@@ -31,13 +31,17 @@ export interface PacerOptions {
 /** A cut on probation: the rate before it, the share that caused it, the refusals since. */
 interface Trial {
   before: number | undefined;
-  /** Accepted per second in the window that caused it. */
+  /** The highest refused share seen: of the window that caused it, or of a round of it. */
+  highest: number;
+  /** The lowest share of its rounds (what is refused below the limit, if any). */
+  lowest: number;
+  /** The most the service accepted per second in a round: near the limit, if there is one. */
   accepted: number;
-  share: number;
-  refused: number;
-  answered: number;
   rounds: number;
 }
+
+/** How long after a kept cut the pace dwells near the rate the service accepted then. */
+const PLATEAU_MS = 3_000;
 
 /** Cuts on probation before refusals that do not fall with the rate are called noise. */
 const TRIAL_ROUNDS = 3;
@@ -54,6 +58,7 @@ export class Pacer {
   private floor = 0;
   /** What the service accepted when the last cut was kept: regrowth is quick up to near it. */
   private ceiling = 0;
+  private keptAt = -Infinity;
   /** Cuts kept (a limit), and cuts undone (their refusals were noise). */
   cuts = 0;
   undone = 0;
@@ -124,37 +129,38 @@ export class Pacer {
   private closeWindow(share: number, answered: number, accepted: number, sparse: boolean, now: number): void {
     const trial = this.trial;
     if (trial) {
-      trial.refused += share * answered;
-      trial.answered += answered;
-      const since = trial.refused / trial.answered;
-      if (fellClearly(trial.share, this.window, since, trial.answered)) {
-        // Fewer refusals at the lower rate: a limit. The cut stands.
+      trial.lowest = Math.min(trial.lowest, share);
+      trial.accepted = Math.max(trial.accepted, accepted);
+      if (fellClearly(trial.highest, this.window, share, answered)) {
+        // Fewer refused at the lower rate than at the higher: a limit. The cut stands, and what
+        // the service accepted at most meanwhile is where the limit lies.
         this.trial = undefined;
         this.cuts++;
         this.ceiling = trial.accepted;
+        this.keptAt = now;
         return;
       }
-      // Not fallen at all at the lower rate, or still unclear after the rounds: noise. Unless a
-      // quarter or more is refused: a limit that has just appeared (the window that caused the
-      // trial was half before it) can look so too; such a share goes deeper before it is believed.
-      if ((since < trial.share || since >= 0.25) && trial.rounds < TRIAL_ROUNDS) {
+      if (trial.rounds < TRIAL_ROUNDS) {
+        // Not fallen (yet): maybe the cut is not under the limit, which a window at the limit's
+        // onset (half before it) can make look so. Deeper while still refused above the floor.
         trial.rounds++;
-        // Still refused well above the floor: perhaps not under the limit yet. Deeper.
+        trial.highest = Math.max(trial.highest, share);
         if (share > this.floor + this.margin()) this.cutTo(accepted * 0.8, now);
         return;
       }
-      // Back to the rate before, the share learned.
+      // As many refused at every lower rate: noise. Back to the rate before; the least share
+      // seen is taken as the noise floor.
       this.trial = undefined;
       this.undone++;
       this.rate = trial.before;
-      this.floor = Math.max(this.floor, since);
+      this.floor = Math.max(this.floor, trial.lowest);
       this.lastRaise = now;
       return;
     }
     // A sparse window (fewer than `window` answers a second: a job's serial start, its listing)
     // measures little of a limit and much of chance: it starts a trial only on a quarter refused.
     if (share > this.floor + this.margin() && (!sparse || share >= 0.25)) {
-      this.trial = { before: this.rate, accepted, share, refused: 0, answered: 0, rounds: 1 };
+      this.trial = { before: this.rate, highest: share, lowest: 1, accepted: 0, rounds: 1 };
       this.cutTo(accepted * 0.9, now);
       return;
     }
@@ -178,22 +184,28 @@ export class Pacer {
   }
 
   /**
-   * Regrowth without a cut, CUBIC's shape in two steps: quick (50 % a second) while under 90 % of
-   * what the service accepted when the last cut was kept, then slow (10 %) probing beyond it. So a
-   * cut that was deeper than needed costs a second, not a minute.
+   * Regrowth without a cut, in CUBIC's shape around what the service accepted when the last cut
+   * was kept (the ceiling): quick (50 % a second) below 90 % of it; for the first 3 s after the
+   * cut a plateau (2 % a second) up to 110 %, where a limit found once most likely is again; then
+   * probing (`growth`, 10 %). So a cut deeper than needed costs a second, a kept cut that was in
+   * truth chance costs a few, and the pace dwells just under a real limit instead of climbing
+   * straight back through it.
    */
   private raise(now: number): void {
     if (this.rate === undefined || this.trial) return;
     const seconds = (now - this.lastRaise) / 1000;
     this.lastRaise = now;
-    const quick = this.rate < 0.9 * this.ceiling;
-    this.rate *= (quick ? 1.5 : this.growth) ** seconds;
-    if (quick) this.rate = Math.min(this.rate, 0.9 * this.ceiling);
+    const c = this.ceiling;
+    const plateau = now - this.keptAt < PLATEAU_MS;
+    if (this.rate < 0.9 * c) this.rate = Math.min(0.9 * c, this.rate * 1.5 ** seconds);
+    else if (plateau && this.rate < 1.1 * c) this.rate = Math.min(1.1 * c, this.rate * 1.02 ** seconds);
+    else this.rate *= this.growth ** seconds;
   }
+
 
 }
 
-/** Whether share `a` (of `na` answers) lies clearly above share `b` (of `nb`): a one-sided two-proportion test at about 1 %. */
+/** Whether share `b` (of `nb` answers) lies clearly below share `a` (of `na`): a one-sided two-proportion test at about 1 %. */
 function fellClearly(a: number, na: number, b: number, nb: number): boolean {
   const p = (a * na + b * nb) / (na + nb);
   return a - b > Math.max(0.02, 2.33 * Math.sqrt(p * (1 - p) * (1 / na + 1 / nb)));

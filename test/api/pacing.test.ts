@@ -41,7 +41,7 @@ describe('pacing learned from refusals', () => {
   describe.each([
     [0.05, 0.85],
     [0.12, 0.85],
-    [0.3, 0.65],
+    [0.3, 0.6],
   ])('random refusals at a constant share of %s', (noise, kept) => {
     it.each(SEEDS)('do not drive the rate down (seed %i)', (seed) => {
       const offered = 200;
