@@ -294,8 +294,10 @@ async function benchPull() {
   seedStore.close();
   let bareMs = 0;
   let ferryMs = 0;
-  // A/B twice, into fresh folders.
-  for (let round = 0; round < 2; round++) {
+  const ratios = [];
+  // A/B three times, into fresh folders, after one uncounted pass that warms the emulator up.
+  const rounds = 3;
+  for (let round = -1; round < rounds; round++) {
     const bareOut = join(work, `pull-bare-${round}`);
     const bareSide = () => timed(async () => {
       const queue = new PQueue({ concurrency: CONCURRENCY });
@@ -319,10 +321,14 @@ async function benchPull() {
       store.close();
       return f;
     };
-    // The side that goes first alternates (the emulator warms up during the first).
+    if (round < 0) {
+      await bareSide();
+      continue;
+    }
+    // The side that goes first alternates.
     let b;
     let f;
-    if (round === 0) {
+    if (round % 2 === 0) {
       b = await bareSide();
       f = await ferrySide();
     } else {
@@ -332,13 +338,17 @@ async function benchPull() {
     if (b.result !== n || f.result.counts.uploaded !== n) throw new Error(`a pull side did not download everything: bare ${b.result}, ferry ${JSON.stringify(f.result.counts)}`);
     bareMs += b.ms;
     ferryMs += f.ms;
+    ratios.push(b.ms / f.ms);
     console.error(`pull round ${round + 1}: bare ${Math.round(b.ms)} ms, ferry ${Math.round(f.ms)} ms for ${n} files each`);
   }
   await client.close();
   await emu.stop();
-  const ferryRate = (2 * n) / (ferryMs / 1000);
-  const bareRate = (2 * n) / (bareMs / 1000);
-  record(`pull ${n} files of 4 KiB, concurrency ${CONCURRENCY}`, Math.round(ferryRate), Math.round(bareRate), 'files/s', ferryRate / bareRate, '>= 0.9', 'bare: one listing (pages of 1000) and undici GETs of each url into files, p-queue; twice each, alternating which goes first');
+  const ferryRate = (rounds * n) / (ferryMs / 1000);
+  const bareRate = (rounds * n) / (bareMs / 1000);
+  const r = spread(ratios);
+  results.spreads ??= {};
+  results.spreads['pull'] = { ratio: r };
+  record(`pull ${n} files of 4 KiB, concurrency ${CONCURRENCY}`, Math.round(ferryRate), Math.round(bareRate), 'files/s', ferryRate / bareRate, '>= 0.95', `bare: one listing (pages of 1000) and undici GETs of each url into files, p-queue; ${rounds} rounds, alternating which goes first; per-round ratios ${r.min.toFixed(3)}-${r.max.toFixed(3)} (median ${r.median.toFixed(3)})`);
 }
 
 /**
@@ -349,7 +359,8 @@ async function benchPull() {
 async function benchMigrate() {
   const n = 2_000;
   const size = 16 * 1024;
-  const [a, b] = await Promise.all([startEmulatorProcess(), startEmulatorProcess()]);
+  const rounds = 3;
+  const a = await startEmulatorProcess();
   const source = new FerryClient({ address: a.address, credentials: a.credentials });
   const root = join(work, 'migrate-src');
   await makeTree(root, n, size);
@@ -358,10 +369,11 @@ async function benchMigrate() {
   await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client: source, store: seedStore });
   seedStore.close();
   await source.close();
-  const [bearerA, bearerB] = await Promise.all([token(a), token(b)]);
-  const target = new FerryClient({ address: b.address, credentials: b.credentials });
-  const bareLoop = async (round) => {
-    const bareProject = (await target.projects.create({ name: `bench migrate bare ${round}`, description: 'bench' })).objectIdentifier;
+  const bearerA = await token(a);
+  const bareLoop = async (b, bearerB) => {
+    const target = new FerryClient({ address: b.address, credentials: b.credentials });
+    const bareProject = (await target.projects.create({ name: 'bench migrate bare', description: 'bench' })).objectIdentifier;
+    await target.close();
     const queue = new PQueue({ concurrency: CONCURRENCY });
     const batch = randomUUID();
     let count = 0;
@@ -381,38 +393,53 @@ async function benchMigrate() {
     await queue.onIdle();
     return count;
   };
-  // Each round migrates into a new target project (a fresh checkpoint store is a new migration).
-  const ferryRun = async (round) => {
+  const ferryRun = async (b, round) => {
     const worker = new URL('./workers/migrate-one.mjs', import.meta.url).pathname;
     const { stdout } = await run(process.execPath, [worker, project, join(work, `migrate-${round}.sqlite`), JSON.stringify(a), JSON.stringify(b), String(CONCURRENCY)], { maxBuffer: 1 << 20 });
     return JSON.parse(stdout);
   };
-  // Two rounds, alternating which side goes first (the emulators warm up during the first).
+  // Each round into a fresh target emulator (the service is the truth: a second migration into the
+  // same tenant would find the first one's project and copy nothing); the side that goes first
+  // alternates, and one uncounted bare pass warms the source up first.
+  const warm = await startEmulatorProcess();
+  await bareLoop(warm, await token(warm));
+  await warm.stop();
   let bareMs = 0;
   let ferryMs = 0;
   let maxRssKiB = 0;
-  for (let round = 0; round < 2; round++) {
+  const ratios = [];
+  for (let round = 0; round < rounds; round++) {
+    const b = await startEmulatorProcess();
+    const bearerB = await token(b);
+    let roundBare = 0;
+    let roundFerry = 0;
     const sides = [async () => {
-      const bare = await timed(() => bareLoop(round));
+      const bare = await timed(() => bareLoop(b, bearerB));
       if (bare.result !== n) throw new Error(`the bare migration copied ${bare.result} of ${n}`);
-      bareMs += bare.ms;
+      roundBare = bare.ms;
     }, async () => {
-      const ferry = await ferryRun(round);
+      const ferry = await ferryRun(b, round);
       // The documents plus the project itself: one item more than the bare loop carries.
       if (ferry.counts.uploaded !== n + 1) throw new Error(`ferry's migration did not copy everything: ${JSON.stringify(ferry.counts)}`);
-      ferryMs += ferry.ms;
+      roundFerry = ferry.ms;
       maxRssKiB = Math.max(maxRssKiB, ferry.maxRssKiB);
     }];
-    for (const side of round === 0 ? sides : sides.reverse()) await side();
-    console.error(`migrate round ${round + 1}: bare ${Math.round(bareMs)} ms, ferry ${Math.round(ferryMs)} ms so far`);
+    for (const side of round % 2 === 0 ? sides : sides.reverse()) await side();
+    await b.stop();
+    bareMs += roundBare;
+    ferryMs += roundFerry;
+    ratios.push(roundBare / roundFerry);
+    console.error(`migrate round ${round + 1}: bare ${Math.round(roundBare)} ms, ferry ${Math.round(roundFerry)} ms`);
   }
-  await target.close();
-  await Promise.all([a.stop(), b.stop()]);
-  const ferry = { ms: ferryMs / 2, maxRssKiB };
-  const bare = { ms: bareMs / 2 };
-  console.error(`migrate: bare ${Math.round(bare.ms)} ms, ferry ${Math.round(ferry.ms)} ms for ${n} documents (mean of 2); ferry peak RSS ${Math.round(maxRssKiB / 1024)} MiB`);
+  await a.stop();
+  const ferry = { ms: ferryMs / rounds, maxRssKiB };
+  const bare = { ms: bareMs / rounds };
+  const r = spread(ratios);
+  results.spreads ??= {};
+  results.spreads['migrate'] = { ratio: r };
+  console.error(`migrate: bare ${Math.round(bare.ms)} ms, ferry ${Math.round(ferry.ms)} ms for ${n} documents (mean of ${rounds}); ferry peak RSS ${Math.round(maxRssKiB / 1024)} MiB`);
   const rate = (ms) => n / (ms / 1000);
-  record(`migrate ${n} documents of 16 KiB between two emulators, concurrency ${CONCURRENCY}`, Math.round(rate(ferry.ms)), Math.round(rate(bare.ms)), 'docs/s', rate(ferry.ms) / rate(bare.ms), undefined, 'informational: bare = list, download into memory, upload with FormData, p-queue; ferry also checkpoints, recreates folders and carries metadata');
+  record(`migrate ${n} documents of 16 KiB between two emulators, concurrency ${CONCURRENCY}`, Math.round(rate(ferry.ms)), Math.round(rate(bare.ms)), 'docs/s', rate(ferry.ms) / rate(bare.ms), '>= 0.95', `bare = list, download into memory, upload with FormData, p-queue; ferry also checkpoints, recreates folders and carries metadata; ${rounds} rounds, each into a fresh target; per-round ratios ${r.min.toFixed(3)}-${r.max.toFixed(3)} (median ${r.median.toFixed(3)})`);
   record('migrate bytes per second (same run)', Math.round((n * size) / (ferry.ms / 1000) / 1024), Math.round((n * size) / (bare.ms / 1000) / 1024), 'KiB/s', bare.ms / ferry.ms, undefined, 'informational');
   record('migrate peak RSS of the ferry process', Math.round(ferry.maxRssKiB / 1024), 0, 'MiB', 0, undefined, 'informational: maxRSS of the worker process that ran the migration (node itself is about 45 MiB)');
 }
