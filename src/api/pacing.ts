@@ -6,15 +6,17 @@
 // - Google's SRE book, client-side throttling: judge by requests against accepts over a window,
 //   never by a single answer. Answers are counted in windows of `window` responses, and the rate
 //   is cut at most once per window, only when the window's refused share lies clearly above the
-//   noise floor (a one-sided binomial test at about 1 %, never under 2 points).
+//   noise floor (a one-sided binomial margin at about 1 %, at least 1.5 refusals).
 // - The AWS SDKs' adaptive retry mode: a cut sets the rate just under what the service was seen
-//   to accept (the accepted requests of the last second), not a fixed fraction of the attempts.
-// - rclone's pacer: after a cut, the pace recovers on its own, 10 % per second without a cut.
-// What none of them does, and a random 503 needs: a cut is an experiment. If the next window's
-// refused share does not fall to half, the refusals did not come from the rate: the cut is undone
-// and the share is taken as the noise floor. So a constant share of random refusals costs at most
-// one cut and its undoing, and the pace is back where it was within two windows, while a real
-// limit (refusals that rise with the rate and fall when it falls) is kept and tracked.
+//   to accept in that window, and regrowth has CUBIC's shape: quick back to near that rate, slow
+//   around it for a while, probing beyond.
+// - rclone's pacer: without a cut the pace recovers on its own (10 % a second when probing).
+// What none of them does, and random refusals need: a cut is a trial. If a window at the lower
+// rate is refused clearly less than the highest share the trial saw, it was a limit and the cut
+// stands; if not after three rounds (deeper while refusals stay above the floor), it was noise:
+// the rate goes back to where it was and the least share seen becomes the noise floor. So a
+// constant share of random refusals costs a few windows once, while a real limit (refusals that
+// rise with the rate and fall when it falls) is kept and tracked.
 // Hand-written: the rate limiters on npm (p-queue's interval among them) take a fixed rate; none
 // learns one from refusals, nor tells a limit from noise.
 
@@ -28,7 +30,7 @@ export interface PacerOptions {
   window?: number;
 }
 
-/** A cut on probation: the rate before it, the share that caused it, the refusals since. */
+/** A cut on probation: the rate before it, and what its rounds have seen. */
 interface Trial {
   before: number | undefined;
   /** The highest refused share seen: of the window that caused it, or of a round of it. */
