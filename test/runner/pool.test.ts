@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
-import { runPool } from '../../src/runner/pool.js';
+import { runPool, WAITING_PER_SLOT } from '../../src/runner/pool.js';
 import { waitOutsideSlot } from '../../src/slots.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { parseShard, shareOf } from '../../src/tenants/selection.js';
@@ -66,25 +66,25 @@ describe('pool', () => {
     expect(most).toBeLessThanOrEqual(2);
   });
 
-  it('lets at most 4 x `limit` items wait without a slot; the next waits in its own', async () => {
+  it('lets at most WAITING_PER_SLOT x `limit` items wait without a slot; the next waits in its own', async () => {
     const c = new AdaptiveConcurrency({ max: 2 });
     let started = 0;
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => (release = r));
     let sawStarted = 0;
     async function* items() {
-      for (let i = 0; i < 20; i++) yield i;
+      for (let i = 0; i < 60; i++) yield i;
     }
     const done = runPool(items(), async () => {
       started++;
       await waitOutsideSlot(() => gate);
     }, { concurrency: c, backlog: 10 });
-    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 60; i++) await new Promise((r) => setImmediate(r));
     sawStarted = started;
     release();
     await done;
-    // 8 waiting without a slot + 2 waiting in their own slots: 10 started, not 20.
-    expect(sawStarted).toBe(10);
-    expect(started).toBe(20);
+    // 2 x 16 waiting without a slot + 2 waiting in their own slots: 34 started, not 60.
+    expect(sawStarted).toBe(2 * WAITING_PER_SLOT + 2);
+    expect(started).toBe(60);
   });
 });
