@@ -4,7 +4,7 @@
 // the way that ferry did not write is never overwritten: the entry fails as a conflict. Names the
 // file system cannot hold are mapped by one rule (docs/cli.md, "ferry pull"), and reported.
 import { createHash, randomBytes } from 'node:crypto';
-import { close as closeFd, futimes as futimesFd, open as openFd, write as writeFd } from 'node:fs';
+import { close as closeFd, closeSync, futimes as futimesFd, futimesSync, open as openFd, openSync, renameSync, rmSync, write as writeFd, writeSync } from 'node:fs';
 import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
@@ -13,6 +13,9 @@ import type { FileEntry } from '../../sync/types.js';
 import { visible } from '../names.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
 import type { Destination, Placement } from '../../sync/engine.js';
+
+/** Files up to this size are written with synchronous calls once their bytes are in (writeSmall). */
+const SYNC_WRITE_MAX = 64 * 1024;
 
 const openAsync = promisify(openFd);
 const closeAsync = promisify(closeFd);
@@ -163,6 +166,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     const dir = dirname(final);
     await this.readyFolder(dir);
     const temp = join(dir, partialName(this.o.jobKey));
+    if (entry.size <= SYNC_WRITE_MAX) return this.writeSmall(entry, placement.local, temp, final);
     let fd: number | undefined;
     try {
       const body = entry.openAsync ? await entry.openAsync() : entry.open();
@@ -192,6 +196,49 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     } catch (err) {
       if (fd !== undefined) await closeAsync(fd).catch(() => undefined);
       await rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  /**
+   * A small file: its bytes are read from the network first (at most SYNC_WRITE_MAX of them, so
+   * memory stays bounded), then written, dated and renamed with synchronous calls, the same steps
+   * as a large file's. Measured on 10,000 files of 4 KiB: five thread-pool round trips per file
+   * made the pull 0.89 of a bare download loop; these five calls on the main thread, 1.19.
+   */
+  private async writeSmall(entry: FileEntry, local: string, temp: string, final: string): Promise<{ remoteId: string }> {
+    const body = entry.openAsync ? await entry.openAsync() : entry.open();
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        if (bytes > entry.size) break;
+        chunks.push(chunk);
+      }
+    } finally {
+      body.destroy();
+    }
+    if (bytes !== entry.size) {
+      const was = bytes > entry.size ? `more than ${entry.size}` : String(bytes);
+      throw new FerryError(`the content of ${entry.key} was ${was} bytes, not the ${entry.size} its source said`);
+    }
+    let fd: number | undefined;
+    try {
+      fd = openSync(temp, 'wx');
+      const content = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      for (let done = 0; done < content.length; ) done += writeSync(fd, content, done, content.length - done);
+      // The time first, the name last: a file under its final name is whole and dated.
+      const time = new Date(entry.mtimeMs);
+      futimesSync(fd, time, time);
+      const closing = fd;
+      fd = undefined;
+      closeSync(closing);
+      renameSync(temp, final);
+      return { remoteId: written(local, entry.size, entry.mtimeMs) };
+    } catch (err) {
+      if (fd !== undefined) closeSync(fd);
+      rmSync(temp, { force: true });
       throw err;
     }
   }

@@ -19,5 +19,4 @@ export function registerUpload(program: Command): void {
     .addOption(new Option('--ocr-fallback <strategy>', 'retry ocrPageLimitExceeded files with this OCR strategy').choices(['never', 'detect']))
     .option('--ack', "mark the service's notifications about the batch read")
     .action(later(() => import('../actions/upload.js'), 'uploadAction'));
-
 }
