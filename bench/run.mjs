@@ -664,6 +664,72 @@ async function benchFaults(rounds = 3) {
   }
 }
 
+/**
+ * What a shell script would do: `find SRC -type f -print0 | xargs -0 -P 16 -I{} curl -F file=@{}`
+ * (one curl process per file, the token fetched once), beside `ferry mirror` run as a command of
+ * its own over the same 2,000 files. 3 rounds, alternating which goes first.
+ */
+async function benchXargs(rounds = 3) {
+  const n = 2_000;
+  const emu = await startEmulatorProcess();
+  const bearer = await token(emu);
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const ferry = new URL('../bin/ferry.js', import.meta.url).pathname;
+  const env = {
+    HOME: work,
+    XDG_CONFIG_HOME: join(work, 'no-config'),
+    FERRY_BASE_URL: emu.baseUrl,
+    FERRY_SETTINGS_URL: emu.settingsUrl,
+    FERRY_AUTH_URL: emu.authUrl,
+    FERRY_AUDIENCE: emu.audience,
+    FERRY_CLIENT_ID: emu.credentials.clientId,
+    FERRY_CLIENT_SECRET: emu.credentials.clientSecret,
+    FERRY_STATE_DIR: join(work, 'xargs-state'),
+    FERRY_LOG_LEVEL: 'silent',
+  };
+  const ratios = [];
+  let ferryMs = 0;
+  let bareMs = 0;
+  for (let round = 0; round < rounds; round++) {
+    const root = join(work, `xargs-${round}`);
+    await makeTree(root, n, 4096);
+    const ferryProject = (await client.projects.create({ name: `bench xargs ferry ${round}`, description: 'bench' })).objectIdentifier;
+    const bareProject = (await client.projects.create({ name: `bench xargs curl ${round}`, description: 'bench' })).objectIdentifier;
+    const url = `${emu.baseUrl}/projects/${bareProject}/documents?documentUploadIdentifier=${randomUUID()}`;
+    const script = `find "$1" -type f -print0 | xargs -0 -P 16 -I{} curl -sS -o /dev/null -H "authorization: Bearer $2" -F "file=@{}" "$3"`;
+    const sides = [
+      async () => {
+        const b = await wallOf(['/bin/sh', '-c', script, 'sh', root, bearer, url], {});
+        bareMs += b;
+        return b;
+      },
+      async () => {
+        const f = await wallOf([process.execPath, ferry, 'mirror', root, '--project', ferryProject, '--concurrency', String(CONCURRENCY), '--json'], env);
+        ferryMs += f;
+        return f;
+      },
+    ];
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    const ms = [0, 0];
+    for (const k of order) ms[k] = await sides[k]();
+    const [bareCount, ferryCount] = await Promise.all([bareProject, ferryProject].map(async (p) => {
+      let count = 0;
+      for await (const doc of client.documents.list(p, { flattenList: true, hidePackagedFiles: false })) if (!doc.isDirectory) count++;
+      return count;
+    }));
+    if (bareCount !== n || ferryCount !== n) throw new Error(`xargs bench: curl uploaded ${bareCount}, ferry ${ferryCount} of ${n}`);
+    ratios.push(ms[0] / ms[1]);
+    console.error(`xargs round ${round + 1}: find | xargs -P16 curl ${Math.round(ms[0])} ms, ferry mirror ${Math.round(ms[1])} ms for ${n} files`);
+  }
+  await client.close();
+  await emu.stop();
+  const r = spread(ratios);
+  results.spreads ??= {};
+  results.spreads['xargs'] = { ratio: r };
+  const rate = (ms) => (rounds * n) / (ms / 1000);
+  record(`ferry mirror of ${n} files of 4 KiB beside find | xargs -P16 curl -F`, Math.round(rate(ferryMs)), Math.round(rate(bareMs)), 'files/s', rate(ferryMs) / rate(bareMs), '>= 5', `both as commands (ferry's start-up and its checkpoints included; curl's token fetched once beforehand); ${rounds} rounds, alternating; per-round ratios ${r.min.toFixed(2)}-${r.max.toFixed(2)} (median ${r.median.toFixed(2)})`);
+}
+
 /** A playbook of 50 assemblies with 1 MiB templates: export, and import by replay into the other tenant, each beside a bare loop of the same calls. */
 async function benchPlaybooks() {
   const emuData = join(work, 'pb-emu');
@@ -700,13 +766,14 @@ async function benchPlaybooks() {
   record('peak RSS of the playbook import', Math.round(ferryImport.maxRssKiB / MiB), Math.round(bareImport.maxRssKiB / MiB), 'MiB', ferryImport.maxRssKiB / bareImport.maxRssKiB, undefined, 'each side in its own process');
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, noop, coldstart, bigfile, discovery, playbooks, pull, ratelimit, faults, migrate).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, bigfile, discovery, playbooks, pull, ratelimit, faults, migrate).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
   if (wanted('startup')) await benchStartup();
   if (wanted('emulator')) await benchEmulator();
   if (wanted('throughput')) await benchThroughput();
+  if (wanted('xargs')) await benchXargs();
   if (wanted('noop')) await benchNoop(100_000);
   if (wanted('coldstart')) await benchColdStart(10_000);
   if (wanted('bigfile')) await benchBigFile(2);
