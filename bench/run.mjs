@@ -533,6 +533,22 @@ function spread(values) {
   return { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], max: sorted[sorted.length - 1], runs: sorted.length };
 }
 
+/** The environment of a `ferry` command pointed at an emulator process: no config file, its own state. */
+function ferryEnv(emu, stateDir) {
+  return {
+    HOME: work,
+    XDG_CONFIG_HOME: join(work, 'no-config'),
+    FERRY_BASE_URL: emu.baseUrl,
+    FERRY_SETTINGS_URL: emu.settingsUrl,
+    FERRY_AUTH_URL: emu.authUrl,
+    FERRY_AUDIENCE: emu.audience,
+    FERRY_CLIENT_ID: emu.credentials.clientId,
+    FERRY_CLIENT_SECRET: emu.credentials.clientSecret,
+    FERRY_STATE_DIR: join(work, stateDir),
+    FERRY_LOG_LEVEL: 'silent',
+  };
+}
+
 /** Wall time of one process, ms. */
 async function wallOf(argv, env) {
   const start = process.hrtime.bigint();
@@ -555,18 +571,7 @@ async function benchStartup(rounds = 7) {
   const project = (await client.projects.create({ name: 'bench startup', description: 'bench' })).objectIdentifier;
   await client.close();
   const ferry = new URL('../bin/ferry.js', import.meta.url).pathname;
-  const env = {
-    HOME: work,
-    XDG_CONFIG_HOME: join(work, 'no-config'),
-    FERRY_BASE_URL: emu.baseUrl,
-    FERRY_SETTINGS_URL: emu.settingsUrl,
-    FERRY_AUTH_URL: emu.authUrl,
-    FERRY_AUDIENCE: emu.audience,
-    FERRY_CLIENT_ID: emu.credentials.clientId,
-    FERRY_CLIENT_SECRET: emu.credentials.clientSecret,
-    FERRY_STATE_DIR: join(work, 'startup-state'),
-    FERRY_LOG_LEVEL: 'silent',
-  };
+  const env = ferryEnv(emu, 'startup-state');
   const cases = [
     ['ferry --version', [process.execPath, ferry, '--version'], '<= 2'],
     ['ferry mirror --help', [process.execPath, ferry, 'mirror', '--help'], '<= 2'],
@@ -675,18 +680,7 @@ async function benchXargs(rounds = 3) {
   const bearer = await token(emu);
   const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
   const ferry = new URL('../bin/ferry.js', import.meta.url).pathname;
-  const env = {
-    HOME: work,
-    XDG_CONFIG_HOME: join(work, 'no-config'),
-    FERRY_BASE_URL: emu.baseUrl,
-    FERRY_SETTINGS_URL: emu.settingsUrl,
-    FERRY_AUTH_URL: emu.authUrl,
-    FERRY_AUDIENCE: emu.audience,
-    FERRY_CLIENT_ID: emu.credentials.clientId,
-    FERRY_CLIENT_SECRET: emu.credentials.clientSecret,
-    FERRY_STATE_DIR: join(work, 'xargs-state'),
-    FERRY_LOG_LEVEL: 'silent',
-  };
+  const env = ferryEnv(emu, 'xargs-state');
   const ratios = [];
   let ferryMs = 0;
   let bareMs = 0;
