@@ -33,6 +33,15 @@ export async function waitOutsideSlot<T>(wait: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Work that several items may await (a folder being made, a shared listing) runs outside any
+ * item's slot: were its retry waits to hand back the slot of the item that happened to start it,
+ * that item could not take one again while the items awaiting the work held them all.
+ */
+export function detached<T>(work: () => Promise<T>): Promise<T> {
+  return current.exit(work);
+}
+
 /** A wait that keeps the slot (the pacer's spacing) but is no part of the item's latency. */
 export function noteWaited(ms: number): void {
   const slot = current.getStore();

@@ -88,10 +88,12 @@ export interface CallOptions<T = never> {
   /** Declares a non-idempotent call safe to repeat (for example a search POST). */
   idempotent?: boolean;
   /**
-   * For non-idempotent calls: asked after an ambiguous failure (reset, 502/503/504, timeout)
-   * whether the request took effect. Return the result if it did, undefined if it did not.
+   * For non-idempotent calls: asked after an ambiguous failure (reset, 502/503/504, timeout) and
+   * its wait, whether the request took effect. Return the result if it did, undefined if it did
+   * not. `since` (performance.now() at the failure): a look at the service begun after it sees
+   * the request's effect, if it had one; a look begun before may not.
    */
-  didItLand?: () => Promise<T | undefined>;
+  didItLand?: (since: number) => Promise<T | undefined>;
   /**
    * A job that is stopping (first Ctrl-C): once this fires, no attempt is sent any more and no
    * retry is waited for, while an attempt already on the wire is let finish (unlike `signal`). An
@@ -319,13 +321,17 @@ export class Transport {
   ): Promise<typeof RETRY | typeof GIVE_UP | { landed: unknown }> {
     // Stopping: neither another attempt nor a question to the service; the failure stands.
     if (opts.stopBeforeSend?.aborted) return GIVE_UP;
-    if (!safeToRepeat) {
-      if (!opts.didItLand) return GIVE_UP;
-      const landed = await this.settle(opts.didItLand, retry.method, retry.path);
-      if (landed !== undefined) return { landed };
+    if (safeToRepeat) {
+      await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend));
+      return RETRY;
     }
+    if (!opts.didItLand) return GIVE_UP;
+    // The wait first, then the question: the service had the time it asked for, and the uploads
+    // refused together meanwhile can be settled by one look (src/backends/project/landed.ts).
+    const since = performance.now();
     await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend));
-    return RETRY;
+    const landed = await this.settle(opts.didItLand, since, retry.method, retry.path);
+    return landed !== undefined ? { landed } : RETRY;
   }
 
   private async wait(
@@ -343,8 +349,8 @@ export class Transport {
     await waitOutsideSlot(() => sleep(delayMs, signal));
   }
 
-  private async settle<T>(didItLand: () => Promise<T | undefined>, method: string, path: string): Promise<T | undefined> {
-    const landed = await didItLand();
+  private async settle<T>(didItLand: (since: number) => Promise<T | undefined>, since: number, method: string, path: string): Promise<T | undefined> {
+    const landed = await didItLand(since);
     this.logger.info({ method, path, landed: landed !== undefined }, 'checked whether an interrupted request took effect');
     return landed;
   }

