@@ -2,6 +2,7 @@
 // constant share (the noise), and one client sending as fast as the pacer lets it, on a clock the
 // simulation moves. No timers: every figure is a count.
 import { Pacer } from '../../src/api/pacing.js';
+import { seededRandom } from '../../src/emulator/random.js';
 
 export interface Scenario {
   seconds: number;
@@ -27,21 +28,10 @@ export interface Outcome {
   decreases: number[];
 }
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function simulate(s: Scenario): Outcome {
   let now = 0;
   const pacer = new Pacer({ now: () => now });
-  const random = mulberry32(s.seed ?? 1);
+  const random = seededRandom(s.seed ?? 1);
   const limitAt = typeof s.limit === 'function' ? s.limit : () => (s.limit as number | undefined);
   let tokens = 0;
   let filledAt = 0;
