@@ -32,16 +32,6 @@ export class Slots {
     private readonly waitingMax: () => number = limit,
   ) {}
 
-  /** Items holding a slot now. */
-  get holding(): number {
-    return this.active;
-  }
-
-  /** Items waiting without their slot now. */
-  get waiting(): number {
-    return this.released;
-  }
-
   /** Items waiting for a first slot. */
   get queued(): number {
     return this.fresh.length;

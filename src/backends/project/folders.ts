@@ -155,7 +155,8 @@ export class RemoteFolders {
           return id;
         }
       }
-      if (err instanceof ApiError && err.status !== 404 && !REFUSALS.has(err.status)) this.creationAnswered = true;
+      // Any answer but a refusal of the route says folders can be made (a 400 refuses this one only).
+      if (err instanceof ApiError && !REFUSALS.has(err.status)) this.creationAnswered = true;
       if (err instanceof ApiError && err.status === 400) {
         // This folder, not folders at all: its files keep their path in metadata, said by name.
         const refused = (this.stats.refused ??= []);
