@@ -1,12 +1,14 @@
-// Pacing learned from the service's refusals (429, and 503 which a service under load answers
-// alike). The spec states no rate limit, so the client finds it; and a real service refuses some
-// requests at random whatever the pace, so the pacer must tell a limit from noise.
+// Pacing learned from the service's refusals. The spec states no rate limit, so the client finds
+// it; and a real service refuses some requests at random whatever the pace, so the pacer must tell
+// a limit from noise. A 429 says "fewer, please" and is always judged; a 503 says "not now", which
+// a busy service answers here and there whatever the pace, so 503s count only when they persist
+// (a quarter of a window or more: an overloaded or failing service).
 //
 // The rule, read off three models (docs/architecture.md, "Pacing"):
 // - Google's SRE book, client-side throttling: judge by requests against accepts over a window,
 //   never by a single answer. Answers are counted in windows of `window` responses, and the rate
 //   is cut at most once per window, only when the window's refused share lies clearly above the
-//   noise floor (a one-sided binomial margin at about 1 %, at least 1.5 refusals).
+//   noise floor (more refusals than the floor gives by chance once in a hundred windows, at least 2).
 // - The AWS SDKs' adaptive retry mode: a cut sets the rate just under what the service was seen
 //   to accept in that window, and regrowth has CUBIC's shape: quick back to near that rate, slow
 //   around it for a while, probing beyond.
@@ -35,8 +37,9 @@ interface Trial {
   before: number | undefined;
   /** The highest refused share seen: of the window that caused it, or of a round of it. */
   highest: number;
-  /** The lowest share of its rounds (what is refused below the limit, if any). */
-  lowest: number;
+  /** The sum of the shares of its windows, the one that began it included, and their number. */
+  sum: number;
+  windows: number;
   /** The most the service accepted per second in a round: near the limit, if there is one. */
   accepted: number;
   rounds: number;
@@ -53,8 +56,14 @@ export class Pacer {
   private next = 0;
   private lastRaise = 0;
   private answered = 0;
+  /** 429s of the window, and 503s (counted as refusals only when they persist). */
   private refusals = 0;
+  private unavailable = 0;
+  /** Refusals since the last answer that was not one. */
+  private refusedInARow = 0;
   private windowStart: number | undefined;
+  /** When the window reached half and three quarters of its answers, and how many were accepted by then. */
+  private marks: { at: number; accepted: number }[] = [];
   private trial: Trial | undefined;
   /** The share of requests refused whatever the rate (noise), as learned so far. */
   private floor = 0;
@@ -86,6 +95,17 @@ export class Pacer {
     return this.floor;
   }
 
+  /**
+   * Whether a refused request may go again after the ordinary backoff rather than its
+   * Retry-After (the transport's wait): unless a limit was found and is paced, or the last four
+   * answers were all refusals (an outage), from the fourth on. Sporadic 429s and 503s would
+   * otherwise stall a job's serial start and its last items by a second each. A cut on trial
+   * needs no Retry-After either: the pace it sets spaces every request, retries included.
+   */
+  get unlimited(): boolean {
+    return (this.rate === undefined || this.trial !== undefined) && this.refusedInARow < 4;
+  }
+
   /** Milliseconds to wait before the next request may start. */
   delay(): number {
     const now = this.now();
@@ -103,27 +123,37 @@ export class Pacer {
     this.count(false);
   }
 
-  /** The service refused (429 or 503). */
-  refused(): void {
-    this.count(true);
+  /** The service refused: 429, or 503 (`unavailable`). */
+  refused(unavailable = false): void {
+    this.count(true, unavailable);
   }
 
-  private count(refused: boolean): void {
+  private count(refused: boolean, unavailable = false): void {
     const now = this.now();
     this.windowStart ??= now;
     this.answered++;
-    if (refused) this.refusals++;
+    if (unavailable) this.unavailable++;
+    else if (refused) this.refusals++;
+    this.refusedInARow = refused ? this.refusedInARow + 1 : 0;
+    if (this.answered === this.window / 2 || this.answered === (this.window * 3) / 4) this.marks.push({ at: now, accepted: this.answered - this.refusals });
     // A trial's window also closes after a second with a quarter of its answers: a trial at a low
     // rate (a cut taken while few requests were sent) must not hold the pace down for long.
     const trialDue = this.trial !== undefined && now - this.windowStart >= 1000 && this.answered >= this.window / 4;
     if (this.answered < this.window && !trialDue) return;
     const answered = this.answered;
+    if (this.unavailable >= answered / 4) this.refusals += this.unavailable;
     const share = this.refusals / answered;
-    // Accepted per second over the window (at least 50 ms of it, against a burst of answers).
+    // Accepted per second over the window (at least 50 ms of it, against a burst of answers), or
+    // over its last half or quarter when more: a window that began in a job's serial start (one
+    // request at a time) would otherwise set the pace at a fraction of what the service takes.
     const span = now - this.windowStart;
-    const accepted = ((answered - this.refusals) * 1000) / Math.max(50, span);
+    const acceptedCount = answered - this.refusals;
+    let accepted = (acceptedCount * 1000) / Math.max(50, span);
+    for (const mark of this.marks) accepted = Math.max(accepted, ((acceptedCount - mark.accepted) * 1000) / Math.max(25, now - mark.at));
     this.answered = 0;
     this.refusals = 0;
+    this.unavailable = 0;
+    this.marks = [];
     this.windowStart = now;
     this.closeWindow(share, answered, accepted, span > 1000, now);
   }
@@ -131,7 +161,8 @@ export class Pacer {
   private closeWindow(share: number, answered: number, accepted: number, sparse: boolean, now: number): void {
     const trial = this.trial;
     if (trial) {
-      trial.lowest = Math.min(trial.lowest, share);
+      trial.sum += share;
+      trial.windows++;
       trial.accepted = Math.max(trial.accepted, accepted);
       if (fellClearly(trial.highest, this.window, share, answered)) {
         // Fewer refused at the lower rate than at the higher: a limit. The cut stands, and what
@@ -147,27 +178,30 @@ export class Pacer {
         // onset (half before it) can make look so. Deeper while still refused above the floor.
         trial.rounds++;
         trial.highest = Math.max(trial.highest, share);
-        if (share > this.floor + this.margin()) this.cutTo(accepted * 0.8, now);
+        if (this.aboveChance(share, answered)) this.cutTo(accepted * 0.8, now);
         return;
       }
-      // As many refused at every lower rate: noise. Back to the rate before; the least share
-      // seen is taken as the noise floor.
+      // As many refused at every lower rate: noise. Back to the rate before; the trial's mean
+      // share, rates high and low, is at least what the noise is.
       this.trial = undefined;
       this.undone++;
       this.rate = trial.before;
-      this.floor = Math.max(this.floor, trial.lowest);
+      this.floor = Math.max(this.floor, trial.sum / trial.windows);
       this.lastRaise = now;
       return;
     }
     // A sparse window (fewer than `window` answers a second: a job's serial start, its listing)
     // measures little of a limit and much of chance: it starts a trial only on a quarter refused.
-    if (share > this.floor + this.margin() && (!sparse || share >= 0.25)) {
-      this.trial = { before: this.rate, highest: share, lowest: 1, accepted: 0, rounds: 1 };
+    const starts = this.aboveChance(share, answered) && (!sparse || share >= 0.25);
+    // While nothing is paced the floor follows every window's share (a moving average): counting
+    // only the quiet ones would leave out the high side of the noise and set the floor too low,
+    // so that chance starts trial after trial.
+    if (this.rate === undefined || !starts) this.floor = this.floor * 0.9 + share * 0.1;
+    if (starts) {
+      this.trial = { before: this.rate, highest: share, sum: share, windows: 1, accepted: 0, rounds: 1 };
       this.cutTo(accepted * 0.9, now);
       return;
     }
-    // A quiet window: the floor follows the noise (a moving average of the quiet windows' shares).
-    this.floor = this.floor * 0.9 + share * 0.1;
     // Paced at twice what the service accepts: the pace no longer binds. Unpaced again.
     if (this.rate !== undefined && this.rate > 2 * accepted) this.rate = undefined;
   }
@@ -179,10 +213,18 @@ export class Pacer {
     this.lastRaise = now;
   }
 
-  /** How far above the floor a window's share must lie to be more than chance (one-sided, ~1 %). */
-  private margin(): number {
+  /**
+   * Whether `share` of `n` answers refused is more than the floor gives by chance. While nothing
+   * is paced: at least 2, and as many as a binomial at the floor reaches in at most 1 % of windows
+   * (exact; the normal approximation, at a floor of a few percent and 32 answers, let 4 of 32 at
+   * 5 % noise start a trial in one window of 14, and each trial is a slower second). Once a limit
+   * is paced, a margin of about 2.33 standard deviations (at least 1.5 refusals): the pace probes
+   * just above the limit and must see it again quickly.
+   */
+  private aboveChance(share: number, n: number): boolean {
     const p = this.floor;
-    return Math.max(1.5 / this.window, 2.33 * Math.sqrt((p * (1 - p)) / this.window));
+    if (this.rate === undefined) return Math.round(share * n) >= Math.max(2, criticalCount(n, p));
+    return share > p + Math.max(1.5 / n, 2.33 * Math.sqrt((p * (1 - p)) / n));
   }
 
   /**
@@ -211,4 +253,18 @@ export class Pacer {
 function fellClearly(a: number, na: number, b: number, nb: number): boolean {
   const p = (a * na + b * nb) / (na + nb);
   return a - b > Math.max(0.02, 2.33 * Math.sqrt(p * (1 - p) * (1 / na + 1 / nb)));
+}
+
+/** The least k with P(X >= k) <= 1 % for X ~ Binomial(n, p). */
+export function criticalCount(n: number, p: number): number {
+  if (p <= 0) return 1;
+  if (p >= 1) return n + 1;
+  let pmf = (1 - p) ** n;
+  let below = 0;
+  for (let k = 0; k <= n; k++) {
+    if (1 - below <= 0.01) return k;
+    below += pmf;
+    pmf *= ((n - k) / (k + 1)) * (p / (1 - p));
+  }
+  return n + 1;
 }

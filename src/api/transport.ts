@@ -75,7 +75,7 @@ export interface RetryInfo {
   code?: string;
   /** What the failure means: `throttled` (429, 503) or `transient` (see ../marks.ts). */
   mark: Mark;
-  /** True when the server asked for the wait (Retry-After). */
+  /** True when the wait is the one the server asked for (Retry-After, honoured when refusals persist). */
   serverAsked: boolean;
 }
 
@@ -280,7 +280,7 @@ export class Transport {
       const status = res.statusCode;
       this.logger.debug({ method, path, status, attempt, ms: Date.now() - started }, 'response');
       // The pacer counts refusals against answers, window by window, to tell a limit from noise.
-      if (status === 429 || status === 503) this.pacer.refused();
+      if (status === 429 || status === 503) this.pacer.refused(status === 503);
       else if (status < 500) this.pacer.ok();
       if (status >= 200 && status < 300) return this.decode(res, kind, method, path);
 
@@ -339,8 +339,12 @@ export class Transport {
     retryAfterMs: number | undefined,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    const delayMs = nextDelay(retry.attempt, retryAfterMs, this.retry, this.random);
-    const info: RetryInfo = { method: retry.method, path: retry.path, attempt: retry.attempt, delayMs, mark: retry.status !== undefined ? markOfStatus(retry.status) : 'transient', serverAsked: retryAfterMs !== undefined };
+    // Retry-After is waited in full when refusals persist (the pacer paces, has a cut on trial or
+    // sees the window refused above its floor); a refusal amid answers looks like the noise of a
+    // busy service, and the ordinary backoff, growing with each attempt, serves it (src/api/pacing.ts).
+    const persisting = !this.pacer.unlimited;
+    const delayMs = nextDelay(retry.attempt, persisting ? retryAfterMs : undefined, this.retry, this.random);
+    const info: RetryInfo = { method: retry.method, path: retry.path, attempt: retry.attempt, delayMs, mark: retry.status !== undefined ? markOfStatus(retry.status) : 'transient', serverAsked: persisting && retryAfterMs !== undefined };
     if (retry.status !== undefined) info.status = retry.status;
     if (retry.code !== undefined) info.code = retry.code;
     this.logger.debug(info, 'retrying');

@@ -2,7 +2,7 @@
 // with a token bucket and random refusals (./pacing-sim.ts), and one client sending as fast as the
 // pacer lets it. Several seeds each, so no rule passes by luck.
 import { describe, expect, it } from 'vitest';
-import { Pacer } from '../../src/api/pacing.js';
+import { Pacer, criticalCount } from '../../src/api/pacing.js';
 import { goodput, simulate } from './pacing-sim.js';
 
 const SEEDS = [1, 2, 3, 4, 5];
@@ -34,6 +34,83 @@ describe('pacing learned from refusals', () => {
     expect(pacer.currentRate).toBeCloseTo(0.9 * accepted, 5);
     const first = pacer.delay();
     expect(pacer.delay() - first).toBeCloseTo(1000 / (0.9 * accepted), 5);
+  });
+
+  it('a window that began in the serial start is paced from its busy part', () => {
+    let now = 0;
+    const pacer = new Pacer({ now: () => now });
+    // 16 answers one at a time, 50 ms apart (a job's start), then 16 at 1 ms, 4 of them refused.
+    for (let i = 0; i < WINDOW / 2; i++) {
+      now += 50;
+      pacer.ok();
+    }
+    for (let i = 0; i < WINDOW / 2; i++) {
+      now += 1;
+      if (i % 4 === 0) pacer.refused();
+      else pacer.ok();
+    }
+    // Over the whole window 28 were accepted in 766 ms (37/s); over its second half 12 in 16 ms,
+    // counted as at least 25 ms: 480/s, which the pace is set just under.
+    expect(pacer.currentRate).toBeCloseTo(0.9 * 480, 5);
+  });
+
+  it('counts 503s only when they persist', () => {
+    const feed = (pacer: Pacer, clock: { now: number }, every: number, kind: '503' | '429') => {
+      for (let i = 0; i < WINDOW * 20; i++) {
+        clock.now += 2;
+        if (i % every === 0) pacer.refused(kind === '503');
+        else pacer.ok();
+      }
+    };
+    // One in 8 answered 503, window after window: noise a busy service answers, not a limit.
+    const c1 = { now: 0 };
+    const sporadic = new Pacer({ now: () => c1.now });
+    feed(sporadic, c1, 8, '503');
+    expect(sporadic.currentRate).toBeUndefined();
+    expect(sporadic.cuts + sporadic.undone).toBe(0);
+    // The same share of 429s is judged: a trial, then undone as noise.
+    const c2 = { now: 0 };
+    const asked = new Pacer({ now: () => c2.now });
+    feed(asked, c2, 8, '429');
+    expect(asked.undone).toBeGreaterThan(0);
+    // Half the answers 503: an overloaded service, and the pace is cut.
+    const c3 = { now: 0 };
+    const overloaded = new Pacer({ now: () => c3.now });
+    for (let i = 0; i < WINDOW; i++) {
+      c3.now += 2;
+      if (i % 2 === 0) overloaded.refused(true);
+      else overloaded.ok();
+    }
+    expect(overloaded.currentRate).toBeDefined();
+  });
+
+  it('lets a refusal amid answers go again without its Retry-After until a limit is paced or four come in a row', () => {
+    let now = 0;
+    const pacer = new Pacer({ now: () => now });
+    for (let i = 0; i < 10; i++) {
+      now += 2;
+      pacer.ok();
+    }
+    pacer.refused();
+    pacer.refused(true);
+    pacer.refused();
+    expect(pacer.unlimited).toBe(true);
+    pacer.refused();
+    expect(pacer.unlimited).toBe(false);
+    pacer.ok();
+    expect(pacer.unlimited).toBe(true);
+    // A real limit found and kept: Retry-After is waited in full.
+    const o = simulate({ seconds: 10, offered: 300, limit: 100, seed: 1 });
+    expect(o.pacer.cuts).toBeGreaterThan(0);
+    expect(o.pacer.currentRate).toBeDefined();
+    expect(o.pacer.unlimited).toBe(false);
+  });
+
+  it('starts a trial from the unpaced state only on refusals noise gives in at most 1 % of windows', () => {
+    // Binomial(32, 0.05): P(X >= 6) is 0.6 %, P(X >= 5) 2.3 %.
+    expect(criticalCount(32, 0.05)).toBe(6);
+    expect(criticalCount(32, 0)).toBe(1);
+    expect(criticalCount(4, 0.05)).toBe(3);
   });
 
   // What goodput keeps of what the noise leaves: most under the mixes of issue 21 (5 to 12 %);

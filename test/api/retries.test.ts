@@ -46,35 +46,44 @@ const uploadFromPath = async (opts = {}) => {
 };
 
 describe('retries', () => {
-  it('honours Retry-After in seconds on 429', async () => {
+  it('retries a lone refusal amid answers after the ordinary backoff, not its Retry-After', async () => {
     server.handle('GET', '/projects', ({ res, seen }) =>
       seen === 0 ? json(res, 429, { title: 'slow down' }, { 'retry-after': '1' }) : json(res, 200, { items: [], totalCount: 0 }),
     );
     await client.projects.list().page(1);
     expect(retries).toHaveLength(1);
-    expect(retries[0]).toMatchObject({ status: 429, delayMs: 1000, serverAsked: true });
+    expect(retries[0]).toMatchObject({ status: 429, serverAsked: false });
+    // Full jitter under the first backoff ceiling (10 ms here), far from the second asked for.
+    expect(retries[0]!.delayMs).toBeLessThanOrEqual(10);
+  });
+
+  // Four refusals in a row read as an outage: from the fourth on, the wait is the one asked for.
+  const refusedFourTimes = (status: number, retryAfter: () => string) =>
+    server.handle('GET', '/projects', ({ res, seen }) =>
+      seen < 4 ? json(res, status, { title: 'not now' }, { 'retry-after': retryAfter() }) : json(res, 200, { items: [], totalCount: 0 }),
+    );
+
+  it('honours Retry-After in seconds once refusals persist', async () => {
+    refusedFourTimes(429, () => '1');
+    await client.projects.list().page(1);
+    expect(retries.map((r) => r.serverAsked)).toEqual([false, false, false, true]);
+    expect(retries[3]).toMatchObject({ status: 429, delayMs: 1000 });
   });
 
   it('honours Retry-After given as an HTTP date', async () => {
-    server.handle('GET', '/projects', ({ res, seen }) =>
-      seen === 0
-        ? json(res, 503, {}, { 'retry-after': new Date(Date.now() + 2_000).toUTCString() })
-        : json(res, 200, { items: [], totalCount: 0 }),
-    );
+    refusedFourTimes(503, () => new Date(Date.now() + 2_000).toUTCString());
     await client.projects.list().page(1);
-    expect(retries[0]!.serverAsked).toBe(true);
-    expect(retries[0]!.delayMs).toBeGreaterThan(0);
-    expect(retries[0]!.delayMs).toBeLessThanOrEqual(2_000);
+    expect(retries[3]!.serverAsked).toBe(true);
+    expect(retries[3]!.delayMs).toBeGreaterThan(0);
+    expect(retries[3]!.delayMs).toBeLessThanOrEqual(2_000);
   });
 
   it('caps a Retry-After longer than the configured maximum', async () => {
-    server.handle('GET', '/projects', ({ res, seen }) =>
-      seen === 0 ? json(res, 429, {}, { 'retry-after': '3600' }) : json(res, 200, { items: [], totalCount: 0 }),
-    );
-    const quick = new FerryClient({ ...clientOptionsFor(server), retry: { maxRetryAfterMs: 50 }, onRetry: (i) => retries.push(i) });
+    refusedFourTimes(429, () => '3600');
+    const quick = new FerryClient({ ...clientOptionsFor(server), retry: { maxRetries: 4, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterMs: 50 }, onRetry: (i) => retries.push(i) });
     await quick.projects.list().page(1);
     await quick.close();
-    expect(retries[0]!.delayMs).toBe(50);
+    expect(retries[3]!.delayMs).toBe(50);
   });
 
   it('bounds the backoff and the number of attempts, then throws the last error', async () => {
