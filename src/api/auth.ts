@@ -115,7 +115,7 @@ export class TokenProvider {
       }
       const text = await res.body.text();
       if (RETRYABLE_STATUSES.has(res.statusCode) && attempt < retry.maxRetries) {
-        await sleep(nextDelay(attempt, parseRetryAfter(res.headers['retry-after']), retry), signal);
+        await sleep(nextDelay(attempt, parseRetryAfter(res.headers['retry-after']), retry, Math.random, res.statusCode === 429), signal);
         continue;
       }
       if (res.statusCode !== 200) {

@@ -343,7 +343,7 @@ export class Transport {
     // sees the window refused above its floor); a refusal amid answers looks like the noise of a
     // busy service, and the ordinary backoff, growing with each attempt, serves it (src/api/pacing.ts).
     const persisting = !this.pacer.unlimited;
-    const delayMs = nextDelay(retry.attempt, persisting ? retryAfterMs : undefined, this.retry, this.random);
+    const delayMs = nextDelay(retry.attempt, persisting ? retryAfterMs : undefined, this.retry, this.random, retry.status === 429);
     const info: RetryInfo = { method: retry.method, path: retry.path, attempt: retry.attempt, delayMs, mark: retry.status !== undefined ? markOfStatus(retry.status) : 'transient', serverAsked: persisting && retryAfterMs !== undefined };
     if (retry.status !== undefined) info.status = retry.status;
     if (retry.code !== undefined) info.code = retry.code;

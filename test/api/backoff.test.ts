@@ -13,6 +13,15 @@ describe('backoff', () => {
     expect(backoffDelay(10, opts, () => 0)).toBe(0);
   });
 
+  it('backs off a refusal (429) from a longer base than a transient failure', () => {
+    const almostOne = () => 0.999;
+    // 100 ms for a reset or a 5xx; 2.5 x that for a 429, unless set apart.
+    expect(nextDelay(0, undefined, DEFAULT_RETRY, almostOne)).toBe(99);
+    expect(nextDelay(0, undefined, DEFAULT_RETRY, almostOne, true)).toBe(249);
+    expect(nextDelay(2, undefined, DEFAULT_RETRY, almostOne, true)).toBe(999);
+    expect(nextDelay(0, undefined, { ...DEFAULT_RETRY, throttledBaseDelayMs: 40 }, almostOne, true)).toBe(39);
+  });
+
   it('prefers Retry-After, within the cap', () => {
     const opts = { ...DEFAULT_RETRY, maxRetryAfterMs: 5_000 };
     expect(nextDelay(0, 2_000, opts)).toBe(2_000);

@@ -20,17 +20,23 @@ describe('pacing learned from refusals', () => {
     expect(pacer.currentRate).toBeUndefined();
   });
 
-  it('a window refused above the floor sets the pace just under what the service accepted in it', () => {
+  it('two windows in a row refused above the floor set the pace just under what the service accepted', () => {
     let now = 0;
     const pacer = new Pacer({ now: () => now });
-    // 32 answers 5 ms apart, 4 of them refused.
-    for (let i = 0; i < WINDOW; i++) {
-      now += 5;
-      if (i % 8 === 0) pacer.refused();
-      else pacer.ok();
-    }
-    // The window runs from its first answer (5 ms) to its last (160 ms): 28 accepted in 155 ms.
-    const accepted = 28 / 0.155;
+    // 32 answers 5 ms apart, 4 of them refused, twice.
+    const window = () => {
+      for (let i = 0; i < WINDOW; i++) {
+        now += 5;
+        if (i % 8 === 0) pacer.refused();
+        else pacer.ok();
+      }
+    };
+    window();
+    // One such window may be chance: nothing is paced yet.
+    expect(pacer.currentRate).toBeUndefined();
+    window();
+    // The second window runs from the first's last answer (160 ms) to its own (320 ms): 28 accepted in 160 ms.
+    const accepted = 28 / 0.16;
     expect(pacer.currentRate).toBeCloseTo(0.9 * accepted, 5);
     const first = pacer.delay();
     expect(pacer.delay() - first).toBeCloseTo(1000 / (0.9 * accepted), 5);
@@ -39,7 +45,13 @@ describe('pacing learned from refusals', () => {
   it('a window that began in the serial start is paced from its busy part', () => {
     let now = 0;
     const pacer = new Pacer({ now: () => now });
-    // 16 answers one at a time, 50 ms apart (a job's start), then 16 at 1 ms, 4 of them refused.
+    // A window refused above chance, then one of 16 answers one at a time, 50 ms apart (a job's
+    // start), and 16 at 1 ms, 4 of them refused.
+    for (let i = 0; i < WINDOW; i++) {
+      now += 1;
+      if (i % 8 === 0) pacer.refused();
+      else pacer.ok();
+    }
     for (let i = 0; i < WINDOW / 2; i++) {
       now += 50;
       pacer.ok();
@@ -76,7 +88,7 @@ describe('pacing learned from refusals', () => {
     // Half the answers 503: an overloaded service, and the pace is cut.
     const c3 = { now: 0 };
     const overloaded = new Pacer({ now: () => c3.now });
-    for (let i = 0; i < WINDOW; i++) {
+    for (let i = 0; i < WINDOW * 2; i++) {
       c3.now += 2;
       if (i % 2 === 0) overloaded.refused(true);
       else overloaded.ok();
@@ -113,12 +125,11 @@ describe('pacing learned from refusals', () => {
     expect(criticalCount(4, 0.05)).toBe(3);
   });
 
-  // What goodput keeps of what the noise leaves: most under the mixes of issue 21 (5 to 12 %);
-  // under 30 % a few trials at lower rates cost more.
+  // What goodput keeps of what the noise leaves: all but 5 %, at 5, 12 and 30 % random refusals.
   describe.each([
-    [0.05, 0.85],
-    [0.12, 0.85],
-    [0.3, 0.6],
+    [0.05, 0.95],
+    [0.12, 0.95],
+    [0.3, 0.95],
   ])('random refusals at a constant share of %s', (noise, kept) => {
     it.each(SEEDS)('do not drive the rate down (seed %i)', (seed) => {
       const offered = 200;
@@ -127,8 +138,9 @@ describe('pacing learned from refusals', () => {
       for (let i = 1; i < o.decreases.length; i++) expect((o.decreases[i] as number) - (o.decreases[i - 1] as number)).toBeGreaterThanOrEqual(WINDOW);
       // The rate is not driven down: goodput stays near what the noise leaves.
       expect(goodput(o, 5)).toBeGreaterThanOrEqual(kept * offered * (1 - noise));
-      // A chance run of refusals may be taken for a limit now and then: a few cuts a minute, no more.
-      expect(o.pacer.cuts).toBeLessThanOrEqual(6);
+      // A window picked for being refused above chance overstates the noise; judged against it
+      // alone a trial "fell" by chance and kept its cut. Two windows in a row: no cut is kept.
+      expect(o.pacer.cuts).toBe(0);
       // The floor it learned is the noise.
       expect(o.pacer.noiseFloor).toBeGreaterThan(noise * 0.5);
       expect(o.pacer.noiseFloor).toBeLessThan(noise * 1.6);
