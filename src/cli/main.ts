@@ -24,6 +24,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   pull: async () => (await import('./commands/pull.js')).registerPull,
   migrate: async () => (await import('./commands/migrate.js')).registerMigrate,
   check: async () => (await import('./commands/check.js')).registerCheck,
+  ls: async () => (await import('./commands/ls.js')).registerLs,
   jobs: async () => (await import('./commands/jobs.js')).registerJobs,
   run: async () => (await import('./commands/run.js')).registerRun,
   emulator: async () => (await import('./commands/emulator.js')).registerEmulator,

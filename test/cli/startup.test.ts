@@ -33,7 +33,7 @@ function heavy(urls: string[]): string[] {
   });
 }
 
-const COMMANDS = ['api', 'doctor', 'mirror', 'upload', 'watch', 'report', 'playbooks', 'pull', 'migrate', 'check', 'jobs', 'run', 'emulator', 'demo'];
+const COMMANDS = ['api', 'doctor', 'mirror', 'upload', 'watch', 'report', 'playbooks', 'pull', 'migrate', 'check', 'ls', 'jobs', 'run', 'emulator', 'demo'];
 
 describe('start-up', () => {
   it('--version loads commander and nothing heavy', async () => {
@@ -46,7 +46,7 @@ describe('start-up', () => {
     expect(r.urls.some((u) => u.includes('/node_modules/commander/'))).toBe(true);
   });
 
-  it.each([['--help'], ...COMMANDS.map((c) => [c, '--help']), ['jobs', 'list', '--help'], ['playbooks', 'backup', '--help'], ['help', 'pull']])('%s %s loads no client, store, profile or job', async (...args) => {
+  it.each([['--help'], ...COMMANDS.map((c) => [c, '--help']), ['jobs', 'list', '--help'], ['playbooks', 'backup', '--help'], ['playbooks', 'list', '--help'], ['help', 'pull']])('%s %s loads no client, store, profile or job', async (...args) => {
     // A config file that cannot be read as YAML: help must not read it at all.
     const dir = await mkdtemp(join(tmpdir(), 'ferry-startup-cfg-'));
     await writeFile(join(dir, 'config.yaml'), ': : not yaml [');

@@ -1,10 +1,17 @@
-// `ferry playbooks export|import|backup|verify`: playbooks as archives (docs/playbook-archive.md).
+// `ferry playbooks list|export|import|backup|verify`: playbooks as archives (docs/playbook-archive.md).
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { Option, type Command } from 'commander';
 import { later } from '../later.js';
 
 export function registerPlaybooks(program: Command): void {
-  const playbooks = program.command('playbooks').description('export, import, back up and verify playbooks as zip archives');
+  const playbooks = program.command('playbooks').description('list, export, import, back up and verify playbooks as zip archives');
+
+  playbooks
+    .command('list')
+    .description('list the organization\'s playbooks: id, date added, name')
+    .option('--search <text>', 'only playbooks the service finds for this text')
+    .option('--json', 'print one JSON object whose items are the playbooks (streamed)')
+    .action(later(() => import('../actions/ls.js'), 'playbooksListAction'));
 
   playbooks
     .command('export')

@@ -1,0 +1,170 @@
+// `ferry ls`: projects, or a project's folders and documents, streamed from the service as they
+// come: text for people (sizes, dates, names escaped), one JSON object (one line) for machines whose
+// `items` are written one by one, so a project of a million documents is never held in memory.
+import type { Command } from 'commander';
+import type { FerryClient } from '../../api/client.js';
+import { FerryError, NotFoundError } from '../../api/errors.js';
+import { describeTarget } from '../../api/target.js';
+import type { Document } from '../../api/types.js';
+import { visible } from '../../backends/names.js';
+import { logicalPath } from '../../backends/project/source.js';
+import { createContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { uuidFlag } from '../shared.js';
+
+interface LsOptions {
+  recursive?: boolean;
+  json?: boolean;
+}
+
+export async function lsAction(where: string | undefined, opts: LsOptions, cmd: Command): Promise<void> {
+  const { client } = createContext(cmd);
+  const out = new Listing(opts.json === true, 'ls', where ?? '', describeTarget(client.target));
+  try {
+    if (where === undefined || where === '') await listProjects(client, out);
+    else await listProject(client, where, opts.recursive === true, out);
+    out.end(EXIT.ok);
+  } catch (err) {
+    // Under --json the object is closed with the error; otherwise it is reported as any other.
+    if (!opts.json) throw err;
+    out.end(EXIT.failed, err instanceof Error ? err.message : String(err));
+  } finally {
+    await client.close();
+  }
+}
+
+/** `ferry playbooks list`: every playbook of the organization, as `export --all` and `backup` see them. */
+export async function playbooksListAction(opts: { search?: string; json?: boolean }, cmd: Command): Promise<void> {
+  const { client } = createContext(cmd);
+  const out = new Listing(opts.json === true, 'playbooks list', opts.search ?? '', describeTarget(client.target));
+  try {
+    for await (const p of client.playbooks.searchAll(opts.search ? { searchText: opts.search } : {})) {
+      out.item({ id: p.objectIdentifier, name: p.name ?? null, description: p.description ?? null, dateAdded: p.dateAdded ?? null, isPrivate: p.isPrivate ?? null, organizationWide: p.organizationWide ?? null }, `${p.objectIdentifier}  ${day(p.dateAdded)}  ${visible(p.name ?? '')}`);
+    }
+    out.end(EXIT.ok);
+  } catch (err) {
+    if (!opts.json) throw err;
+    out.end(EXIT.failed, err instanceof Error ? err.message : String(err));
+  } finally {
+    await client.close();
+  }
+}
+
+async function listProjects(client: FerryClient, out: Listing): Promise<void> {
+  for await (const p of client.projects.list()) {
+    out.item({ id: p.objectIdentifier, name: p.name ?? null, description: p.description ?? null, dateAdded: p.dateAdded ?? null }, `${p.objectIdentifier}  ${day(p.dateAdded)}  ${visible(p.name ?? '')}`);
+  }
+}
+
+async function listProject(client: FerryClient, where: string, recursive: boolean, out: Listing): Promise<void> {
+  const slash = where.indexOf('/');
+  const project = uuidFlag('PROJECT', slash < 0 ? where : where.slice(0, slash));
+  const segments = (slash < 0 ? '' : where.slice(slash + 1)).split('/').filter((s) => s !== '');
+  try {
+    await client.projects.get(project);
+  } catch (err) {
+    if (err instanceof NotFoundError) throw new FerryError(`no project ${project} at ${describeTarget(client.target)}`, { cause: err });
+    throw err;
+  }
+  const folder = await resolveFolder(client, project, segments);
+  if (folder.document) {
+    // The path names a document: that one entry.
+    out.document(folder.document, `/${segments.join('/')}`);
+    return;
+  }
+  if (!recursive) {
+    for await (const doc of client.documents.list(project, { ...(folder.id ? { parentObjectIdentifier: folder.id } : {}), hidePackagedFiles: false, includePath: true })) {
+      // Without a parent the service answers the root's children; anything else it sends is not in this folder.
+      if ((doc.parentObjectIdentifier ?? null) !== folder.id) continue;
+      out.document(doc, pathOf(doc, folder.path));
+    }
+    return;
+  }
+  const prefix = folder.path === '' ? '/' : `${folder.path}/`;
+  for await (const doc of client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false })) {
+    const path = pathOf(doc, undefined);
+    if (path.startsWith(prefix)) out.document(doc, path);
+  }
+}
+
+/** The folder a path names, walked from the root one listing per level; or the document it names. */
+async function resolveFolder(client: FerryClient, project: string, segments: string[]): Promise<{ id: string | null; path: string; document?: Document }> {
+  let id: string | null = null;
+  let path = '';
+  for (const [i, segment] of segments.entries()) {
+    let found: Document | undefined;
+    for await (const doc of client.documents.list(project, { ...(id ? { parentObjectIdentifier: id } : {}), hidePackagedFiles: false })) {
+      if ((doc.parentObjectIdentifier ?? null) === id && doc.name === segment && (doc.isDirectory || !found)) {
+        found = doc;
+        if (doc.isDirectory) break;
+      }
+    }
+    if (!found) throw new FerryError(`no folder or document ${visible(`/${segments.slice(0, i + 1).join('/')}`)} in project ${project}`);
+    if (!found.isDirectory) {
+      if (i < segments.length - 1) throw new FerryError(`${visible(`/${segments.slice(0, i + 1).join('/')}`)} in project ${project} is a document, not a folder`);
+      return { id, path, document: found };
+    }
+    id = found.objectIdentifier ?? null;
+    path = `${path}/${segment}`;
+  }
+  return { id, path };
+}
+
+function pathOf(doc: Document, folderPath: string | undefined): string {
+  if (folderPath !== undefined) return `${folderPath}/${doc.name ?? ''}`;
+  return logicalPath(doc) ?? `/${doc.name ?? ''}`;
+}
+
+function day(date: string | null | undefined): string {
+  return date ? date.slice(0, 19).replace('T', ' ') : '-'.padEnd(19);
+}
+
+/** Where the entries go: a line each, or the items of one JSON object written as they come. */
+class Listing {
+  private count = 0;
+  private bytes = 0;
+  private started = false;
+
+  constructor(
+    private readonly json: boolean,
+    private readonly command: string,
+    private readonly where: string,
+    private readonly target: string,
+  ) {}
+
+  document(doc: Document, path: string): void {
+    const dir = doc.isDirectory === true;
+    const size = dir ? null : (doc.size ?? null);
+    if (size !== null) this.bytes += size;
+    this.item(
+      { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null) },
+      `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}`,
+    );
+  }
+
+  item(json: Record<string, unknown>, text: string): void {
+    if (this.json) {
+      if (!this.started) this.open();
+      process.stdout.write(`${this.count === 0 ? '' : ','}${JSON.stringify(json)}`);
+    } else {
+      process.stdout.write(`${text}\n`);
+    }
+    this.count++;
+  }
+
+  end(exitCode: number, error?: string): void {
+    process.exitCode = exitCode;
+    if (!this.json) {
+      if (this.count === 0 && exitCode === EXIT.ok) process.stderr.write(`nothing ${this.command === 'ls' ? `at ${this.where ? visible(this.where) : 'the top level'}` : 'found'} (${this.target})\n`);
+      return;
+    }
+    if (!this.started) this.open();
+    const tail = { count: this.count, bytes: this.bytes, status: error ? 'failed' : 'succeeded', exitCode, ...(error ? { error } : {}) };
+    process.stdout.write(`],${JSON.stringify(tail).slice(1)}\n`);
+  }
+
+  private open(): void {
+    this.started = true;
+    process.stdout.write(`{"command":${JSON.stringify(this.command)},"where":${JSON.stringify(this.where)},"target":${JSON.stringify(this.target)},"items":[`);
+  }
+}

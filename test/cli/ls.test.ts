@@ -1,0 +1,111 @@
+// `ferry ls` against the emulator over loopback, as a user runs it: the projects, a project's root,
+// a folder by path, everything under it with -R, one JSON object under --json, names escaped in
+// text and exact in JSON, and a clear error for a path that is not there.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson, runFerry } from '../helpers/cli.js';
+import { visible } from '../../src/backends/names.js';
+
+let service: Service;
+let env: Record<string, string>;
+let project: string;
+// Uploaded as is, shown escaped: a backslash, a percent escape and a line separator.
+const HOSTILE = 'back\\slash %22 \u2028.txt';
+
+beforeAll(async () => {
+  service = await startService();
+  env = service.env(0);
+  const client = service.client();
+  project = (await client.projects.create({ name: 'ls here', description: 'ls' })).objectIdentifier;
+  const root = await mkdtemp(join(tmpdir(), 'ferry-ls-'));
+  await writeTree(root, { 'top.txt': 'top', 'a/one.txt': 'one!', 'a/b/two.txt': 'two two', [`a/${HOSTILE}`]: 'x' });
+  const mirrored = await runFerry(['mirror', root, '--project', project, '--state', join(root, '..', 'ls-state.sqlite'), '--json'], env);
+  expect(onlyJson(mirrored)).toMatchObject({ status: 'succeeded' });
+});
+afterAll(() => service.close());
+
+type Item = { path: string; name: string; isDirectory: boolean; size: number | null; id: string };
+
+async function lsJson(...args: string[]): Promise<{ items: Item[]; count: number; exitCode: number; status: string; error?: string }> {
+  const r = await runFerry(['ls', ...args, '--json'], env);
+  return onlyJson(r) as never;
+}
+
+describe('ferry ls', () => {
+  it('lists the projects, the new one by id and name', async () => {
+    const text = await runFerry(['ls'], env);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^${project}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  ls here$`, 'm'));
+    const json = (await lsJson()) as unknown as { items: { id: string; name: string }[]; count: number; command: string };
+    expect(json).toMatchObject({ command: 'ls', status: 'succeeded', exitCode: 0 });
+    expect(json.items.find((p) => p.id === project)?.name).toBe('ls here');
+    expect(json.count).toBe(json.items.length);
+  });
+
+  it('lists a folder by path, one level, folders marked', async () => {
+    const root = await lsJson(project);
+    expect(root.items.map((i) => [i.path, i.isDirectory, i.size]).sort()).toEqual([['/a', true, null], ['/top.txt', false, 3]]);
+    const a = await lsJson(`${project}/a`);
+    expect(a.items.map((i) => i.path).sort()).toEqual(['/a/b', `/a/${HOSTILE}`, '/a/one.txt']);
+    const text = await runFerry(['ls', `${project}/a`], env);
+    expect(text.code).toBe(0);
+    // A name with a line separator is one line in text, escaped; a folder ends in /.
+    expect(text.stdout.split('\n').filter(Boolean)).toHaveLength(3);
+    expect(text.stdout).not.toContain('\u2028');
+    expect(text.stdout).toContain(visible(`/a/${HOSTILE}`));
+    expect(text.stdout).toMatch(/^\s+-  .{19}  \/a\/b\/$/m);
+    expect(text.stdout).toMatch(/^\s+4  .{19}  \/a\/one\.txt$/m);
+  });
+
+  it('lists everything under a folder with -R, with paths and sizes', async () => {
+    const all = await lsJson(project, '-R');
+    const files = all.items.filter((i) => !i.isDirectory).map((i) => [i.path, i.size]).sort();
+    expect(files).toEqual([['/a/b/two.txt', 7], [`/a/${HOSTILE}`, 1], ['/a/one.txt', 4], ['/top.txt', 3]]);
+    const underB = await lsJson(`${project}/a/b`, '--recursive');
+    expect(underB.items.map((i) => i.path)).toEqual(['/a/b/two.txt']);
+  });
+
+  it('names the document a path points at', async () => {
+    const one = await lsJson(`${project}/a/one.txt`);
+    expect(one.items).toHaveLength(1);
+    expect(one.items[0]).toMatchObject({ path: '/a/one.txt', size: 4, isDirectory: false });
+  });
+
+  it('says what is not there, and refuses what is not a project id', async () => {
+    const missing = await runFerry(['ls', `${project}/a/nope`], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no folder or document /a/nope');
+    const json = await lsJson(`${project}/top.txt/deeper`);
+    expect(json).toMatchObject({ status: 'failed', exitCode: 1, count: 0 });
+    expect(json.error).toContain('is a document, not a folder');
+    const bad = await runFerry(['ls', 'not-a-project'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('PROJECT');
+    const unknown = await runFerry(['ls', '00000000-0000-4000-8000-000000000000'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no project 00000000-0000-4000-8000-000000000000');
+  });
+});
+
+describe('ferry playbooks list', () => {
+  it('lists the organization\'s playbooks, and those a search finds', async () => {
+    const client = service.client();
+    const made = await client.playbooks.create({ name: 'Supplier \\ review', description: 'ls', isPrivate: false, organizationWide: true });
+    const json = onlyJson(await runFerry(['playbooks', 'list', '--json'], env)) as { command: string; items: { id: string; name: string }[]; count: number; exitCode: number };
+    expect(json).toMatchObject({ command: 'playbooks list', exitCode: 0 });
+    expect(json.items.find((p) => p.id === made.objectIdentifier)?.name).toBe('Supplier \\ review');
+    expect(json.count).toBe(json.items.length);
+    const text = await runFerry(['playbooks', 'list'], env);
+    expect(text.code).toBe(0);
+    // Shown escaped: the backslash doubled.
+    expect(text.stdout).toContain(`${made.objectIdentifier}  `);
+    expect(text.stdout).toContain('Supplier \\\\ review');
+    const none = await runFerry(['playbooks', 'list', '--search', 'no playbook is called this'], env);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toContain('nothing found');
+  });
+});
