@@ -105,4 +105,34 @@ describe('ferry upload (CLI)', () => {
     expect(mine.length).toBeGreaterThan(0);
     expect(mine.every((n) => n.isRead)).toBe(true);
   });
+
+  it('report: the playbook from the store, the format from --out, md for markdown, --json, disagreements refused; watch names the report to run', async () => {
+    const { dir, playbook, project, state, src } = await setup({ 'ok.txt': 'ok', 'bad.7z': '7z' });
+    const run = await ferry(['upload', src, '--project', project, '--playbook', playbook, '--state', state, '--json']);
+    const batch = JSON.parse(run.stdout).batches[0].uploadIdentifier as string;
+    // No --playbook: ferry uploaded the batch, the store knows. No --format: the extension says html.
+    const html = join(dir, 'r.html');
+    const inferred = await ferry(['report', '--upload', batch, '--state', state, '--out', html]);
+    expect(inferred.code, inferred.stderr).toBe(0);
+    expect(await readFile(html, 'utf8')).toMatch(/^<!doctype html>/i);
+    const md = await ferry(['report', '--upload', batch, '--state', state, '--format', 'md']);
+    expect(md.code, md.stderr).toBe(0);
+    expect(md.stdout).toMatch(/^# /m);
+    expect(md.stdout).toContain('| unsupportedFileType');
+    const json = await ferry(['report', '--upload', batch, '--state', state, '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout).totals).toMatchObject({ files: 2, failed: 1 });
+    // Two formats asked for: refused, naming both, nothing written.
+    const clash = await ferry(['report', '--upload', batch, '--state', state, '--format', 'csv', '--out', join(dir, 'r.md')]);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain('looks like markdown but the format asked for is csv');
+    await expect(readFile(join(dir, 'r.md'))).rejects.toThrow();
+    // watch ends with the report command to run next.
+    const watched = await ferry(['watch', '--playbook', playbook, '--upload', batch]);
+    expect(watched.stdout).toContain(`report: ferry report --playbook ${playbook} --upload ${batch}`);
+    // A batch this store never saw: the playbook is needed, and said so.
+    const elsewhere = await ferry(['report', '--upload', batch, '--state', join(dir, 'other.sqlite')]);
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toContain('--playbook is required');
+  });
 });

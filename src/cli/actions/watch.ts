@@ -1,16 +1,20 @@
 // `ferry watch`: wait out an existing batch's processing, reading only.
 import type { Command } from 'commander';
 import { ProcessingTimeoutError, waitForBatch } from '../../../jobs/upload.js';
-import { openJobDeps } from '../shared.js';
+import { openJobDeps, uuidFlag } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { liveDisplay, parseDurationFlag } from './upload.js';
 
 export async function watchAction(opts: { playbook: string; upload: string; timeout: string; json?: boolean }, cmd: Command): Promise<void> {
+  uuidFlag('--playbook', opts.playbook);
+  uuidFlag('--upload', opts.upload);
   const deps = openJobDeps(cmd, 1, { json: opts.json === true });
   try {
     const live = opts.json ? undefined : liveDisplay();
     const details = await waitForBatch(deps.client, opts.playbook, opts.upload, { timeoutMs: parseDurationFlag('--timeout', opts.timeout), onPoll: live?.onPoll }).finally(() => live?.stop());
-    process.stdout.write(opts.json ? `${JSON.stringify(details)}\n` : `\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\n`);
+    // What to run next: the report of this batch, ready to copy.
+    const next = `ferry report --playbook ${opts.playbook} --upload ${opts.upload}`;
+    process.stdout.write(opts.json ? `${JSON.stringify(details)}\n` : `\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\nreport: ${next}\n`);
     process.exitCode = (details.failedDocumentCount ?? 0) > 0 ? EXIT.failed : EXIT.ok;
   } catch (err) {
     if (!(err instanceof ProcessingTimeoutError)) throw err;

@@ -8,10 +8,11 @@ export function registerReport(program: Command): void {
   program
     .command('report')
     .description('what a batch did: totals, failure reasons explained, file types and the failed files with their local paths')
-    .requiredOption('--playbook <id>', 'the playbook')
+    .option('--playbook <id>', 'the playbook (found in the checkpoint store when ferry uploaded the batch)')
     .requiredOption('--upload <id>', 'the playbook document upload (batch)')
     .option('--project <id>', "the batch's project (found in the checkpoint store when ferry uploaded it)")
-    .addOption(new Option('--format <format>', 'output format').choices([...REPORT_FORMATS]).default('text'))
+    .addOption(new Option('--format <format>', 'output format (default: from the --out extension, else text); md is markdown').choices([...REPORT_FORMATS, 'md']))
+    .option('--json', 'the same as --format json')
     .option('--out <file>', 'write to a file instead of stdout')
     .option('--state <file>', 'checkpoint database')
     .action(later(() => import('../actions/report.js'), 'reportAction'));
