@@ -9,7 +9,8 @@ import { formatIssues } from '../src/config/profile.js';
 import type { MirrorOptions } from './mirror.js';
 import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 
-const uuid = z.uuid({ message: 'must be a uuid' });
+// A missing id is said to be required, not to be a malformed uuid.
+const uuid = z.uuid({ error: (issue) => (issue.input === undefined ? 'required' : 'must be a uuid') });
 
 const MirrorDefinition = z
   .object({

@@ -98,7 +98,9 @@ export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
   if (profileName) {
     const found = config?.profiles[profileName];
     if (!found) {
-      const where = file ? `in ${file}` : '(no config file found; set FERRY_CONFIG or create ' + defaultConfigFile(env) + ')';
+      const names = Object.keys(config?.profiles ?? {});
+      const there = names.length ? `; its profiles: ${names.join(', ')}` : '; it has no profiles';
+      const where = file ? `in ${file}${there}` : '(no config file found; set FERRY_CONFIG or create ' + defaultConfigFile(env) + ')';
       throw new ConfigurationError(`profile "${profileName}" not found ${where}`);
     }
     profile = { ...found };

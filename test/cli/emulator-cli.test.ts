@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -114,5 +114,54 @@ describe('ferry emulator (CLI)', () => {
     const [code] = await once(bad, 'exit');
     expect(code).toBe(2);
     expect(err).toContain('--max-page-size must be a whole number of at least 1, not "0"');
+  });
+});
+
+describe('ferry emulator --write-profiles', () => {
+  it('writes a ready profile per client, secrets apart, and never replaces a file it did not write', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-emu-profiles-'));
+    const file = join(dir, 'ferry.yaml');
+    const s = await startCli(['--write-profiles', file]);
+    try {
+      const text = await readFile(file, 'utf8');
+      // No secret in the config file itself: each is in a file of its own, readable by its owner alone.
+      for (const t of s.ready.tenants) expect(text).not.toContain(t.clientSecret);
+      const secretFile = join(`${file}.secrets`, `${s.ready.tenants[0].clientId}.secret`);
+      expect((await readFile(secretFile, 'utf8')).trim()).toBe(s.ready.tenants[0].clientSecret);
+      expect((await stat(secretFile)).mode & 0o777).toBe(0o600);
+      const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent' };
+      const run = (args: string[]) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const c = spawn(process.execPath, [bin, '--config', file, ...args], { env });
+        let stdout = '';
+        let stderr = '';
+        c.stdout.on('data', (d) => (stdout += d));
+        c.stderr.on('data', (d) => (stderr += d));
+        c.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+      // The default profile and a named read-only one both work at once.
+      const ls = await run(['ls']);
+      expect(ls.code, ls.stderr).toBe(0);
+      expect(ls.stdout).toContain(s.ready.tenants[0].assistants[0].projectIdentifier);
+      const reader = await run(['-p', `${s.ready.tenants[1].name}-reader`, 'ls']);
+      expect(reader.code, reader.stderr).toBe(0);
+      expect(reader.stdout).toContain(s.ready.tenants[1].assistants[0].projectIdentifier);
+      // A profile that is not there: the ones that are, named.
+      const missing = await run(['-p', 'nope', 'ls']);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain(`its profiles: ${s.ready.tenants[0].name}, ${s.ready.tenants[0].name}-reader`);
+    } finally {
+      await stop(s);
+    }
+    // Its own file is replaced on the next start; a user's file never is.
+    await stop(await startCli(['--write-profiles', file]));
+    const mine = join(dir, 'mine.yaml');
+    await writeFile(mine, 'profiles: {}\n');
+    const refused = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--write-profiles', mine], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent' } });
+    let err = '';
+    refused.stderr.on('data', (d) => (err += d));
+    const [code] = await once(refused, 'exit');
+    expect(code).toBe(2);
+    expect(err).toContain('was not written by ferry emulator');
+    expect(await readFile(mine, 'utf8')).toBe('profiles: {}\n');
   });
 });

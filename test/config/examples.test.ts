@@ -63,6 +63,11 @@ describe('job definitions', () => {
     expect(message).toContain('ocr.strategy');
   });
 
+  it('says a missing id is required, not that it is a malformed uuid', async () => {
+    const file = await write('job: upload\nsource: ./share\n');
+    expect(() => loadDefinition(file)).toThrow(/project: required.*playbook: required|playbook: required.*project: required/);
+  });
+
   it('resolves relative paths against the file and refuses an unknown job kind', async () => {
     const file = await write('job: mirror\nsource: ./share\nproject: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\nstate: state.sqlite\n');
     const loaded = loadDefinition(file);

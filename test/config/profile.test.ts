@@ -68,8 +68,10 @@ describe('profiles', () => {
     expect(() => resolveSettings({ env: {} })).toThrow(/no service address: set FERRY_TENANT, FERRY_REGION, FERRY_DOMAIN/);
   });
 
-  it('says which profile was not found', async () => {
+  it('says which profile was not found, and which there are', async () => {
     const file = await configFile('profiles: {}\n');
-    expect(() => resolveSettings({ profile: 'nope', configFile: file, env })).toThrow(`profile "nope" not found in ${file}`);
+    expect(() => resolveSettings({ profile: 'nope', configFile: file, env })).toThrow(`profile "nope" not found in ${file}; it has no profiles`);
+    const two = await configFile('profiles:\n  uk-prod: { clientId: a }\n  local: { clientId: b }\n');
+    expect(() => resolveSettings({ profile: 'uk', configFile: two, env })).toThrow(`profile "uk" not found in ${two}; its profiles: uk-prod, local`);
   });
 });

@@ -4,6 +4,7 @@ import { ConfigurationError } from '../../api/errors.js';
 import { createLogger } from '../../log.js';
 import { loadSeedFile, parseFaultSpec, startEmulator } from '../../emulator/index.js';
 import { globalOptions } from '../context.js';
+import { ProfilesFileError, writeProfilesFile } from '../emulator-profiles.js';
 
 interface EmulatorCliOptions {
   host: string;
@@ -17,6 +18,7 @@ interface EmulatorCliOptions {
   folders?: 'extension' | 'none';
   dateCompleted?: 'when-processed' | 'at-patch';
   streamFormat?: 'events' | 'json' | 'no-final';
+  writeProfiles?: string;
 }
 
 export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Promise<void> {
@@ -44,6 +46,16 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     ...(opts.dateCompleted ? { dateCompleted: opts.dateCompleted } : {}),
     ...(opts.streamFormat ? { streamFormat: opts.streamFormat } : {}),
   });
+  if (opts.writeProfiles) {
+    try {
+      const names = writeProfilesFile(opts.writeProfiles, handle.describe());
+      process.stderr.write(`profiles ${names.join(', ')} written to ${opts.writeProfiles}: ferry --config ${opts.writeProfiles} -p ${names[0]} ls\n`);
+    } catch (err) {
+      await handle.close();
+      if (err instanceof ProfilesFileError) throw new ConfigurationError(err.message);
+      throw err;
+    }
+  }
   process.stdout.write(`${JSON.stringify(handle.describe())}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

@@ -11,6 +11,7 @@ export function registerEmulator(program: Command): void {
     .option('--port <n>', 'port (0 takes any free port)', '4010')
     .option('--data <dir>', 'keep state and blobs in this folder across restarts (default: in memory)')
     .option('--seed <file>', 'JSON seed replacing the default tenants, clients, metadata and models')
+    .option('--write-profiles <file>', 'when ready, write a ferry config file with a profile per client (use it with --config or FERRY_CONFIG)')
     .option('--faults <spec>', 'inject faults, e.g. 429=0.05,503=0.05,reset=0.02,latency=20,seed=7')
     .addOption(new Option('--token-ttl <seconds>', 'lifetime of issued tokens').default('3600'))
     .option('--max-page-size <n>', 'answer every list with at most n items per page, silently, as services that cap page sizes do')
