@@ -67,7 +67,7 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .version('0.1.0')
     .option('-p, --profile <name>', 'connection profile (default: FERRY_PROFILE or the config file default)')
     .option('--config <file>', 'config file with profiles (default: FERRY_CONFIG or ~/.config/ferry/config.yaml)')
-    .addOption(new Option('--log-level <level>', 'log level (default: FERRY_LOG_LEVEL or info)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .addOption(new Option('--log-level <level>', "log level (default: FERRY_LOG_LEVEL, else the profile's logLevel, else warn for jobs and info otherwise)").choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .showHelpAfterError()
     .exitOverride();
   const named = argv === undefined ? undefined : commandNamed(argv);
