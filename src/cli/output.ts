@@ -44,6 +44,8 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   if (superseded) lines.push(`  changed files uploaded again: ${superseded} (the older documents remain on the service; see --json for their ids)`);
   const deleted = summary.deletedLocally as { count: number; sample: string[] } | undefined;
   if (deleted?.count) lines.push(`  ${pulled ? 'gone from the project' : 'deleted locally'} since the last run: ${deleted.count} (${pulled ? 'never deleted locally' : 'never deleted remotely'}): ${deleted.sample.map(visible).join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
+  const repeated = summary.repeatedNotices as number | undefined;
+  if (repeated) lines.push(`  skipped again for the reasons given by name on an earlier run: ${repeated}`);
   if (summary.errors.length) {
     lines.push('  problems:');
     for (const e of summary.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);

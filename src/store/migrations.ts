@@ -86,6 +86,15 @@ const STEPS: readonly string[] = [
      listed_at TEXT NOT NULL,
      documents INTEGER NOT NULL
    );`,
+  // 5: what a job was told about an entry it skipped (an older document at the same path, say):
+  // told once by name, then counted, not repeated line for line on every incremental run.
+  `CREATE TABLE notices (
+     job_id INTEGER NOT NULL,
+     source_key TEXT NOT NULL,
+     reason TEXT NOT NULL,
+     first_run INTEGER NOT NULL,
+     PRIMARY KEY (job_id, source_key, reason)
+   ) WITHOUT ROWID;`,
 ];
 
 export const SCHEMA_VERSION = STEPS.length;

@@ -138,6 +138,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
       getDigest: db.prepare('SELECT digest FROM group_digests WHERE job_id = ? AND folder = ? AND chunk = ?').pluck(),
       setDigest: db.prepare('INSERT OR REPLACE INTO group_digests (job_id, folder, chunk, digest) VALUES (?, ?, ?, ?)'),
       listedAt: db.prepare('SELECT listed_at FROM listings WHERE job_id = ?').pluck(),
+      notice: db.prepare('INSERT INTO notices (job_id, source_key, reason, first_run) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET first_run = first_run RETURNING first_run').pluck(),
       setListed: db.prepare('INSERT OR REPLACE INTO listings (job_id, listed_at, documents) VALUES (?, ?, ?)'),
       // Positional parameters: binding by name costs twice as much over a listing of thousands.
       adopt: db.prepare(
@@ -308,6 +309,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
   setGroupDigest(jobKey: string, folder: string, chunk: number, digest: string): void {
     const jobId = this.jobId(jobKey);
     this.enqueue(`${jobKey}\u0001${folder}`, () => this.s.setDigest.run(jobId, folder, chunk, digest));
+  }
+
+  noticeSeen(jobKey: string, sourceKey: string, reason: string, runId: number): boolean {
+    const first = this.s.notice.get(this.jobId(jobKey), sourceKey, reason, runId) as number;
+    return first !== runId;
   }
 
   listedAt(jobKey: string): string | undefined {

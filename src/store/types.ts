@@ -134,6 +134,11 @@ export interface CheckpointStore {
 
   // What the service holds (the service is the truth; the store is a cache of it)
   /** When the destination was last listed and adopted, if ever. */
+  /**
+   * Notes that the job skipped `sourceKey` for `reason` in run `runId`; true when an earlier run
+   * of the job already said so (the summary then counts it instead of naming it again).
+   */
+  noticeSeen(jobKey: string, sourceKey: string, reason: string, runId: number): boolean;
   listedAt(jobKey: string): string | undefined;
   recordListed(jobKey: string, documents: number): void;
   /** Records documents found at the destination as uploaded items, in one transaction (a cold start's listing, a page at a time). */

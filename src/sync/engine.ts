@@ -145,6 +145,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const intents = new IntentWriter(store, jobKey);
   const superseded: { key: string; previous: string; current: string }[] = [];
   let supersededCount = 0;
+  let repeatedNotices = 0;
   const seen = new SeenSet();
   const claimed = new Set<string>();
   let fatal: unknown;
@@ -234,7 +235,10 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     if (entry.outcome === 'failed') fail(entry.key, new Error(entry.reason));
     else {
       ctx.counts.skipped++;
-      noteError(ctx, entry.key, `skipped: ${entry.reason}`);
+      // Said by name on the first run that meets it; later runs count it (repeatedNotices), so
+      // that an incremental pull does not repeat the same lines every time.
+      if (store.noticeSeen(jobKey, entry.key, entry.reason, ctx.run.id)) repeatedNotices++;
+      else noteError(ctx, entry.key, `skipped: ${entry.reason}`);
     }
   };
 
@@ -384,6 +388,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     ...(coldStart ? { coldStart } : {}),
     superseded,
     supersededCount,
+    ...(repeatedNotices ? { repeatedNotices } : {}),
     deletedLocally: { ...vanished, note: opts.deletionNote ?? 'reported only: ferry never deletes at the destination' },
     ...destination.report(),
   };

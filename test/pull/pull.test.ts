@@ -181,12 +181,19 @@ describe('ferry pull', () => {
     }
     const store = new SqliteCheckpointStore(join(dir, 'pull.sqlite'));
     const summary = await pull({ project, dir: join(dir, 'out'), progress: false }, { client, store });
-    store.close();
     expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 1, skipped: 2, failed: 0 });
     expect(await readFile(join(dir, 'out', 'report.txt'), 'utf8')).toBe('third and newest');
     expect(summary.errors.map((e) => e.error)).toEqual([
       'skipped: an older document at the same path (a file uploaded again); the newest is pulled',
       'skipped: an older document at the same path (a file uploaded again); the newest is pulled',
     ]);
+    expect(summary.repeatedNotices).toBeUndefined();
+    // The next run skips them again, and counts them instead of naming them once more.
+    const again = await pull({ project, dir: join(dir, 'out'), progress: false }, { client, store });
+    store.close();
+    // Skipped: the file already pulled, and the two older documents.
+    expect(again.counts).toMatchObject({ discovered: 3, uploaded: 0, skipped: 3, failed: 0 });
+    expect(again.errors).toEqual([]);
+    expect(again.repeatedNotices).toBe(2);
   });
 });
