@@ -11,7 +11,7 @@ import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
-import { adoptInventory, isCold, planTransfer, transfer, type TransferPlan } from '../src/sync/engine.js';
+import { adoptInventory, isCold, planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
 
@@ -100,7 +100,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
 }
 
 /** What a run would do, touching nothing: no upload, no folder, no checkpoint write. */
-export async function planMirror(opts: MirrorOptions, deps: MirrorDeps): Promise<MirrorPlan> {
+export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?: (item: PlannedItem) => void): Promise<MirrorPlan> {
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const destination = projectDestination(opts, deps, jobKey, true);
@@ -109,7 +109,7 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps): Promise
   const scratch = opts.resync || isCold(deps.store, jobKey) ? openScratchStore() : undefined;
   try {
     if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold');
-    const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum });
+    const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem });
     return { ...plan, foldersToCreate: destination.folders.stats.created };
   } finally {
     scratch?.dispose();

@@ -8,7 +8,7 @@ import { runJob, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { ProjectSource } from '../src/backends/project/source.js';
 import type { CheckpointStore } from '../src/store/types.js';
-import { planTransfer, transfer, type TransferPlan } from '../src/sync/engine.js';
+import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { LocalFolderDestination } from '../src/backends/local/destination.js';
 
 export interface PullOptions {
@@ -73,9 +73,9 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
 }
 
 /** What a pull would download, writing nothing. */
-export async function planPull(opts: PullOptions, deps: PullDeps): Promise<TransferPlan> {
+export async function planPull(opts: PullOptions, deps: PullDeps, onItem?: (item: PlannedItem) => void): Promise<TransferPlan> {
   const jobKey = pullJobKey(deps.client.transport.address.baseUrl, opts);
   const { source, destination } = parts(opts, deps, jobKey, true);
   await source.prepare();
-  return planTransfer({ source, destination: { prepare: () => destination.prepare(), ensureFolder: async () => undefined, place: (entry) => destination.place(entry) }, store: deps.store, jobKey });
+  return planTransfer({ source, destination: { prepare: () => destination.prepare(), ensureFolder: async () => undefined, place: (entry) => destination.place(entry) }, store: deps.store, jobKey, onItem });
 }

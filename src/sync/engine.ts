@@ -476,7 +476,23 @@ export interface TransferPlan {
  * What a run would do, with nothing written: the dry runs of mirror, pull and migrate. The same
  * decision as the engine's (`decide`, a content comparison when sizes match and times do not).
  */
-export async function planTransfer(opts: { source: Source; destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place'>; store: CheckpointStore; jobKey: string; checksum?: boolean | undefined; maxProblems?: number | undefined }): Promise<TransferPlan> {
+/** One thing a run would do, as a dry run names it. */
+export interface PlannedItem {
+  action: 'new' | 'changed' | 'deleted locally';
+  key: string;
+  size?: number;
+}
+
+export async function planTransfer(opts: {
+  source: Source;
+  destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place'>;
+  store: CheckpointStore;
+  jobKey: string;
+  checksum?: boolean | undefined;
+  maxProblems?: number | undefined;
+  /** Told of each item as it is planned (the dry runs list them, streamed: the plan keeps counts only). */
+  onItem?: ((item: PlannedItem) => void) | undefined;
+}): Promise<TransferPlan> {
   const { source, destination, store, jobKey } = opts;
   const maxProblems = opts.maxProblems ?? MAX_LISTED;
   await destination.prepare();
@@ -505,9 +521,14 @@ export async function planTransfer(opts: { source: Source; destination: Pick<Des
       else plan.new++;
       plan.bytes += entry.size;
       await destination.place(entry);
+      opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size });
     }
   }
-  for (const key of store.uploadedKeys(jobKey)) if (!seen.has(key)) plan.deletedLocally++;
+  for (const key of store.uploadedKeys(jobKey)) {
+    if (seen.has(key)) continue;
+    plan.deletedLocally++;
+    opts.onItem?.({ action: 'deleted locally', key });
+  }
   return plan;
 }
 

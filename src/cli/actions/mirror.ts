@@ -6,6 +6,7 @@ import { formatBytes } from '../../runner/format.js';
 import { EXIT } from '../exit-codes.js';
 import { safeText, visible } from '../../backends/names.js';
 import { lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
+import { PlanOutput } from '../plan-output.js';
 
 export async function mirrorAction(source: string, opts: MirrorCliOptions, cmd: Command): Promise<void> {
   process.exitCode = await runMirrorCommand(cmd, transferOptionsFrom(source, opts), { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
@@ -18,16 +19,15 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
   const { client, store, concurrency } = deps;
   try {
     if (run.dryRun) {
-      const plan = await planMirror(options, { client, store });
-      if (run.json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: EXIT.ok, ...plan })}\n`);
-      else {
-        process.stdout.write(
-          `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
-            `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
-            plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
-            (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
-        );
-      }
+      const out = new PlanOutput(run.json, run.command ?? 'mirror', 'upload');
+      const plan = await planMirror(options, { client, store }, out.item);
+      out.finish(
+        { exitCode: EXIT.ok, ...plan },
+        `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
+          `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
+          plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
+          (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
+      );
       return EXIT.ok;
     }
     const summary = await mirror(options, { client, store, concurrency });

@@ -6,6 +6,7 @@ import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
+import { PlanOutput } from '../plan-output.js';
 
 interface PullCliOptions {
   from?: string;
@@ -16,6 +17,9 @@ interface PullCliOptions {
   json?: boolean;
   state?: string;
 }
+
+/** Problems a dry run names in text; --json lists up to the plan's own cap. */
+const PROBLEMS_SHOWN = 20;
 
 export async function pullAction(project: string, dir: string, opts: PullCliOptions, cmd: Command): Promise<void> {
   const options = {
@@ -31,15 +35,15 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
   const deps = openJobDeps(cmd, options.concurrency, { json, state: opts.state });
   try {
     if (opts.dryRun) {
-      const plan = await planPull(options, deps);
-      if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: EXIT.ok, ...plan })}\n`);
-      else {
-        process.stdout.write(
-          `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
-            plan.problems.map((p) => `  not pulled: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
-            (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more\n` : ''),
-        );
-      }
+      const out = new PlanOutput(json, 'pull', 'download', 'gone from the project');
+      const plan = await planPull(options, deps, out.item);
+      const problems = plan.problems.slice(0, PROBLEMS_SHOWN);
+      out.finish(
+        { exitCode: EXIT.ok, ...plan },
+        `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
+          problems.map((p) => `  not pulled: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
+          (plan.problemCount > problems.length ? `  … and ${plan.problemCount - problems.length} more not pulled (--json lists ${plan.problems.length})\n` : ''),
+      );
       process.exitCode = EXIT.ok;
       return;
     }

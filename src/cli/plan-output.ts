@@ -1,0 +1,52 @@
+// What a dry run prints: the plan's counts and the names of what the run would do. Text lists the
+// first SHOWN names and says how many more; --json writes every one into the `items` of one JSON
+// object (one line) as the plan meets them, so a plan of a million files is never held in memory.
+import type { PlannedItem } from '../sync/engine.js';
+import { formatBytes } from '../runner/format.js';
+import { visible } from '../backends/names.js';
+
+const SHOWN = 20;
+
+export class PlanOutput {
+  private readonly shown: { action: string; key: string; size?: number }[] = [];
+  private count = 0;
+  private started = false;
+
+  constructor(
+    private readonly json: boolean,
+    private readonly command: string,
+    /** What writing means here: upload, download. */
+    private readonly verb: string,
+    /** What an item gone from the source is called here. */
+    private readonly gone = 'deleted locally',
+  ) {}
+
+  readonly item = (planned: PlannedItem): void => {
+    const item = planned.action === 'deleted locally' ? { ...planned, action: this.gone } : planned;
+    this.count++;
+    if (!this.json) {
+      if (this.shown.length < SHOWN) this.shown.push(item);
+      return;
+    }
+    if (!this.started) this.open();
+    process.stdout.write(`${this.count === 1 ? '' : ','}${JSON.stringify(item)}`);
+  };
+
+  /** The end: `fields` close the JSON object; in text, `head` and then the names. */
+  finish(fields: Record<string, unknown>, head: string): void {
+    if (this.json) {
+      if (!this.started) this.open();
+      process.stdout.write(`],${JSON.stringify({ itemCount: this.count, ...fields }).slice(1)}\n`);
+      return;
+    }
+    const lines = [head.replace(/\n$/, '')];
+    for (const i of this.shown) lines.push(`  ${i.action === 'new' ? `${this.verb}, new` : i.action === 'changed' ? `${this.verb}, changed` : `${i.action}, not touched`}: ${visible(i.key)}${i.size !== undefined ? ` (${formatBytes(i.size)})` : ''}`);
+    if (this.count > this.shown.length) lines.push(`  … and ${this.count - this.shown.length} more (--json lists every one)`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+
+  private open(): void {
+    this.started = true;
+    process.stdout.write(`{"command":${JSON.stringify(this.command)},"dryRun":true,"items":[`);
+  }
+}
