@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   migrate: async () => (await import('./commands/migrate.js')).registerMigrate,
   check: async () => (await import('./commands/check.js')).registerCheck,
   ls: async () => (await import('./commands/ls.js')).registerLs,
+  config: async () => (await import('./commands/config.js')).registerConfig,
   jobs: async () => (await import('./commands/jobs.js')).registerJobs,
   run: async () => (await import('./commands/run.js')).registerRun,
   emulator: async () => (await import('./commands/emulator.js')).registerEmulator,

@@ -1,14 +1,14 @@
 // Connection settings: a profile from a config file, completed by FERRY_* environment variables;
 // a profile named on the command line is used alone (a disagreeing variable is refused). Secrets
 // never live in a profile: they come from the environment or a secrets file.
-import { readFileSync, existsSync } from 'node:fs';
+import { accessSync, constants, readFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigurationError } from '../api/errors.js';
 import type { ClientOptions } from '../api/transport.js';
-import type { AddressInput } from '../api/addresses.js';
+import { resolveAddress, type AddressInput, type ResolvedAddress } from '../api/addresses.js';
 
 const ProfileSchema = z
   .object({
@@ -200,4 +200,70 @@ function rejectSecrets(raw: Record<string, unknown>, path: string): void {
 
 export function formatIssues(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+}
+
+/** One profile as `ferry config` shows it: where it points and where its secret comes from, never the secret. */
+export interface ProfileView {
+  name: string;
+  isDefault: boolean;
+  /** The service host, or undefined when the profile gives no complete address (see `problem`). */
+  host: string | undefined;
+  baseUrl: string | undefined;
+  settingsUrl: string | undefined;
+  authUrl: string | undefined;
+  audience: string | undefined;
+  clientId: string | undefined;
+  /** e.g. `environment variable CONTOSO_SECRET (set)`, `file /run/secrets/x (readable)`. */
+  secretFrom: string;
+  /** What keeps the profile from working as written, if anything (FERRY_* variables may complete it). */
+  problem: string | undefined;
+  requestsPerSecond: number | undefined;
+  logLevel: string | undefined;
+}
+
+/** The profiles of the config file in use (the same file resolveSettings reads), as shown to people. */
+export function describeProfiles(opts: { configFile?: string | undefined; env?: NodeJS.ProcessEnv } = {}): { file: string | undefined; defaultProfile: string | undefined; profiles: ProfileView[] } {
+  const env = opts.env ?? process.env;
+  const file = opts.configFile ?? env.FERRY_CONFIG ?? (existsSync(defaultConfigFile(env)) ? defaultConfigFile(env) : undefined);
+  if (!file) return { file: undefined, defaultProfile: undefined, profiles: [] };
+  const config = loadConfigFile(file);
+  const profiles = Object.entries(config.profiles).map(([name, p]): ProfileView => {
+    let address: ResolvedAddress | undefined;
+    const problems: string[] = [];
+    try {
+      address = resolveAddress(toAddress(p));
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+    if (!p.clientId) problems.push('no clientId');
+    if (!p.audience) problems.push('no audience');
+    return {
+      name,
+      isDefault: config.defaultProfile === name,
+      host: address ? new URL(address.baseUrl).host : undefined,
+      baseUrl: address?.baseUrl,
+      settingsUrl: address?.settingsUrl,
+      authUrl: address?.authUrl,
+      audience: p.audience,
+      clientId: p.clientId,
+      secretFrom: secretSource(p, env),
+      problem: problems.length ? problems.join('; ') : undefined,
+      requestsPerSecond: p.requestsPerSecond,
+      logLevel: p.logLevel,
+    };
+  });
+  return { file, defaultProfile: config.defaultProfile, profiles };
+}
+
+function secretSource(p: Profile, env: NodeJS.ProcessEnv): string {
+  if (p.clientSecretEnv) return `environment variable ${p.clientSecretEnv} (${env[p.clientSecretEnv] ? 'set' : 'not set'})`;
+  if (p.clientSecretFile) {
+    try {
+      accessSync(p.clientSecretFile, constants.R_OK);
+      return `file ${p.clientSecretFile} (readable)`;
+    } catch (err) {
+      return `file ${p.clientSecretFile} (not readable: ${(err as NodeJS.ErrnoException).code ?? 'error'})`;
+    }
+  }
+  return `FERRY_CLIENT_SECRET (${env.FERRY_CLIENT_SECRET ? 'set' : 'not set'})`;
 }
