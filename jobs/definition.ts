@@ -6,6 +6,9 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
+import { parseDuration } from '../src/runner/format.js';
+
+export { parseDuration };
 import type { MirrorOptions } from './mirror.js';
 import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 
@@ -123,9 +126,3 @@ export function loadDefinition(path: string): LoadedDefinition {
   return loaded;
 }
 
-/** `90s`, `30m`, `2h`, `1h30m`, `250ms` or plain seconds, in ms. */
-export function parseDuration(text: string): number {
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-  return [...text.matchAll(/(\d+)(ms|s|m|h)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
-}

@@ -47,6 +47,8 @@ export interface MigrateOptions extends MigrateSelection {
   intoExisting?: boolean | undefined;
   concurrency?: number | undefined;
   progress?: boolean | undefined;
+  /** Off a terminal, one progress record this often (default 30 s). */
+  statsIntervalMs?: number | undefined;
 }
 
 export interface MigrateDeps extends PairDeps {
@@ -108,7 +110,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
     }
 
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
-    const progress = new Progress(state, { enabled: opts.progress !== false });
+    const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs });
     const projectReports: ProjectReport[] = [];
     const playbookReports: PlaybookReport[] = [];
     try {

@@ -38,6 +38,8 @@ export interface MirrorOptions {
   itemRetry?: Partial<ItemRetryOptions> | undefined;
   /** Progress display (default: on). */
   progress?: boolean | undefined;
+  /** Off a terminal, one progress record this often (default 30 s). */
+  statsIntervalMs?: number | undefined;
   /** Resume this run. */
   resumeRunId?: number | undefined;
   /** The run's job kind in the checkpoint store (default `mirror`; the upload job says `upload`). */
@@ -76,7 +78,7 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
 export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
-  const progress = new Progress(state, { enabled: opts.progress !== false, census: (signal) => source.entries(signal) });
+  const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
   try {
     const extra = await transfer({
       source,
@@ -149,7 +151,7 @@ export function normaliseRemotePath(to: string | undefined): string {
 
 /** A run's parameters as recorded: what `ferry jobs resume` needs, nothing secret. */
 export function mirrorParams(opts: MirrorOptions): Record<string, unknown> {
-  const { itemRetry: _r, progress: _p, resumeRunId: _id, only, ...rest } = opts;
+  const { itemRetry: _r, progress: _p, statsIntervalMs: _s, resumeRunId: _id, only, ...rest } = opts;
   const params: Record<string, unknown> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   if (only) params.only = [...only];
   return params;

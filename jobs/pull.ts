@@ -20,6 +20,8 @@ export interface PullOptions {
   exclude?: string[] | undefined;
   concurrency?: number | undefined;
   progress?: boolean | undefined;
+  /** Off a terminal, one progress record this often (default 30 s). */
+  statsIntervalMs?: number | undefined;
   /** Tell the file system's case rule instead of probing it. */
   caseInsensitive?: boolean | undefined;
 }
@@ -52,7 +54,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
   const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude };
   return runJob({ store: deps.store, job: JOB, jobKey, params }, async (ctx) => {
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
-    const progress = new Progress(state, { enabled: opts.progress !== false, census: (signal) => source.entries(signal) });
+    const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
     try {
       const extra = await transfer({
         source,

@@ -7,6 +7,7 @@ import { DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { MirrorOptions } from '../../jobs/mirror.js';
 import { visible } from '../backends/names.js';
 import { OWN_METADATA } from '../backends/project/identity.js';
+import { parseDuration } from '../runner/format.js';
 
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
 export const OCR_STRATEGIES = ['never', 'detect', 'always'];
@@ -29,6 +30,7 @@ export interface MirrorCliOptions {
   coordinateExtraction?: string;
   metadata: string[];
   state?: string;
+  stats?: string;
 }
 
 /** The flags every job that sends files takes (mirror, upload). */
@@ -48,7 +50,23 @@ export function addTransferOptions(cmd: Command): Command {
     .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
     .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, [])
     .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
+    .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout at the end');
+}
+
+/** A duration flag, refused with its name when it does not read. */
+export function parseDurationFlag(flag: string, text: string): number {
+  if (!/^(\d+(ms|s|m|h))+$|^\d+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not a duration like 90s, 30m or 2h`);
+  return parseDuration(text);
+}
+
+/** `--stats DURATION`: how often a job off a terminal writes a progress record (at least 1 s). */
+export const STATS_HELP = 'off a terminal, write a progress record this often (default 30s; e.g. 10s, 5m)';
+export function statsFlag(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseDurationFlag('--stats', text);
+  if (ms < 1000) throw new ConfigurationError(`--stats "${text}" is shorter than a second`);
+  return ms;
 }
 
 /** Ids are uuids: anything else is a usage error found before any request (exit 2). */
@@ -73,6 +91,7 @@ export function transferOptionsFrom(source: string, opts: MirrorCliOptions): Mir
     coordinateExtractionStrategy: opts.coordinateExtraction as MirrorOptions['coordinateExtractionStrategy'],
     metadata: parseMetadata(opts.metadata),
     progress: !opts.json,
+    statsIntervalMs: statsFlag(opts.stats),
   };
 }
 

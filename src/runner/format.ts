@@ -17,3 +17,10 @@ export function formatDuration(ms: number): string {
   const sec = s % 60;
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(sec).padStart(2, '0')}s` : `${sec}s`;
 }
+
+/** `90s`, `30m`, `2h`, `1h30m`, `250ms` or plain seconds, in ms. */
+export function parseDuration(text: string): number {
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+  return [...text.matchAll(/(\d+)(ms|s|m|h)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
+}

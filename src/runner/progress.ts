@@ -135,6 +135,8 @@ export function describeProgress(s: ProgressState, elapsedMs: number): string {
     `${done}/${s.itemsPlanned}${s.discovering ? '+' : ''} files`,
     `${formatBytes(s.bytes)}/${formatBytes(s.bytesPlanned)}`,
     `${formatBytes(rate)}/s`,
+    // Small files move few bytes: their pace is told in files.
+    `${filesPerSecond(c.uploaded + c.reconciled + c.skipped + c.failed, elapsedMs)} files/s`,
     `eta ${eta}`,
     `skipped ${c.skipped}`,
     `failed ${c.failed}`,
@@ -151,19 +153,26 @@ export function liveLine(s: ProgressState, elapsedMs: number, width: number): st
   const handled = c.uploaded + c.reconciled + c.skipped + c.failed;
   const rate = elapsedMs > 0 ? s.bytes / (elapsedMs / 1000) : 0;
   const problems = `skipped ${c.skipped} failed ${c.failed}`;
-  const moved = `${formatBytes(s.bytes)} ${formatBytes(rate)}/s`;
+  const moved = `${formatBytes(s.bytes)} ${formatBytes(rate)}/s ${filesPerSecond(handled, elapsedMs)} files/s`;
   let parts: string[];
   if (s.listingDone && s.listed !== undefined) {
     const total = Math.max(s.listed, handled);
     const fraction = total > 0 ? handled / total : 1;
     const pace = elapsedMs > 0 ? handled / elapsedMs : 0;
     const eta = pace > 0 ? formatDuration((total - handled) / pace) : '?';
-    parts = [`${meter(fraction)} ${Math.floor(fraction * 100)}%`, `${handled}/${total} files`, moved, `ETA ${eta}`, problems];
+    // What matters most first: a narrow terminal drops the parts at the end.
+    parts = [`${meter(fraction)} ${Math.floor(fraction * 100)}%`, `${handled}/${total} files`, `ETA ${eta}`, moved, problems];
   } else {
     const found = s.listed ?? c.discovered;
     parts = [`listing: ${found} found`, `done ${handled}`, moved, problems];
   }
   return fit(parts, width);
+}
+
+/** Entries handled per second: one decimal under 10, whole above. */
+function filesPerSecond(handled: number, elapsedMs: number): string {
+  const rate = elapsedMs > 0 ? handled / (elapsedMs / 1000) : 0;
+  return rate < 10 ? rate.toFixed(1) : String(Math.round(rate));
 }
 
 /** Joins parts while they fit, dropping from the end, and cuts what is left to `width`. */

@@ -9,6 +9,7 @@ import { visible, safeText } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
+import { statsFlag } from '../options.js';
 import { parseShard } from '../../tenants/selection.js';
 
 interface MigrateCliOptions {
@@ -21,6 +22,7 @@ interface MigrateCliOptions {
   map?: string;
   concurrency: string;
   dryRun?: boolean;
+  stats?: string;
   verify?: boolean;
   json?: boolean;
   state?: string;
@@ -64,7 +66,7 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
       else process.stdout.write(describePlan(plan));
       return;
     }
-    const summary = await migrate({ ...selection, mapping, concurrency, progress: !json, intoExisting: opts.intoExisting === true }, deps);
+    const summary = await migrate({ ...selection, mapping, concurrency, progress: !json, statsIntervalMs: statsFlag(opts.stats), intoExisting: opts.intoExisting === true }, deps);
     let code = exitCodeFor(summary);
     let verification: VerifyReport | undefined;
     if (opts.verify && summary.status === 'succeeded') {

@@ -6,6 +6,7 @@ import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
+import { statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 
 interface PullCliOptions {
@@ -14,6 +15,7 @@ interface PullCliOptions {
   exclude: string[];
   concurrency: string;
   dryRun?: boolean;
+  stats?: string;
   json?: boolean;
   state?: string;
 }
@@ -30,6 +32,7 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
     exclude: opts.exclude,
     concurrency: positiveInt('--concurrency', opts.concurrency),
     progress: !opts.json,
+    statsIntervalMs: statsFlag(opts.stats),
   };
   const json = opts.json === true;
   const deps = openJobDeps(cmd, options.concurrency, { json, state: opts.state });

@@ -1,11 +1,10 @@
 // `ferry upload`: a tree as one upload batch, driven to its end (processing waited for, failures
 // retried by the policy, the report printed). `ferry watch` and `ferry report` have files of their own.
 import type { Command } from 'commander';
-import { ConfigurationError } from '../../api/errors.js';
 import type { FerryClient } from '../../api/client.js';
 import type { PlaybookDocumentUploadDetails } from '../../api/types.js';
 import { renderText } from '../../report/render.js';
-import { parseDuration } from '../../../jobs/definition.js';
+import { parseDurationFlag } from '../options.js';
 import { DEFAULT_RETRY_POLICY, upload, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
 import { uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
@@ -104,8 +103,4 @@ export function liveDisplay(): { onPoll: (d: PlaybookDocumentUploadDetails) => v
   };
 }
 
-/** A duration flag, refused with its name when it does not read. */
-export function parseDurationFlag(flag: string, text: string): number {
-  if (!/^(\d+(ms|s|m|h))+$|^\d+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not a duration like 90s, 30m or 2h`);
-  return parseDuration(text);
-}
+export { parseDurationFlag } from '../options.js';

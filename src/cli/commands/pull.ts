@@ -2,6 +2,7 @@
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { type Command } from 'commander';
 import { later } from '../later.js';
+import { STATS_HELP } from '../options.js';
 import { collect } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 
@@ -17,6 +18,7 @@ export function registerPull(program: Command): void {
     .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY))
     .option('--dry-run', 'print what would be downloaded and touch nothing')
     .option('--state <file>', 'checkpoint database')
+    .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout')
     .action(later(() => import('../actions/pull.js'), 'pullAction'));
 }
