@@ -11,11 +11,12 @@ import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
+import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import { adoptInventory, isCold, planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
 
-export interface MirrorOptions {
+export interface MirrorOptions extends SizeAgeLimits {
   source: string;
   project: string;
   /** Remote folder path under the project root (`--to`). */
@@ -94,6 +95,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
       only: opts.only,
       progress: state,
       deletionNote: 'reported only: ferry never deletes remote documents',
+      filter: sizeAgeFilter(opts),
     });
     return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra };
   } finally {
@@ -111,7 +113,7 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   const scratch = opts.resync || isCold(deps.store, jobKey) ? openScratchStore() : undefined;
   try {
     if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold');
-    const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem });
+    const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem, filter: sizeAgeFilter(opts) });
     return { ...plan, foldersToCreate: destination.folders.stats.created };
   } finally {
     scratch?.dispose();

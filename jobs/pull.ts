@@ -6,12 +6,13 @@ import type { FerryClient } from '../src/api/client.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { runJob, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
+import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import { ProjectSource } from '../src/backends/project/source.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { LocalFolderDestination } from '../src/backends/local/destination.js';
 
-export interface PullOptions {
+export interface PullOptions extends SizeAgeLimits {
   project: string;
   dir: string;
   /** Folder under the project root to pull ('' or absent: the whole project). */
@@ -66,6 +67,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
         maxConcurrency: opts.concurrency,
         progress: state,
         deletionNote: 'reported only: ferry never deletes local files',
+        filter: sizeAgeFilter(opts),
       });
       return { project: opts.project, dir: resolve(opts.dir), ...extra };
     } finally {
@@ -79,5 +81,5 @@ export async function planPull(opts: PullOptions, deps: PullDeps, onItem?: (item
   const jobKey = pullJobKey(deps.client.transport.address.baseUrl, opts);
   const { source, destination } = parts(opts, deps, jobKey, true);
   await source.prepare();
-  return planTransfer({ source, destination: { prepare: () => destination.prepare(), ensureFolder: async () => undefined, place: (entry) => destination.place(entry) }, store: deps.store, jobKey, onItem });
+  return planTransfer({ source, destination: { prepare: () => destination.prepare(), ensureFolder: async () => undefined, place: (entry) => destination.place(entry) }, store: deps.store, jobKey, onItem, filter: sizeAgeFilter(opts) });
 }

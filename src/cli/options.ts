@@ -31,11 +31,15 @@ export interface MirrorCliOptions {
   metadata: string[];
   state?: string;
   stats?: string;
+  minSize?: string;
+  maxSize?: string;
+  minAge?: string;
+  maxAge?: string;
 }
 
 /** The flags every job that sends files takes (mirror, upload). */
 export function addTransferOptions(cmd: Command): Command {
-  return cmd
+  cmd
     .requiredOption('--project <id>', 'the project the documents go to')
     .option('--to <folder>', 'remote folder path under the project root (default: the root)')
     .option('--include <glob>', 'only files matching (repeatable; fast-glob syntax)', collect, [])
@@ -48,7 +52,8 @@ export function addTransferOptions(cmd: Command): Command {
     .addOption(new Option('--ocr-engine <engine>', 'OCR engine for every document').choices(OCR_ENGINES))
     .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
     .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
-    .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, [])
+    .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, []);
+  return addSizeAgeOptions(cmd)
     .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
     .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout at the end');
@@ -58,6 +63,44 @@ export function addTransferOptions(cmd: Command): Command {
 export function parseDurationFlag(flag: string, text: string): number {
   if (!/^(\d+(ms|s|m|h))+$|^\d+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not a duration like 90s, 30m or 2h`);
   return parseDuration(text);
+}
+
+/** A size like 500, 10K, 1.5M, 2G (bytes; K, M, G, T are powers of 1024, KiB-style names too). */
+export function sizeFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const m = /^(\d+(?:\.\d+)?)\s*(B|K|KI?B|M|MI?B|G|GI?B|T|TI?B)?$/i.exec(text.trim());
+  if (!m) throw new ConfigurationError(`${flag} "${text}" is not a size like 500, 10K, 1.5M or 2G`);
+  const power = { '': 0, B: 0, K: 1, M: 2, G: 3, T: 4 }[(m[2] ?? '').toUpperCase().charAt(0) as '' | 'B' | 'K' | 'M' | 'G' | 'T'];
+  return Math.round(Number(m[1]) * 1024 ** power);
+}
+
+/** An age like 90s, 30m, 12h, 7d, 2w (or 1d12h). */
+export function ageFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^(\d+(ms|s|m|h|d|w))+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not an age like 90s, 30m, 12h, 7d or 2w`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+  return [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
+}
+
+/** The four filters as the CLI takes them (mirror, upload, pull). */
+export function addSizeAgeOptions(cmd: Command): Command {
+  return cmd
+    .option('--min-size <size>', 'leave alone files smaller than this (500, 10K, 1.5M, 2G)')
+    .option('--max-size <size>', 'leave alone files larger than this')
+    .option('--min-age <age>', 'leave alone files changed less than this long ago (90s, 30m, 12h, 7d, 2w)')
+    .option('--max-age <age>', 'leave alone files changed longer ago than this');
+}
+
+export function sizeAgeFrom(opts: { minSize?: string; maxSize?: string; minAge?: string; maxAge?: string }): { minSize?: number; maxSize?: number; minAgeMs?: number; maxAgeMs?: number } {
+  const out = {
+    minSize: sizeFlag('--min-size', opts.minSize),
+    maxSize: sizeFlag('--max-size', opts.maxSize),
+    minAgeMs: ageFlag('--min-age', opts.minAge),
+    maxAgeMs: ageFlag('--max-age', opts.maxAge),
+  };
+  if (out.minSize !== undefined && out.maxSize !== undefined && out.minSize > out.maxSize) throw new ConfigurationError(`--min-size ${opts.minSize} is larger than --max-size ${opts.maxSize}: no file would be left`);
+  if (out.minAgeMs !== undefined && out.maxAgeMs !== undefined && out.minAgeMs > out.maxAgeMs) throw new ConfigurationError(`--min-age ${opts.minAge} is longer than --max-age ${opts.maxAge}: no file would be left`);
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
 /** `--stats DURATION`: how often a job off a terminal writes a progress record (at least 1 s). */
@@ -92,6 +135,7 @@ export function transferOptionsFrom(source: string, opts: MirrorCliOptions): Mir
     metadata: parseMetadata(opts.metadata),
     progress: !opts.json,
     statsIntervalMs: statsFlag(opts.stats),
+    ...sizeAgeFrom(opts),
   };
 }
 

@@ -103,6 +103,11 @@ export interface TransferOptions<P extends Placement> {
   deletionNote?: string | undefined;
   /** List the destination and adopt what it holds even though the store knows it (--resync). */
   resync?: boolean | undefined;
+  /**
+   * Files this run leaves alone (--min-size, --max-age…): neither carried nor counted, and not
+   * taken for files gone from the source either.
+   */
+  filter?: ((entry: FileEntry) => boolean) | undefined;
 }
 
 /** What a cold start found on the destination. */
@@ -189,6 +194,10 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       for (const entry of batch) {
         if (entry.kind !== 'file') {
           await considerOther(entry);
+          continue;
+        }
+        if (opts.filter && !opts.filter(entry)) {
+          seen.add(entry.key);
           continue;
         }
         const folder = folderOf(entry.key);
@@ -492,6 +501,7 @@ export async function planTransfer(opts: {
   maxProblems?: number | undefined;
   /** Told of each item as it is planned (the dry runs list them, streamed: the plan keeps counts only). */
   onItem?: ((item: PlannedItem) => void) | undefined;
+  filter?: ((entry: FileEntry) => boolean) | undefined;
 }): Promise<TransferPlan> {
   const { source, destination, store, jobKey } = opts;
   const maxProblems = opts.maxProblems ?? MAX_LISTED;
@@ -510,6 +520,7 @@ export async function planTransfer(opts: {
       continue;
     }
     seen.add(entry.key);
+    if (opts.filter && !opts.filter(entry)) continue;
     plan.totalBytes += entry.size;
     const marker = opts.checksum ? await sha256Of(entry.open() as Readable) : entry.marker;
     const known = store.fingerprint(jobKey, entry.key);

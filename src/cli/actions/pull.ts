@@ -6,7 +6,7 @@ import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
-import { statsFlag } from '../options.js';
+import { sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 
 interface PullCliOptions {
@@ -16,6 +16,10 @@ interface PullCliOptions {
   concurrency: string;
   dryRun?: boolean;
   stats?: string;
+  minSize?: string;
+  maxSize?: string;
+  minAge?: string;
+  maxAge?: string;
   json?: boolean;
   state?: string;
 }
@@ -33,6 +37,7 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
     concurrency: positiveInt('--concurrency', opts.concurrency),
     progress: !opts.json,
     statsIntervalMs: statsFlag(opts.stats),
+    ...sizeAgeFrom(opts),
   };
   const json = opts.json === true;
   const deps = openJobDeps(cmd, options.concurrency, { json, state: opts.state });

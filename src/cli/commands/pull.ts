@@ -2,12 +2,11 @@
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { type Command } from 'commander';
 import { later } from '../later.js';
-import { STATS_HELP } from '../options.js';
-import { collect } from '../options.js';
+import { addSizeAgeOptions, collect, STATS_HELP } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 
 export function registerPull(program: Command): void {
-  program
+  const pull = program
     .command('pull')
     .description("a project's documents into a local folder: tree and names kept, atomic, resumable, incremental")
     .argument('<project>', 'the project id')
@@ -15,7 +14,8 @@ export function registerPull(program: Command): void {
     .option('--from <folder>', 'only this folder of the project (path under its root)')
     .option('--include <glob>', 'only documents whose path matches (repeatable)', collect, [])
     .option('--exclude <glob>', 'skip documents whose path matches (repeatable)', collect, [])
-    .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY))
+    .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY));
+  addSizeAgeOptions(pull)
     .option('--dry-run', 'print what would be downloaded and touch nothing')
     .option('--state <file>', 'checkpoint database')
     .option('--stats <duration>', STATS_HELP)
