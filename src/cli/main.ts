@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   check: async () => (await import('./commands/check.js')).registerCheck,
   ls: async () => (await import('./commands/ls.js')).registerLs,
   config: async () => (await import('./commands/config.js')).registerConfig,
+  completion: async () => (await import('./commands/completion.js')).registerCompletion,
   jobs: async () => (await import('./commands/jobs.js')).registerJobs,
   run: async () => (await import('./commands/run.js')).registerRun,
   emulator: async () => (await import('./commands/emulator.js')).registerEmulator,

@@ -33,7 +33,7 @@ function heavy(urls: string[]): string[] {
   });
 }
 
-const COMMANDS = ['api', 'doctor', 'mirror', 'upload', 'watch', 'report', 'playbooks', 'pull', 'migrate', 'check', 'ls', 'config', 'jobs', 'run', 'emulator', 'demo'];
+const COMMANDS = ['api', 'doctor', 'mirror', 'upload', 'watch', 'report', 'playbooks', 'pull', 'migrate', 'check', 'ls', 'config', 'completion', 'jobs', 'run', 'emulator', 'demo'];
 
 describe('start-up', () => {
   it('--version loads commander and nothing heavy', async () => {
