@@ -18,32 +18,30 @@ interface LsOptions {
 }
 
 export async function lsAction(where: string | undefined, opts: LsOptions, cmd: Command): Promise<void> {
-  const { client } = createContext(cmd);
-  const out = new Listing(opts.json === true, 'ls', where ?? '', describeTarget(client.target));
-  try {
-    if (where === undefined || where === '') await listProjects(client, out);
-    else await listProject(client, where, opts.recursive === true, out);
-    out.end(EXIT.ok);
-  } catch (err) {
-    // Under --json the object is closed with the error; otherwise it is reported as any other.
-    if (!opts.json) throw err;
-    out.end(EXIT.failed, err instanceof Error ? err.message : String(err));
-  } finally {
-    await client.close();
-  }
+  await listing(cmd, opts.json === true, 'ls', where ?? '', (client, out) =>
+    where === undefined || where === '' ? listProjects(client, out) : listProject(client, where, opts.recursive === true, out),
+  );
 }
 
 /** `ferry playbooks list`: every playbook of the organization, as `export --all` and `backup` see them. */
 export async function playbooksListAction(opts: { search?: string; json?: boolean }, cmd: Command): Promise<void> {
-  const { client } = createContext(cmd);
-  const out = new Listing(opts.json === true, 'playbooks list', opts.search ?? '', describeTarget(client.target));
-  try {
+  await listing(cmd, opts.json === true, 'playbooks list', opts.search ?? '', async (client, out) => {
     for await (const p of client.playbooks.searchAll(opts.search ? { searchText: opts.search } : {})) {
       out.item({ id: p.objectIdentifier, name: p.name ?? null, description: p.description ?? null, dateAdded: p.dateAdded ?? null, isPrivate: p.isPrivate ?? null, organizationWide: p.organizationWide ?? null }, `${p.objectIdentifier}  ${day(p.dateAdded)}  ${visible(p.name ?? '')}`);
     }
+  });
+}
+
+/** One listing run: a client, the entries `fill` finds, and the end, whatever happened. */
+async function listing(cmd: Command, json: boolean, command: string, where: string, fill: (client: FerryClient, out: Listing) => Promise<void>): Promise<void> {
+  const { client } = createContext(cmd);
+  const out = new Listing(json, command, where, describeTarget(client.target));
+  try {
+    await fill(client, out);
     out.end(EXIT.ok);
   } catch (err) {
-    if (!opts.json) throw err;
+    // Under --json the object is closed with the error; otherwise it is reported as any other.
+    if (!json) throw err;
     out.end(EXIT.failed, err instanceof Error ? err.message : String(err));
   } finally {
     await client.close();
