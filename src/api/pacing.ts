@@ -136,19 +136,20 @@ export class Pacer {
     if (unavailable) this.unavailable++;
     else if (refused) this.refusals++;
     this.refusedInARow = refused ? this.refusedInARow + 1 : 0;
-    if (this.answered === this.window / 2 || this.answered === (this.window * 3) / 4) this.marks.push({ at: now, accepted: this.answered - this.refusals });
+    if (this.answered === this.window / 2 || this.answered === (this.window * 3) / 4) this.marks.push({ at: now, accepted: this.answered - this.refusals - this.unavailable });
     // A trial's window also closes after a second with a quarter of its answers: a trial at a low
     // rate (a cut taken while few requests were sent) must not hold the pace down for long.
     const trialDue = this.trial !== undefined && now - this.windowStart >= 1000 && this.answered >= this.window / 4;
     if (this.answered < this.window && !trialDue) return;
     const answered = this.answered;
+    // Accepted: neither refused nor unavailable, whether or not the 503s count as refusals.
+    const acceptedCount = answered - this.refusals - this.unavailable;
     if (this.unavailable >= answered / 4) this.refusals += this.unavailable;
     const share = this.refusals / answered;
     // Accepted per second over the window (at least 50 ms of it, against a burst of answers), or
     // over its last half or quarter when more: a window that began in a job's serial start (one
     // request at a time) would otherwise set the pace at a fraction of what the service takes.
     const span = now - this.windowStart;
-    const acceptedCount = answered - this.refusals;
     let accepted = (acceptedCount * 1000) / Math.max(50, span);
     for (const mark of this.marks) accepted = Math.max(accepted, ((acceptedCount - mark.accepted) * 1000) / Math.max(25, now - mark.at));
     this.answered = 0;
