@@ -339,9 +339,9 @@ export class Transport {
     retryAfterMs: number | undefined,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    // Retry-After is waited in full when refusals persist (the pacer paces, has a cut on trial or
-    // sees the window refused above its floor); a refusal amid answers looks like the noise of a
-    // busy service, and the ordinary backoff, growing with each attempt, serves it (src/api/pacing.ts).
+    // Retry-After is waited in full when refusals persist (a limit is paced, or the last four
+    // answers were all refusals); a refusal amid answers looks like the noise of a busy service,
+    // and the ordinary backoff, growing with each attempt, serves it (src/api/pacing.ts).
     const persisting = !this.pacer.unlimited;
     const delayMs = nextDelay(retry.attempt, persisting ? retryAfterMs : undefined, this.retry, this.random, retry.status === 429);
     const info: RetryInfo = { method: retry.method, path: retry.path, attempt: retry.attempt, delayMs, mark: retry.status !== undefined ? markOfStatus(retry.status) : 'transient', serverAsked: persisting && retryAfterMs !== undefined };
