@@ -11,6 +11,7 @@ import { logicalPath } from '../../backends/project/source.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { uuidFlag } from '../shared.js';
+import { JsonItems } from '../json-items.js';
 
 interface LsOptions {
   recursive?: boolean;
@@ -121,14 +122,16 @@ function day(date: string | null | undefined): string {
 class Listing {
   private count = 0;
   private bytes = 0;
-  private started = false;
+  private readonly items: JsonItems | undefined;
 
   constructor(
-    private readonly json: boolean,
+    json: boolean,
     private readonly command: string,
     private readonly where: string,
     private readonly target: string,
-  ) {}
+  ) {
+    if (json) this.items = new JsonItems({ command, where, target });
+  }
 
   document(doc: Document, path: string): void {
     const dir = doc.isDirectory === true;
@@ -141,28 +144,17 @@ class Listing {
   }
 
   item(json: Record<string, unknown>, text: string): void {
-    if (this.json) {
-      if (!this.started) this.open();
-      process.stdout.write(`${this.count === 0 ? '' : ','}${JSON.stringify(json)}`);
-    } else {
-      process.stdout.write(`${text}\n`);
-    }
+    if (this.items) this.items.item(json);
+    else process.stdout.write(`${text}\n`);
     this.count++;
   }
 
   end(exitCode: number, error?: string): void {
     process.exitCode = exitCode;
-    if (!this.json) {
-      if (this.count === 0 && exitCode === EXIT.ok) process.stderr.write(`nothing ${this.command === 'ls' ? `at ${this.where ? visible(this.where) : 'the top level'}` : 'found'} (${this.target})\n`);
+    if (this.items) {
+      this.items.end({ count: this.count, bytes: this.bytes, status: error ? 'failed' : 'succeeded', exitCode, ...(error ? { error } : {}) });
       return;
     }
-    if (!this.started) this.open();
-    const tail = { count: this.count, bytes: this.bytes, status: error ? 'failed' : 'succeeded', exitCode, ...(error ? { error } : {}) };
-    process.stdout.write(`],${JSON.stringify(tail).slice(1)}\n`);
-  }
-
-  private open(): void {
-    this.started = true;
-    process.stdout.write(`{"command":${JSON.stringify(this.command)},"where":${JSON.stringify(this.where)},"target":${JSON.stringify(this.target)},"items":[`);
+    if (this.count === 0 && exitCode === EXIT.ok) process.stderr.write(`nothing ${this.command === 'ls' ? `at ${this.where ? visible(this.where) : 'the top level'}` : 'found'} (${this.target})\n`);
   }
 }

@@ -1,0 +1,28 @@
+// One JSON object on one line whose `items` are written as they come: the shape of every --json
+// listing (ls, playbooks list, dry runs), so that a listing of a million entries is never held in
+// memory. The head's fields come first, then the items, then the tail's fields.
+export class JsonItems {
+  private count = 0;
+  private started = false;
+
+  constructor(
+    private readonly head: Record<string, unknown>,
+    private readonly out: NodeJS.WritableStream = process.stdout,
+  ) {}
+
+  item(value: unknown): void {
+    if (!this.started) this.open();
+    this.out.write(`${this.count === 0 ? '' : ','}${JSON.stringify(value)}`);
+    this.count++;
+  }
+
+  end(tail: Record<string, unknown>): void {
+    if (!this.started) this.open();
+    this.out.write(`],${JSON.stringify(tail).slice(1)}\n`);
+  }
+
+  private open(): void {
+    this.started = true;
+    this.out.write(`${JSON.stringify(this.head).slice(0, -1)}${Object.keys(this.head).length ? ',' : ''}"items":[`);
+  }
+}
