@@ -37,6 +37,8 @@ export interface LogOptions {
   pretty?: boolean;
   /** Where to write (tests capture here); default stderr. */
   destination?: DestinationStream;
+  /** A file to append JSON lines to instead (--log-file); its folder is made when missing. */
+  file?: string;
 }
 
 export function createLogger(opts: LogOptions = {}): Logger {
@@ -45,6 +47,7 @@ export function createLogger(opts: LogOptions = {}): Logger {
     throw new ConfigurationError(`unknown log level "${level}": expected one of ${LOG_LEVELS.join(', ')}, silent`);
   }
   const base = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { app: 'ferry' } };
+  if (opts.file) return pino(base, pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true }));
   const usePretty = opts.pretty ?? (!opts.destination && process.stderr.isTTY === true);
   if (usePretty) {
     return pino(base, pretty({ destination: 2, sync: true, colorize: true, ignore: 'pid,hostname,app' }));

@@ -15,15 +15,22 @@ export function globalOptions(cmd: Command): GlobalOptions {
   return cmd.optsWithGlobals<GlobalOptions>();
 }
 
-/** The log level by the one rule: --log-level, then FERRY_LOG_LEVEL, then the profile, then `fallback`. */
+/** The log level by the one rule: --log-level (or -v, -q), then FERRY_LOG_LEVEL, then the profile, then `fallback`. */
 export function logLevelOf(cmd: Command, settings: ResolvedSettings, fallback = 'info'): string {
-  return globalOptions(cmd).logLevel ?? settings.profile.logLevel ?? fallback;
+  const g = globalOptions(cmd);
+  return g.logLevel ?? (g.verbose ? 'debug' : g.quiet ? 'error' : undefined) ?? settings.profile.logLevel ?? fallback;
+}
+
+/** The logger of a command: at its level, to --log-file when one is given. */
+export function loggerFor(cmd: Command, settings: ResolvedSettings, fallback = 'info'): Logger {
+  const file = globalOptions(cmd).logFile;
+  return createLogger({ level: logLevelOf(cmd, settings, fallback), ...(file ? { file } : {}) });
 }
 
 export function createContext(cmd: Command): CommandContext {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: g.profile, configFile: g.config });
-  const logger = createLogger({ level: logLevelOf(cmd, settings) });
+  const logger = loggerFor(cmd, settings);
   const client = new FerryClient({ ...settings.clientOptions, ...(settings.profileName ? { label: settings.profileName } : {}), logger });
   return { settings, logger, client };
 }

@@ -34,7 +34,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 };
 
 /** Global options that take a value: their value is not the command's name. */
-const GLOBAL_WITH_VALUE = new Set(['-p', '--profile', '--config', '--log-level']);
+const GLOBAL_WITH_VALUE = new Set(['-p', '--profile', '--config', '--log-level', '--log-file']);
 
 /**
  * The command an argument list names (`help X` names X), 'version' for a bare --version/-V,
@@ -56,10 +56,22 @@ export function commandNamed(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
+/** Whether a global flag without a value is given before the command's own arguments end. */
+function globalFlag(argv: readonly string[], short: string, long: string): boolean {
+  for (const arg of argv) {
+    if (arg === '--') return false;
+    if (arg === short || arg === long) return true;
+  }
+  return false;
+}
+
 export interface GlobalOptions {
   profile?: string;
   config?: string;
   logLevel?: string;
+  logFile?: string;
+  verbose?: boolean;
+  quiet?: boolean;
 }
 
 /** The program with the commands `argv` needs (all of them when `argv` is not given). */
@@ -70,6 +82,9 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .option('-p, --profile <name>', 'connection profile (default: FERRY_PROFILE or the config file default)')
     .option('--config <file>', 'config file with profiles (default: FERRY_CONFIG or ~/.config/ferry/config.yaml)')
     .addOption(new Option('--log-level <level>', "log level (default: FERRY_LOG_LEVEL, else the profile's logLevel, else warn for jobs and info otherwise)").choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .addOption(new Option('-v, --verbose', 'log at debug level (as --log-level debug)').conflicts('quiet'))
+    .option('-q, --quiet', 'log errors only and show no progress')
+    .option('--log-file <file>', 'append the log to this file (JSON lines) instead of writing it to stderr')
     .showHelpAfterError()
     .exitOverride();
   const named = argv === undefined ? undefined : commandNamed(argv);
@@ -88,6 +103,8 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
 /** Runs the command line and resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
   const program = await buildProgram(argv);
+  // -q: no progress display anywhere (the displays read this switch; loaded only when asked for).
+  if (globalFlag(argv, '-q', '--quiet')) (await import('../runner/progress.js')).setQuiet(true);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;

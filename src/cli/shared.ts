@@ -4,13 +4,12 @@ import type { PairDeps } from '../tenants/selection.js';
 import type { Command } from 'commander';
 import { FerryClient } from '../api/client.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
-import { createLogger } from '../log.js';
 import { ENV_VARS, resolveSettings, type ResolvedSettings } from '../config/profile.js';
 import { defaultStorePath, openStore } from '../store/index.js';
 import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
 import { safeText } from '../backends/names.js';
-import { globalOptions, logLevelOf } from './context.js';
+import { globalOptions, loggerFor } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { printJsonError } from './output.js';
 import { positiveNumber, type RunOptions } from './options.js';
@@ -43,7 +42,7 @@ export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, ru
 }
 
 function clientFor(cmd: Command, settings: ResolvedSettings, rpsFlag?: string | number): FerryClient {
-  const logger = createLogger({ level: logLevelOf(cmd, settings, 'warn') });
+  const logger = loggerFor(cmd, settings, 'warn');
   const rps = rpsFlag !== undefined ? positiveNumber('--rps', String(rpsFlag)) : settings.clientOptions.requestsPerSecond;
   return new FerryClient({
     ...settings.clientOptions,

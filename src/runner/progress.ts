@@ -36,6 +36,12 @@ export interface ProgressOptions {
   census?: Census | undefined;
 }
 
+/** -q: no progress display at all, live or recorded (set once, by the CLI, before a job starts). */
+let quiet = false;
+export function setQuiet(on: boolean): void {
+  quiet = on;
+}
+
 /**
  * One status line: on a terminal redrawn in place by cli-progress and cut to the terminal's
  * width, so it never wraps; elsewhere a timestamped line per update. Every live display of ferry
@@ -46,7 +52,7 @@ export class StatusLine {
   private text = '';
 
   constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {
-    if (this.stream.isTTY !== true) return;
+    if (quiet || this.stream.isTTY !== true) return;
     this.bar = new cliProgress.SingleBar({
       stream: this.stream,
       // Cut here; cli-progress also turns the terminal's wrapping off while it draws.
@@ -69,6 +75,7 @@ export class StatusLine {
   }
 
   update(text: string): void {
+    if (quiet) return;
     if (!this.bar) {
       this.stream.write(`${new Date().toISOString()} ${text}\n`);
       return;
@@ -89,7 +96,7 @@ export class Progress {
   private readonly census = new AbortController();
 
   constructor(private readonly state: ProgressState, opts: ProgressOptions = {}) {
-    if (opts.enabled === false) return;
+    if (opts.enabled === false || quiet) return;
     const stream = opts.stream ?? process.stderr;
     this.line = new StatusLine(stream);
     const line = this.line;

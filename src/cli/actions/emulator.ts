@@ -31,7 +31,8 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
   const faults = opts.faults ? asConfig('--faults', () => parseFaultSpec(opts.faults as string)) : undefined;
   const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
   // Logs to stderr only: stdout carries exactly the one ready line.
-  const logger = createLogger({ level: globalOptions(cmd).logLevel ?? process.env.FERRY_LOG_LEVEL ?? 'info' });
+  const g = globalOptions(cmd);
+  const logger = createLogger({ level: g.logLevel ?? (g.verbose ? 'debug' : g.quiet ? 'error' : undefined) ?? process.env.FERRY_LOG_LEVEL ?? 'info', ...(g.logFile ? { file: g.logFile } : {}) });
   const handle = await startEmulator({
     host: opts.host,
     port,
