@@ -3,7 +3,7 @@
 // playbooks; the organization metadata and what would stop the run. Reads only, on both sides.
 import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../backends/project/source.js';
-import { planTransfer } from '../sync/engine.js';
+import { planTransfer, type PlannedItem } from '../sync/engine.js';
 import { TargetMetadata, type MetadataMapping } from '../mapping/metadata.js';
 import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, shareOf, type MigrateSelection, type PairDeps } from './selection.js';
 import { resolveCounterparts } from './counterparts.js';
@@ -38,7 +38,12 @@ const MAX_LISTED = 100;
 const LOOK_ONLY = { prepare: async () => undefined, ensureFolder: async () => undefined, place: async () => ({ parentId: null }) };
 
 /** What a migration would do, writing nothing on either side. */
-export async function planMigration(opts: MigrateSelection & { mapping?: MetadataMapping | undefined; intoExisting?: boolean | undefined }, deps: PairDeps): Promise<MigrationPlan> {
+export async function planMigration(
+  opts: MigrateSelection & { mapping?: MetadataMapping | undefined; intoExisting?: boolean | undefined },
+  deps: PairDeps,
+  /** Told of each document the migration would copy, keyed `project name/path` (the dry run lists them). */
+  onItem?: (item: PlannedItem) => void,
+): Promise<MigrationPlan> {
   checkSelection(opts);
   checkPair(deps, opts);
   const { from, to, store } = deps;
@@ -80,7 +85,8 @@ export async function planMigration(opts: MigrateSelection & { mapping?: Metadat
     const docsKey = documentsKey(jobKey, project.objectIdentifier);
     const found = ids.get('project', project.objectIdentifier) ?? counterparts.found.get(project.objectIdentifier);
     // The engine's own dry run over the source project, against a target that is only looked at.
-    const t = await planTransfer({ source: new ProjectSource(from, project.objectIdentifier, { skipFailed: true }), destination: LOOK_ONLY, store, jobKey: docsKey, maxProblems: MAX_LISTED });
+    const prefix = `${project.name ?? project.objectIdentifier}/`;
+    const t = await planTransfer({ source: new ProjectSource(from, project.objectIdentifier, { skipFailed: true }), destination: LOOK_ONLY, store, jobKey: docsKey, maxProblems: MAX_LISTED, onItem: onItem && ((item) => onItem({ ...item, key: prefix + item.key })) });
     const p: MigrationPlan['projects'][number] = {
       source: project.objectIdentifier,
       name: project.name,

@@ -106,6 +106,13 @@ describe('ferry migrate between two regions', () => {
     const plan = onlyJson(planned) as any;
     expect(plan.totals).toMatchObject({ projects: 3, documents: 120, playbooks: 2, alreadyCopied: 0, folders: expect.any(Number) });
     expect(plan.blockers).toEqual([]);
+    // Every document it would copy, named by project and path.
+    expect(plan).toMatchObject({ command: 'migrate', dryRun: true, itemCount: 120 });
+    expect(plan.items).toHaveLength(120);
+    for (const item of plan.items as { action: string; key: string }[]) {
+      expect(item.action).toBe('new');
+      expect(projects.some((p) => item.key.startsWith(`${p.name}/`)), item.key).toBe(true);
+    }
     expect(plan.options.missingOnTarget).toBeGreaterThanOrEqual(1);
     expect(plan.notCarried.map((n: { what: string }) => n.what)).toContain('assistants and their messages');
     expect((await targetDocuments(names)).size).toBe(0);

@@ -10,6 +10,7 @@ import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
 import { statsFlag } from '../options.js';
+import { PlanOutput } from '../plan-output.js';
 import { parseShard } from '../../tenants/selection.js';
 
 interface MigrateCliOptions {
@@ -60,10 +61,10 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
       return;
     }
     if (opts.dryRun) {
-      const plan = await planMigration({ ...selection, mapping, intoExisting: opts.intoExisting === true }, deps);
+      const out = new PlanOutput(json, 'migrate', 'copy', 'gone from the source');
+      const plan = await planMigration({ ...selection, mapping, intoExisting: opts.intoExisting === true }, deps, out.item);
       process.exitCode = plan.blockers.length ? EXIT.failed : EXIT.ok;
-      if (json) process.stdout.write(`${JSON.stringify({ dryRun: true, exitCode: process.exitCode, ...plan })}\n`);
-      else process.stdout.write(describePlan(plan));
+      out.finish({ exitCode: process.exitCode, ...plan }, describePlan(plan));
       return;
     }
     const summary = await migrate({ ...selection, mapping, concurrency, progress: !json, statsIntervalMs: statsFlag(opts.stats), intoExisting: opts.intoExisting === true }, deps);
