@@ -17,8 +17,12 @@ export function globalOptions(cmd: Command): GlobalOptions {
 
 /** The log level by the one rule: --log-level (or -v, -q), then FERRY_LOG_LEVEL, then the profile, then `fallback`. */
 export function logLevelOf(cmd: Command, settings: ResolvedSettings, fallback = 'info'): string {
-  const g = globalOptions(cmd);
-  return g.logLevel ?? (g.verbose ? 'debug' : g.quiet ? 'error' : undefined) ?? settings.profile.logLevel ?? fallback;
+  return flagLevel(globalOptions(cmd)) ?? settings.profile.logLevel ?? fallback;
+}
+
+/** The level the global flags ask for, if any: --log-level, or -v (debug), or -q (error). */
+export function flagLevel(g: GlobalOptions): string | undefined {
+  return g.logLevel ?? (g.verbose ? 'debug' : g.quiet ? 'error' : undefined);
 }
 
 /** The logger of a command: at its level, to --log-file when one is given. */

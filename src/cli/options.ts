@@ -78,8 +78,7 @@ export function sizeFlag(flag: string, text: string | undefined): number | undef
 export function ageFlag(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^(\d+(ms|s|m|h|d|w))+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not an age like 90s, 30m, 12h, 7d or 2w`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
-  return [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
+  return parseDuration(text);
 }
 
 /** The four filters as the CLI takes them (mirror, upload, pull). */

@@ -70,6 +70,18 @@ export interface ResolvedSettings {
   clientOptions: Omit<ClientOptions, 'logger'>;
 }
 
+/** The config file read: the one named (--config), else FERRY_CONFIG, else the default one if it exists. */
+export function configFileInUse(named: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return named ?? env.FERRY_CONFIG ?? (existsSync(defaultConfigFile(env)) ? defaultConfigFile(env) : undefined);
+}
+
+/** A profile that is not there, said with the ones that are. */
+export function profileNotFound(name: string, file: string | undefined, names: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigurationError {
+  const there = names.length ? `; its profiles: ${names.join(', ')}` : '; it has no profiles';
+  const where = file ? `in ${file}${there}` : `(no config file found; set FERRY_CONFIG or create ${defaultConfigFile(env)})`;
+  return new ConfigurationError(`profile "${name}" not found ${where}`);
+}
+
 export function defaultConfigFile(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CONFIG_HOME || join(homedir(), '.config');
   return join(base, 'ferry', 'config.yaml');
@@ -91,17 +103,14 @@ export function loadConfigFile(path: string): z.infer<typeof ConfigFileSchema> {
 /** Profile + environment -> client options. Every missing piece is named in the error. */
 export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
   const env = opts.env ?? process.env;
-  const file = opts.configFile ?? env.FERRY_CONFIG ?? (existsSync(defaultConfigFile(env)) ? defaultConfigFile(env) : undefined);
+  const file = configFileInUse(opts.configFile, env);
   const config = file ? loadConfigFile(file) : undefined;
   const profileName = opts.profile ?? env.FERRY_PROFILE ?? config?.defaultProfile;
   let profile: Profile = {};
   if (profileName) {
     const found = config?.profiles[profileName];
     if (!found) {
-      const names = Object.keys(config?.profiles ?? {});
-      const there = names.length ? `; its profiles: ${names.join(', ')}` : '; it has no profiles';
-      const where = file ? `in ${file}${there}` : '(no config file found; set FERRY_CONFIG or create ' + defaultConfigFile(env) + ')';
-      throw new ConfigurationError(`profile "${profileName}" not found ${where}`);
+      throw profileNotFound(profileName, file, Object.keys(config?.profiles ?? {}), env);
     }
     profile = { ...found };
   }
@@ -224,7 +233,7 @@ export interface ProfileView {
 /** The profiles of the config file in use (the same file resolveSettings reads), as shown to people. */
 export function describeProfiles(opts: { configFile?: string | undefined; env?: NodeJS.ProcessEnv } = {}): { file: string | undefined; defaultProfile: string | undefined; profiles: ProfileView[] } {
   const env = opts.env ?? process.env;
-  const file = opts.configFile ?? env.FERRY_CONFIG ?? (existsSync(defaultConfigFile(env)) ? defaultConfigFile(env) : undefined);
+  const file = configFileInUse(opts.configFile, env);
   if (!file) return { file: undefined, defaultProfile: undefined, profiles: [] };
   const config = loadConfigFile(file);
   const profiles = Object.entries(config.profiles).map(([name, p]): ProfileView => {

@@ -18,9 +18,9 @@ export function formatDuration(ms: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(sec).padStart(2, '0')}s` : `${sec}s`;
 }
 
-/** `90s`, `30m`, `2h`, `1h30m`, `250ms` or plain seconds, in ms. */
+/** `90s`, `30m`, `2h`, `1h30m`, `250ms`, `7d`, `2w` or plain seconds, in ms. */
 export function parseDuration(text: string): number {
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-  return [...text.matchAll(/(\d+)(ms|s|m|h)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+  return [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
 }

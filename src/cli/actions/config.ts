@@ -2,7 +2,7 @@
 // read beyond whether they are there.
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
-import { describeProfiles, ENV_VARS, type ProfileView } from '../../config/profile.js';
+import { describeProfiles, ENV_VARS, profileNotFound, type ProfileView } from '../../config/profile.js';
 import { safeText } from '../../backends/names.js';
 import { globalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -31,7 +31,7 @@ export async function configShowAction(name: string | undefined, opts: { json?: 
   const wanted = name ?? g.profile ?? process.env.FERRY_PROFILE ?? defaultProfile;
   if (!wanted) throw new ConfigurationError(file ? `no profile named and ${file} has no defaultProfile; its profiles: ${profiles.map((p) => p.name).join(', ') || 'none'}` : 'no config file, so no profile to show (FERRY_CONFIG names a file)');
   const p = profiles.find((x) => x.name === wanted);
-  if (!p) throw new ConfigurationError(`profile "${wanted}" not found in ${file ?? 'any config file'}; its profiles: ${profiles.map((x) => x.name).join(', ') || 'none'}`);
+  if (!p) throw profileNotFound(wanted, file, profiles.map((x) => x.name));
   // The FERRY_* connection variables set now: with -p they are refused where they disagree, otherwise they complete the profile.
   const overriding = Object.keys(ENV_VARS).filter((v) => process.env[v] !== undefined);
   process.exitCode = EXIT.ok;

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
 import { createLogger } from '../../log.js';
 import { loadSeedFile, parseFaultSpec, startEmulator } from '../../emulator/index.js';
-import { globalOptions } from '../context.js';
+import { flagLevel, globalOptions } from '../context.js';
 import { ProfilesFileError, writeProfilesFile } from '../emulator-profiles.js';
 
 interface EmulatorCliOptions {
@@ -32,7 +32,7 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
   const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
   // Logs to stderr only: stdout carries exactly the one ready line.
   const g = globalOptions(cmd);
-  const logger = createLogger({ level: g.logLevel ?? (g.verbose ? 'debug' : g.quiet ? 'error' : undefined) ?? process.env.FERRY_LOG_LEVEL ?? 'info', ...(g.logFile ? { file: g.logFile } : {}) });
+  const logger = createLogger({ level: flagLevel(g) ?? process.env.FERRY_LOG_LEVEL ?? 'info', ...(g.logFile ? { file: g.logFile } : {}) });
   const handle = await startEmulator({
     host: opts.host,
     port,
