@@ -16,7 +16,7 @@ import { IdMap } from '../src/mapping/id-map.js';
 import { openArchive } from '../src/playbooks/read.js';
 import { replayImport } from '../src/playbooks/replay.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
-import { noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { ProjectSource } from '../src/backends/project/source.js';
 import type { RunCounts } from '../src/store/types.js';
@@ -60,7 +60,7 @@ export { planMigration, type MigrationPlan } from '../src/tenants/plan.js';
 
 export const JOB = 'migrate';
 
-interface ProjectReport {
+export interface ProjectReport {
   source: string;
   target: string | null;
   name: string | null;
@@ -201,9 +201,10 @@ async function migratePlaybook(playbook: Playbook, w: { from: FerryClient; to: F
     await exportPlaybook(w.from, playbook, path, ctx.signal);
     const archive = await openArchive(path);
     // The replay counts its parts in a context of its own: the migration counts the playbook.
-    const sub: JobContext = { ...ctx, counts: zeroCounts(), errors: [] };
+    const sub: JobContext = { ...ctx, counts: zeroCounts(), errors: [], problems: [] };
     const result = await replayImport(archive, w.to, w.ids, sub, w.mapping);
     for (const e of sub.errors) noteError(ctx, `playbook ${playbook.name ?? ''}: ${e.key}`, e.error);
+    for (const p of sub.problems) noteProblem(ctx, `playbook ${playbook.name ?? ''}: ${p.key}`, p.reason);
     report.target = result.playbookIdentifier;
     report.outcome = sub.counts.uploaded > 0 ? 'created' : 'existing';
     report.parts = { created: sub.counts.uploaded, found: sub.counts.reconciled };

@@ -15,7 +15,7 @@ import { serverImport } from '../src/playbooks/server-import.js';
 import { canonicalJson, countParts } from '../src/playbooks/format.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { toKeep, type RetentionRules } from '../src/playbooks/retention.js';
-import { noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { sha256Of } from '../src/sync/checksum.js';
 
@@ -267,7 +267,7 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
           await rm(temp, { force: true });
           ctx.counts.skipped++;
           unchanged++;
-          noteError(ctx, playbook.objectIdentifier, `skipped: unchanged since ${newest.file}`);
+          noteProblem(ctx, playbook.objectIdentifier, `skipped: unchanged since ${newest.file}`);
           opts.onDone?.(playbook.objectIdentifier, 'unchanged');
           continue;
         }

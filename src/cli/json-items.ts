@@ -1,6 +1,9 @@
 // One JSON object on one line whose `items` are written as they come: the shape of every --json
-// listing (ls, playbooks list, dry runs), so that a listing of a million entries is never held in
-// memory. The head's fields come first, then the items, then the tail's fields.
+// listing (ls, playbooks list, jobs list, dry runs), so that a listing of a million entries is never
+// held in memory. `command` and the head's fields come first, then the items, then the tail's
+// fields with `status` and `exitCode` (known only at the end of a streamed listing).
+import { commandName } from './envelope.js';
+
 export class JsonItems {
   private count = 0;
   private started = false;
@@ -16,13 +19,13 @@ export class JsonItems {
     this.count++;
   }
 
-  end(tail: Record<string, unknown>): void {
+  end(status: string, exitCode: number, tail: Record<string, unknown> = {}): void {
     if (!this.started) this.open();
-    this.out.write(`],${JSON.stringify(tail).slice(1)}\n`);
+    this.out.write(`],${JSON.stringify({ ...tail, status, exitCode }).slice(1)}\n`);
   }
 
   private open(): void {
     this.started = true;
-    this.out.write(`${JSON.stringify(this.head).slice(0, -1)}${Object.keys(this.head).length ? ',' : ''}"items":[`);
+    this.out.write(`${JSON.stringify({ command: commandName(), ...this.head }).slice(0, -1)},"items":[`);
   }
 }

@@ -5,6 +5,7 @@ import { EXIT } from './exit-codes.js';
 import { SourceError } from '../sync/types.js';
 import { JobAbortedError } from '../runner/job.js';
 import { printJsonError } from './output.js';
+import { commandFromArgv, commandName, commandPath, setCommand } from './envelope.js';
 import { safeText } from '../backends/names.js';
 
 /**
@@ -86,7 +87,9 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .option('-q, --quiet', 'log errors only and show no progress')
     .option('--log-file <file>', 'append the log to this file (JSON lines) instead of writing it to stderr')
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // Every --json answer names its command (envelope.ts); the action's words are known here.
+    .hook('preAction', (_root, action) => setCommand(commandPath(action)));
   const named = argv === undefined ? undefined : commandNamed(argv);
   if (named === 'version') return program;
   const loaders = named !== undefined && COMMANDS[named] ? [COMMANDS[named]] : Object.values(COMMANDS);
@@ -112,7 +115,10 @@ export async function run(argv: string[]): Promise<number> {
     const code = reportError(err);
     // Help and --version print text by request; every other exit answers --json with one object.
     const helpOrVersion = err instanceof CommanderError && err.exitCode === 0;
-    if (argv.includes('--json') && !helpOrVersion) printJsonError(code, err instanceof Error ? err.message : String(err), { kind: errorKind(err) });
+    if (argv.includes('--json') && !helpOrVersion) {
+      if (commandName() === 'ferry') setCommand(commandFromArgv(program, argv));
+      printJsonError(code, err instanceof Error ? err.message : String(err), { kind: errorKind(err) });
+    }
     return code;
   }
 }

@@ -144,8 +144,6 @@ export interface RunOptions {
   json: boolean;
   dryRun?: boolean;
   profile?: string | undefined;
-  /** The command named in a dry run's JSON (default: mirror). */
-  command?: string | undefined;
 }
 
 export function parseMetadata(pairs: string[]): Record<string, string> | undefined {

@@ -4,6 +4,8 @@ import { describeTarget, type Target } from '../api/target.js';
 import { formatBytes, formatDuration } from '../runner/format.js';
 import { EXIT } from './exit-codes.js';
 import { visible, safeText } from '../backends/names.js';
+import type { RunCounts } from '../store/types.js';
+import { envelope, writeEnvelope } from './envelope.js';
 
 export function exitCodeFor(summary: JobSummary): number {
   if (summary.status === 'succeeded') return EXIT.ok;
@@ -11,15 +13,46 @@ export function exitCodeFor(summary: JobSummary): number {
   return EXIT.aborted;
 }
 
+/** What the items a job wrote are called, in its summary and in its --json counts. */
+const WRITTEN: Record<string, string> = {
+  mirror: 'uploaded',
+  upload: 'uploaded',
+  pull: 'downloaded',
+  migrate: 'copied',
+  'playbooks-export': 'written',
+  'playbooks-backup': 'written',
+  'playbooks-import': 'created',
+};
+
+export function writtenVerb(job: string): string {
+  return WRITTEN[job] ?? 'uploaded';
+}
+
+/** A run's counts with the written ones named for what happened (the store keeps them as `uploaded`). */
+export function namedCounts(job: string, counts: RunCounts): Record<string, number> {
+  const { discovered, uploaded, ...rest } = counts;
+  return { discovered, [writtenVerb(job)]: uploaded, ...rest };
+}
+
+/** A job's summary as JSON: its counts named, `errors` apart from `problems`. */
+export function summaryBody(summary: JobSummary): Record<string, unknown> {
+  const { job, runId, status, counts, ...rest } = summary;
+  return { job, runId, status, counts: namedCounts(job, counts), ...rest };
+}
+
+/** A job's summary as its --json answer. */
+export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = summary.status): Record<string, unknown> {
+  return envelope(status, exitCode, summaryBody(summary));
+}
+
 export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout): void {
   if (json) {
-    out.write(`${JSON.stringify({ ...summary, exitCode: exitCodeFor(summary) })}\n`);
+    out.write(`${JSON.stringify(summaryEnvelope(summary))}\n`);
     return;
   }
   const c = summary.counts;
   const pulled = summary.job === 'pull';
-  // What "uploaded" means for this job: written locally by a pull, copied by a migration.
-  const verb = pulled ? 'downloaded' : summary.job === 'migrate' ? 'copied' : 'uploaded';
+  const verb = writtenVerb(summary.job);
   const lines = [
     `${summary.job} run ${summary.runId}: ${summary.status} in ${formatDuration(summary.durationMs)}`,
     `  discovered ${c.discovered}  ${verb} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
@@ -46,11 +79,15 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   if (deleted?.count) lines.push(`  ${pulled ? 'gone from the project' : 'deleted locally'} since the last run: ${deleted.count} (${pulled ? 'never deleted locally' : 'never deleted remotely'}): ${deleted.sample.map(visible).join(', ')}${deleted.count > deleted.sample.length ? ', …' : ''}`);
   const repeated = summary.repeatedNotices as number | undefined;
   if (repeated) lines.push(`  skipped again for the reasons given by name on an earlier run: ${repeated}`);
-  if (summary.errors.length) {
-    lines.push('  problems:');
-    for (const e of summary.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
-    if (summary.errors.length > 20) lines.push(`    … ${summary.errors.length - 20} more (ferry jobs show ${summary.runId})`);
-  }
+  // What failed first, then what was only said (skipped with a reason, a warning), each capped.
+  const listed = (head: string, items: { key: string; text: string }[]) => {
+    if (!items.length) return;
+    lines.push(head);
+    for (const e of items.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.text)}`);
+    if (items.length > 20) lines.push(`    … ${items.length - 20} more (ferry jobs show ${summary.runId})`);
+  };
+  listed('  errors:', summary.errors.map((e) => ({ key: e.key, text: e.error })));
+  listed('  skipped or noted (nothing failed):', (summary.problems ?? []).map((p) => ({ key: p.key, text: p.reason })));
   out.write(`${lines.join('\n')}\n`);
 }
 
@@ -58,6 +95,6 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
  * Under --json a command answers with exactly one JSON object on stdout whatever the exit: this is
  * the object of the exits that have no summary (usage errors, a held lock, a job that could not start).
  */
-export function printJsonError(exitCode: number, error: string, extra: Record<string, unknown> = {}): void {
-  process.stdout.write(`${JSON.stringify({ status: 'error', exitCode, error, ...extra })}\n`);
+export function printJsonError(exitCode: number, error: string, extra: Record<string, unknown> = {}, status = 'error'): void {
+  writeEnvelope(status, exitCode, { error, ...extra });
 }

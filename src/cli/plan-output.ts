@@ -1,10 +1,11 @@
 // What a dry run prints: the plan's counts and the names of what the run would do. Text lists the
 // first SHOWN names and says how many more; --json writes every one into the `items` of one JSON
 // object (one line) as the plan meets them, so a plan of a million files is never held in memory.
-import type { PlannedItem } from '../sync/engine.js';
+import type { PlannedItem, TransferPlan } from '../sync/engine.js';
 import { formatBytes } from '../runner/format.js';
 import { visible } from '../backends/names.js';
 import { JsonItems } from './json-items.js';
+import { camelKey } from './envelope.js';
 
 const SHOWN = 20;
 
@@ -15,13 +16,12 @@ export class PlanOutput {
 
   constructor(
     json: boolean,
-    command: string,
     /** What writing means here: upload, download. */
     private readonly verb: string,
     /** What an item gone from the source is called here. */
     private readonly gone = 'deleted locally',
   ) {
-    if (json) this.items = new JsonItems({ command, dryRun: true });
+    if (json) this.items = new JsonItems({ dryRun: true });
   }
 
   readonly item = (planned: PlannedItem): void => {
@@ -31,15 +31,34 @@ export class PlanOutput {
     else if (this.shown.length < SHOWN) this.shown.push(item);
   };
 
-  /** The end: `fields` close the JSON object; in text, `head` and then the names. */
-  finish(fields: Record<string, unknown>, head: string): void {
+  /**
+   * The end: under --json, `fields` close the object (status `planned`, or `blocked` when the run
+   * could not go ahead); in text, `head` and then the names.
+   */
+  finish(exitCode: number, fields: Record<string, unknown>, head: string, blocked = false): void {
     if (this.items) {
-      this.items.end({ itemCount: this.count, ...fields });
+      this.items.end(blocked ? 'blocked' : 'planned', exitCode, { itemCount: this.count, ...fields });
       return;
     }
     const lines = [head.replace(/\n$/, '')];
     for (const i of this.shown) lines.push(`  ${i.action === 'new' ? `${this.verb}, new` : i.action === 'changed' ? `${this.verb}, changed` : `${i.action}, not touched`}: ${visible(i.key)}${i.size !== undefined ? ` (${formatBytes(i.size)})` : ''}`);
     if (this.count > this.shown.length) lines.push(`  … and ${this.count - this.shown.length} more (--json lists every one)`);
     process.stdout.write(`${lines.join('\n')}\n`);
+  }
+
+  /**
+   * A transfer plan as the fields of its --json answer: counts named as the text names them, what
+   * the run would fail (`errors`) apart from what it would skip with a reason (`problems`).
+   */
+  transferFields<P extends TransferPlan>(plan: P): Record<string, unknown> {
+    const { new: added, changed, unchanged, deletedLocally, problems, problemCount, ...rest } = plan;
+    const goneKey = camelKey(this.gone);
+    return {
+      counts: { new: added, changed, unchanged, [goneKey]: deletedLocally },
+      ...rest,
+      errors: problems.filter((p) => p.outcome === 'failed').map((p) => ({ key: p.key, error: p.reason })),
+      problems: problems.filter((p) => p.outcome === 'skipped').map((p) => ({ key: p.key, reason: p.reason })),
+      ...(problemCount > problems.length ? { notListed: problemCount - problems.length } : {}),
+    };
   }
 }

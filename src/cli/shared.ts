@@ -85,7 +85,7 @@ export function openPairDeps(cmd: Command, fromProfile: string, toProfile: strin
 export function lockedOr(err: unknown, json: boolean): number {
   if (err instanceof LockedError) {
     process.stderr.write(`ferry: ${safeText(err.message)}\n`);
-    if (json) printJsonError(EXIT.locked, err.message, { status: 'locked', holder: err.holder });
+    if (json) printJsonError(EXIT.locked, err.message, { holder: err.holder }, 'locked');
     return EXIT.locked;
   }
   throw err;

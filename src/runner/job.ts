@@ -12,9 +12,16 @@ export { LockedError } from './lock.js';
 /** The job cannot go on at all (authentication, permission, the service refused it). */
 export class JobAbortedError extends FerryError {}
 
+/** What failed: an item (counted in `failed`) or the job itself (key "(job)"). */
 export interface JobError {
   key: string;
   error: string;
+}
+
+/** Said, not failed: an item skipped with its reason, a name stored otherwise, a warning. */
+export interface JobProblem {
+  key: string;
+  reason: string;
 }
 
 /** Problems kept in memory per run; beyond this they are only counted (memory stays flat). */
@@ -26,15 +33,23 @@ export function noteError(ctx: JobContext, key: string, error: string): void {
   else ctx.errorsDropped = (ctx.errorsDropped ?? 0) + 1;
 }
 
+/** Records what the run says about an item without it failing, kept as errors are. */
+export function noteProblem(ctx: JobContext, key: string, reason: string): void {
+  if (ctx.problems.length < MAX_KEPT_ERRORS) ctx.problems.push({ key, reason });
+  else ctx.problemsDropped = (ctx.problemsDropped ?? 0) + 1;
+}
+
 export interface JobContext {
   run: RunRecord;
   uploadId: string;
   signal: AbortSignal;
   counts: RunCounts;
   errors: JobError[];
+  problems: JobProblem[];
   bytes: number;
-  /** Problems beyond MAX_KEPT_ERRORS, counted only. */
+  /** Errors and problems beyond MAX_KEPT_ERRORS, counted only. */
   errorsDropped?: number;
+  problemsDropped?: number;
   /** Items being written right now (what a first Ctrl-C waits for). */
   inFlight?: number;
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
@@ -49,6 +64,7 @@ export interface JobSummary {
   bytes: number;
   durationMs: number;
   errors: JobError[];
+  problems: JobProblem[];
   [extra: string]: unknown;
 }
 
@@ -97,6 +113,7 @@ export async function runJob(
     signal: stop.signal,
     counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 },
     errors: [],
+    problems: [],
     bytes: 0,
   };
   // Counts reach the store every few seconds, so a run killed outright still shows its progress.
@@ -123,10 +140,13 @@ export async function runJob(
     const c = ctx.counts;
     const open = c.discovered - c.uploaded - c.reconciled - c.skipped - c.failed;
     if (status !== 'succeeded' && status !== 'failed' && open > 0) c.interrupted = open;
-    const kept = ctx.errors.slice(0, opts.maxErrors ?? 100);
-    store.finishRun(run.id, status, { counts: ctx.counts, bytes: ctx.bytes, errors: kept.map((e) => `${e.key}: ${e.error}`) });
+    // The run record keeps both, problems after errors, as lines (ferry jobs show).
+    const kept = [...ctx.errors.map((e) => `${e.key}: ${e.error}`), ...ctx.problems.map((p) => `${p.key}: ${p.reason}`)];
+    store.finishRun(run.id, status, { counts: ctx.counts, bytes: ctx.bytes, errors: kept.slice(0, opts.maxErrors ?? 100) });
     if (!opts.lock) lock.release();
   }
+  const shown = opts.maxErrors ?? 100;
+  const notShown = (kept: number, dropped = 0) => Math.max(0, kept - shown) + dropped;
   const summary: JobSummary = {
     job: opts.job,
     runId: run.id,
@@ -134,9 +154,11 @@ export async function runJob(
     counts: ctx.counts,
     bytes: ctx.bytes,
     durationMs: Date.now() - started,
-    errors: ctx.errors.slice(0, opts.maxErrors ?? 100),
+    errors: ctx.errors.slice(0, shown),
+    problems: ctx.problems.slice(0, shown),
     ...(opts.target ? { target: opts.target } : {}),
-    ...(ctx.errors.length > (opts.maxErrors ?? 100) || ctx.errorsDropped ? { errorsNotShown: ctx.errors.length - (opts.maxErrors ?? 100) + (ctx.errorsDropped ?? 0) } : {}),
+    ...(notShown(ctx.errors.length, ctx.errorsDropped) ? { errorsNotShown: notShown(ctx.errors.length, ctx.errorsDropped) } : {}),
+    ...(notShown(ctx.problems.length, ctx.problemsDropped) ? { problemsNotShown: notShown(ctx.problems.length, ctx.problemsDropped) } : {}),
     ...extra,
   };
   if (fatal !== undefined && !(fatal instanceof AuthenticationError || fatal instanceof PermissionDeniedError || fatal instanceof JobAbortedError)) {

@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import { SourceGoneError, type FileEntry, type Source, type SourceEntry } from './types.js';
 import type { CheckpointStore, ItemRecord } from '../store/types.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
-import { noteError, type JobContext } from '../runner/job.js';
+import { noteError, noteProblem, type JobContext } from '../runner/job.js';
 import { waitedInSlot } from '../slots.js';
 import { runPool } from '../runner/pool.js';
 import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/item-retry.js';
@@ -164,7 +164,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   /** Gone at the source since it was listed: nothing to carry, said with the reason, not retried. */
   const skipGone = (entry: FileEntry, err: SourceGoneError) => {
     ctx.counts.skipped++;
-    noteError(ctx, entry.key, `skipped: ${err.message}`);
+    noteProblem(ctx, entry.key, `skipped: ${err.message}`);
     store.recordFailed(jobKey, entry.key, { error: `skipped: ${err.message}`, runId: ctx.run.id, size: entry.size, mtimeMs: entry.mtimeMs });
   };
 
@@ -247,7 +247,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       // Said by name on the first run that meets it; later runs count it (repeatedNotices), so
       // that an incremental pull does not repeat the same lines every time.
       if (store.noticeSeen(jobKey, entry.key, entry.reason, ctx.run.id)) repeatedNotices++;
-      else noteError(ctx, entry.key, `skipped: ${entry.reason}`);
+      else noteProblem(ctx, entry.key, `skipped: ${entry.reason}`);
     }
   };
 
@@ -460,7 +460,7 @@ async function coldStartIfDue(store: CheckpointStore, destination: Pick<Destinat
   if (!destination.inventory || !(resync || isCold(store, jobKey))) return undefined;
   const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>>, jobKey, resync ? 'resync' : 'cold', ctx.signal);
   if (found.withoutFingerprint > 0) {
-    noteError(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
+    noteProblem(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
   }
   return found;
 }
@@ -477,7 +477,7 @@ export interface TransferPlan {
   totalBytes: number;
   folders: number;
   /** Problems the source reports, listed up to `maxProblems`; `problemCount` counts them all. */
-  problems: { key: string; reason: string }[];
+  problems: { key: string; reason: string; outcome: 'failed' | 'skipped' }[];
   problemCount: number;
 }
 
@@ -511,7 +511,7 @@ export async function planTransfer(opts: {
   for await (const entry of source.entries()) {
     if (entry.kind === 'problem') {
       plan.problemCount++;
-      if (plan.problems.length < maxProblems) plan.problems.push({ key: entry.key, reason: entry.reason });
+      if (plan.problems.length < maxProblems) plan.problems.push({ key: entry.key, reason: entry.reason, outcome: entry.outcome });
       continue;
     }
     if (entry.kind === 'dir') {

@@ -33,8 +33,8 @@ describe('dry runs name what they would do', () => {
     expect(named).toHaveLength(20);
     expect(named[0]).toBe('  upload, new: d/file-00.txt (9 B)');
     expect(text.stdout).toContain('  … and 5 more (--json lists every one)');
-    const json = onlyJson(await runFerry([...args, '--json'], env)) as { command: string; items: { action: string; key: string; size: number }[]; itemCount: number; new: number; dryRun: boolean };
-    expect(json).toMatchObject({ command: 'mirror', dryRun: true, new: 25, itemCount: 25 });
+    const json = onlyJson(await runFerry([...args, '--json'], env)) as { command: string; items: { action: string; key: string; size: number }[]; itemCount: number; counts: { new: number }; dryRun: boolean };
+    expect(json).toMatchObject({ command: 'mirror', status: 'planned', dryRun: true, counts: { new: 25 }, itemCount: 25 });
     expect(json.items.map((i) => i.key).sort()).toEqual(Object.keys(files).sort());
     expect(json.items.every((i) => i.action === 'new')).toBe(true);
     expect((await client.documents.list(project).all()).length).toBe(0);
@@ -46,8 +46,8 @@ describe('dry runs name what they would do', () => {
     const playbook = (await client.playbooks.create({ name: 'dry upload', isPrivate: false, organizationWide: true })).objectIdentifier;
     const job = join(dir, 'upload.yaml');
     await writeFile(job, `job: upload\nsource: ./src\nproject: ${project}\nplaybook: ${playbook}\nstate: u.sqlite\n`);
-    const json = onlyJson(await runFerry(['run', job, '--dry-run', '--json'], env)) as { command: string; new: number; itemCount: number };
-    expect(json).toMatchObject({ command: 'run', new: 25, itemCount: 25 });
+    const json = onlyJson(await runFerry(['run', job, '--dry-run', '--json'], env)) as { command: string; counts: { new: number }; itemCount: number };
+    expect(json).toMatchObject({ command: 'run', counts: { new: 25 }, itemCount: 25 });
     expect(await client.documentUploads.list(playbook).all()).toEqual([]);
     expect((await client.documents.list(project).all()).length).toBe(0);
   });

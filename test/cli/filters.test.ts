@@ -44,7 +44,7 @@ describe('size and age filters', () => {
     expect(onlyJson(await runFerry(['mirror', join(dir, 'src'), '--project', project, '--state', join(dir, 'p-m.sqlite'), '--json'], service.env()))).toMatchObject({ status: 'succeeded' });
     const out = join(dir, 'out');
     const pulled = onlyJson(await runFerry(['pull', project, out, '--min-size', '1K', '--state', join(dir, 'p.sqlite'), '--json'], service.env())) as unknown as Summary;
-    expect(pulled.counts).toMatchObject({ discovered: 1, uploaded: 1 });
+    expect(pulled.counts).toMatchObject({ discovered: 1, downloaded: 1 });
     expect(await readdir(out)).toEqual(['big.txt']);
     const none = await runFerry(['pull', project, out, '--min-size', '2K', '--max-size', '1K'], service.env());
     expect(none.code).toBe(2);

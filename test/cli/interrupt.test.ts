@@ -96,7 +96,7 @@ describe('Ctrl-C on a faulty service', () => {
     expect(runId, first.stdout).toBeDefined();
     // Every discovered entry is accounted for in the recorded run.
     const shown = await runFerry(['jobs', 'show', runId!, '--state', state, '--json'], service.env());
-    const c = (JSON.parse(shown.stdout) as { counts: Record<string, number> }).counts;
+    const c = (onlyJson(shown) as { run: { counts: Record<string, number> } }).run.counts;
     expect(c.discovered).toBeGreaterThan(0);
     expect(c.uploaded! + c.reconciled! + c.skipped! + c.failed! + (c.interrupted ?? 0)).toBe(c.discovered);
 

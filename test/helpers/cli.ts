@@ -1,6 +1,7 @@
 // The compiled `ferry` command run as a user runs it: a child process, its exit code and output.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { assertEnvelope } from './json-envelope.js';
 
 export const FERRY_BIN = fileURLToPath(new URL('../../bin/ferry.js', import.meta.url));
 
@@ -24,9 +25,11 @@ export function runFerry(args: string[], env: Record<string, string>, onSpawn?: 
   });
 }
 
-/** The one JSON object a `--json` run must print, or a failure naming what was printed instead. */
+/** The one JSON object a `--json` run must print, held to the schema of every --json answer; or a failure naming what was printed instead. */
 export function onlyJson(result: CliResult): Record<string, unknown> {
   const lines = result.stdout.split('\n').filter((l) => l.trim() !== '');
   if (lines.length !== 1) throw new Error(`expected exactly one JSON line on stdout, got ${lines.length}: ${result.stdout.slice(0, 500)} (stderr: ${result.stderr.slice(0, 500)})`);
-  return JSON.parse(lines[0] as string) as Record<string, unknown>;
+  const value = JSON.parse(lines[0] as string) as Record<string, unknown>;
+  assertEnvelope(value);
+  return value;
 }

@@ -5,7 +5,7 @@ import { chmod, mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
-import { runFerry, type CliResult } from '../helpers/cli.js';
+import { onlyJson, runFerry, type CliResult } from '../helpers/cli.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { mirrorJobKey } from '../../jobs/mirror.js';
 
@@ -43,7 +43,7 @@ describe('ferry mirror (CLI)', () => {
 
     const r = await ferry(['mirror', src, '--project', project, '--state', join(dir, 'state.sqlite'), '--json'], service.env());
     expect(r.code, r.stderr).toBe(1);
-    const summary = JSON.parse(r.stdout);
+    const summary = onlyJson(r) as any;
     expect(summary.status).toBe('failed');
     expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 2, failed: 1 });
     expect(summary.errors).toHaveLength(1);
@@ -54,7 +54,7 @@ describe('ferry mirror (CLI)', () => {
     // The run is on record, with its problem, for `jobs list` and `jobs show`.
     const listed = await ferry(['jobs', 'list', '--state', join(dir, 'state.sqlite')], service.env());
     expect(listed.stdout).toMatch(/^\s+1 {2}mirror {3}failed {6}.* up 2 skip 0 fail 1 rec 0/m);
-    const shown = JSON.parse((await ferry(['jobs', 'show', '1', '--state', join(dir, 'state.sqlite'), '--json'], service.env())).stdout);
+    const shown = (onlyJson(await ferry(['jobs', 'show', '1', '--state', join(dir, 'state.sqlite'), '--json'], service.env())) as any).run;
     expect(shown).toMatchObject({ id: 1, job: 'mirror', status: 'failed', params: { source: src, project } });
     expect(shown.errors[0]).toMatch(/^secret\.txt: cannot read .*EACCES/);
     const missing = await ferry(['jobs', 'show', '99', '--state', join(dir, 'state.sqlite')], service.env());
@@ -110,7 +110,7 @@ describe('ferry mirror (CLI)', () => {
     });
     service.emulator.setFaults({});
     expect(interrupted.code, interrupted.stderr).toBe(3);
-    const first = JSON.parse(interrupted.stdout);
+    const first = onlyJson(interrupted) as any;
     expect(first.status).toBe('interrupted');
     expect(first.counts.uploaded).toBeLessThan(120);
     // Whatever was in flight when the signal came was let finish and recorded.
@@ -118,7 +118,7 @@ describe('ferry mirror (CLI)', () => {
 
     const rerun = await ferry(args, service.env());
     expect(rerun.code, rerun.stderr).toBe(0);
-    const second = JSON.parse(rerun.stdout);
+    const second = onlyJson(rerun) as any;
     expect(second.counts.uploaded + first.counts.uploaded).toBe(120);
     const remote = await remoteFiles(client, project);
     expect(new Set(remote.map((d) => d.path)).size).toBe(120);

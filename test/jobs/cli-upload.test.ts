@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { collect } from '../helpers/test-server.js';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson } from '../helpers/cli.js';
 
 const bin = fileURLToPath(new URL('../../bin/ferry.js', import.meta.url));
 let service: Service;
@@ -63,10 +64,11 @@ describe('ferry upload (CLI)', () => {
 
     const second = await ferry(args);
     expect(second.code, second.stderr).toBe(1); // one file failed processing
-    const result = JSON.parse(second.stdout);
+    const result = onlyJson(second) as any;
+    expect(result).toMatchObject({ command: 'upload', status: 'failed', exitCode: 1 });
     expect(result.batches).toHaveLength(1);
     expect(result.batches[0].uploadIdentifier).toBe(batches[0]!.objectIdentifier);
-    expect(result.batches[0].summary.counts.uploaded).toBe(0);
+    expect(result.batches[0].counts.uploaded).toBe(0);
     expect(result.remainingFailures).toEqual({ badFile: 1 });
     expect(await collect(client.documentUploads.list(playbook))).toHaveLength(1);
     expect(await remoteFiles(client, project)).toHaveLength(13);
@@ -78,17 +80,19 @@ describe('ferry upload (CLI)', () => {
     const { project, playbook, state, src } = await setup({ 'a.txt': 'a', 'b.txt': 'b' });
     const timedOut = await ferry(['upload', src, '--project', project, '--playbook', playbook, '--state', state, '--timeout', '1ms', '--json']);
     expect(timedOut.code, timedOut.stderr).toBe(5);
-    const batch = JSON.parse(timedOut.stdout).batches[0].uploadIdentifier;
+    const answer = onlyJson(timedOut) as any;
+    expect(answer).toMatchObject({ status: 'timeout', exitCode: 5, error: 'processing did not end within 1ms' });
+    const batch = answer.batches[0].uploadIdentifier;
     const watched = await ferry(['watch', '--playbook', playbook, '--upload', batch, '--json']);
     expect(watched.code, watched.stderr).toBe(0);
-    expect(JSON.parse(watched.stdout)).toMatchObject({ completedDocumentCount: 2, processingDocumentCount: 0 });
+    expect(onlyJson(watched)).toMatchObject({ status: 'succeeded', details: { completedDocumentCount: 2, processingDocumentCount: 0 } });
   });
 
   it('writes a report in every format, joining failed files to local paths through the checkpoint', async () => {
     const { dir, project, playbook, state, src } = await setup({ 'ok.txt': 'ok', 'sub/bad.7z': '7z' });
     const run = await ferry(['upload', src, '--project', project, '--playbook', playbook, '--state', state, '--json', '--ack']);
     expect(run.code, run.stderr).toBe(1);
-    const batch = JSON.parse(run.stdout).batches[0].uploadIdentifier;
+    const batch = (onlyJson(run) as any).batches[0].uploadIdentifier;
     for (const format of ['text', 'json', 'csv', 'markdown', 'html']) {
       const out = join(dir, `report.${format}`);
       const r = await ferry(['report', '--playbook', playbook, '--upload', batch, '--state', state, '--format', format, '--out', out]);
@@ -109,7 +113,7 @@ describe('ferry upload (CLI)', () => {
   it('report: the playbook from the store, the format from --out, md for markdown, --json, disagreements refused; watch names the report to run', async () => {
     const { dir, playbook, project, state, src } = await setup({ 'ok.txt': 'ok', 'bad.7z': '7z' });
     const run = await ferry(['upload', src, '--project', project, '--playbook', playbook, '--state', state, '--json']);
-    const batch = JSON.parse(run.stdout).batches[0].uploadIdentifier as string;
+    const batch = (onlyJson(run) as any).batches[0].uploadIdentifier as string;
     // No --playbook: ferry uploaded the batch, the store knows. No --format: the extension says html.
     const html = join(dir, 'r.html');
     const inferred = await ferry(['report', '--upload', batch, '--state', state, '--out', html]);
@@ -121,7 +125,7 @@ describe('ferry upload (CLI)', () => {
     expect(md.stdout).toContain('| unsupportedFileType');
     const json = await ferry(['report', '--upload', batch, '--state', state, '--json']);
     expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout).totals).toMatchObject({ files: 2, failed: 1 });
+    expect((onlyJson(json) as any).report.totals).toMatchObject({ files: 2, failed: 1 });
     // Two formats asked for: refused, naming both, nothing written.
     const clash = await ferry(['report', '--upload', batch, '--state', state, '--format', 'csv', '--out', join(dir, 'r.md')]);
     expect(clash.code).toBe(2);

@@ -79,7 +79,7 @@ describe('mirror survives kill -9', () => {
       const deadline = 50 + Math.floor(Math.random() * 400);
       const killWhen = startupKill ? async () => Date.now() - started >= deadline : async () => (await uploadedSoFar()) >= target;
       // Alternate between a plain rerun and `ferry jobs resume` of the last run.
-      const runs = JSON.parse((await ferry(['jobs', 'list', '--state', state, '--json'], env)).stdout || '[]') as { id: number; status: string }[];
+      const runs = (JSON.parse((await ferry(['jobs', 'list', '--state', state, '--json'], env)).stdout || '{"items":[]}') as { items: { id: number; status: string }[] }).items;
       const last = runs[0];
       const args = attempt % 2 === 1 && last && last.status !== 'succeeded' ? ['jobs', 'resume', String(last.id), '--state', state, '--json'] : mirrorArgs;
       const r = await ferry(args, env, killWhen);
@@ -88,7 +88,7 @@ describe('mirror survives kill -9', () => {
       else expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
     }
     const final = await ferry(mirrorArgs, env);
-    const history = JSON.parse((await ferry(["jobs", "list", "--state", state, "--json"], env)).stdout) as { id: number; status: string; counts: { reconciled: number; uploaded: number } }[];
+    const history = (JSON.parse((await ferry(['jobs', 'list', '--state', state, '--json'], env)).stdout) as { items: { id: number; status: string; counts: { reconciled: number; uploaded: number } }[] }).items;
     console.log("crash test: kills at", kills.join(", "), "; reconciled", JSON.stringify(history.map((h) => [h.id, h.status, h.counts.uploaded, h.counts.reconciled])));
     expect(final.code, final.stderr).toBe(0);
     const summary = JSON.parse(final.stdout);

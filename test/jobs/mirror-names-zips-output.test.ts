@@ -67,7 +67,8 @@ describe('issue 9 findings', () => {
     expect(first.code, first.stderr).toBe(0);
     const summary = onlyJson(first) as { counts: Record<string, number>; errors: { key: string; error: string }[] };
     expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 2, skipped: 1, failed: 0 });
-    expect(summary.errors).toEqual([{ key: 'docs/same.txt', error: expect.stringMatching(/^skipped: the archive holds this path more than once \(entry 1\); the last entry with it \(entry 3\) is mirrored/) }]);
+    expect(summary.errors).toEqual([]);
+    expect(summary.problems).toEqual([{ key: 'docs/same.txt', reason: expect.stringMatching(/^skipped: the archive holds this path more than once \(entry 1\); the last entry with it \(entry 3\) is mirrored/) }]);
     const docs = await remoteFiles(service.client(), project);
     expect(docs.map((d) => d.path).sort()).toEqual(['/docs/other.txt', '/docs/same.txt']);
     expect(docs.find((d) => d.path === '/docs/same.txt')?.size).toBe('second and last'.length);
@@ -128,7 +129,8 @@ describe('issue 9 findings', () => {
     expect(r.code, r.stderr).toBe(0);
     const summary = onlyJson(r) as { counts: Record<string, number>; errors: { key: string; error: string }[] };
     expect(summary.counts).toMatchObject({ discovered: 2, uploaded: 1, skipped: 1 });
-    expect(summary.errors).toEqual([{ key: 'link.txt', error: 'skipped: symbolic link entry (links are not uploaded)' }]);
+    expect(summary.errors).toEqual([]);
+    expect(summary.problems).toEqual([{ key: 'link.txt', reason: 'skipped: symbolic link entry (links are not uploaded)' }]);
     expect((await remoteFiles(service.client(), project)).map((d) => d.name)).toEqual(['real.txt']);
   });
 

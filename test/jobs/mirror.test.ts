@@ -53,7 +53,8 @@ describe('mirror', () => {
 
     expect(summary.status).toBe('succeeded');
     expect(summary.counts).toMatchObject({ discovered: 5, uploaded: 4, skipped: 1, failed: 0 });
-    expect(summary.errors).toEqual([{ key: 'a/b/loop', error: 'skipped: symbolic link (use --follow-symlinks to upload linked files)' }]);
+    expect(summary.errors).toEqual([]);
+    expect(summary.problems).toEqual([{ key: 'a/b/loop', reason: 'skipped: symbolic link (use --follow-symlinks to upload linked files)' }]);
     // Nothing secret reaches the checkpoint store.
     const tenant = service.emulator.tenants[0]!;
     for (const file of [state, `${state}-wal`]) {

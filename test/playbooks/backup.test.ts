@@ -58,7 +58,8 @@ describe('ferry playbooks backup', () => {
       // Nothing changed: nothing new is written.
       const day2 = await backupPlaybooks({ out, now: at('2026-11-21T01:00:00Z'), keep: 2 }, { client, store });
       expect(day2.counts).toMatchObject({ uploaded: 0, skipped: playbooks, failed: 0 });
-      expect(day2.errors.find((e) => e.key === first.id)?.error).toMatch(/^skipped: unchanged since Backup one-.*\/20261120T010000Z\.zip$/);
+      expect(day2.errors).toEqual([]);
+      expect(day2.problems.find((p) => p.key === first.id)?.reason).toMatch(/^skipped: unchanged since Backup one-.*\/20261120T010000Z\.zip$/);
 
       // One playbook changes three times: three new archives for it, the oldest pruned by --keep 2.
       for (const [i, when] of ['2026-11-22T01:00:00Z', '2026-11-23T01:00:00Z', '2026-11-24T01:00:00Z'].entries()) {

@@ -34,7 +34,7 @@ describe('ferry playbooks (CLI)', () => {
     const zip = join(dir, 'pb.zip');
     const exported = await runFerry(['playbooks', 'export', built.id, '--out', zip, '--state', join(dir, 'a.sqlite'), '--json'], service.env(0));
     expect(exported.code, exported.stderr).toBe(0);
-    expect(onlyJson(exported)).toMatchObject({ status: 'succeeded', counts: { discovered: 1, uploaded: 1 } });
+    expect(onlyJson(exported)).toMatchObject({ status: 'succeeded', counts: { discovered: 1, written: 1 } });
     const map = join(dir, 'map.yaml');
     await writeFile(map, `organizationMetadata:\n${service.emulator.tenants[1]!.organizationMetadata.map((d) => `  "${d.name}": ${d.objectIdentifier}`).join('\n')}\n`);
     const args = ['playbooks', 'import', zip, '--mode', 'replay', '--map', map, '--state', join(dir, 'b.sqlite'), '--json'];
@@ -76,8 +76,8 @@ describe('ferry playbooks (CLI)', () => {
     expect(summary.counts.discovered).toBe(68);
     expect(summary.counts.reconciled).toBeGreaterThan(0);
     // Every part of the archive is accounted for once: created now, or found in place.
-    expect(summary.counts.uploaded + summary.counts.reconciled + summary.counts.skipped + summary.counts.failed).toBe(68);
-    console.log(`replay killed at ${killedAt.join(', ')}; the final run created ${summary.counts.uploaded} and found ${summary.counts.reconciled} in place`);
+    expect(summary.counts.created + summary.counts.reconciled + summary.counts.skipped + summary.counts.failed).toBe(68);
+    console.log(`replay killed at ${killedAt.join(', ')}; the final run created ${summary.counts.created} and found ${summary.counts.reconciled} in place`);
 
     expect(await playbooksNamed(b, name)).toEqual([summary.playbookIdentifier]);
     const pb = summary.playbookIdentifier;
@@ -92,7 +92,7 @@ describe('ferry playbooks (CLI)', () => {
 
     // Once done, the same import again creates nothing.
     const noop = onlyJson(await runFerry(args, service.env(1))) as { counts: Record<string, number> };
-    expect(noop.counts).toMatchObject({ uploaded: 0, reconciled: 68 });
+    expect(noop.counts).toMatchObject({ created: 0, reconciled: 68 });
   });
 
   it('names what a replay cannot map before creating anything', async () => {

@@ -55,7 +55,7 @@ describe('ferry pull: one document, one local path; only its own temporary files
     const r = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
     expect(r.code, r.stderr).toBe(1);
     const summary = onlyJson(r) as PullJson;
-    expect(summary.counts).toMatchObject({ discovered: 8, uploaded: 6, failed: 2 });
+    expect(summary.counts).toMatchObject({ discovered: 8, downloaded: 6, failed: 2 });
     expect(summary.errors.map((e) => e.key).sort()).toEqual(['/abs.txt', 'a//b.txt']);
     for (const e of summary.errors) expect(e.error).toMatch(/holds a "\/"/);
 
@@ -76,7 +76,7 @@ describe('ferry pull: one document, one local path; only its own temporary files
     for (let round = 0; round < 2; round++) {
       const again = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
       expect(again.code).toBe(1);
-      expect((onlyJson(again) as PullJson).counts).toMatchObject({ uploaded: 0, failed: 2 });
+      expect((onlyJson(again) as PullJson).counts).toMatchObject({ downloaded: 0, failed: 2 });
       expect((await readdir(out)).sort()).toEqual(top);
       expect(await readFile(join(out, '.ferry-01234567-89abcdef.partial'), 'utf8')).toBe('a document named like a temporary file');
       expect(await readFile(join(out, '.ferry-abcdef01-23456789.partial'), 'utf8')).toBe("the user's own file");

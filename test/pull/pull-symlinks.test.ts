@@ -38,7 +38,7 @@ describe('ferry pull and symbolic links inside the destination', () => {
     const r = await runFerry(['pull', project, out, '--state', join(dir, 'pull.sqlite'), '--json'], service.env());
     expect(r.code, r.stderr).toBe(1);
     const summary = onlyJson(r) as { counts: Record<string, number>; errors: { key: string; error: string }[] };
-    expect(summary.counts).toMatchObject({ discovered: 4, uploaded: 1, failed: 3 });
+    expect(summary.counts).toMatchObject({ discovered: 4, downloaded: 1, failed: 3 });
     const byKey = Object.fromEntries(summary.errors.map((e) => [e.key, e.error]));
     expect(byKey['sub/a.txt']).toMatch(/a symbolic link is in the way at sub/);
     expect(byKey['sub/deep/b.txt']).toMatch(/a symbolic link is in the way at sub/);

@@ -110,12 +110,12 @@ describe('ferry pull', () => {
     const last = await runFerry(args, service.env());
     expect(last.code, last.stdout).toBe(0);
     const summary = onlyJson(last) as { counts: Record<string, number> };
-    console.log(`pull killed at ${kills.join(', ')}; the final run downloaded ${summary.counts.uploaded}, reconciled ${summary.counts.reconciled}`);
+    console.log(`pull killed at ${kills.join(', ')}; the final run downloaded ${summary.counts.downloaded}, reconciled ${summary.counts.reconciled}`);
     const got = await tree(out);
     expect([...got.keys()].filter((k) => k.includes('.ferry-'))).toEqual([]);
     expect(got).toEqual(await tree(src));
     const noop = onlyJson(await runFerry(args, service.env())) as { counts: Record<string, number> };
-    expect(noop.counts).toMatchObject({ uploaded: 0, skipped: 120, failed: 0 });
+    expect(noop.counts).toMatchObject({ downloaded: 0, skipped: 120, failed: 0 });
   });
 
   it('keeps a local file ferry did not write and reports the conflict; exit 1', async () => {
@@ -126,14 +126,14 @@ describe('ferry pull', () => {
     const r = await runFerry(['pull', project, out, '--state', join(dir, 'pull.sqlite'), '--json'], service.env());
     expect(r.code).toBe(1);
     const summary = onlyJson(r) as { counts: Record<string, number>; errors: { key: string; error: string }[] };
-    expect(summary.counts).toMatchObject({ discovered: 5, uploaded: 4, failed: 1 });
+    expect(summary.counts).toMatchObject({ discovered: 5, downloaded: 4, failed: 1 });
     expect(summary.errors).toEqual([{ key: 'readme.txt', error: expect.stringMatching(/^conflict: a local file ferry did not write \(or that changed since\) is in the way \(12 bytes, modified .*; the document: 9 bytes of .*\); it was kept$/) }]);
     expect(await readFile(join(out, 'readme.txt'), 'utf8')).toBe('my own notes');
 
     // A file ferry wrote and the user then edited is not overwritten either, when the document changes.
     await writeFile(join(out, 'contracts/2024/empty.txt'), 'edited');
     const again = onlyJson(await runFerry(['pull', project, out, '--state', join(dir, 'pull.sqlite'), '--json'], service.env())) as { counts: Record<string, number> };
-    expect(again.counts).toMatchObject({ uploaded: 0, failed: 1 });
+    expect(again.counts).toMatchObject({ downloaded: 0, failed: 1 });
     expect(await readFile(join(out, 'contracts/2024/empty.txt'), 'utf8')).toBe('edited');
   });
 
@@ -183,7 +183,8 @@ describe('ferry pull', () => {
     const summary = await pull({ project, dir: join(dir, 'out'), progress: false }, { client, store });
     expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 1, skipped: 2, failed: 0 });
     expect(await readFile(join(dir, 'out', 'report.txt'), 'utf8')).toBe('third and newest');
-    expect(summary.errors.map((e) => e.error)).toEqual([
+    expect(summary.errors).toEqual([]);
+    expect(summary.problems.map((p) => p.reason)).toEqual([
       'skipped: an older document at the same path (a file uploaded again); the newest is pulled',
       'skipped: an older document at the same path (a file uploaded again); the newest is pulled',
     ]);
@@ -193,7 +194,7 @@ describe('ferry pull', () => {
     store.close();
     // Skipped: the file already pulled, and the two older documents.
     expect(again.counts).toMatchObject({ discovered: 3, uploaded: 0, skipped: 3, failed: 0 });
-    expect(again.errors).toEqual([]);
+    expect(again.problems).toEqual([]);
     expect(again.repeatedNotices).toBe(2);
   });
 });

@@ -25,7 +25,7 @@ function newStore(): SqliteCheckpointStore {
 
 function context(store: SqliteCheckpointStore, signal = new AbortController().signal): JobContext {
   const run = store.startRun({ job: 'test', jobKey: 'k', params: {}, uploadId: 'u' });
-  return { run, uploadId: 'u', signal, counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, errors: [], bytes: 0 };
+  return { run, uploadId: 'u', signal, counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, errors: [], problems: [], bytes: 0 };
 }
 
 async function run(store: SqliteCheckpointStore, items: () => Iterable<SourceEntry>, destination: MemoryDestination, extra: { ctx?: JobContext; concurrency?: AdaptiveConcurrency; maxConcurrency?: number } = {}) {
@@ -49,7 +49,8 @@ describe('the transfer engine, alone', () => {
     const { ctx } = await run(store, items, dest);
     expect(ctx.counts).toMatchObject({ discovered: 12, uploaded: 9, failed: 2, skipped: 1, reconciled: 0 });
     expect(sum(ctx.counts)).toBe(ctx.counts.discovered);
-    expect(ctx.errors.map((e) => e.key).sort()).toEqual(['bad\u0001', 'f/3.txt', 'link']);
+    expect(ctx.errors.map((e) => e.key).sort()).toEqual(['bad\u0001', 'f/3.txt']);
+    expect(ctx.problems).toEqual([{ key: 'link', reason: 'skipped: symbolic link' }]);
     expect(dest.attempts.get('f/3.txt')).toBe(1); // the item's own fault: not retried
     // A rerun writes nothing new: the nine are skipped as unchanged, the failure tried again.
     const again = await run(store, items, dest);
@@ -151,6 +152,6 @@ describe('the transfer engine, alone', () => {
     expect(ctx.counts).toMatchObject({ discovered: 6, uploaded: 3, failed: 2, skipped: 1 });
     expect(Object.fromEntries(dest.attempts)).toEqual({ 'f/transient.txt': 3, 'f/throttled.txt': 2, 'f/conflict.txt': 1, 'f/item.txt': 1, 'f/gone.txt': 1, 'f/fine.txt': 1 });
     expect(concurrency.limit).toBeLessThan(8);
-    expect(ctx.errors.find((e) => e.key === 'f/gone.txt')?.error).toMatch(/^skipped: deleted since it was listed/);
+    expect(ctx.problems.find((p) => p.key === 'f/gone.txt')?.reason).toMatch(/^skipped: deleted since it was listed/);
   });
 });

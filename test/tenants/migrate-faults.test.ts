@@ -56,11 +56,11 @@ describe('ferry migrate against a misbehaving source', () => {
     const first = await migrate({ projects: [project], progress: false, concurrency: 4 }, deps);
     expect(first.status).toBe('failed');
     expect(first.counts).toMatchObject({ discovered: 14, uploaded: 11, skipped: 2, failed: 1 });
-    expect(first.errors).toEqual(
+    expect(first.errors).toEqual([{ key: 'f/doc3.txt', error: expect.stringMatching(/500/) }]);
+    expect(first.problems).toEqual(
       expect.arrayContaining([
-        { key: 'f/doc3.txt', error: expect.stringMatching(/500/) },
-        { key: 'f/doc7.txt', error: 'skipped: the document is gone from the source since it was listed (its content answers 404)' },
-        { key: 'f/empty.txt', error: 'skipped: its processing failed at the source (badFile): not carried' },
+        { key: 'f/doc7.txt', reason: 'skipped: the document is gone from the source since it was listed (its content answers 404)' },
+        { key: 'f/empty.txt', reason: 'skipped: its processing failed at the source (badFile): not carried' },
       ]),
     );
     const target = (first.projects as { target: string }[])[0]!.target;

@@ -76,7 +76,7 @@ describe('ferry migrate without its checkpoint store', () => {
     // Another machine: a store that knows nothing.
     const finished = await run('b.sqlite');
     expect(finished.code, finished.stderr).toBe(0);
-    const summary = onlyJson(finished) as { projects: { outcome: string; documents: { uploaded: number } }[] };
+    const summary = onlyJson(finished) as { projects: { outcome: string; documents: { copied: number } }[] };
     expect(summary.projects.map((p) => p.outcome)).toContain('existing');
 
     for (const [i, name] of ['Lost store A', 'Lost store B'].entries()) {
@@ -94,7 +94,7 @@ describe('ferry migrate without its checkpoint store', () => {
 
     // And a fourth run from yet another fresh store writes nothing: the playbook is found whole.
     const again = onlyJson(await run('d.sqlite')) as { counts: Record<string, number>; playbooks: { outcome: string }[] };
-    expect(again.counts.uploaded).toBe(0);
+    expect(again.counts.copied).toBe(0);
     expect(again.playbooks.map((p) => p.outcome)).toEqual(['existing']);
     expect((await dst.playbooks.searchAll().all()).filter((p) => p.name === 'Stateless playbook')).toHaveLength(1);
     expect(await targetProjects('Lost store A')).toHaveLength(1);

@@ -157,11 +157,11 @@ describe('ferry migrate between two regions', () => {
     const last = await runFerry([...args, '--verify'], env);
     expect(last.code, `${last.stdout}\n${last.stderr}`).toBe(0);
     const summary = onlyJson(last) as any;
-    console.log(`migration killed at ${kills.join(', ')}; the final run copied ${summary.counts.uploaded}, found ${summary.counts.reconciled}`);
+    console.log(`migration killed at ${kills.join(', ')}; the final run copied ${summary.counts.copied}, found ${summary.counts.reconciled}`);
     expect(summary.status).toBe('succeeded');
     // Accounting: 3 projects + 120 documents + 2 playbooks, each exactly one outcome.
     expect(summary.counts.discovered).toBe(125);
-    expect(summary.counts.uploaded + summary.counts.reconciled + summary.counts.skipped + summary.counts.failed).toBe(125);
+    expect(summary.counts.copied + summary.counts.reconciled + summary.counts.skipped + summary.counts.failed).toBe(125);
     expect(summary.verification).toMatchObject({ differenceCount: 0, counts: { projects: 3, documents: 120, playbooks: 2 } });
 
     // Exactly once on the target: one project per name, every path once, nothing else.
@@ -189,7 +189,7 @@ describe('ferry migrate between two regions', () => {
   it('a rerun copies nothing; the text report and `ferry migrate verify` agree', async () => {
     // A rerun copies nothing; `ferry migrate verify` agrees, and says so in text too.
     const again = onlyJson(await runFerry(args, env)) as any;
-    expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
+    expect(again.counts).toMatchObject({ copied: 0, failed: 0 });
     // The report as a terminal shows it: the job's counts, then each project and playbook.
     const text = await runFerry(args.filter((a) => a !== '--json'), env);
     expect(text.code).toBe(0);

@@ -5,6 +5,7 @@ import { check, type CheckReport } from '../../../jobs/check.js';
 import { formatBytes } from '../../runner/format.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { camelKey, writeEnvelope } from '../envelope.js';
 import { uuidFlag } from '../shared.js';
 import { visible } from '../../backends/names.js';
 
@@ -21,7 +22,9 @@ export async function checkAction(source: string, opts: { project: string; to?: 
     await client.close();
   }
   const code = report.differenceCount === 0 ? EXIT.ok : EXIT.failed;
-  if (opts.json) process.stdout.write(`${JSON.stringify({ command: 'check', status: code === EXIT.ok ? 'matching' : 'different', exitCode: code, ...report })}\n`);
+  // Counts under --json are keyed as every JSON answer keys them (camelCase): missingOnTheService.
+  const counts = Object.fromEntries(Object.entries(report.counts).map(([k, n]) => [camelKey(k), n]));
+  if (opts.json) writeEnvelope(code === EXIT.ok ? 'matching' : 'different', code, { ...report, counts });
   else process.stdout.write(text(report));
   process.exitCode = code;
 }

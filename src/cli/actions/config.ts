@@ -5,13 +5,14 @@ import { ConfigurationError } from '../../api/errors.js';
 import { describeProfiles, ENV_VARS, profileNotFound, type ProfileView } from '../../config/profile.js';
 import { safeText } from '../../backends/names.js';
 import { globalOptions } from '../context.js';
+import { writeEnvelope } from '../envelope.js';
 import { EXIT } from '../exit-codes.js';
 
 export async function configListAction(opts: { json?: boolean }, cmd: Command): Promise<void> {
   const { file, defaultProfile, profiles } = describeProfiles({ configFile: globalOptions(cmd).config });
   process.exitCode = EXIT.ok;
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({ command: 'config list', file: file ?? null, defaultProfile: defaultProfile ?? null, profiles, status: 'succeeded', exitCode: EXIT.ok })}\n`);
+    writeEnvelope('succeeded', EXIT.ok, { file: file ?? null, defaultProfile: defaultProfile ?? null, profiles });
     return;
   }
   if (!file) {
@@ -36,7 +37,7 @@ export async function configShowAction(name: string | undefined, opts: { json?: 
   const overriding = Object.keys(ENV_VARS).filter((v) => process.env[v] !== undefined);
   process.exitCode = EXIT.ok;
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({ command: 'config show', file, profile: p, environment: overriding, status: 'succeeded', exitCode: EXIT.ok })}\n`);
+    writeEnvelope('succeeded', EXIT.ok, { file, profile: p, environment: overriding });
     return;
   }
   process.stdout.write(`${show(p, file as string, overriding)}\n`);

@@ -8,6 +8,7 @@ import { NotFoundError, PermissionDeniedError } from '../../api/errors.js';
 import type { FerryClient } from '../../api/client.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { writeEnvelope } from '../envelope.js';
 
 export interface Check {
   name: string;
@@ -30,7 +31,7 @@ export async function doctorAction(opts: { json?: boolean }, cmd: Command): Prom
   }
   const ok = checks.every((c) => c.ok);
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({ ok, profile: settings.profileName ?? null, target: client.target, checks }, null, 2)}\n`);
+    writeEnvelope(ok ? 'succeeded' : 'failed', ok ? EXIT.ok : EXIT.failed, { ok, profile: settings.profileName ?? null, target: client.target, checks });
   } else {
     for (const c of checks) process.stdout.write(`[${c.ok ? (c.warning ? 'WARN' : ' ok ') : 'FAIL'}] ${c.name}: ${c.detail}\n`);
     process.stdout.write(ok ? '\nverdict: ready\n' : '\nverdict: NOT ready (see FAIL lines)\n');

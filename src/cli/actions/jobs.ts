@@ -11,11 +11,19 @@ import { globalOptions } from '../context.js';
 import { runMirrorCommand } from './mirror.js';
 import { runUploadCommand } from './upload.js';
 import type { UploadOptions } from '../../../jobs/upload.js';
+import { EXIT } from '../exit-codes.js';
+import { writeEnvelope } from '../envelope.js';
+import { JsonItems } from '../json-items.js';
+import { namedCounts } from '../output.js';
 
 export async function listAction(opts: { job?: string; limit: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   withStore(cmd, opts.state, (store) => {
     const runs = store.listRuns({ ...(opts.job ? { job: opts.job } : {}), limit: Number(opts.limit) || 20 });
-    if (opts.json) return void process.stdout.write(`${JSON.stringify(runs)}\n`);
+    if (opts.json) {
+      const out = new JsonItems({});
+      for (const r of runs) out.item(runJson(r));
+      return void out.end('succeeded', EXIT.ok, { count: runs.length });
+    }
     if (runs.length === 0) return void process.stdout.write('no runs recorded yet\n');
     for (const r of runs) process.stdout.write(`${line(r)}\n`);
   });
@@ -25,7 +33,7 @@ export async function showAction(runArg: string, opts: { state?: string; json?: 
   withStore(cmd, opts.state, (store) => {
     const run = store.getRun(runId(runArg));
     if (!run) throw new ConfigurationError(`no run ${runArg} in this checkpoint store`);
-    if (opts.json) return void process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+    if (opts.json) return void writeEnvelope('succeeded', EXIT.ok, { run: runJson(run) });
     process.stdout.write(`${line(run)}\n  parameters: ${JSON.stringify(run.params)}\n  batch: ${run.uploadId ?? '-'}\n`);
     for (const e of run.errors) process.stdout.write(`  problem: ${safeText(e)}\n`);
   });
@@ -73,6 +81,11 @@ function runId(arg: string): number {
   const n = Number(arg);
   if (!Number.isInteger(n) || n < 1) throw new ConfigurationError(`run id must be a positive whole number, not "${arg}"`);
   return n;
+}
+
+/** A run as --json shows it: its counts named for what its job did (as summaries name them). */
+function runJson(r: RunRecord): Record<string, unknown> {
+  return { ...r, counts: namedCounts(r.job, r.counts) };
 }
 
 function line(r: RunRecord): string {

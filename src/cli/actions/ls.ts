@@ -130,7 +130,7 @@ class Listing {
     private readonly where: string,
     private readonly target: string,
   ) {
-    if (json) this.items = new JsonItems({ command, where, target });
+    if (json) this.items = new JsonItems({ where, target });
   }
 
   document(doc: Document, path: string): void {
@@ -152,7 +152,7 @@ class Listing {
   end(exitCode: number, error?: string): void {
     process.exitCode = exitCode;
     if (this.items) {
-      this.items.end({ count: this.count, bytes: this.bytes, status: error ? 'failed' : 'succeeded', exitCode, ...(error ? { error } : {}) });
+      this.items.end(error ? 'failed' : 'succeeded', exitCode, { count: this.count, bytes: this.bytes, ...(error ? { error } : {}) });
       return;
     }
     if (this.count === 0 && exitCode === EXIT.ok) process.stderr.write(`nothing ${this.command === 'ls' ? `at ${this.where ? visible(this.where) : 'the top level'}` : 'found'} (${this.target})\n`);

@@ -1,13 +1,14 @@
 // `ferry migrate --from P --to P`: projects and playbooks from one tenant into another, planned
 // (--dry-run), resumable, verified (--verify, or `ferry migrate verify`).
 import type { Command } from 'commander';
-import { migrate, planMigration, verifyMigration, type MigrateSelection, type MigrationPlan, type VerifyReport } from '../../../jobs/migrate.js';
+import { migrate, planMigration, verifyMigration, type MigrateSelection, type MigrationPlan, type ProjectReport, type VerifyReport } from '../../../jobs/migrate.js';
 import { ConfigurationError } from '../../api/errors.js';
 import { loadMapping } from '../../playbooks/mapping.js';
 import { formatBytes } from '../../runner/format.js';
 import { visible, safeText } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, printSummary } from '../output.js';
+import { exitCodeFor, namedCounts, printSummary, summaryEnvelope } from '../output.js';
+import { setCommand, writeEnvelope } from '../envelope.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
 import { statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
@@ -49,6 +50,7 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
   if (action !== undefined && action !== 'verify') throw new ConfigurationError(`ferry migrate: unknown action "${visible(action)}" (the one action is "verify")`);
   if (action === 'verify' && (opts.dryRun || opts.map)) throw new ConfigurationError('ferry migrate verify takes neither --dry-run nor --map');
   const json = opts.json === true;
+  if (action === 'verify') setCommand('migrate verify');
   const selection = selectionOf(opts);
   const concurrency = positiveInt('--concurrency', opts.concurrency);
   const mapping = opts.map ? loadMapping(opts.map) : undefined;
@@ -57,14 +59,15 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
     if (action === 'verify') {
       const report = await verifyMigration({ ...selection, concurrency }, deps);
       process.exitCode = report.differenceCount > 0 ? EXIT.failed : EXIT.ok;
-      process.stdout.write(json ? `${JSON.stringify({ ...report, exitCode: process.exitCode })}\n` : describeVerification(report));
+      if (json) writeEnvelope(report.differenceCount > 0 ? 'different' : 'matching', process.exitCode, { ...report });
+      else process.stdout.write(describeVerification(report));
       return;
     }
     if (opts.dryRun) {
-      const out = new PlanOutput(json, 'migrate', 'copy', 'gone from the source');
+      const out = new PlanOutput(json, 'copy', 'gone from the source');
       const plan = await planMigration({ ...selection, mapping, intoExisting: opts.intoExisting === true }, deps, out.item);
       process.exitCode = plan.blockers.length ? EXIT.failed : EXIT.ok;
-      out.finish({ exitCode: process.exitCode, ...plan }, describePlan(plan));
+      out.finish(process.exitCode, { ...plan }, describePlan(plan), plan.blockers.length > 0);
       return;
     }
     const summary = await migrate({ ...selection, mapping, concurrency, progress: !json, statsIntervalMs: statsFlag(opts.stats), intoExisting: opts.intoExisting === true }, deps);
@@ -74,7 +77,13 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
       verification = await verifyMigration({ ...selection, concurrency }, deps);
       if (verification.differenceCount > 0) code = Math.max(code, EXIT.failed);
     }
-    if (json) process.stdout.write(`${JSON.stringify({ ...summary, exitCode: code, ...(verification ? { verification } : {}) })}\n`);
+    if (json) {
+      // A migration that succeeded but does not verify has failed, and says so in its status.
+      const status = code === EXIT.failed && summary.status === 'succeeded' ? 'failed' : summary.status;
+      // Each project's document counts are named as the job's are: copied.
+      const projects = (summary.projects as ProjectReport[] | undefined)?.map((p) => ({ ...p, documents: namedCounts('migrate', p.documents) }));
+      process.stdout.write(`${JSON.stringify({ ...summaryEnvelope(summary, code, status), ...(projects ? { projects } : {}), ...(verification ? { verification } : {}) })}\n`);
+    }
     else {
       printSummary(summary, false);
       process.stdout.write(describeMigration(summary));

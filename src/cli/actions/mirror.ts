@@ -19,10 +19,11 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
   const { client, store, concurrency } = deps;
   try {
     if (run.dryRun) {
-      const out = new PlanOutput(run.json, run.command ?? 'mirror', 'upload');
+      const out = new PlanOutput(run.json, 'upload');
       const plan = await planMirror(options, { client, store }, out.item);
       out.finish(
-        { exitCode: EXIT.ok, ...plan },
+        EXIT.ok,
+        out.transferFields(plan),
         `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
           `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
           plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +

@@ -9,7 +9,8 @@ import { ImportTimeoutError } from '../../playbooks/server-import.js';
 import { loadMapping } from '../../playbooks/mapping.js';
 import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives } from '../../../jobs/playbooks.js';
 import { EXIT } from '../exit-codes.js';
-import { exitCodeFor } from '../output.js';
+import { exitCodeFor, summaryBody, summaryEnvelope, writtenVerb } from '../output.js';
+import { writeEnvelope } from '../envelope.js';
 import { lockedOr, openJobDeps, uuidFlag } from '../shared.js';
 import { parseDurationFlag } from './upload.js';
 
@@ -42,7 +43,7 @@ export async function verifyAction(path: string, opts: { json?: boolean }): Prom
     throw err;
   });
   const bad = outcomes.filter((o) => !o.ok);
-  if (opts.json) process.stdout.write(`${JSON.stringify({ status: bad.length ? 'failed' : 'succeeded', exitCode: bad.length ? EXIT.failed : EXIT.ok, checked: outcomes.length, failed: bad.length, archives: outcomes })}\n`);
+  if (opts.json) writeEnvelope(bad.length ? 'failed' : 'succeeded', bad.length ? EXIT.failed : EXIT.ok, { counts: { checked: outcomes.length, bad: bad.length }, archives: outcomes });
   else {
     for (const o of outcomes) process.stdout.write(o.ok ? `ok    ${o.path} (${visible(o.playbook?.name ?? '')}, ${o.entries} entries)\n` : `BAD   ${o.path}: ${safeText(o.error ?? '')}\n`);
     process.stdout.write(`${outcomes.length} archive(s) checked, ${bad.length} bad\n`);
@@ -64,7 +65,7 @@ async function runJobCommand(cmd: Command, opts: { state?: string | undefined; j
     } catch (err) {
       if (err instanceof ImportTimeoutError) {
         const partial = (err as { summary?: JobSummary }).summary;
-        if (json) process.stdout.write(`${JSON.stringify({ ...partial, status: 'timeout', exitCode: EXIT.timeout, error: err.message })}\n`);
+        if (json) writeEnvelope('timeout', EXIT.timeout, { ...(partial ? summaryBody(partial) : {}), error: err.message });
         else process.stderr.write(`ferry: ${err.message}\n`);
         return EXIT.timeout;
       }
@@ -79,13 +80,13 @@ async function runJobCommand(cmd: Command, opts: { state?: string | undefined; j
 
 export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify({ ...s, exitCode: exitCodeFor(s) })}\n`);
+    process.stdout.write(`${JSON.stringify(summaryEnvelope(s))}\n`);
     return;
   }
   const c = s.counts;
   const lines = [
     `${s.job} run ${s.runId}: ${s.status} in ${formatDuration(s.durationMs)}`,
-    `  found ${c.discovered}  ${s.job === 'playbooks-import' ? 'created' : 'written'} ${c.uploaded}  already in place ${c.reconciled}  skipped ${c.skipped}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
+    `  found ${c.discovered}  ${writtenVerb(s.job)} ${c.uploaded}  already in place ${c.reconciled}  skipped ${c.skipped}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
   ];
   if (s.parts) lines.push(`  sub-resources: ${Object.entries(s.parts as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   if (s.target) lines.push(`  target: ${describeTarget(s.target as Target)}`);
@@ -94,6 +95,7 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${s.pruned.length} archive(s)`);
   for (const h of (s.healed as { file: string; why: string }[] | undefined) ?? []) lines.push(`  written again: the newest backup ${visible(h.file)} was damaged (${h.why})`);
   for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
+  for (const p of s.problems.slice(0, 20)) lines.push(`    ${visible(p.key)}: ${safeText(p.reason)}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

@@ -43,11 +43,12 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
   const deps = openJobDeps(cmd, options.concurrency, { json, state: opts.state });
   try {
     if (opts.dryRun) {
-      const out = new PlanOutput(json, 'pull', 'download', 'gone from the project');
+      const out = new PlanOutput(json, 'download', 'gone from the project');
       const plan = await planPull(options, deps, out.item);
       const problems = plan.problems.slice(0, PROBLEMS_SHOWN);
       out.finish(
-        { exitCode: EXIT.ok, ...plan },
+        EXIT.ok,
+        out.transferFields(plan),
         `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
           problems.map((p) => `  not pulled: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
           (plan.problemCount > problems.length ? `  … and ${plan.problemCount - problems.length} more not pulled (--json lists ${plan.problems.length})\n` : ''),

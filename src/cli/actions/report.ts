@@ -9,6 +9,8 @@ import { renderReport, type ReportFormat } from '../../report/render.js';
 import type { CheckpointStore } from '../../store/types.js';
 import { mirrorJobKey } from '../../../jobs/mirror.js';
 import { openJobDeps, uuidFlag } from '../shared.js';
+import { EXIT } from '../exit-codes.js';
+import { writeEnvelope } from '../envelope.js';
 
 export async function reportAction(opts: { playbook?: string; upload: string; project?: string; format?: ReportFormat | 'md'; json?: boolean; out?: string; state?: string }, cmd: Command): Promise<void> {
   const format = reportFormat(opts);
@@ -21,9 +23,10 @@ export async function reportAction(opts: { playbook?: string; upload: string; pr
     const project = opts.project ?? origin?.project;
     const jobKey = origin ? mirrorJobKey(deps.client.transport.address.baseUrl, origin) : undefined;
     const report = await buildReport({ client: deps.client, playbookIdentifier: uuidFlag('--playbook', playbook), uploadIdentifier: upload, project, store: deps.store, jobKey });
-    const text = renderReport(report, format);
-    if (opts.out) await writeFile(opts.out, text);
-    else process.stdout.write(text);
+    // --json answers on stdout as every command does (the report inside, or where it was written).
+    if (opts.out) await writeFile(opts.out, renderReport(report, format));
+    if (opts.json) writeEnvelope('succeeded', EXIT.ok, opts.out ? { out: opts.out, format } : { report });
+    else if (!opts.out) process.stdout.write(renderReport(report, format));
   } finally {
     await deps.close();
   }
@@ -33,16 +36,17 @@ export async function reportAction(opts: { playbook?: string; upload: string; pr
 const BY_EXTENSION: Record<string, ReportFormat> = { '.txt': 'text', '.json': 'json', '.csv': 'csv', '.md': 'markdown', '.markdown': 'markdown', '.html': 'html', '.htm': 'html' };
 
 /**
- * The format asked for: --format (md for markdown), --json, or else the --out file's extension, or
- * else text. Two that disagree are refused rather than one of them silently winning.
+ * The format asked for: --format (md for markdown), or else the --out file's extension, or else
+ * json under --json, or else text. Two that disagree are refused rather than one silently winning;
+ * --json without --out answers with the report inside its JSON, so it takes no other format.
  */
 export function reportFormat(opts: { format?: ReportFormat | 'md'; json?: boolean; out?: string }): ReportFormat {
   const flag = opts.format === 'md' ? 'markdown' : opts.format;
-  if (opts.json && flag && flag !== 'json') throw new ConfigurationError(`--json and --format ${opts.format} ask for two formats: give one`);
-  const asked = opts.json ? 'json' : flag;
+  if (opts.json && !opts.out && flag && flag !== 'json') throw new ConfigurationError(`--json and --format ${opts.format} ask for two formats on stdout: give one, or write the report with --out`);
+  const asked = flag;
   const fromName = opts.out ? BY_EXTENSION[extname(opts.out).toLowerCase()] : undefined;
   if (asked && fromName && asked !== fromName) throw new ConfigurationError(`--out ${opts.out} looks like ${fromName} but the format asked for is ${asked}: rename the file or drop the flag`);
-  return asked ?? fromName ?? 'text';
+  return asked ?? fromName ?? (opts.json ? 'json' : 'text');
 }
 
 /** The run that uploaded a batch, if this checkpoint store has it: its source and project. */

@@ -12,7 +12,7 @@ export async function runAction(file: string, opts: { dryRun?: boolean; json?: b
     // The plan of an upload job is its mirror's: the same files, the same checkpoint state; no
     // batch is created, nothing is sent.
     if (opts.dryRun) {
-      process.exitCode = await runMirrorCommand(cmd, { ...loaded.upload, progress: false }, { rps: loaded.rps, state: loaded.state, json: opts.json === true, dryRun: true, profile: loaded.profile, command: 'run' });
+      process.exitCode = await runMirrorCommand(cmd, { ...loaded.upload, progress: false }, { rps: loaded.rps, state: loaded.state, json: opts.json === true, dryRun: true, profile: loaded.profile });
       return;
     }
     const ack = loaded.definition.job === 'upload' && loaded.definition.ack === true;
@@ -25,7 +25,6 @@ export async function runAction(file: string, opts: { dryRun?: boolean; json?: b
     json: opts.json === true,
     dryRun: opts.dryRun === true,
     profile: loaded.profile,
-    command: 'run',
   });
 }
 

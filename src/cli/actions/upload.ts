@@ -9,7 +9,8 @@ import { DEFAULT_RETRY_POLICY, upload, type UploadOptions, type UploadResult } f
 import { uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { visible, safeText } from '../../backends/names.js';
-import { printSummary } from '../output.js';
+import { printSummary, summaryBody } from '../output.js';
+import { writeEnvelope } from '../envelope.js';
 import { StatusLine } from '../../runner/progress.js';
 
 interface UploadCliOptions extends MirrorCliOptions {
@@ -56,7 +57,14 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
     }
     const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), run.ack === true);
     if (run.json) {
-      process.stdout.write(`${JSON.stringify({ ...result, exitCode: exitFor(result), notifications: notes })}\n`);
+      const code = exitFor(result);
+      const { batches, ...rest } = result;
+      writeEnvelope(statusFor(code, result), code, {
+        ...rest,
+        ...(code === EXIT.timeout ? { error: `processing did not end within ${run.timeoutText ?? 'the timeout'}` } : {}),
+        batches: batches.map((b) => ({ uploadIdentifier: b.uploadIdentifier, ...summaryBody(b.summary), ...(b.report ? { report: b.report } : {}) })),
+        notifications: notes,
+      });
     } else {
       for (const n of notes) process.stdout.write(`notification: ${visible(n.title ?? '')}: ${safeText(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
       if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
@@ -78,6 +86,15 @@ async function batchNotifications(client: FerryClient, uploadIds: string[], ack:
     if (ack && !n.isRead) await client.notifications.markRead(n.objectIdentifier);
   }
   return found;
+}
+
+/** The word for the exit code of an upload job: the same words every --json answer uses. */
+function statusFor(code: number, result: UploadResult): string {
+  if (code === EXIT.ok) return 'succeeded';
+  if (code === EXIT.timeout) return 'timeout';
+  if (code === EXIT.noCredits) return 'exhausted';
+  if (code === EXIT.aborted) return result.batches.at(-1)?.summary.status ?? 'aborted';
+  return 'failed';
 }
 
 function exitFor(result: UploadResult): number {

@@ -12,7 +12,7 @@ export function registerReport(program: Command): void {
     .requiredOption('--upload <id>', 'the playbook document upload (batch)')
     .option('--project <id>', "the batch's project (found in the checkpoint store when ferry uploaded it)")
     .addOption(new Option('--format <format>', 'output format (default: from the --out extension, else text); md is markdown').choices([...REPORT_FORMATS, 'md']))
-    .option('--json', 'the same as --format json')
+    .option('--json', 'print one JSON object on stdout: the report inside it, or with --out where it was written')
     .option('--out <file>', 'write to a file instead of stdout')
     .option('--state <file>', 'checkpoint database')
     .action(later(() => import('../actions/report.js'), 'reportAction'));
