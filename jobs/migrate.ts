@@ -17,7 +17,8 @@ import { openArchive } from '../src/playbooks/read.js';
 import { replayImport } from '../src/playbooks/replay.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
-import { Progress, type ProgressState } from '../src/runner/progress.js';
+import { Progress, StatusLine, type ProgressState } from '../src/runner/progress.js';
+import { formatBytes } from '../src/runner/format.js';
 import { ProjectSource } from '../src/backends/project/source.js';
 import type { RunCounts } from '../src/store/types.js';
 import { transfer } from '../src/sync/engine.js';
@@ -110,7 +111,16 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
     }
 
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
-    const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs });
+    // The census (on a terminal): each project, its documents, each playbook, as the run counts
+    // them, so that the live line has a bar and an ETA once the source is counted.
+    const census = async function* (signal: AbortSignal) {
+      for (const project of projects) {
+        yield { kind: 'project' };
+        yield* new ProjectSource(from, project.objectIdentifier, { skipFailed: true }).entries(signal);
+      }
+      for (const _ of playbooks) yield { kind: 'playbook' };
+    };
+    const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census });
     const projectReports: ProjectReport[] = [];
     const playbookReports: PlaybookReport[] = [];
     try {
@@ -248,13 +258,32 @@ export interface VerifyReport {
  * map, or, when this store never ran the migration, on the target itself (documents that name
  * their source project; else a unique name).
  */
-export async function verifyMigration(opts: MigrateSelection & { concurrency?: number | undefined }, deps: MigrateDeps & { signal?: AbortSignal }): Promise<VerifyReport> {
+export async function verifyMigration(opts: MigrateSelection & { concurrency?: number | undefined; progress?: boolean | undefined; statsIntervalMs?: number | undefined }, deps: MigrateDeps & { signal?: AbortSignal }): Promise<VerifyReport> {
   checkSelection(opts);
   const { from, to, store } = deps;
   const ids = readIdMap(store, migrateJobKey(from, to));
   const projects = shareOf(await selectProjects(from, opts), opts.shard);
   const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
   const v = new Verification(from, to, opts.concurrency ?? DEFAULT_CONCURRENCY);
+  // What the comparison has reached: a live line on a terminal, a record now and then elsewhere.
+  const line = opts.progress === false ? undefined : new StatusLine();
+  const say = () => {
+    const c = v.counts;
+    line?.update(`verify: project ${c.projects}/${projects.length}  ${c.documents} documents  ${formatBytes(c.bytesHashed)} hashed  playbook ${c.playbooks}/${playbooks.length}  differences ${v.differenceCount}`);
+  };
+  const ticker = line ? setInterval(say, line.live ? 250 : (opts.statsIntervalMs ?? 30_000)) : undefined;
+  ticker?.unref();
+  if (line?.live) say();
+  try {
+    return await compareAll(v, projects, playbooks, ids, deps);
+  } finally {
+    if (ticker) clearInterval(ticker);
+    line?.stop();
+  }
+}
+
+async function compareAll(v: Verification, projects: Project[], playbooks: Playbook[], ids: IdMap, deps: MigrateDeps & { signal?: AbortSignal }): Promise<VerifyReport> {
+  const { from, to } = deps;
   const targetProjects = projects.some((p) => !ids.get('project', p.objectIdentifier)) ? await to.projects.list().all() : [];
   for (const p of projects) {
     // Through this store's id map; else the target project whose documents name this one (made

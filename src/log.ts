@@ -2,6 +2,7 @@
 // that stdout stays free for a command's own output. Secrets are redacted by key wherever they sit.
 import pino, { type Logger, type DestinationStream, type Level } from 'pino';
 import pretty from 'pino-pretty';
+import { Writable } from 'node:stream';
 import { ConfigurationError } from './errors.js';
 
 export type { Logger };
@@ -39,6 +40,8 @@ export interface LogOptions {
   destination?: DestinationStream;
   /** A file to append JSON lines to instead (--log-file); its folder is made when missing. */
   file?: string;
+  /** How text reaches stderr (the CLI's: above a live status line); default the stream itself. */
+  stderr?: (text: string) => void;
 }
 
 export function createLogger(opts: LogOptions = {}): Logger {
@@ -49,10 +52,12 @@ export function createLogger(opts: LogOptions = {}): Logger {
   const base = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { app: 'ferry' } };
   if (opts.file) return pino(base, pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true }));
   const usePretty = opts.pretty ?? (!opts.destination && process.stderr.isTTY === true);
+  const write = opts.stderr;
+  const toStderr = write ? new Writable({ write: (chunk: Buffer, _enc, done) => (write(String(chunk)), done()) }) : undefined;
   if (usePretty) {
-    return pino(base, pretty({ destination: 2, sync: true, colorize: true, ignore: 'pid,hostname,app' }));
+    return pino(base, pretty({ destination: toStderr ?? 2, sync: true, colorize: true, ignore: 'pid,hostname,app' }));
   }
-  return pino(base, opts.destination ?? pino.destination({ dest: 2, sync: true }));
+  return pino(base, opts.destination ?? (write ? { write } : pino.destination({ dest: 2, sync: true })));
 }
 
 export function silentLogger(): Logger {

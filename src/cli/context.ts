@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { FerryClient } from '../api/client.js';
 import { createLogger, type Logger } from '../log.js';
+import { writeStderr } from '../runner/terminal.js';
 import { resolveSettings, type ResolvedSettings } from '../config/profile.js';
 import type { GlobalOptions } from './main.js';
 
@@ -28,7 +29,7 @@ export function flagLevel(g: GlobalOptions): string | undefined {
 /** The logger of a command: at its level, to --log-file when one is given. */
 export function loggerFor(cmd: Command, settings: ResolvedSettings, fallback = 'info'): Logger {
   const file = globalOptions(cmd).logFile;
-  return createLogger({ level: logLevelOf(cmd, settings, fallback), ...(file ? { file } : {}) });
+  return createLogger({ level: logLevelOf(cmd, settings, fallback), ...(file ? { file } : { stderr: writeStderr }) });
 }
 
 export function createContext(cmd: Command): CommandContext {

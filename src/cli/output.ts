@@ -6,6 +6,7 @@ import { EXIT } from './exit-codes.js';
 import { visible, safeText } from '../backends/names.js';
 import type { RunCounts } from '../store/types.js';
 import { envelope, writeEnvelope } from './envelope.js';
+import { layout } from '../runner/layout.js';
 
 export function exitCodeFor(summary: JobSummary): number {
   if (summary.status === 'succeeded') return EXIT.ok;
@@ -88,7 +89,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   };
   listed('  errors:', summary.errors.map((e) => ({ key: e.key, text: e.error })));
   listed('  skipped or noted (nothing failed):', (summary.problems ?? []).map((p) => ({ key: p.key, text: p.reason })));
-  out.write(`${lines.join('\n')}\n`);
+  out.write(`${layout(lines.join('\n'))}\n`);
 }
 
 /**

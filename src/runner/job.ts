@@ -6,6 +6,8 @@ import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/e
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
 import { stopOnSignals } from './signals.js';
+import { writeStderr } from './terminal.js';
+import { layout, outputWidth } from './layout.js';
 
 export { LockedError } from './lock.js';
 
@@ -104,7 +106,7 @@ export async function runJob(
   }
   // First signal: say so at once, with what is still under way, then let the job wind down.
   const stop = stopOnSignals((sig) => {
-    process.stderr.write(`\nferry: ${sig} received: stopping, no new work is started; ${ctx.inFlight ?? 0} in flight finish first (${sig === 'SIGINT' ? 'Ctrl-C' : sig} again exits at once)\n`);
+    writeStderr(`${layout(`ferry: ${sig} received: stopping, no new work is started; ${ctx.inFlight ?? 0} in flight finish first (${sig === 'SIGINT' ? 'Ctrl-C' : sig} again exits at once)`, outputWidth(process.stderr))}\n`);
     opts.onSignal?.(sig);
   });
   const ctx: JobContext = {

@@ -6,6 +6,7 @@
 import cliProgress from 'cli-progress';
 import type { RunCounts } from '../store/types.js';
 import { formatBytes, formatDuration } from './format.js';
+import { liveLineShown, setLiveLine } from './terminal.js';
 
 export { formatBytes, formatDuration } from './format.js';
 
@@ -63,6 +64,15 @@ export class StatusLine {
       fps: 4,
     });
     this.bar.start(1, 0);
+    if (this.stream === process.stderr) setLiveLine(this);
+  }
+
+  /** Text for the terminal while the line is drawn: cleared, the text in its place, the line below it. */
+  above(text: string): void {
+    if (!this.bar) return void this.stream.write(text);
+    // The live line moves down below the text: the bar redraws on the line it is on, and the
+    // cursor position it restores when it stops (ESC 7, saved when it started) is saved here again.
+    this.stream.write(`\r\u001b[2K${text.endsWith('\n') ? text : `${text}\n`}\u001b7${this.text.slice(0, Math.max(0, this.width))}`);
   }
 
   get live(): boolean {
@@ -85,6 +95,7 @@ export class StatusLine {
   }
 
   stop(): void {
+    if (liveLineShown(this)) setLiveLine(undefined);
     this.bar?.stop();
   }
 }

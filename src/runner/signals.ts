@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { endLiveLine } from './terminal.js';
 
 // SIGINT/SIGTERM: the first one asks the job to stop taking work and settle what is in flight;
 // a second one exits at once (the checkpoint store makes even that safe to resume).
@@ -15,7 +16,10 @@ export function stopOnSignals(onFirst?: (sig: NodeJS.Signals) => void): StopHand
   setMaxListeners(10_000, controller.signal);
   let received: NodeJS.Signals | undefined;
   const handler = (sig: NodeJS.Signals) => {
-    if (received) process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+    if (received) {
+      endLiveLine();
+      process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+    }
     received = sig;
     onFirst?.(sig);
     controller.abort(new Error(`stopped by ${sig}`));

@@ -6,6 +6,7 @@ import { formatBytes } from '../../runner/format.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { camelKey, writeEnvelope } from '../envelope.js';
+import { layout } from '../../runner/layout.js';
 import { uuidFlag } from '../shared.js';
 import { visible } from '../../backends/names.js';
 
@@ -37,5 +38,5 @@ function text(r: CheckReport): string {
   ];
   for (const d of r.differences.slice(0, SHOWN)) lines.push(`  ${d.kind}: ${d.path}: ${d.detail}`);
   if (r.differenceCount > SHOWN) lines.push(`  … and ${r.differenceCount - SHOWN} more (--json lists every one)`);
-  return `${lines.join('\n')}\n`;
+  return `${layout(lines.join('\n'))}\n`;
 }

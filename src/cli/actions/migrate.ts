@@ -9,6 +9,7 @@ import { visible, safeText } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, namedCounts, printSummary, summaryEnvelope } from '../output.js';
 import { setCommand, writeEnvelope } from '../envelope.js';
+import { layout } from '../../runner/layout.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
 import { statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
@@ -57,7 +58,7 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
   const deps = openPairDeps(cmd, opts.from, opts.to, concurrency, opts.state);
   try {
     if (action === 'verify') {
-      const report = await verifyMigration({ ...selection, concurrency }, deps);
+      const report = await verifyMigration({ ...selection, concurrency, progress: !json, statsIntervalMs: statsFlag(opts.stats) }, deps);
       process.exitCode = report.differenceCount > 0 ? EXIT.failed : EXIT.ok;
       if (json) writeEnvelope(report.differenceCount > 0 ? 'different' : 'matching', process.exitCode, { ...report });
       else process.stdout.write(describeVerification(report));
@@ -74,7 +75,7 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
     let code = exitCodeFor(summary);
     let verification: VerifyReport | undefined;
     if (opts.verify && summary.status === 'succeeded') {
-      verification = await verifyMigration({ ...selection, concurrency }, deps);
+      verification = await verifyMigration({ ...selection, concurrency, progress: !json, statsIntervalMs: statsFlag(opts.stats) }, deps);
       if (verification.differenceCount > 0) code = Math.max(code, EXIT.failed);
     }
     if (json) {
@@ -112,7 +113,7 @@ function describePlan(plan: MigrationPlan): string {
   lines.push(`  totals: ${t.projects} projects, ${t.folders} folders, ${t.documents} documents (${formatBytes(t.bytes)}; ${t.alreadyCopied} already copied), ${t.playbooks} playbooks, ${t.notCarried} documents not carried`);
   lines.push('  never carried:');
   for (const n of plan.notCarried) lines.push(`    ${n.what}: ${n.why}`);
-  return `${lines.join('\n')}\n`;
+  return `${layout(lines.join('\n'))}\n`;
 }
 
 function describeMigration(summary: Record<string, unknown>): string {
@@ -126,7 +127,7 @@ function describeMigration(summary: Record<string, unknown>): string {
   for (const p of (summary.playbooks as { source: string; target: string | null; name: string | null; outcome: string }[] | undefined) ?? []) {
     lines.push(`  playbook ${visible(p.name ?? '')} ${p.source} -> ${p.target ?? '(none)'} (${p.outcome})`);
   }
-  return lines.length ? `${lines.join('\n')}\n` : '';
+  return lines.length ? `${layout(lines.join('\n'))}\n` : '';
 }
 
 function describeVerification(r: VerifyReport): string {
@@ -134,5 +135,5 @@ function describeVerification(r: VerifyReport): string {
   const lines = [`verify ${visible(r.from)} -> ${visible(r.to)}: ${c.projects} projects, ${c.folders} folders, ${c.documents} documents (${formatBytes(c.bytesHashed)} hashed), ${c.playbooks} playbooks compared: ${r.differenceCount} differences`];
   for (const d of r.differences.slice(0, 50)) lines.push(`  ${d.kind} ${d.where}: ${d.what}`);
   if (r.differenceCount > 50) lines.push(`  … ${r.differenceCount - 50} more (see --json)`);
-  return `${lines.join('\n')}\n`;
+  return `${layout(lines.join('\n'))}\n`;
 }

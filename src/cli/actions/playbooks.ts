@@ -11,6 +11,7 @@ import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives } from 
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, summaryBody, summaryEnvelope, writtenVerb } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
+import { layout } from '../../runner/layout.js';
 import { lockedOr, openJobDeps, uuidFlag } from '../shared.js';
 import { parseDurationFlag } from './upload.js';
 
@@ -96,7 +97,7 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   for (const h of (s.healed as { file: string; why: string }[] | undefined) ?? []) lines.push(`  written again: the newest backup ${visible(h.file)} was damaged (${h.why})`);
   for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
   for (const p of s.problems.slice(0, 20)) lines.push(`    ${visible(p.key)}: ${safeText(p.reason)}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stdout.write(`${layout(lines.join('\n'))}\n`);
 }
 
 function count(flag: string, value: string | undefined): number | undefined {
