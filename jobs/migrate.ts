@@ -17,6 +17,7 @@ import { openArchive } from '../src/playbooks/read.js';
 import { replayImport } from '../src/playbooks/replay.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { Bandwidth } from '../src/sync/bandwidth.js';
 import { Progress, StatusLine, type ProgressState } from '../src/runner/progress.js';
 import { formatBytes } from '../src/runner/format.js';
 import { ProjectSource } from '../src/backends/project/source.js';
@@ -47,6 +48,8 @@ export interface MigrateOptions extends MigrateSelection {
   /** Copy into a same-named target project that no earlier migration of it made. */
   intoExisting?: boolean | undefined;
   concurrency?: number | undefined;
+  /** --bwlimit: most content bytes per second, every transfer of the run together. */
+  bwlimit?: number | undefined;
   progress?: boolean | undefined;
   /** Off a terminal, one progress record this often (default 30 s). */
   statsIntervalMs?: number | undefined;
@@ -121,12 +124,13 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
       for (const _ of playbooks) yield { kind: 'playbook' };
     };
     const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census });
+    const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
     const projectReports: ProjectReport[] = [];
     const playbookReports: PlaybookReport[] = [];
     try {
       for (const project of projects) {
         if (ctx.signal.aborted) break;
-        projectReports.push(await migrateProject(project, { ...deps, ids, target, ctx, state, jobKey, maxConcurrency: opts.concurrency }));
+        projectReports.push(await migrateProject(project, { ...deps, ids, target, ctx, state, jobKey, maxConcurrency: opts.concurrency, bandwidth }));
       }
       for (const playbook of playbooks) {
         if (ctx.signal.aborted) break;
@@ -146,6 +150,7 @@ interface ProjectWork extends MigrateDeps {
   state: ProgressState;
   jobKey: string;
   maxConcurrency: number | undefined;
+  bandwidth: Bandwidth | undefined;
 }
 
 /** Maps every selected project that has no target yet to the target project an earlier run made, if any. */
@@ -189,6 +194,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
     ctx,
     concurrency: w.concurrency,
     maxConcurrency: w.maxConcurrency,
+    bandwidth: w.bandwidth,
     progress: w.state,
     deletionNote: 'documents migrated earlier and no longer at the source: reported only, ferry never deletes on the target',
   });

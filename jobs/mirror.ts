@@ -3,7 +3,6 @@
 // inside one run of the runner (lock, signals, record).
 import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
-import { ConfigurationError } from '../src/api/errors.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
 import { openSource, type Source } from '../src/backends/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
@@ -12,6 +11,8 @@ import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
+import type { FilterRule } from '../src/sync/patterns.js';
+import { Bandwidth } from '../src/sync/bandwidth.js';
 import { adoptInventory, isCold, planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
@@ -23,9 +24,13 @@ export interface MirrorOptions extends SizeAgeLimits {
   to?: string | undefined;
   include?: string[] | undefined;
   exclude?: string[] | undefined;
+  /** The rules of a --filter-from file, in order (sync/patterns.ts). */
+  rules?: FilterRule[] | undefined;
   followSymlinks?: boolean | undefined;
   /** Largest number of uploads at once; adaptive concurrency works below it. */
   concurrency?: number | undefined;
+  /** --bwlimit: most content bytes per second, every transfer of the run together. */
+  bwlimit?: number | undefined;
   checksum?: boolean | undefined;
   /** List the project and adopt what is there even when the checkpoint store knows it. */
   resync?: boolean | undefined;
@@ -96,6 +101,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
       progress: state,
       deletionNote: 'reported only: ferry never deletes remote documents',
       filter: sizeAgeFilter(opts),
+      bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
     });
     return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra };
   } finally {
@@ -136,12 +142,10 @@ function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: strin
 }
 
 export async function open(opts: MirrorOptions): Promise<Source> {
-  if (/\.zip$/i.test(opts.source) && (opts.include?.length || opts.exclude?.length)) {
-    throw new ConfigurationError('--include and --exclude apply to folders; a .zip source is mirrored whole');
-  }
   return openSource(opts.source, {
     ...(opts.include ? { include: opts.include } : {}),
     ...(opts.exclude ? { exclude: opts.exclude } : {}),
+    ...(opts.rules ? { rules: opts.rules } : {}),
     followSymlinks: opts.followSymlinks === true,
   });
 }

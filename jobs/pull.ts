@@ -7,6 +7,8 @@ import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { runJob, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
+import type { FilterRule } from '../src/sync/patterns.js';
+import { Bandwidth } from '../src/sync/bandwidth.js';
 import { ProjectSource } from '../src/backends/project/source.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
@@ -19,7 +21,11 @@ export interface PullOptions extends SizeAgeLimits {
   from?: string | undefined;
   include?: string[] | undefined;
   exclude?: string[] | undefined;
+  /** The rules of a --filter-from file, in order (sync/patterns.ts). */
+  rules?: FilterRule[] | undefined;
   concurrency?: number | undefined;
+  /** --bwlimit: most content bytes per second, every transfer of the run together. */
+  bwlimit?: number | undefined;
   progress?: boolean | undefined;
   /** Off a terminal, one progress record this often (default 30 s). */
   statsIntervalMs?: number | undefined;
@@ -41,7 +47,7 @@ export function pullJobKey(baseUrl: string, opts: Pick<PullOptions, 'project' | 
 }
 
 function parts(opts: PullOptions, deps: PullDeps, jobKey: string, dryRun = false) {
-  const source = new ProjectSource(deps.client, opts.project, { from: opts.from, include: opts.include, exclude: opts.exclude });
+  const source = new ProjectSource(deps.client, opts.project, { from: opts.from, include: opts.include, exclude: opts.exclude, rules: opts.rules });
   const destination = new LocalFolderDestination({ root: resolve(opts.dir), store: deps.store, jobKey, caseInsensitive: opts.caseInsensitive, dryRun });
   return { source, destination };
 }
@@ -52,7 +58,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
   // Both ends are checked before the run starts: an unusable project or folder is not a run.
   await source.prepare();
   await destination.prepare();
-  const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude };
+  const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude, ...(opts.rules ? { rules: opts.rules } : {}) };
   return runJob({ store: deps.store, job: JOB, jobKey, params }, async (ctx) => {
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
     const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
@@ -68,6 +74,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
         progress: state,
         deletionNote: 'reported only: ferry never deletes local files',
         filter: sizeAgeFilter(opts),
+        bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
       });
       return { project: opts.project, dir: resolve(opts.dir), ...extra };
     } finally {

@@ -8,6 +8,8 @@ import type { MirrorOptions } from '../../jobs/mirror.js';
 import { visible } from '../backends/names.js';
 import { OWN_METADATA } from '../backends/project/identity.js';
 import { parseDuration } from '../runner/format.js';
+import { checkPatternFlags, parseFilterRules, type FilterRule } from '../sync/filter-rules.js';
+import { readFileSync } from 'node:fs';
 
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
 export const OCR_STRATEGIES = ['never', 'detect', 'always'];
@@ -18,7 +20,9 @@ export interface MirrorCliOptions {
   to?: string;
   include: string[];
   exclude: string[];
+  filterFrom?: string;
   concurrency: string;
+  bwlimit?: string;
   rps?: string;
   checksum?: boolean;
   resync?: boolean;
@@ -42,9 +46,9 @@ export function addTransferOptions(cmd: Command): Command {
   cmd
     .requiredOption('--project <id>', 'the project the documents go to')
     .option('--to <folder>', 'remote folder path under the project root (default: the root)')
-    .option('--include <glob>', 'only files matching (repeatable; fast-glob syntax)', collect, [])
-    .option('--exclude <glob>', 'skip files matching (repeatable)', collect, [])
+  addPatternOptions(cmd)
     .option('--concurrency <n>', 'most uploads at once (adapts down when the service pushes back)', String(DEFAULT_CONCURRENCY))
+    .option('--bwlimit <rate>', BWLIMIT_HELP)
     .option('--rps <n>', 'most requests per second, all calls together')
     .option('--checksum', 'compare files by sha256 instead of size and modification time')
     .option('--resync', 'list the project first and adopt what is there, whatever the checkpoint store remembers')
@@ -79,6 +83,35 @@ export function ageFlag(flag: string, text: string | undefined): number | undefi
   if (text === undefined) return undefined;
   if (!/^(\d+(ms|s|m|h|d|w))+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not an age like 90s, 30m, 12h, 7d or 2w`);
   return parseDuration(text);
+}
+
+/** --include, --exclude, --filter-from: one syntax for every source (sync/patterns.ts); mirror, upload and pull. */
+export function addPatternOptions(cmd: Command): Command {
+  return cmd
+    .option('--include <glob>', 'only paths matching (repeatable; globs: * within a folder, ** across folders)', collect, [])
+    .option('--exclude <glob>', 'leave out paths matching, and all a matching folder holds (repeatable)', collect, [])
+    .option('--filter-from <file>', 'rules from a file, one per line: "+ GLOB" takes, "- GLOB" leaves out; the first that matches decides');
+}
+
+export function patternsFrom(opts: { include?: string[]; exclude?: string[]; filterFrom?: string }): { include: string[]; exclude: string[]; rules?: FilterRule[] } {
+  checkPatternFlags(opts);
+  if (!opts.filterFrom) return { include: opts.include ?? [], exclude: opts.exclude ?? [] };
+  let text: string;
+  try {
+    text = readFileSync(opts.filterFrom, 'utf8');
+  } catch (err) {
+    throw new ConfigurationError(`--filter-from ${opts.filterFrom} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return { include: [], exclude: [], rules: parseFilterRules(text, `--filter-from ${opts.filterFrom}`) };
+}
+
+export const BWLIMIT_HELP = 'most content bytes per second, every transfer of the run together (e.g. 500K, 10M)';
+
+/** --bwlimit: a rate in bytes per second, with the size suffixes; above 0. */
+export function bwlimitFlag(text: string | undefined): number | undefined {
+  const rate = sizeFlag('--bwlimit', text);
+  if (rate !== undefined && rate < 1) throw new ConfigurationError(`--bwlimit "${text}" is not a rate above 0`);
+  return rate;
 }
 
 /** The four filters as the CLI takes them (mirror, upload, pull). */
@@ -122,9 +155,9 @@ export function transferOptionsFrom(source: string, opts: MirrorCliOptions): Mir
     source,
     project: uuidFlag('--project', opts.project),
     to: opts.to,
-    include: opts.include,
-    exclude: opts.exclude,
+    ...patternsFrom(opts),
     concurrency: positiveInt('--concurrency', opts.concurrency),
+    bwlimit: bwlimitFlag(opts.bwlimit),
     checksum: opts.checksum === true,
     resync: opts.resync === true,
     followSymlinks: opts.followSymlinks === true,

@@ -12,6 +12,7 @@ import type { Readable } from 'node:stream';
 import { SourceGoneError, type FileEntry, type Source, type SourceEntry } from './types.js';
 import type { CheckpointStore, ItemRecord } from '../store/types.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
+import type { Bandwidth } from './bandwidth.js';
 import { noteError, noteProblem, type JobContext } from '../runner/job.js';
 import { waitedInSlot } from '../slots.js';
 import { runPool } from '../runner/pool.js';
@@ -108,6 +109,8 @@ export interface TransferOptions<P extends Placement> {
    * taken for files gone from the source either.
    */
   filter?: ((entry: FileEntry) => boolean) | undefined;
+  /** --bwlimit: the content of every entry written passes through this one budget. */
+  bandwidth?: Bandwidth | undefined;
 }
 
 /** What a cold start found on the destination. */
@@ -306,7 +309,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     }
     const started = Date.now();
     const waited = waitedInSlot();
-    const { remoteId, found, sha256, storedAs } = await destination.write(entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal });
+    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal });
     // The service's latency, from items written at the first attempt (the waits for the pace left
     // out): a retried item's time is the fault's, not a sign of load.
     const after = waitedInSlot();
@@ -502,6 +505,8 @@ export async function planTransfer(opts: {
   /** Told of each item as it is planned (the dry runs list them, streamed: the plan keeps counts only). */
   onItem?: ((item: PlannedItem) => void) | undefined;
   filter?: ((entry: FileEntry) => boolean) | undefined;
+  /** --bwlimit: the content of every entry written passes through this one budget. */
+  bandwidth?: Bandwidth | undefined;
 }): Promise<TransferPlan> {
   const { source, destination, store, jobKey } = opts;
   const maxProblems = opts.maxProblems ?? MAX_LISTED;
@@ -563,4 +568,20 @@ async function* batchesOf(source: Source, signal: AbortSignal): AsyncIterable<So
     return;
   }
   for await (const entry of source.entries(signal)) yield [entry];
+}
+
+/**
+ * The entry with its content read through the bandwidth budget: what a destination sends is what
+ * it reads, so the entry offers only streams (no path to read by itself). The fingerprint a
+ * destination would read first is read here, outside the budget, so that only the transfer counts.
+ */
+async function limited(entry: FileEntry, bandwidth: Bandwidth): Promise<FileEntry> {
+  const { path: _path, openAsync, ...rest } = entry;
+  const sha256 = entry.sha256 ?? (openAsync ? undefined : await sha256Of(entry.open() as Readable).catch(() => undefined));
+  return {
+    ...rest,
+    ...(sha256 !== undefined ? { sha256 } : {}),
+    open: () => bandwidth.throttle(entry.open() as Readable),
+    ...(openAsync ? { openAsync: async () => bandwidth.throttle(await openAsync()) } : {}),
+  };
 }

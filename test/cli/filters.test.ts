@@ -1,12 +1,15 @@
 // --min-size/--max-size/--min-age/--max-age in mirror and pull, against the emulator over loopback:
 // the files outside the limits are neither carried nor counted, nor later taken for files gone
-// from the source; a run without the limits carries the rest.
+// from the source; a run without the limits carries the rest. And one pattern syntax: --include,
+// --exclude and --filter-from pick the same paths from a folder, a zip and a project; --bwlimit
+// carries every byte through its budget.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, utimes } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startService, writeTree, type Service } from '../helpers/service.js';
+import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
+import { zipOf } from '../helpers/archives.js';
 
 let service: Service;
 let dir: string;
@@ -51,3 +54,87 @@ describe('size and age filters', () => {
     expect(none.stderr).toContain('no file would be left');
   });
 });
+
+const TREE: Record<string, string> = {
+  'a.pdf': 'a pdf',
+  'a.txt': 'a text',
+  '.hidden.pdf': 'hidden',
+  'docs/b.pdf': 'b pdf',
+  'docs/b.txt': 'b text',
+  'docs/deep/c.pdf': 'c pdf',
+  'drafts/d.pdf': 'd pdf',
+  'drafts/sub/e.pdf': 'e pdf',
+};
+
+/** Every file under `root`, relative, sorted. */
+async function filesUnder(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(root.length + 1)).sort();
+}
+
+describe('one pattern syntax for a folder, a zip and a project', () => {
+  const cases: [string, string[], string[]][] = [
+    ['--include and --exclude', ['--include', '**/*.pdf', '--exclude', 'drafts', '--exclude', '.*'], ['a.pdf', 'docs/b.pdf', 'docs/deep/c.pdf']],
+    ['--filter-from', ['--filter-from', 'RULES'], ['.hidden.pdf', 'a.pdf', 'docs/b.pdf', 'docs/deep/c.pdf', 'drafts/sub/e.pdf']],
+  ];
+  for (const [name, flags, expected] of cases) {
+    it(`${name}: mirror of the folder, mirror of the zip and pull of the whole project pick the same paths`, async () => {
+      const root = await mkdtemp(join(tmpdir(), 'ferry-patterns-'));
+      await writeTree(join(root, 'src'), TREE);
+      await writeFile(join(root, 'src.zip'), await zipOf(Object.entries(TREE).map(([n, data]) => ({ name: n, data }))));
+      await writeFile(join(root, 'rules.txt'), '# the drafts of sub only, no text files\n+ drafts/sub/**\n- drafts\n- **/*.txt\n');
+      const args = flags.map((f) => (f === 'RULES' ? join(root, 'rules.txt') : f));
+      const client = service.client();
+      const whole = (await client.projects.create({ name: `patterns whole ${name}`, description: '' })).objectIdentifier;
+      const env = service.env();
+      // The whole tree into one project, for the pull.
+      expect(onlyJson(await runFerry(['mirror', join(root, 'src'), '--project', whole, '--state', join(root, 'w.sqlite'), '--json'], env))).toMatchObject({ counts: { uploaded: 8 } });
+      const picked: Record<string, string[]> = {};
+      for (const [what, source] of [['folder', join(root, 'src')], ['zip', join(root, 'src.zip')]] as const) {
+        const project = (await client.projects.create({ name: `patterns ${what} ${name}`, description: '' })).objectIdentifier;
+        const r = onlyJson(await runFerry(['mirror', source, '--project', project, ...args, '--state', join(root, `${what}.sqlite`), '--json'], env)) as { counts: { uploaded: number } };
+        expect(r.counts.uploaded, what).toBe(expected.length);
+        picked[what] = (await remoteFiles(client, project)).map((d) => (d.path ?? '').slice(1)).sort();
+      }
+      const out = join(root, 'pulled');
+      const pulled = onlyJson(await runFerry(['pull', whole, out, ...args, '--state', join(root, 'p.sqlite'), '--json'], env)) as { counts: { downloaded: number } };
+      expect(pulled.counts.downloaded).toBe(expected.length);
+      picked.pull = await filesUnder(out);
+      expect(picked).toEqual({ folder: [...expected].sort(), zip: [...expected].sort(), pull: [...expected].sort() });
+    });
+  }
+
+  it('refuses --filter-from beside --include, and a file with a line that is not a rule (exit 2, nothing sent)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ferry-patterns-bad-'));
+    await writeTree(join(root, 'src'), { 'x.txt': 'x' });
+    await writeFile(join(root, 'bad.txt'), '+ *.pdf\ntake the rest\n');
+    const project = (await service.client().projects.create({ name: 'patterns refused', description: '' })).objectIdentifier;
+    const both = await runFerry(['mirror', join(root, 'src'), '--project', project, '--filter-from', join(root, 'bad.txt'), '--include', '*.pdf'], service.env());
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--filter-from cannot be given with --include or --exclude');
+    const bad = await runFerry(['pull', project, join(root, 'out'), '--filter-from', join(root, 'bad.txt')], service.env());
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('line 2: "take the rest" is not a rule');
+    expect(await remoteFiles(service.client(), project)).toEqual([]);
+  });
+
+  it('--bwlimit: mirror and pull carry every byte through the budget; a rate of 0 is refused', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ferry-bwlimit-'));
+    const tree: Record<string, string> = {};
+    for (let i = 0; i < 12; i++) tree[`f/${i}.bin`] = `${i}`.repeat(20_000 + i);
+    await writeTree(join(root, 'src'), tree);
+    const project = (await service.client().projects.create({ name: 'bwlimit', description: '' })).objectIdentifier;
+    const env = service.env();
+    const up = onlyJson(await runFerry(['mirror', join(root, 'src'), '--project', project, '--bwlimit', '50M', '--state', join(root, 'm.sqlite'), '--json'], env)) as { counts: { uploaded: number }; bytes: number };
+    expect(up.counts.uploaded).toBe(12);
+    const out = join(root, 'out');
+    const down = onlyJson(await runFerry(['pull', project, out, '--bwlimit', '50M', '--state', join(root, 'p.sqlite'), '--json'], env)) as { counts: { downloaded: number }; bytes: number };
+    expect(down.counts.downloaded).toBe(12);
+    expect(down.bytes).toBe(up.bytes);
+    for (const [key, content] of Object.entries(tree)) expect(await readFile(join(out, key), 'utf8'), key).toBe(content);
+    const zero = await runFerry(['mirror', join(root, 'src'), '--project', project, '--bwlimit', '0'], env);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain('--bwlimit "0" is not a rate above 0');
+  });
+});
+

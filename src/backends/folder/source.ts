@@ -6,14 +6,12 @@ import fg from 'fast-glob';
 import * as fs from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
-import picomatch from 'picomatch';
+import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import { BoundedBuffer } from '../bounded-buffer.js';
 import { checkName } from '../names.js';
 import { SourceError, type Source, type SourceEntry } from '../../sync/types.js';
 
-export interface FolderSourceOptions {
-  include?: string[];
-  exclude?: string[];
+export interface FolderSourceOptions extends PathPatterns {
   /** Upload symlinked files found inside the folder under the link's name (never outside it). */
   followSymlinks?: boolean;
   /** Entries waiting for the consumer before the walk pauses (default 2,000). */
@@ -66,7 +64,7 @@ export class FolderSource implements Source {
     const root = this.root;
     const realRoot = fs.realpathSync(root);
     const pending: Promise<void>[] = [];
-    const wanted = filterOf(this.opts.include, this.opts.exclude);
+    const wanted = pathFilter(this.opts);
     const follow = this.opts.followSymlinks === true;
     // A name that is not valid UTF-8 (or holds a control character) must be seen as it is,
     // refused by the name rule and reported, instead of being decoded lossily, failing its stat
@@ -121,22 +119,25 @@ export class FolderSource implements Source {
       };
     }) as unknown as Readdir;
 
-    const stream = fg.stream(this.opts.include?.length ? this.opts.include : ['**'], {
+    // Every path is judged by the one matcher the other sources use (sync/patterns.ts); fast-glob
+    // is told only the exclude patterns, so that it does not go into a folder they leave out.
+    const stream = fg.stream(['**'], {
       cwd: root,
-      ignore: this.opts.exclude ?? [],
+      ignore: this.opts.rules?.length ? [] : (this.opts.exclude ?? []),
       dot: true,
       onlyFiles: false,
       followSymbolicLinks: false,
       objectMode: true,
       stats: true,
-      // fast-glob remembers every path to drop duplicates, memory that grows with the tree; one
-      // pattern cannot produce a duplicate, so only several include patterns pay for it.
-      unique: (this.opts.include?.length ?? 0) > 1,
+      // fast-glob remembers every path to drop duplicates, memory that grows with the tree; its
+      // one pattern cannot produce a duplicate.
+      unique: false,
       fs: { readdir: gatedReaddir },
     });
     stream.on('data', (entry: fg.Entry) => {
       const stats = entry.stats as fs.Stats;
       const key = entry.path;
+      if (!wanted(key)) return;
       if (stats.isDirectory()) buffer.push({ kind: 'dir', key });
       else if (stats.isFile()) buffer.push(fileEntry(root, key, stats));
       else if (stats.isSymbolicLink()) {
@@ -225,13 +226,6 @@ async function refuseTree(rawPath: Buffer, key: string, reason: string, wanted: 
     if (dirent.isDirectory()) await refuseTree(Buffer.concat([rawPath, Buffer.from(sep), dirent.name]), childKey, reason, wanted, push);
     else if (wanted(childKey)) push({ kind: 'problem', key: childKey, outcome: 'failed', reason: inside });
   }
-}
-
-/** The include/exclude rule for keys fast-glob never sees (refused names). */
-function filterOf(include: string[] | undefined, exclude: string[] | undefined): (key: string) => boolean {
-  const included = include?.length ? picomatch(include, { dot: true }) : () => true;
-  const excluded = exclude?.length ? picomatch(exclude, { dot: true }) : () => false;
-  return (key) => included(key) && !excluded(key);
 }
 
 async function settleAll(pending: Promise<void>[]): Promise<void> {

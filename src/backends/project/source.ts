@@ -5,7 +5,7 @@
 // reported with the reason, not pulled. The listing is read once, newest first, and entries flow
 // out as it goes; per path one date is kept, as 16 bytes (hashed-keys.ts).
 import { PassThrough, type Readable } from 'node:stream';
-import picomatch from 'picomatch';
+import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import type { FerryClient } from '../../api/client.js';
 import { AuthenticationError, ConnectionError, NotFoundError, PermissionDeniedError, TimeoutError } from '../../api/errors.js';
 import { JobAbortedError } from '../../runner/job.js';
@@ -89,11 +89,9 @@ export interface InventoryItem {
   url: string | null;
 }
 
-export interface ProjectSourceOptions {
+export interface ProjectSourceOptions extends PathPatterns {
   /** Folder path under the project root ('' for the whole project). */
   from?: string | undefined;
-  include?: string[] | undefined;
-  exclude?: string[] | undefined;
   /**
    * Leave out documents whose processing failed (a migration: the target would only fail them
    * again); each is a skipped item with the reason. A pull takes their bytes as they are.
@@ -118,9 +116,7 @@ export class ProjectSource implements Source {
     const from = (opts.from ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
     this.prefix = from ? `/${from}/` : '/';
     this.description = `project ${project}${from ? `/${from}` : ''}`;
-    const included = opts.include?.length ? picomatch(opts.include, { dot: true }) : () => true;
-    const excluded = opts.exclude?.length ? picomatch(opts.exclude, { dot: true }) : () => false;
-    this.wanted = (key) => included(key) && !excluded(key);
+    this.wanted = pathFilter(opts);
     this.skipFailed = opts.skipFailed === true;
   }
 

@@ -4,6 +4,7 @@
 // Entries that cannot be mirrored one by one (symbolic links, refused names, earlier copies of a
 // path that occurs twice) are reported as items, as a folder source reports them.
 import unzipper from 'unzipper';
+import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import { open as openFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { checkName } from '../names.js';
@@ -25,11 +26,15 @@ export class ZipRefusedError extends SourceError {}
 export class ZipSource implements Source {
   readonly description: string;
 
+  private readonly wanted: (key: string) => boolean;
+
   constructor(
     private readonly path: string,
     private readonly limits: ZipLimits = DEFAULT_ZIP_LIMITS,
+    patterns: PathPatterns = {},
   ) {
     this.description = path;
+    this.wanted = pathFilter(patterns);
   }
 
   private directory: unzipper.CentralDirectory | undefined;
@@ -62,6 +67,8 @@ export class ZipSource implements Source {
     for (const [i, file] of files.entries()) {
       if (signal?.aborted) return;
       const verdict = checkName(file.pathBuffer ?? Buffer.from(file.path));
+      // The same patterns as a folder's, by the same matcher: a path left out is not seen at all.
+      if (!this.wanted(verdict.ok ? keyOf(file) : normaliseKey(verdict.key))) continue;
       if (!verdict.ok) {
         yield { kind: 'problem', key: normaliseKey(verdict.key), outcome: 'failed', reason: verdict.reason };
         continue;

@@ -6,14 +6,16 @@ import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
-import { sizeAgeFrom, statsFlag } from '../options.js';
+import { bwlimitFlag, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 
 interface PullCliOptions {
   from?: string;
   include: string[];
   exclude: string[];
+  filterFrom?: string;
   concurrency: string;
+  bwlimit?: string;
   dryRun?: boolean;
   stats?: string;
   minSize?: string;
@@ -32,9 +34,9 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
     project: uuidFlag('project', project),
     dir,
     from: opts.from,
-    include: opts.include,
-    exclude: opts.exclude,
+    ...patternsFrom(opts),
     concurrency: positiveInt('--concurrency', opts.concurrency),
+    bwlimit: bwlimitFlag(opts.bwlimit),
     progress: !opts.json,
     statsIntervalMs: statsFlag(opts.stats),
     ...sizeAgeFrom(opts),

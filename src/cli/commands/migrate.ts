@@ -2,7 +2,7 @@
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { type Command } from 'commander';
 import { later } from '../later.js';
-import { STATS_HELP } from '../options.js';
+import { STATS_HELP, BWLIMIT_HELP } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 
 export function registerMigrate(program: Command): void {
@@ -28,6 +28,7 @@ function withSelection(cmd: Command): Command {
     .option('--playbooks <ids>', 'these playbooks (comma-separated ids)')
     .option('--all-playbooks', "every playbook of the source organization")
     .option('--concurrency <n>', 'most documents copied (or compared) at once', String(DEFAULT_CONCURRENCY))
+    .option('--bwlimit <rate>', BWLIMIT_HELP)
     .option('--shard <K/N>', "only this process's share of the selection, by project and playbook (K of N; N processes split it exactly)")
     .option('--same-tenant', 'allow --from and --to to be the same tenant (a copy inside one tenant)')
     .option('--state <file>', 'checkpoint database (default: the target profile\'s)')

@@ -2,7 +2,7 @@
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { type Command } from 'commander';
 import { later } from '../later.js';
-import { addSizeAgeOptions, collect, STATS_HELP } from '../options.js';
+import { addPatternOptions, addSizeAgeOptions, BWLIMIT_HELP, STATS_HELP } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 
 export function registerPull(program: Command): void {
@@ -11,10 +11,10 @@ export function registerPull(program: Command): void {
     .description("a project's documents into a local folder: tree and names kept, atomic, resumable, incremental")
     .argument('<project>', 'the project id')
     .argument('<dir>', 'the local folder (created when missing)')
-    .option('--from <folder>', 'only this folder of the project (path under its root)')
-    .option('--include <glob>', 'only documents whose path matches (repeatable)', collect, [])
-    .option('--exclude <glob>', 'skip documents whose path matches (repeatable)', collect, [])
-    .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY));
+    .option('--from <folder>', 'only this folder of the project (path under its root)');
+  addPatternOptions(pull)
+    .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY))
+    .option('--bwlimit <rate>', BWLIMIT_HELP);
   addSizeAgeOptions(pull)
     .option('--dry-run', 'print what would be downloaded and touch nothing')
     .option('--state <file>', 'checkpoint database')

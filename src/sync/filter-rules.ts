@@ -1,0 +1,28 @@
+// The rules of a --filter-from file (rclone's shape), parsed; matched by ./patterns.ts. Apart from
+// the matcher so that the CLI's flag definitions load no glob library at start-up.
+import { ConfigurationError } from '../errors.js';
+
+export interface FilterRule {
+  take: boolean;
+  pattern: string;
+}
+
+export function parseFilterRules(text: string, where: string): FilterRule[] {
+  const rules: FilterRule[] = [];
+  for (const [i, raw] of text.replace(/^\ufeff/, '').split(/\r?\n/).entries()) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const m = /^([+-])\s+(\S.*)$/.exec(line);
+    if (!m) throw new ConfigurationError(`${where}, line ${i + 1}: "${line.slice(0, 60)}" is not a rule: expected "+ PATTERN" (take) or "- PATTERN" (leave out)`);
+    rules.push({ take: m[1] === '+', pattern: m[2] as string });
+  }
+  if (rules.length === 0) throw new ConfigurationError(`${where} holds no rule ("+ PATTERN" or "- PATTERN")`);
+  return rules;
+}
+
+/** --filter-from beside --include/--exclude would be two orders of rules: refused, saying how to join them. */
+export function checkPatternFlags(p: { include?: string[] | undefined; exclude?: string[] | undefined; filterFrom?: string | undefined }): void {
+  if (p.filterFrom && ((p.include?.length ?? 0) > 0 || (p.exclude?.length ?? 0) > 0)) {
+    throw new ConfigurationError('--filter-from cannot be given with --include or --exclude: put those in the file as "+ PATTERN" and "- PATTERN" lines, in the order they should apply');
+  }
+}

@@ -1,0 +1,38 @@
+// One pattern syntax for every source (sync/patterns.ts), and the --filter-from rules.
+import { describe, expect, it } from 'vitest';
+import { pathFilter } from '../../src/sync/patterns.js';
+import { checkPatternFlags, parseFilterRules } from '../../src/sync/filter-rules.js';
+
+const PATHS = ['a.pdf', 'a.txt', '.hidden', 'docs/b.pdf', 'docs/b.txt', 'docs/deep/c.pdf', 'drafts/d.pdf', 'drafts/sub/e.pdf'];
+const pick = (f: (k: string) => boolean) => PATHS.filter(f);
+
+describe('path patterns', () => {
+  it('takes everything without patterns, dot files included', () => {
+    expect(pick(pathFilter({}))).toEqual(PATHS);
+  });
+
+  it('include matches the whole path: * stays in a folder, ** crosses folders', () => {
+    expect(pick(pathFilter({ include: ['*.pdf'] }))).toEqual(['a.pdf']);
+    expect(pick(pathFilter({ include: ['**/*.pdf'] }))).toEqual(['a.pdf', 'docs/b.pdf', 'docs/deep/c.pdf', 'drafts/d.pdf', 'drafts/sub/e.pdf']);
+  });
+
+  it('exclude leaves out a folder with all it holds', () => {
+    expect(pick(pathFilter({ exclude: ['drafts'] }))).toEqual(['a.pdf', 'a.txt', '.hidden', 'docs/b.pdf', 'docs/b.txt', 'docs/deep/c.pdf']);
+    expect(pick(pathFilter({ include: ['**/*.pdf'], exclude: ['docs/deep', '.*'] }))).toEqual(['a.pdf', 'docs/b.pdf', 'drafts/d.pdf', 'drafts/sub/e.pdf']);
+  });
+
+  it('filter rules: the first that matches decides, a path none matches is taken', () => {
+    const rules = parseFilterRules('# keep the drafts of one folder only\n+ drafts/sub/**\n- drafts\n; and no text files\n- **/*.txt\n', 'rules');
+    expect(pick(pathFilter({ rules }))).toEqual(['a.pdf', '.hidden', 'docs/b.pdf', 'docs/deep/c.pdf', 'drafts/sub/e.pdf']);
+    // Take-only rules then a catch-all: an include list in filter form.
+    expect(pick(pathFilter({ rules: parseFilterRules('+ **/*.pdf\n- **\n', 'rules') }))).toEqual(['a.pdf', 'docs/b.pdf', 'docs/deep/c.pdf', 'drafts/d.pdf', 'drafts/sub/e.pdf']);
+  });
+
+  it('refuses a line that is not a rule, naming its number, a file with no rule, and rules beside --include', () => {
+    expect(() => parseFilterRules('+ *.pdf\nkeep this\n', 'f.txt')).toThrow(/f\.txt, line 2: "keep this" is not a rule/);
+    expect(() => parseFilterRules('# only comments\n\n', 'f.txt')).toThrow(/holds no rule/);
+    expect(() => parseFilterRules('\ufeff+ *.pdf\r\n', 'f.txt')).not.toThrow();
+    expect(() => checkPatternFlags({ filterFrom: 'f.txt', include: ['*.pdf'] })).toThrow(/--filter-from cannot be given with --include or --exclude/);
+    expect(() => checkPatternFlags({ filterFrom: 'f.txt', include: [], exclude: [] })).not.toThrow();
+  });
+});
