@@ -782,7 +782,46 @@ async function benchPlaybooks() {
   record('peak RSS of the playbook import', Math.round(ferryImport.maxRssKiB / MiB), Math.round(bareImport.maxRssKiB / MiB), 'MiB', ferryImport.maxRssKiB / bareImport.maxRssKiB, undefined, 'each side in its own process');
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, bigfile, discovery, playbooks, pull, ratelimit, faults, migrate).
+/**
+ * --bwlimit: a mirror and then a pull of 24 MiB (48 files of 512 KiB) under a limit of 4 MiB/s,
+ * each beside the same command without the limit, as commands (start-up included). The figure is
+ * the rate achieved under the limit over the limit: at most 1 plus what one second of burst and
+ * the start-up allow (24 MiB at 4 MiB/s takes at least 5 s: the bucket starts full).
+ */
+async function benchBwlimit() {
+  const emu = await startEmulatorProcess();
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const root = join(work, 'bwlimit');
+  const FILES = 48;
+  const SIZE = 512 * 1024;
+  for (let i = 0; i < FILES; i++) {
+    await mkdir(join(root, `d${i % 4}`), { recursive: true });
+    await writeFile(join(root, `d${i % 4}`, `f${i}.bin`), Buffer.alloc(SIZE, i));
+  }
+  const total = FILES * SIZE;
+  const LIMIT = 4 * 1024 * 1024;
+  const ferry = new URL('../bin/ferry.js', import.meta.url).pathname;
+  const env = ferryEnv(emu, 'bwlimit-state');
+  const rateOf = (ms) => total / 1024 / 1024 / (ms / 1000);
+  const projects = {};
+  const ms = {};
+  for (const side of ['free', 'limited']) {
+    projects[side] = (await client.projects.create({ name: `bench bwlimit ${side}`, description: 'bench' })).objectIdentifier;
+    const limit = side === 'limited' ? ['--bwlimit', String(LIMIT)] : [];
+    ms[`mirror ${side}`] = await wallOf([process.execPath, ferry, 'mirror', root, '--project', projects[side], ...limit, '--state', join(work, `bw-m-${side}.sqlite`), '--json'], env);
+    ms[`pull ${side}`] = await wallOf([process.execPath, ferry, 'pull', projects[side], join(work, `bw-out-${side}`), ...limit, '--state', join(work, `bw-p-${side}.sqlite`), '--json'], env);
+  }
+  await client.close();
+  await emu.stop();
+  for (const kind of ['mirror', 'pull']) {
+    const limited = rateOf(ms[`${kind} limited`]);
+    const free = rateOf(ms[`${kind} free`]);
+    console.error(`bwlimit ${kind}: ${limited.toFixed(2)} MiB/s under a limit of ${LIMIT / 1024 / 1024} MiB/s (${Math.round(ms[`${kind} limited`])} ms); ${free.toFixed(1)} MiB/s without (${Math.round(ms[`${kind} free`])} ms)`);
+    record(`${kind} of ${total / 1024 / 1024} MiB under --bwlimit ${LIMIT / 1024 / 1024}M: achieved rate over the limit`, Number(limited.toFixed(2)), Number(free.toFixed(2)), 'MiB/s', limited / (LIMIT / 1024 / 1024), '<= 1.25', `ferry: with --bwlimit; bare: the same command without it; as commands, start-up included; the bucket starts with one second of burst, so a run of ${total / LIMIT} s at the limit shows at most ${(total / LIMIT / (total / LIMIT - 1)).toFixed(2)}`);
+  }
+}
+
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -798,6 +837,7 @@ try {
   if (wanted('pull')) await benchPull();
   if (wanted('ratelimit')) await benchRateLimit();
   if (wanted('faults')) await benchFaults();
+  if (wanted('bwlimit')) await benchBwlimit();
   if (wanted('migrate')) await benchMigrate();
 } finally {
   await rm(work, { recursive: true, force: true });

@@ -6,7 +6,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
-import { parseDuration } from '../src/runner/format.js';
+import { parseDuration, parseSize } from '../src/runner/format.js';
+import { parseFilterRules, type FilterRule } from '../src/sync/filter-rules.js';
 
 export { parseDuration };
 import type { MirrorOptions } from './mirror.js';
@@ -14,6 +15,9 @@ import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 
 // A missing id is said to be required, not to be a malformed uuid.
 const uuid = z.uuid({ error: (issue) => (issue.input === undefined ? 'required' : 'must be a uuid') });
+
+const size = z.union([z.number().int().min(0).transform(String), z.string()]).refine((s) => !Number.isNaN(parseSize(s)), { message: 'must be a size like 500, 10K, 1.5M or 2G' });
+const age = z.string().regex(/^(\d+(ms|s|m|h|d|w))+$/, { message: 'must be an age like 90s, 30m, 12h, 7d or 2w' });
 
 const MirrorDefinition = z
   .object({
@@ -26,6 +30,14 @@ const MirrorDefinition = z
     to: z.string().optional(),
     include: z.array(z.string().min(1)).optional(),
     exclude: z.array(z.string().min(1)).optional(),
+    /** A file of + and - rules (as --filter-from); relative to the definition file. */
+    filterFrom: z.string().min(1).optional(),
+    minSize: size.optional(),
+    maxSize: size.optional(),
+    minAge: age.optional(),
+    maxAge: age.optional(),
+    /** Most content bytes per second (as --bwlimit). */
+    bwlimit: size.refine((s) => parseSize(s) > 0, { message: 'must be a rate above 0' }).optional(),
     concurrency: z.number().int().min(1).max(256).optional(),
     rps: z.number().positive().optional(),
     checksum: z.boolean().optional(),
@@ -92,6 +104,7 @@ export function loadDefinition(path: string): LoadedDefinition {
   const parsed = Definition.safeParse(raw);
   if (!parsed.success) throw new ConfigurationError(`job file ${path}: ${formatIssues(parsed.error)}`);
   const d = parsed.data;
+  if (d.filterFrom && (d.include?.length || d.exclude?.length)) throw new ConfigurationError(`job file ${path}: filterFrom cannot be given with include or exclude: put those in the filter file as + and - lines`);
   const here = dirname(resolve(path));
   const mirror: MirrorOptions = {
     source: resolve(here, d.source),
@@ -99,6 +112,12 @@ export function loadDefinition(path: string): LoadedDefinition {
     to: d.to,
     include: d.include,
     exclude: d.exclude,
+    ...(d.filterFrom ? { rules: readRules(resolve(here, d.filterFrom), path) } : {}),
+    ...(d.minSize !== undefined ? { minSize: parseSize(d.minSize) } : {}),
+    ...(d.maxSize !== undefined ? { maxSize: parseSize(d.maxSize) } : {}),
+    ...(d.minAge !== undefined ? { minAgeMs: parseDuration(d.minAge) } : {}),
+    ...(d.maxAge !== undefined ? { maxAgeMs: parseDuration(d.maxAge) } : {}),
+    ...(d.bwlimit !== undefined ? { bwlimit: parseSize(d.bwlimit) } : {}),
     concurrency: d.concurrency,
     checksum: d.checksum,
     followSymlinks: d.followSymlinks,
@@ -124,5 +143,16 @@ export function loadDefinition(path: string): LoadedDefinition {
     };
   }
   return loaded;
+}
+
+/** The rules of a job file's filterFrom, read now: a file that is missing or wrong stops the job before it starts. */
+function readRules(file: string, jobFile: string): FilterRule[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigurationError(`job file ${jobFile}: filterFrom ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return parseFilterRules(text, `job file ${jobFile}: filterFrom ${file}`);
 }
 

@@ -7,7 +7,7 @@ import { DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { MirrorOptions } from '../../jobs/mirror.js';
 import { visible } from '../backends/names.js';
 import { OWN_METADATA } from '../backends/project/identity.js';
-import { parseDuration } from '../runner/format.js';
+import { parseDuration, parseSize } from '../runner/format.js';
 import { checkPatternFlags, parseFilterRules, type FilterRule } from '../sync/filter-rules.js';
 import { readFileSync } from 'node:fs';
 
@@ -72,10 +72,9 @@ export function parseDurationFlag(flag: string, text: string): number {
 /** A size like 500, 10K, 1.5M, 2G (bytes; K, M, G, T are powers of 1024, KiB-style names too). */
 export function sizeFlag(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const m = /^(\d+(?:\.\d+)?)\s*(B|K|KI?B|M|MI?B|G|GI?B|T|TI?B)?$/i.exec(text.trim());
-  if (!m) throw new ConfigurationError(`${flag} "${text}" is not a size like 500, 10K, 1.5M or 2G`);
-  const power = { '': 0, B: 0, K: 1, M: 2, G: 3, T: 4 }[(m[2] ?? '').toUpperCase().charAt(0) as '' | 'B' | 'K' | 'M' | 'G' | 'T'];
-  return Math.round(Number(m[1]) * 1024 ** power);
+  const size = parseSize(text);
+  if (Number.isNaN(size)) throw new ConfigurationError(`${flag} "${text}" is not a size like 500, 10K, 1.5M or 2G`);
+  return size;
 }
 
 /** An age like 90s, 30m, 12h, 7d, 2w (or 1d12h). */

@@ -24,3 +24,12 @@ export function parseDuration(text: string): number {
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
   return [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
 }
+
+/** A size like 500, 10K, 1.5M or 2G (K is 1024; KB, KiB and B suffixes read alike), or NaN. */
+export function parseSize(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(B|K|KI?B|M|MI?B|G|GI?B|T|TI?B)?$/i.exec(text.trim());
+  if (!m) return Number.NaN;
+  const power = { '': 0, B: 0, K: 1, M: 2, G: 3, T: 4 }[(m[2] ?? '').toUpperCase().charAt(0) as '' | 'B' | 'K' | 'M' | 'G' | 'T'];
+  return Math.round(Number(m[1]) * 1024 ** power);
+}
+

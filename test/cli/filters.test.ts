@@ -136,5 +136,23 @@ describe('one pattern syntax for a folder, a zip and a project', () => {
     expect(zero.code).toBe(2);
     expect(zero.stderr).toContain('--bwlimit "0" is not a rate above 0');
   });
+
+  it('a job file takes the same: filterFrom (beside the file), the size and age limits, bwlimit; a wrong value is named', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ferry-patterns-job-'));
+    await writeTree(join(root, 'src'), TREE);
+    await writeFile(join(root, 'rules.txt'), '+ drafts/sub/**\n- drafts\n- **/*.txt\n');
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'patterns job file', description: '' })).objectIdentifier;
+    const job = join(root, 'job.yaml');
+    await writeFile(job, `job: mirror\nsource: src\nproject: ${project}\nfilterFrom: rules.txt\nminSize: 6\nmaxAge: 7d\nbwlimit: 10M\nstate: s.sqlite\n`);
+    const r = onlyJson(await runFerry(['run', job, '--json'], service.env())) as { counts: { uploaded: number } };
+    // Of the five the rules take, only the hidden file holds 6 bytes or more; the others hold 5.
+    expect((await remoteFiles(client, project)).map((d) => (d.path ?? '').slice(1)).sort()).toEqual(['.hidden.pdf']);
+    expect(r.counts.uploaded).toBe(1);
+    await writeFile(job, `job: mirror\nsource: src\nproject: ${project}\nbwlimit: fast\n`);
+    const bad = await runFerry(['run', job], service.env());
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/bwlimit.*must be a size like 500, 10K/);
+  });
 });
 
