@@ -18,6 +18,7 @@ import { replayImport } from '../src/playbooks/replay.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
+import { describeTarget } from '../src/api/target.js';
 import { Progress, StatusLine, type ProgressState } from '../src/runner/progress.js';
 import { formatBytes } from '../src/runner/format.js';
 import { ProjectSource } from '../src/backends/project/source.js';
@@ -139,7 +140,8 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
     } finally {
       progress.stop();
     }
-    return { from: params.from, to: params.to, options, projects: projectReports, playbooks: playbookReports, notCarried: NOT_CARRIED };
+    // Each side named by host, client id and profile, not by an address alone (several tenants share one).
+    return { from: describeTarget(from.target), to: describeTarget(to.target), options, projects: projectReports, playbooks: playbookReports, notCarried: NOT_CARRIED };
   });
 }
 
@@ -306,5 +308,5 @@ async function compareAll(v: Verification, projects: Project[], playbooks: Playb
     const byName = targetPlaybooks.filter((t) => t.name === p.name);
     await v.playbook(p, ids.get('playbook', p.objectIdentifier) ?? (byName.length === 1 ? byName[0]?.objectIdentifier : undefined), deps.signal);
   }
-  return { from: from.transport.address.baseUrl, to: to.transport.address.baseUrl, counts: v.counts, differences: v.differences, differenceCount: v.differenceCount };
+  return { from: describeTarget(from.target), to: describeTarget(to.target), counts: v.counts, differences: v.differences, differenceCount: v.differenceCount };
 }

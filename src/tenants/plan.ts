@@ -1,6 +1,7 @@
 // The plan of a migration (`ferry migrate --dry-run`): per project the folders, documents and
 // bytes, what an earlier run already copied and what cannot be carried with its reason; the
 // playbooks; the organization metadata and what would stop the run. Reads only, on both sides.
+import { describeTarget } from '../api/target.js';
 import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../backends/project/source.js';
 import { planTransfer, type PlannedItem } from '../sync/engine.js';
@@ -52,8 +53,8 @@ export async function planMigration(
   const projects = shareOf(await selectProjects(from, opts), opts.shard);
   const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
   const plan: MigrationPlan = {
-    from: from.transport.address.baseUrl,
-    to: to.transport.address.baseUrl,
+    from: describeTarget(from.target),
+    to: describeTarget(to.target),
     projects: [],
     playbooks: playbooks.map((p) => ({ source: p.objectIdentifier, name: p.name, target: ids.get('playbook', p.objectIdentifier) ?? null })),
     options: { definitions: 0, options: 0, missingOnTarget: 0 },

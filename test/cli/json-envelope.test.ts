@@ -10,8 +10,7 @@ import { tmpdir } from 'node:os';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/main.js';
 import { commandPath } from '../../src/cli/envelope.js';
-import { writeProfilesFile } from '../../src/cli/emulator-profiles.js';
-import { startService, writeTree, type Service } from '../helpers/service.js';
+import { startService, writeServiceProfiles, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { envelopeErrors } from '../helpers/json-envelope.js';
 
@@ -21,10 +20,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   service = await startService();
   dir = await mkdtemp(join(tmpdir(), 'ferry-json-'));
-  const config = join(dir, 'profiles.yaml');
-  const emu = service.emulator;
-  writeProfilesFile(config, { baseUrl: emu.baseUrl, settingsUrl: emu.settingsUrl, authUrl: emu.authUrl, audience: emu.audience, tenants: emu.tenants.map((t) => ({ name: t.name, clientId: t.clientId, clientSecret: t.clientSecret, readOnlyClientId: t.readOnlyClientId, readOnlyClientSecret: t.readOnlyClientSecret })) });
-  env = { FERRY_CONFIG: config };
+  env = { FERRY_CONFIG: writeServiceProfiles(service, join(dir, 'profiles.yaml')) };
 });
 afterAll(() => service.close());
 
@@ -111,11 +107,15 @@ describe('one JSON shape for every command (docs/json-output.schema.json)', () =
 
     const other = service.emulator.tenants[1]!.name;
     const migrateArgs = ['migrate', '--from', tenant.name, '--to', other, '--projects', project, '--state', join(dir, 'migrate.sqlite')];
-    expect(await run('migrate', [...migrateArgs, '--dry-run'])).toMatchObject({ status: 'planned', dryRun: true });
+    // Plans, summaries and verifications name each side by host, client id and profile (issue 22, point 8).
+    const named = (t: { clientId: string; name: string }) => expect.stringMatching(new RegExp(`^127\\.0\\.0\\.1:\\d+, client ${t.clientId}, profile ${t.name}$`));
+    const otherTenant = service.emulator.tenants[1]!;
+    expect(await run('migrate', [...migrateArgs, '--dry-run'])).toMatchObject({ status: 'planned', dryRun: true, from: named(tenant), to: named(otherTenant) });
     const migrated = await run('migrate', migrateArgs);
     expect(migrated.counts).toHaveProperty('copied');
     expect(migrated.counts).not.toHaveProperty('uploaded');
-    expect(await run('migrate verify', ['migrate', 'verify', '--from', tenant.name, '--to', other, '--projects', project, '--state', join(dir, 'migrate.sqlite')])).toMatchObject({ status: 'matching' });
+    expect(migrated).toMatchObject({ from: named(tenant), to: named(otherTenant) });
+    expect(await run('migrate verify', ['migrate', 'verify', '--from', tenant.name, '--to', other, '--projects', project, '--state', join(dir, 'migrate.sqlite')])).toMatchObject({ status: 'matching', from: named(tenant), to: named(otherTenant) });
 
     // `migrate verify` is an action of migrate (an argument, not a subcommand), named in its answers.
     expect([...seen].sort()).toEqual([...(await jsonCommands()), 'migrate verify'].sort());

@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startService, writeTree, type Service } from '../helpers/service.js';
+import { startService, writeServiceProfiles, writeTree, type Service } from '../helpers/service.js';
 import { frames, inTerminal, screen, type ScreenLine } from '../helpers/pty.js';
-import { writeProfilesFile } from '../../src/cli/emulator-profiles.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 
@@ -78,8 +77,7 @@ describe('progress on a terminal', () => {
   it('migrate: a bar and an ETA from its census, a live line while it verifies, a summary laid out for 80 columns', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-pty-migrate-'));
     const emu = service.emulator;
-    const config = join(dir, 'profiles.yaml');
-    writeProfilesFile(config, { baseUrl: emu.baseUrl, settingsUrl: emu.settingsUrl, authUrl: emu.authUrl, audience: emu.audience, tenants: emu.tenants.map((t) => ({ name: t.name, clientId: t.clientId, clientSecret: t.clientSecret, readOnlyClientId: t.readOnlyClientId, readOnlyClientSecret: t.readOnlyClientSecret })) });
+    const config = writeServiceProfiles(service, join(dir, 'profiles.yaml'));
     const files: Record<string, string> = {};
     for (let i = 0; i < 120; i++) files[`folder ${i % 3}/document-${i}.txt`] = `content ${i}`;
     await writeTree(join(dir, 'src'), files);

@@ -8,6 +8,7 @@ import { startEmulator, type EmulatorHandle, type EmulatorOptions } from '../../
 import { collect } from './test-server.js';
 import type { Document } from '../../src/api/types.js';
 import { logicalPath } from '../../src/backends/project/source.js';
+import { writeProfilesFile } from '../../src/cli/emulator-profiles.js';
 
 export interface Service {
   emulator: EmulatorHandle;
@@ -108,3 +109,17 @@ export async function remoteFolders(client: FerryClient, project: string): Promi
   const docs = await collect(client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false }));
   return docs.filter((d) => d.isDirectory).map((d) => d.path ?? '').sort();
 }
+
+/** A ferry config file with a profile per client of the service's emulator (as `ferry emulator --write-profiles`); its path. */
+export function writeServiceProfiles(service: Service, file: string): string {
+  const emu = service.emulator;
+  writeProfilesFile(file, {
+    baseUrl: emu.baseUrl,
+    settingsUrl: emu.settingsUrl,
+    authUrl: emu.authUrl,
+    audience: emu.audience,
+    tenants: emu.tenants.map((t) => ({ name: t.name, clientId: t.clientId, clientSecret: t.clientSecret, readOnlyClientId: t.readOnlyClientId, readOnlyClientSecret: t.readOnlyClientSecret })),
+  });
+  return file;
+}
+
