@@ -16,11 +16,12 @@ import type { FerryClient } from '../src/api/client.js';
 import { openSource } from '../src/backends/index.js';
 import { ProjectSource } from '../src/backends/project/source.js';
 import type { FileEntry } from '../src/sync/types.js';
+import type { PathPatterns } from '../src/sync/patterns.js';
 import { visible } from '../src/backends/names.js';
 import { sha256Of } from '../src/sync/checksum.js';
 import { normaliseRemotePath } from './mirror.js';
 
-export interface CheckOptions {
+export interface CheckOptions extends PathPatterns {
   source: string;
   project: string;
   /** Folder path under the project root (`--to` of the mirror). */
@@ -57,7 +58,9 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
   const to = normaliseRemotePath(opts.to);
   // The project first: a source opened is a source to close.
   await client.projects.get(opts.project);
-  const source = await openSource(opts.source);
+  // The same patterns on both sides, as the mirror applied them: what it left out is not a difference.
+  const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude, rules: opts.rules };
+  const source = await openSource(opts.source, patterns);
   const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
   const db = new Database(join(dir, 'listing.sqlite'));
   const report: CheckReport = {
@@ -81,7 +84,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     db.pragma('synchronous = OFF');
     db.exec('CREATE TABLE remote (key TEXT PRIMARY KEY, id TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT, url TEXT, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
     const put = db.prepare('INSERT OR IGNORE INTO remote (key, id, size, sha256, url) VALUES (?, ?, ?, ?, ?)');
-    const listing = new ProjectSource(client, opts.project, { from: to });
+    const listing = new ProjectSource(client, opts.project, { from: to, ...patterns });
     let batch: Parameters<typeof put.run>[] = [];
     const flush = db.transaction((rows: Parameters<typeof put.run>[]) => {
       for (const r of rows) put.run(...r);

@@ -95,6 +95,10 @@ describe('one pattern syntax for a folder, a zip and a project', () => {
         const r = onlyJson(await runFerry(['mirror', source, '--project', project, ...args, '--state', join(root, `${what}.sqlite`), '--json'], env)) as { counts: { uploaded: number } };
         expect(r.counts.uploaded, what).toBe(expected.length);
         picked[what] = (await remoteFiles(client, project)).map((d) => (d.path ?? '').slice(1)).sort();
+        // check, given the same patterns, finds what the mirror carried and nothing else; without
+        // them, what the patterns left out is missing on the service.
+        expect(onlyJson(await runFerry(['check', source, '--project', project, ...args, '--json'], env)), what).toMatchObject({ status: 'matching', matching: expected.length });
+        expect(onlyJson(await runFerry(['check', source, '--project', project, '--json'], env)), what).toMatchObject({ status: 'different', counts: { missingOnTheService: 8 - expected.length } });
       }
       const out = join(root, 'pulled');
       const pulled = onlyJson(await runFerry(['pull', whole, out, ...args, '--state', join(root, 'p.sqlite'), '--json'], env)) as { counts: { downloaded: number } };

@@ -8,17 +8,19 @@ import { EXIT } from '../exit-codes.js';
 import { camelKey, writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { uuidFlag } from '../shared.js';
+import { patternsFrom } from '../options.js';
 import { visible } from '../../backends/names.js';
 
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;
 
-export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean }, cmd: Command): Promise<void> {
+export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string }, cmd: Command): Promise<void> {
   const project = uuidFlag('--project', opts.project);
+  const patterns = patternsFrom(opts);
   const { client } = createContext(cmd);
   let report: CheckReport;
   try {
-    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true }, client);
+    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, ...patterns }, client);
   } finally {
     await client.close();
   }
