@@ -29,7 +29,12 @@ export interface CheckOptions extends PathPatterns {
   /** Compare content by reading documents that carry no fingerprint back from the service. */
   checksum?: boolean | undefined;
   signal?: AbortSignal | undefined;
+  /** Told of every difference as it is found (the report keeps the first MAX_KEPT). */
+  onDifference?: ((d: CheckDifference) => void) | undefined;
 }
+
+/** Differences kept in the report; the rest are counted, and told to `onDifference` only. */
+export const MAX_KEPT = 1_000;
 
 export type DifferenceKind = 'changed' | 'missing on the service' | 'only on the service' | 'unreadable locally';
 
@@ -49,7 +54,7 @@ export interface CheckReport {
   matchingBySizeOnly: number;
   differenceCount: number;
   counts: Record<DifferenceKind, number>;
-  /** Every difference, in the order found (the source's walk, then the service's leftovers). */
+  /** The first MAX_KEPT differences, in the order found (the source's walk, then the service's leftovers). */
   differences: CheckDifference[];
   bytesHashed: number;
 }
@@ -77,7 +82,9 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
   const differ = (kind: DifferenceKind, path: string, detail: string) => {
     report.differenceCount++;
     report.counts[kind]++;
-    report.differences.push({ kind, path: visible(path), detail });
+    const d = { kind, path: visible(path), detail };
+    if (report.differences.length < MAX_KEPT) report.differences.push(d);
+    opts.onDifference?.(d);
   };
   try {
     db.pragma('journal_mode = OFF');

@@ -11,7 +11,14 @@ export class JsonItems {
   constructor(
     private readonly head: Record<string, unknown>,
     private readonly out: NodeJS.WritableStream = process.stdout,
+    /** The name of the streamed array (`differences` for a comparison). */
+    private readonly key = 'items',
   ) {}
+
+  /** Whether anything was written yet: after that, an error can only close the object. */
+  get opened(): boolean {
+    return this.started;
+  }
 
   item(value: unknown): void {
     if (!this.started) this.open();
@@ -26,6 +33,6 @@ export class JsonItems {
 
   private open(): void {
     this.started = true;
-    this.out.write(`${JSON.stringify({ command: commandName(), ...this.head }).slice(0, -1)},"items":[`);
+    this.out.write(`${JSON.stringify({ command: commandName(), ...this.head }).slice(0, -1)},${JSON.stringify(this.key)}:[`);
   }
 }

@@ -82,4 +82,19 @@ describe('ferry check', () => {
     expect(text.stdout).toMatch(/: 4 differences/);
     await expect(readdir(stateDir)).rejects.toThrow();
   });
+
+  it('streams every difference under --json, beyond the first 1,000 it keeps in memory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-check-many-'));
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1_005; i++) files[`many/${String(i).padStart(4, '0')}.txt`] = `${i}`;
+    await writeTree(join(dir, 'tree'), files);
+    const project = (await service.client().projects.create({ name: 'check many', description: '' })).objectIdentifier;
+    const r = await runFerry(['check', join(dir, 'tree'), '--project', project, '--json'], service.env());
+    expect(r.code).toBe(1);
+    const report = onlyJson(r) as unknown as Report & { counts: Record<string, number> };
+    expect(report).toMatchObject({ command: 'check', status: 'different', differenceCount: 1_005, counts: { missingOnTheService: 1_005 } });
+    expect(report.differences).toHaveLength(1_005);
+    expect(new Set(report.differences.map((d) => d.path)).size).toBe(1_005);
+  });
 });
+

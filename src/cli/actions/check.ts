@@ -2,14 +2,16 @@
 // No checkpoint store is read or written: the service is asked (jobs/check.ts).
 import type { Command } from 'commander';
 import { check, type CheckReport } from '../../../jobs/check.js';
+import { normaliseRemotePath } from '../../../jobs/mirror.js';
 import { formatBytes } from '../../runner/format.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { camelKey, writeEnvelope } from '../envelope.js';
+import { camelKey } from '../envelope.js';
+import { JsonItems } from '../json-items.js';
 import { layout } from '../../runner/layout.js';
 import { uuidFlag } from '../shared.js';
 import { patternsFrom } from '../options.js';
-import { visible } from '../../backends/names.js';
+import { safeText, visible } from '../../backends/names.js';
 
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;
@@ -18,17 +20,28 @@ export async function checkAction(source: string, opts: { project: string; to?: 
   const project = uuidFlag('--project', opts.project);
   const patterns = patternsFrom(opts);
   const { client } = createContext(cmd);
+  // Under --json every difference is written as it is found: a million of them are never held.
+  const items = opts.json ? new JsonItems({ project, to: normaliseRemotePath(opts.to) }, process.stdout, 'differences') : undefined;
   let report: CheckReport;
   try {
-    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, ...patterns }, client);
+    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, ...patterns, onDifference: items && ((d) => items.item(d)) }, client);
+  } catch (err) {
+    // Differences already written: the object is closed with the error, the one answer there is.
+    if (!items?.opened) throw err;
+    process.stderr.write(`ferry: ${safeText((err as Error).message)}\n`);
+    items.end('error', EXIT.failed, { error: (err as Error).message });
+    process.exitCode = EXIT.failed;
+    return;
   } finally {
     await client.close();
   }
   const code = report.differenceCount === 0 ? EXIT.ok : EXIT.failed;
   // Counts under --json are keyed as every JSON answer keys them (camelCase): missingOnTheService.
   const counts = Object.fromEntries(Object.entries(report.counts).map(([k, n]) => [camelKey(k), n]));
-  if (opts.json) writeEnvelope(code === EXIT.ok ? 'matching' : 'different', code, { ...report, counts });
-  else process.stdout.write(text(report));
+  if (items) {
+    const { differences: _kept, project: _p, to: _t, ...rest } = report;
+    items.end(code === EXIT.ok ? 'matching' : 'different', code, { ...rest, counts });
+  } else process.stdout.write(text(report));
   process.exitCode = code;
 }
 
