@@ -5,7 +5,8 @@ import { EXIT } from './exit-codes.js';
 import { SourceError } from '../sync/types.js';
 import { JobAbortedError } from '../runner/job.js';
 import { printJsonError } from './output.js';
-import { commandFromArgv, commandName, commandPath, setCommand } from './envelope.js';
+import { commandFromArgv, commandName, commandPath, setCommand, writeEnvelope } from './envelope.js';
+import { onImmediateExit } from '../runner/signals.js';
 import { safeText } from '../backends/names.js';
 
 /**
@@ -108,6 +109,10 @@ export async function run(argv: string[]): Promise<number> {
   const program = await buildProgram(argv);
   // -q: no progress display anywhere (the displays read this switch; loaded only when asked for).
   if (globalFlag(argv, '-q', '--quiet')) (await import('../runner/progress.js')).setQuiet(true);
+  // A second Ctrl-C exits at once; under --json it still answers, in the one shape.
+  if (argv.includes('--json')) {
+    onImmediateExit((sig, code) => writeEnvelope('interrupted', code, { error: `a second ${sig} ended the run at once; what was in flight is settled by the next run (or ferry jobs resume)` }));
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;

@@ -10,6 +10,13 @@ export interface StopHandle {
   dispose(): void;
 }
 
+/** What the process says as it exits at once on a second signal (the CLI's one JSON answer). */
+let lastWords: ((sig: NodeJS.Signals, code: number) => void) | undefined;
+
+export function onImmediateExit(say: ((sig: NodeJS.Signals, code: number) => void) | undefined): void {
+  lastWords = say;
+}
+
 export function stopOnSignals(onFirst?: (sig: NodeJS.Signals) => void): StopHandle {
   const controller = new AbortController();
   // Every request in flight listens to this one signal; dozens at once are expected, not a leak.
@@ -17,8 +24,10 @@ export function stopOnSignals(onFirst?: (sig: NodeJS.Signals) => void): StopHand
   let received: NodeJS.Signals | undefined;
   const handler = (sig: NodeJS.Signals) => {
     if (received) {
+      const code = 128 + (sig === 'SIGINT' ? 2 : 15);
       endLiveLine();
-      process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+      lastWords?.(sig, code);
+      process.exit(code);
     }
     received = sig;
     onFirst?.(sig);

@@ -116,11 +116,13 @@ describe('Ctrl-C on a faulty service', () => {
     let first: Awaited<ReturnType<typeof crawl>>;
     do {
       ctx = await setup(2);
-      first = await crawl(ctx.args, 2, ctx.state);
+      first = await crawl([...ctx.args, '--json'], 2, ctx.state);
     } while (first.code !== 130 && ++tries < 3);
     const { client, project, args } = ctx;
     expect(first.inFlight, first.stderr).toBeGreaterThan(0);
     expect(first.code).toBe(130);
+    // Even exiting at once, --json answers with its one object (docs/json-output.schema.json).
+    expect(onlyJson({ code: first.code, stdout: first.stdout, stderr: first.stderr })).toMatchObject({ command: 'mirror', status: 'interrupted', exitCode: 130 });
     const next = await runFerry([...args, '--json'], service.env());
     expect(next.code, next.stderr).toBe(0);
     const docs = await remoteFiles(client, project);
