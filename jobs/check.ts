@@ -4,7 +4,8 @@
 //  - matching: same size, and the same sha256 where the document carries ferry's fingerprint (or,
 //    with --checksum, where its content read back through its url hashes the same);
 //  - changed: another size or another content (a file changed in place with the same size too);
-//  - missing on the service; only on the service; unreadable locally.
+//  - missing on the service; only on the service; unreadable locally (what a mirror would fail).
+// What a mirror skips on purpose (a symbolic link) is counted as skipped, with its reason: no difference.
 // Documents without a fingerprint match by size alone unless --checksum: they are counted apart.
 import Database from 'better-sqlite3';
 import { createReadStream } from 'node:fs';
@@ -53,6 +54,10 @@ export interface CheckReport {
   /** Of the matching files, those compared by size alone (the document carries no fingerprint). */
   matchingBySizeOnly: number;
   differenceCount: number;
+  /** Entries a mirror skips on purpose (a symbolic link, a path twice in a zip): said, not differences. */
+  skipped: number;
+  /** The first MAX_KEPT of them, with the reason. */
+  problems: { key: string; reason: string }[];
   counts: Record<DifferenceKind, number>;
   /** The first MAX_KEPT differences, in the order found (the source's walk, then the service's leftovers). */
   differences: CheckDifference[];
@@ -75,6 +80,8 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     matching: 0,
     matchingBySizeOnly: 0,
     differenceCount: 0,
+    skipped: 0,
+    problems: [],
     counts: { changed: 0, 'missing on the service': 0, 'only on the service': 0, 'unreadable locally': 0 },
     differences: [],
     bytesHashed: 0,
@@ -111,7 +118,12 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     for await (const entry of source.entries(opts.signal)) {
       if (entry.kind === 'dir') continue;
       if (entry.kind === 'problem') {
-        differ('unreadable locally', entry.key, entry.reason);
+        // What the mirror fails is a difference; what it skips on purpose is only said.
+        if (entry.outcome === 'failed') differ('unreadable locally', entry.key, entry.reason);
+        else {
+          report.skipped++;
+          if (report.problems.length < MAX_KEPT) report.problems.push({ key: entry.key, reason: entry.reason });
+        }
         continue;
       }
       const remote = get.get(entry.key);

@@ -1,6 +1,6 @@
 // `ferry check`: proof of an onboarding against the service alone, with no checkpoint store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
@@ -95,6 +95,20 @@ describe('ferry check', () => {
     expect(report).toMatchObject({ command: 'check', status: 'different', differenceCount: 1_005, counts: { missingOnTheService: 1_005 } });
     expect(report.differences).toHaveLength(1_005);
     expect(new Set(report.differences.map((d) => d.path)).size).toBe(1_005);
+  });
+
+  it('a symbolic link the mirror skips is said as skipped, not a difference: a mirrored tree with one checks as matching', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-check-link-'));
+    await writeTree(join(dir, 'tree'), { 'a.txt': 'alpha' });
+    await symlink(join(dir, 'tree', 'a.txt'), join(dir, 'tree', 'link.txt'));
+    const project = (await service.client().projects.create({ name: 'check link', description: '' })).objectIdentifier;
+    expect(onlyJson(await runFerry(['mirror', join(dir, 'tree'), '--project', project, '--state', join(dir, 's.sqlite'), '--json'], service.env()))).toMatchObject({ status: 'succeeded', counts: { uploaded: 1, skipped: 1 } });
+    const r = await runFerry(['check', join(dir, 'tree'), '--project', project, '--json'], service.env());
+    expect(r.code).toBe(0);
+    expect(onlyJson(r)).toMatchObject({ status: 'matching', matching: 1, skipped: 1, problems: [{ key: 'link.txt', reason: expect.stringMatching(/^symbolic link/) }], differenceCount: 0 });
+    const text = await runFerry(['check', join(dir, 'tree'), '--project', project], service.env());
+    expect(text.stdout).toMatch(/matching 1 {2}skipped 1 \(as the mirror skips them\)/);
+    expect(text.stdout).toMatch(/skipped: link\.txt: symbolic link/);
   });
 });
 
