@@ -86,6 +86,8 @@ describe('one JSON shape for every command (docs/json-output.schema.json)', () =
     expect(await run('run', ['run', jobFile])).toMatchObject({ job: 'mirror', counts: { reconciled: 0, skipped: 3 } });
     const runs = await run('jobs list', ['jobs', 'list', '--state', state]);
     expect(runs.items.find((r: { job: string }) => r.job === 'pull').counts).toHaveProperty('downloaded', 3);
+    // And in text, a pull's runs say downloaded, as its summary does.
+    expect((await runFerry(['jobs', 'list', '--state', state], env)).stdout).toMatch(/ pull +succeeded .* downloaded 3 skipped 0 failed 0 reconciled 0/);
     expect((await run('jobs show', ['jobs', 'show', '1', '--state', state])).run).toMatchObject({ id: 1, job: 'mirror' });
     // Only unfinished runs resume: the answer to a finished one is an error, in the same shape.
     expect(await run('jobs resume', ['jobs', 'resume', '2', '--state', state], 2)).toMatchObject({ status: 'error', error: expect.stringContaining('already succeeded') });

@@ -14,7 +14,7 @@ import type { UploadOptions } from '../../../jobs/upload.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { JsonItems } from '../json-items.js';
-import { namedCounts } from '../output.js';
+import { namedCounts, writtenVerb } from '../output.js';
 
 export async function listAction(opts: { job?: string; limit: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   withStore(cmd, opts.state, (store) => {
@@ -90,5 +90,5 @@ function runJson(r: RunRecord): Record<string, unknown> {
 
 function line(r: RunRecord): string {
   const c = r.counts;
-  return `${String(r.id).padStart(5)}  ${r.job.padEnd(8)} ${r.status.padEnd(11)} ${r.startedAt}  up ${c.uploaded} skip ${c.skipped} fail ${c.failed} rec ${c.reconciled}  ${formatBytes(r.bytes)}`;
+  return `${String(r.id).padStart(5)}  ${r.job.padEnd(8)} ${r.status.padEnd(11)} ${r.startedAt}  ${writtenVerb(r.job)} ${c.uploaded} skipped ${c.skipped} failed ${c.failed} reconciled ${c.reconciled}  ${formatBytes(r.bytes)}`;
 }
