@@ -505,8 +505,6 @@ export async function planTransfer(opts: {
   /** Told of each item as it is planned (the dry runs list them, streamed: the plan keeps counts only). */
   onItem?: ((item: PlannedItem) => void) | undefined;
   filter?: ((entry: FileEntry) => boolean) | undefined;
-  /** --bwlimit: the content of every entry written passes through this one budget. */
-  bandwidth?: Bandwidth | undefined;
 }): Promise<TransferPlan> {
   const { source, destination, store, jobKey } = opts;
   const maxProblems = opts.maxProblems ?? MAX_LISTED;
