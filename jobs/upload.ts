@@ -9,11 +9,11 @@ import { basename } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import { FerryError } from '../src/api/errors.js';
 import type { OCRStrategy, PlaybookDocumentUploadDetails, UploadFailedReason } from '../src/api/types.js';
-import { openSource } from '../src/backends/index.js';
 import { runJob, type JobSummary } from '../src/runner/job.js';
 import { takeLock, type HeldLock } from '../src/runner/lock.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';
 import { mirrorJobKey, mirrorParams, mirrorInRun, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
+import { sizeAgeFilter } from '../src/sync/filters.js';
 
 /** What to do with the files of each failure reason when retrying. */
 export type RetryAction = 'retry' | 'never' | 'fallback' | 'stop';
@@ -220,10 +220,12 @@ export async function waitForBatch(client: FerryClient, playbook: string, upload
   );
 }
 
+/** The files the batch will hold, declared when it is created: the source as the mirror opens it, its patterns and limits applied. */
 async function countFiles(opts: UploadOptions): Promise<number> {
-  const source = await openSource(opts.source, { ...(opts.include ? { include: opts.include } : {}), ...(opts.exclude ? { exclude: opts.exclude } : {}) });
+  const source = await open(opts);
+  const wanted = sizeAgeFilter(opts);
   let n = 0;
-  for await (const entry of source.entries()) if (entry.kind === 'file') n++;
+  for await (const entry of source.entries()) if (entry.kind === 'file' && (!wanted || wanted(entry))) n++;
   await source.close();
   return n;
 }

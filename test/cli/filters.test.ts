@@ -158,5 +158,19 @@ describe('one pattern syntax for a folder, a zip and a project', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/bwlimit.*must be a size like 500, 10K/);
   });
+
+  it('an upload declares the batch it creates with the files its patterns and limits take', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ferry-patterns-upload-'));
+    await writeTree(join(root, 'src'), TREE);
+    await writeFile(join(root, 'rules.txt'), '+ **/*.pdf\n- **\n');
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'patterns upload', description: '' })).objectIdentifier;
+    const playbook = (await client.playbooks.create({ name: 'patterns upload', isPrivate: false, organizationWide: true })).objectIdentifier;
+    const r = onlyJson(await runFerry(['upload', join(root, 'src'), '--project', project, '--playbook', playbook, '--filter-from', join(root, 'rules.txt'), '--min-size', '6', '--no-wait', '--state', join(root, 's.sqlite'), '--json'], service.env())) as { batches: { uploadIdentifier: string; counts: { uploaded: number } }[] };
+    // Of the six PDFs only the hidden one holds 6 bytes or more.
+    expect(r.batches[0]!.counts.uploaded).toBe(1);
+    const batch = await client.documentUploads.details(playbook, r.batches[0]!.uploadIdentifier);
+    expect(batch.fileCount).toBe(1);
+  });
 });
 
