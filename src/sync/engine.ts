@@ -376,7 +376,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     // Every item the store holds as uploaded was seen (and is counted there): nothing to look for.
     if (ctx.signal.aborted || opts.only || store.uploadedCount(jobKey) === knownUploaded) return vanished;
     for (const key of store.uploadedKeys(jobKey)) {
-      if (seen.has(key)) continue;
+      if (seen.has(key) || source.takes?.(key) === false) continue;
       vanished.count++;
       if (vanished.sample.length < 20) vanished.sample.push(key);
     }
@@ -539,7 +539,7 @@ export async function planTransfer(opts: {
     }
   }
   for (const key of store.uploadedKeys(jobKey)) {
-    if (seen.has(key)) continue;
+    if (seen.has(key) || source.takes?.(key) === false) continue;
     plan.deletedLocally++;
     opts.onItem?.({ action: 'deleted locally', key });
   }

@@ -80,5 +80,10 @@ export interface Source {
   entries(signal?: AbortSignal): AsyncIterable<SourceEntry>;
   /** The same entries in batches of whatever is ready, when the source can (cheaper to consume). */
   batches?(signal?: AbortSignal): AsyncIterable<SourceEntry[]>;
+  /**
+   * Whether the run's patterns take this path (--include, --exclude, --filter-from). A path they
+   * leave out is not listed, and must not be taken for one gone from the source.
+   */
+  takes?(key: string): boolean;
   close(): Promise<void>;
 }

@@ -172,5 +172,21 @@ describe('one pattern syntax for a folder, a zip and a project', () => {
     const batch = await client.documentUploads.details(playbook, r.batches[0]!.uploadIdentifier);
     expect(batch.fileCount).toBe(1);
   });
+
+  it('a path the patterns now leave out is not taken for one gone from the source, by mirror or by pull', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ferry-patterns-narrowed-'));
+    await writeTree(join(root, 'src'), TREE);
+    const project = (await service.client().projects.create({ name: 'patterns narrowed', description: '' })).objectIdentifier;
+    const env = service.env();
+    const mirrorArgs = ['mirror', join(root, 'src'), '--project', project, '--state', join(root, 'm.sqlite'), '--json'];
+    expect(onlyJson(await runFerry(mirrorArgs, env))).toMatchObject({ counts: { uploaded: 8 } });
+    // Narrowed: the drafts are left out, not deleted locally; the dry run says the same.
+    expect(onlyJson(await runFerry([...mirrorArgs, '--exclude', 'drafts', '--dry-run'], env))).toMatchObject({ counts: { deletedLocally: 0 } });
+    expect(onlyJson(await runFerry([...mirrorArgs, '--exclude', 'drafts'], env))).toMatchObject({ counts: { discovered: 6 }, deletedLocally: { count: 0 } });
+    const pullArgs = ['pull', project, join(root, 'out'), '--state', join(root, 'p.sqlite'), '--json'];
+    expect(onlyJson(await runFerry(pullArgs, env))).toMatchObject({ counts: { downloaded: 8 } });
+    await writeFile(join(root, 'rules.txt'), '- **/*.txt\n');
+    expect(onlyJson(await runFerry([...pullArgs, '--filter-from', join(root, 'rules.txt')], env))).toMatchObject({ counts: { discovered: 6 }, deletedLocally: { count: 0 } });
+  });
 });
 

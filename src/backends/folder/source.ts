@@ -35,10 +35,12 @@ const UNGLOBBABLE = /[\u2028\u2029]/;
 export class FolderSource implements Source {
   readonly description: string;
   private readonly root: string;
+  private readonly wanted: (key: string) => boolean;
 
   constructor(root: string, private readonly opts: FolderSourceOptions = {}) {
     this.root = resolve(root);
     this.description = this.root;
+    this.wanted = pathFilter(opts);
   }
 
   async prepare(): Promise<void> {
@@ -55,6 +57,10 @@ export class FolderSource implements Source {
     return this.walk(signal);
   }
 
+  takes(key: string): boolean {
+    return this.wanted(key);
+  }
+
   batches(signal?: AbortSignal): AsyncIterable<SourceEntry[]> {
     return this.walk(signal).batches();
   }
@@ -64,7 +70,7 @@ export class FolderSource implements Source {
     const root = this.root;
     const realRoot = fs.realpathSync(root);
     const pending: Promise<void>[] = [];
-    const wanted = pathFilter(this.opts);
+    const wanted = this.wanted;
     const follow = this.opts.followSymlinks === true;
     // A name that is not valid UTF-8 (or holds a control character) must be seen as it is,
     // refused by the name rule and reported, instead of being decoded lossily, failing its stat

@@ -124,6 +124,10 @@ export class ProjectSource implements Source {
     await requireProject(this.client, this.project, 'read');
   }
 
+  takes(key: string): boolean {
+    return this.wanted(key);
+  }
+
   async *entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {
     for await (const { entry } of this.walk(signal, true)) yield entry;
   }

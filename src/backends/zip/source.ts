@@ -39,6 +39,10 @@ export class ZipSource implements Source {
 
   private directory: unzipper.CentralDirectory | undefined;
 
+  takes(key: string): boolean {
+    return this.wanted(key);
+  }
+
   async prepare(): Promise<void> {
     if (this.directory) return;
     // The end record says how many entries there are: refuse a huge or truncated archive before
