@@ -75,6 +75,7 @@ async function filesUnder(root: string): Promise<string[]> {
 describe('one pattern syntax for a folder, a zip and a project', () => {
   const cases: [string, string[], string[]][] = [
     ['--include and --exclude', ['--include', '**/*.pdf', '--exclude', 'drafts', '--exclude', '.*'], ['a.pdf', 'docs/b.pdf', 'docs/deep/c.pdf']],
+    ['--include of subtrees', ['--include', 'docs/**', '--include', 'drafts/sub/*'], ['docs/b.pdf', 'docs/b.txt', 'docs/deep/c.pdf', 'drafts/sub/e.pdf']],
     ['--filter-from', ['--filter-from', 'RULES'], ['.hidden.pdf', 'a.pdf', 'docs/b.pdf', 'docs/deep/c.pdf', 'drafts/sub/e.pdf']],
   ];
   for (const [name, flags, expected] of cases) {

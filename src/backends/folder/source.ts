@@ -125,19 +125,22 @@ export class FolderSource implements Source {
       };
     }) as unknown as Readdir;
 
-    // Every path is judged by the one matcher the other sources use (sync/patterns.ts); fast-glob
-    // is told only the exclude patterns, so that it does not go into a folder they leave out.
-    const stream = fg.stream(['**'], {
+    // Every path is judged by the one matcher the other sources use (sync/patterns.ts). fast-glob
+    // is given the include and exclude patterns only so that it does not go into a folder they
+    // leave out (what it yields is judged again); the ordered rules of a filter file it is not.
+    const rules = (this.opts.rules?.length ?? 0) > 0;
+    const include = !rules && this.opts.include?.length ? this.opts.include : ['**'];
+    const stream = fg.stream(include, {
       cwd: root,
-      ignore: this.opts.rules?.length ? [] : (this.opts.exclude ?? []),
+      ignore: rules ? [] : (this.opts.exclude ?? []),
       dot: true,
       onlyFiles: false,
       followSymbolicLinks: false,
       objectMode: true,
       stats: true,
-      // fast-glob remembers every path to drop duplicates, memory that grows with the tree; its
-      // one pattern cannot produce a duplicate.
-      unique: false,
+      // fast-glob remembers every path to drop duplicates, memory that grows with the tree; one
+      // pattern cannot produce a duplicate, so only several include patterns pay for it.
+      unique: include.length > 1,
       fs: { readdir: gatedReaddir },
     });
     stream.on('data', (entry: fg.Entry) => {
