@@ -6,8 +6,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
-import { parseDuration, parseSize } from '../src/runner/format.js';
-import { parseFilterRules, type FilterRule } from '../src/sync/filter-rules.js';
+import { isAge, parseDuration, parseSize } from '../src/runner/format.js';
+import { readFilterFile } from '../src/config/filter-file.js';
 
 export { parseDuration };
 import type { MirrorOptions } from './mirror.js';
@@ -17,7 +17,7 @@ import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 const uuid = z.uuid({ error: (issue) => (issue.input === undefined ? 'required' : 'must be a uuid') });
 
 const size = z.union([z.number().int().min(0).transform(String), z.string()]).refine((s) => !Number.isNaN(parseSize(s)), { message: 'must be a size like 500, 10K, 1.5M or 2G' });
-const age = z.string().regex(/^(\d+(ms|s|m|h|d|w))+$/, { message: 'must be an age like 90s, 30m, 12h, 7d or 2w' });
+const age = z.string().refine(isAge, { message: 'must be an age like 90s, 30m, 12h, 7d or 2w' });
 
 const MirrorDefinition = z
   .object({
@@ -112,7 +112,8 @@ export function loadDefinition(path: string): LoadedDefinition {
     to: d.to,
     include: d.include,
     exclude: d.exclude,
-    ...(d.filterFrom ? { rules: readRules(resolve(here, d.filterFrom), path) } : {}),
+    // Read now: a filter file that is missing or wrong stops the job before it starts.
+    ...(d.filterFrom ? { rules: readFilterFile(resolve(here, d.filterFrom), `job file ${path}: filterFrom ${d.filterFrom}`) } : {}),
     ...(d.minSize !== undefined ? { minSize: parseSize(d.minSize) } : {}),
     ...(d.maxSize !== undefined ? { maxSize: parseSize(d.maxSize) } : {}),
     ...(d.minAge !== undefined ? { minAgeMs: parseDuration(d.minAge) } : {}),
@@ -144,15 +145,3 @@ export function loadDefinition(path: string): LoadedDefinition {
   }
   return loaded;
 }
-
-/** The rules of a job file's filterFrom, read now: a file that is missing or wrong stops the job before it starts. */
-function readRules(file: string, jobFile: string): FilterRule[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigurationError(`job file ${jobFile}: filterFrom ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  return parseFilterRules(text, `job file ${jobFile}: filterFrom ${file}`);
-}
-

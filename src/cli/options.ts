@@ -7,9 +7,9 @@ import { DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { MirrorOptions } from '../../jobs/mirror.js';
 import { visible } from '../backends/names.js';
 import { OWN_METADATA } from '../backends/project/identity.js';
-import { parseDuration, parseSize } from '../runner/format.js';
-import { checkPatternFlags, parseFilterRules, type FilterRule } from '../sync/filter-rules.js';
-import { readFileSync } from 'node:fs';
+import { isAge, parseDuration, parseSize } from '../runner/format.js';
+import { checkPatternFlags, type FilterRule } from '../sync/filter-rules.js';
+import { readFilterFile } from '../config/filter-file.js';
 
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
 export const OCR_STRATEGIES = ['never', 'detect', 'always'];
@@ -80,7 +80,7 @@ export function sizeFlag(flag: string, text: string | undefined): number | undef
 /** An age like 90s, 30m, 12h, 7d, 2w (or 1d12h). */
 export function ageFlag(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^(\d+(ms|s|m|h|d|w))+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not an age like 90s, 30m, 12h, 7d or 2w`);
+  if (!isAge(text)) throw new ConfigurationError(`${flag} "${text}" is not an age like 90s, 30m, 12h, 7d or 2w`);
   return parseDuration(text);
 }
 
@@ -95,13 +95,7 @@ export function addPatternOptions(cmd: Command): Command {
 export function patternsFrom(opts: { include?: string[]; exclude?: string[]; filterFrom?: string }): { include: string[]; exclude: string[]; rules?: FilterRule[] } {
   checkPatternFlags(opts);
   if (!opts.filterFrom) return { include: opts.include ?? [], exclude: opts.exclude ?? [] };
-  let text: string;
-  try {
-    text = readFileSync(opts.filterFrom, 'utf8');
-  } catch (err) {
-    throw new ConfigurationError(`--filter-from ${opts.filterFrom} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  return { include: [], exclude: [], rules: parseFilterRules(text, `--filter-from ${opts.filterFrom}`) };
+  return { include: [], exclude: [], rules: readFilterFile(opts.filterFrom, `--filter-from ${opts.filterFrom}`) };
 }
 
 export const BWLIMIT_HELP = 'most content bytes per second, every transfer of the run together (e.g. 500K, 10M)';

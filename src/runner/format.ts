@@ -33,3 +33,8 @@ export function parseSize(text: string): number {
   return Math.round(Number(m[1]) * 1024 ** power);
 }
 
+/** An age like 90s, 30m, 12h, 7d or 2w (or 1d12h), as --min-age and a job file's minAge take it. */
+export function isAge(text: string): boolean {
+  return /^(\d+(ms|s|m|h|d|w))+$/.test(text);
+}
+

@@ -120,6 +120,9 @@ describe('one pattern syntax for a folder, a zip and a project', () => {
     const bad = await runFerry(['pull', project, join(root, 'out'), '--filter-from', join(root, 'bad.txt')], service.env());
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('line 2: "take the rest" is not a rule');
+    const missing = await runFerry(['mirror', join(root, 'src'), '--project', project, '--filter-from', join(root, 'nope.txt')], service.env());
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`--filter-from ${join(root, 'nope.txt')} cannot be read: ENOENT`);
     expect(await remoteFiles(service.client(), project)).toEqual([]);
   });
 
@@ -158,6 +161,10 @@ describe('one pattern syntax for a folder, a zip and a project', () => {
     const bad = await runFerry(['run', job], service.env());
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/bwlimit.*must be a size like 500, 10K/);
+    await writeFile(job, `job: mirror\nsource: src\nproject: ${project}\nfilterFrom: gone.txt\n`);
+    const missing = await runFerry(['run', job], service.env());
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`job file ${job}: filterFrom gone.txt cannot be read: ENOENT`);
   });
 
   it('an upload declares the batch it creates with the files its patterns and limits take', async () => {
