@@ -29,7 +29,7 @@ function heavy(urls: string[]): string[] {
     if (u.startsWith('node:')) return false;
     const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1];
     if (pkg) return pkg !== 'commander';
-    return /\/dist\/(jobs\/|src\/(api\/(client|transport|auth)|store\/|config\/|emulator\/|sync\/engine|backends\/(folder|zip|local)\/|backends\/project\/(?!identity)|cli\/(actions|shared|context)))/.test(u);
+    return /\/dist\/(jobs\/|src\/(api\/(client|transport|auth)|store\/|config\/profile|emulator\/|sync\/engine|backends\/(folder|zip|local)\/|backends\/project\/(?!identity)|cli\/(actions|shared|context)))/.test(u);
   });
 }
 
