@@ -12,8 +12,8 @@
 //   are passed over. The first rule that matches decides; a path no rule matches is taken.
 //
 // Written here rather than taken from fast-glob's own include/ignore handling because pull and
-// zips are not walked by fast-glob: one matcher, used by all three, is what makes them agree. (The
-// filter file is read by the CLI, src/cli/options.ts, and parsed by ./filter-rules.ts.)
+// zips are not walked by fast-glob: one matcher, used by all three, is what makes them agree. (A
+// filter file is read by src/config/filter-file.ts and parsed by ./filter-rules.ts.)
 import picomatch from 'picomatch';
 import type { FilterRule } from './filter-rules.js';
 
@@ -26,7 +26,9 @@ export interface PathPatterns {
   rules?: FilterRule[] | undefined;
 }
 
-const OPTIONS = { dot: true } as const;
+// dotAll ('s'): picomatch builds `**` and `?` from a regular expression's `.`, which without it
+// matches no U+2028, U+2029 or newline, so a path holding one would be left out in silence.
+const OPTIONS = { dot: true, flags: 's' } as const;
 
 /** Whether a path is wanted: true for every path when no pattern is given. */
 export function pathFilter(p: PathPatterns): (key: string) => boolean {

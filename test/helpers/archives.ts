@@ -69,6 +69,17 @@ export function patchName(zip: Buffer, from: string, to: string): Buffer {
   return out;
 }
 
+/**
+ * The zip with every central directory entry marked as made on `host` (the high byte of "version
+ * made by": 0 MS-DOS, 3 Unix, 11 NTFS): archiver writes Unix, and turns `\` into `/` in names.
+ */
+export function madeOn(zip: Buffer, host: number): Buffer {
+  const out = Buffer.from(zip);
+  const signature = Buffer.from([0x50, 0x4b, 0x01, 0x02]);
+  for (let i = out.indexOf(signature); i >= 0; i = out.indexOf(signature, i + 4)) out[i + 5] = host;
+  return out;
+}
+
 /** Nothing but end records (zip64 record, locator, classic record) claiming `entries` entries. */
 export function zip64EndClaiming(entries: number): Buffer {
   const record = Buffer.alloc(56);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
-import { writeZip } from '../helpers/archives.js';
+import { madeOn, patchName, writeZip, zipOf } from '../helpers/archives.js';
 
 let service: Service;
 beforeAll(async () => {
@@ -88,6 +88,17 @@ describe('issue 9 findings', () => {
     const r = await mirror([src, '--project', project], dir);
     expect(r.code, r.stderr).toBe(0);
     expect((await remoteFiles(service.client(), project)).map((d) => d.name).sort()).toEqual(['back\\slash.txt', 'pct%20#hash?.txt']);
+    // In a zip: made on Unix, the backslash is part of the name; made on Windows, it separates
+    // folders (as Info-ZIP's unzip reads it). archiver writes `/`, so the names are patched in.
+    const zip = await zipOf([{ name: 'back_slash.txt', data: 'b' }, { name: 'win_dir_f.txt', data: 'w' }]);
+    const unix = patchName(patchName(zip, 'back_slash.txt', 'back\\slash.txt'), 'win_dir_f.txt', 'win\\dir\\f.txt');
+    for (const [host, expected] of [[3, ['/back\\slash.txt', '/win\\dir\\f.txt']], [11, ['/back/slash.txt', '/win/dir/f.txt']]] as const) {
+      await writeFile(join(dir, `made-on-${host}.zip`), madeOn(unix, host));
+      const zipProject = await newProject(`backslash zip ${host}`);
+      const z = await mirror([join(dir, `made-on-${host}.zip`), '--project', zipProject], dir);
+      expect(z.code, z.stderr).toBe(0);
+      expect((await remoteFiles(service.client(), zipProject)).map((d) => d.path).sort(), `host ${host}`).toEqual(expected);
+    }
   });
 
   it('7. names from files and from the service reach the terminal with controls made visible, and Markdown/HTML escaped', async () => {

@@ -28,6 +28,16 @@ describe('path patterns', () => {
     expect(pick(pathFilter({ rules: parseFilterRules('+ **/*.pdf\n- **\n', 'rules') }))).toEqual(['a.pdf', 'docs/b.pdf', 'docs/deep/c.pdf', 'drafts/d.pdf', 'drafts/sub/e.pdf']);
   });
 
+  it('judges hostile names like any other: line and paragraph separators, a newline, backslashes, brackets, percent signs', () => {
+    // picomatch's `.` is a regular expression's; without the dotAll flag `**` never crossed a
+    // U+2028, U+2029 or a newline, and such paths were left out by --include '**' without a word.
+    const hostile = ['d\u2028x/f.txt', 'x/\u2029/y.txt', 'n\nl/f.txt', 'a\\b.txt', '[x]/y.txt', '%22.txt', '\ufeffbom.txt', 'e\udcff.txt'];
+    expect(hostile.filter(pathFilter({ include: ['**'] }))).toEqual(hostile);
+    expect(hostile.filter(pathFilter({ include: ['**/*.txt'] }))).toEqual(hostile);
+    expect(hostile.filter(pathFilter({ exclude: ['**/y.txt', 'd*'] }))).toEqual(['n\nl/f.txt', 'a\\b.txt', '%22.txt', '\ufeffbom.txt', 'e\udcff.txt']);
+    expect(hostile.filter(pathFilter({ rules: parseFilterRules('- x/*/y.txt\n+ **/f.txt\n- **\n', 'rules') }))).toEqual(['d\u2028x/f.txt', 'n\nl/f.txt']);
+  });
+
   it('refuses a line that is not a rule, naming its number, a file with no rule, and rules beside --include', () => {
     expect(() => parseFilterRules('+ *.pdf\nkeep this\n', 'f.txt')).toThrow(/f\.txt, line 2: "keep this" is not a rule/);
     expect(() => parseFilterRules('# only comments\n\n', 'f.txt')).toThrow(/holds no rule/);

@@ -72,13 +72,13 @@ export class ZipSource implements Source {
       if (signal?.aborted) return;
       const verdict = checkName(file.pathBuffer ?? Buffer.from(file.path));
       // The same patterns as a folder's, by the same matcher: a path left out is not seen at all.
-      if (!this.wanted(verdict.ok ? keyOf(file) : normaliseKey(verdict.key))) continue;
+      if (!this.wanted(verdict.ok ? keyOf(file) : normaliseKey(verdict.key, backslashSeparates(file)))) continue;
       if (!verdict.ok) {
-        yield { kind: 'problem', key: normaliseKey(verdict.key), outcome: 'failed', reason: verdict.reason };
+        yield { kind: 'problem', key: normaliseKey(verdict.key, backslashSeparates(file)), outcome: 'failed', reason: verdict.reason };
         continue;
       }
       const key = keyOf(file);
-      const isDir = file.type === 'Directory' || file.path.endsWith('/') || file.path.endsWith('\\');
+      const isDir = file.type === 'Directory' || file.path.endsWith('/') || (backslashSeparates(file) && file.path.endsWith('\\'));
       if (isDir) {
         if (last.get(key) === i) yield { kind: 'dir', key };
         continue;
@@ -137,7 +137,18 @@ function unsafePathReason(path: string): string | undefined {
 export type ZipFile = unzipper.File & { pathBuffer?: Buffer; externalFileAttributes?: number; versionMadeBy?: number };
 
 function keyOf(file: ZipFile): string {
-  return normaliseKey(file.path);
+  return normaliseKey(file.path, backslashSeparates(file));
+}
+
+/**
+ * The zip format separates folders with `/` only, but DOS and Windows tools wrote `\`: as Info-ZIP's
+ * unzip does, a backslash is read as a separator in entries made on those hosts (MS-DOS/FAT, OS/2
+ * HPFS, NTFS, VFAT) and is part of the name elsewhere, so `a\b.txt` zipped on Unix stays one file.
+ * (The path safety check reads it as a separator everywhere: refusing more is the safe side.)
+ */
+const BACKSLASH_HOSTS = new Set([0, 6, 11, 14]);
+function backslashSeparates(file: ZipFile): boolean {
+  return BACKSLASH_HOSTS.has((file.versionMadeBy ?? 0) >> 8);
 }
 
 /** Unix mode bits sit in the high half of the external attributes of entries made on Unix. */
@@ -196,6 +207,6 @@ export async function readEndRecord(path: string): Promise<{ entries: number }> 
   }
 }
 
-function normaliseKey(path: string): string {
-  return posix.normalize(path.replace(/\\/g, '/')).replace(/\/+$/, '').replace(/^\.\//, '');
+function normaliseKey(path: string, backslashSeparates: boolean): string {
+  return posix.normalize(backslashSeparates ? path.replace(/\\/g, '/') : path).replace(/\/+$/, '').replace(/^\.\//, '');
 }
