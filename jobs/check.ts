@@ -4,7 +4,9 @@
 //  - matching: same size, and the same sha256 where the document carries ferry's fingerprint (or,
 //    with --checksum, where its content read back through its url hashes the same);
 //  - changed: another size or another content (a file changed in place with the same size too);
-//  - missing on the service; only on the service; unreadable locally (what a mirror would fail).
+//  - missing on the service; only on the service; unreadable locally (what a mirror would fail);
+//  - twice on the service: an older document at a path with the content of the one just newer
+//    (a file written twice, as two runs with two stores at once write it; an older version is not).
 // What a mirror skips on purpose (a symbolic link) is counted as skipped, with its reason: no difference.
 // Documents without a fingerprint match by size alone unless --checksum: they are counted apart.
 import Database from 'better-sqlite3';
@@ -37,7 +39,7 @@ export interface CheckOptions extends PathPatterns {
 /** Differences kept in the report; the rest are counted, and told to `onDifference` only. */
 export const MAX_KEPT = 1_000;
 
-export type DifferenceKind = 'changed' | 'missing on the service' | 'only on the service' | 'unreadable locally';
+export type DifferenceKind = 'changed' | 'missing on the service' | 'only on the service' | 'twice on the service' | 'unreadable locally';
 
 export interface CheckDifference {
   kind: DifferenceKind;
@@ -59,7 +61,7 @@ export interface CheckReport {
   /** The first MAX_KEPT of them, with the reason. */
   problems: { key: string; reason: string }[];
   counts: Record<DifferenceKind, number>;
-  /** The first MAX_KEPT differences, in the order found (the source's walk, then the service's leftovers). */
+  /** The first MAX_KEPT differences, in the order found (copies as the listing finds them, the source's walk, then the service's leftovers). */
   differences: CheckDifference[];
   bytesHashed: number;
 }
@@ -82,7 +84,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     differenceCount: 0,
     skipped: 0,
     problems: [],
-    counts: { changed: 0, 'missing on the service': 0, 'only on the service': 0, 'unreadable locally': 0 },
+    counts: { changed: 0, 'missing on the service': 0, 'only on the service': 0, 'twice on the service': 0, 'unreadable locally': 0 },
     differences: [],
     bytesHashed: 0,
   };
@@ -105,6 +107,10 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     });
     // Newest first: the first document at a path is the one that counts (INSERT OR IGNORE).
     for await (const doc of listing.inventory(opts.signal)) {
+      if ('copy' in doc) {
+        differ('twice on the service', doc.key, `document ${doc.remoteId} holds the same content as the newer document at this path`);
+        continue;
+      }
       batch.push([doc.key, doc.remoteId, doc.size, doc.identity?.sha256 ?? null, doc.url]);
       if (batch.length >= 500) {
         flush(batch);

@@ -93,7 +93,7 @@ export class NumberByKey {
 }
 
 /** Two 32-bit FNV-1a variants combined into the 53 bits a double holds exactly. */
-function hash53(s: string): number {
+export function hash53(s: string): number {
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
   for (let i = 0; i < s.length; i++) {

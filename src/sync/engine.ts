@@ -52,6 +52,13 @@ export interface Adoptable {
   parentId: string | null;
 }
 
+/** An older document at a key the inventory adopted, with the same content: the file written twice. */
+export interface AdoptedCopy {
+  key: string;
+  remoteId: string;
+  copy: true;
+}
+
 export interface Destination<P extends Placement = Placement> {
   readonly description: string;
   /** Checks the destination can be used; throws a clear error if not. */
@@ -73,7 +80,7 @@ export interface Destination<P extends Placement = Placement> {
    * What the destination holds, listed once when the store knows nothing of it (a fresh state
    * directory, a renamed profile, another machine) or on --resync: the service is the truth.
    */
-  inventory?(signal: AbortSignal): AsyncIterable<Adoptable>;
+  inventory?(signal: AbortSignal): AsyncIterable<Adoptable | AdoptedCopy>;
   /**
    * False when a write can be recognised at the destination without an intent (a local file
    * renamed into place with the entry's size and time): the engine then writes no intent first.
@@ -121,6 +128,8 @@ export interface ColdStart {
   adopted: number;
   /** Of those, how many carried no fingerprint: recognised by path and size alone. */
   withoutFingerprint: number;
+  /** Older documents at an adopted path with the same content (written twice), left as they are. */
+  copies: number;
 }
 
 /** Superseded results listed in a summary; the rest are counted. */
@@ -433,12 +442,16 @@ export function isCold(store: CheckpointStore, jobKey: string): boolean {
  */
 export async function adoptInventory(store: CheckpointStore, destination: Required<Pick<Destination, 'inventory'>>, jobKey: string, reason: ColdStart['reason'], signal?: AbortSignal): Promise<ColdStart> {
   if (reason === 'resync') store.forgetUploaded(jobKey);
-  const found: ColdStart = { reason, adopted: 0, withoutFingerprint: 0 };
+  const found: ColdStart = { reason, adopted: 0, withoutFingerprint: 0, copies: 0 };
   const unsettled = new Set(store.inFlight(jobKey).map((i) => i.sourceKey));
   // Written a few hundred at a time, one transaction each: a listing of 10,000 adopts in ~80 ms.
   let batch: Parameters<CheckpointStore['adopt']>[1][number][] = [];
   for await (const item of destination.inventory(signal ?? new AbortController().signal)) {
     if (signal?.aborted) break;
+    if ('copy' in item) {
+      found.copies++;
+      continue;
+    }
     if (unsettled.has(item.key)) continue;
     batch.push({ sourceKey: item.key, remoteId: item.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId });
     found.adopted++;
@@ -464,6 +477,10 @@ async function coldStartIfDue(store: CheckpointStore, destination: Pick<Destinat
   const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>>, jobKey, resync ? 'resync' : 'cold', ctx.signal);
   if (found.withoutFingerprint > 0) {
     noteProblem(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
+  }
+  if (found.copies > 0) {
+    // Nothing ferry does alone writes a file twice: two runs with two stores did, at once.
+    noteProblem(ctx, '(destination)', `warning: ${found.copies} older document${found.copies === 1 ? ' is a copy' : 's are copies'} of the newest at ${found.copies === 1 ? 'its' : 'their'} path, with the same content, as two runs with two stores writing at once leave them (docs/scale-out.md, Overlap); ferry deletes nothing: \`ferry check\` lists them`);
   }
   return found;
 }

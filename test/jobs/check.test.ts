@@ -110,5 +110,45 @@ describe('ferry check', () => {
     expect(text.stdout).toMatch(/matching 1 {2}skipped 1 \(as the mirror skips them\)/);
     expect(text.stdout).toMatch(/skipped: link\.txt: symbolic link/);
   });
-});
 
+  it('a file written twice (two stores, each unaware of the other) is listed by check and said by a cold start; a superseded version is neither', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-check-twice-'));
+    const src = join(dir, 'tree');
+    await writeTree(src, { 'a.txt': 'alpha', 'b.txt': 'bravo' });
+    const project = (await service.client().projects.create({ name: 'written twice', description: 'check' })).objectIdentifier;
+    const env = service.env();
+    const mirrorWith = async (state: string, extra: string[] = []) => {
+      const r = await runFerry(['mirror', src, '--project', project, '--state', join(dir, state), '--json', ...extra], env);
+      expect(r.code, r.stderr).toBe(0);
+      return onlyJson(r) as { counts: { uploaded: number }; coldStart?: { copies: number }; problems: { key: string; reason: string }[] };
+    };
+    // Store B lists the project while it is empty (its patterns take nothing), then store A
+    // mirrors everything; B, warm and unaware of A, uploads it all again.
+    expect((await mirrorWith('b.sqlite', ['--include', 'nothing'])).counts.uploaded).toBe(0);
+    expect((await mirrorWith('a.sqlite')).counts.uploaded).toBe(2);
+    expect((await mirrorWith('b.sqlite')).counts.uploaded).toBe(2);
+
+    const args = ['check', src, '--project', project, '--json'];
+    const twice = await runFerry(args, env);
+    expect(twice.code).toBe(1);
+    const report = onlyJson(twice) as unknown as Report & { counts: Record<string, number> };
+    expect(report).toMatchObject({ status: 'different', matching: 2, differenceCount: 2, counts: { twiceOnTheService: 2 } });
+    expect(report.differences.map((d) => [d.kind, d.path]).sort()).toEqual([['twice on the service', 'a.txt'], ['twice on the service', 'b.txt']]);
+    const text = await runFerry(args.slice(0, -1), env);
+    expect(text.stdout).toMatch(/twice on the service 2/);
+
+    // A fresh store adopts the newest at each path, uploads nothing, and says what it found.
+    const cold = await mirrorWith('c.sqlite');
+    expect(cold.counts.uploaded).toBe(0);
+    expect(cold.coldStart).toMatchObject({ adopted: 2, copies: 2 });
+    expect(cold.problems.map((p) => p.reason).join('\n')).toMatch(/2 older documents are copies of the newest at their path/);
+
+    // Versions are not copies: a.txt changed, then changed back, leaves a, a', a between the copies.
+    await writeFile(join(src, 'a.txt'), 'ALPHA!');
+    expect((await mirrorWith('c.sqlite')).counts.uploaded).toBe(1);
+    await writeFile(join(src, 'a.txt'), 'alpha');
+    expect((await mirrorWith('c.sqlite')).counts.uploaded).toBe(1);
+    expect(onlyJson(await runFerry(args, env))).toMatchObject({ counts: { twiceOnTheService: 2 } });
+    expect((await mirrorWith('d.sqlite')).coldStart).toMatchObject({ adopted: 2, copies: 2 });
+  });
+});

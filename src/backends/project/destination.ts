@@ -8,7 +8,7 @@ import type { FerryClient } from '../../api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../../api/types.js';
 import type { FileEntry } from '../../sync/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
-import type { Adoptable, Destination, WriteContext } from '../../sync/engine.js';
+import type { Adoptable, AdoptedCopy, Destination, WriteContext } from '../../sync/engine.js';
 import { UNKNOWN_MTIME } from '../../sync/decide.js';
 import { sha256Of } from '../../sync/checksum.js';
 import { SourceReadError } from '../../api/multipart.js';
@@ -125,9 +125,13 @@ export class ProjectDestination implements Destination<Placement> {
     return { remoteId: doc.objectIdentifier as string, sha256, ...(storedAs !== undefined ? { storedAs } : {}) };
   }
 
-  async *inventory(signal: AbortSignal): AsyncIterable<Adoptable> {
+  async *inventory(signal: AbortSignal): AsyncIterable<Adoptable | AdoptedCopy> {
     const listing = new ProjectSource(this.o.client, this.o.project, { from: this.o.base });
     for await (const doc of listing.inventory(signal)) {
+      if ('copy' in doc) {
+        yield doc;
+        continue;
+      }
       const id = doc.identity;
       const marker = this.o.markers === 'origin' ? id?.source : id?.sha256;
       yield { key: doc.key, remoteId: doc.remoteId, size: doc.size, mtimeMs: id?.mtimeMs ?? UNKNOWN_MTIME, sha256: marker ?? null, parentId: doc.parentId };

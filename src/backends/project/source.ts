@@ -10,7 +10,7 @@ import type { FerryClient } from '../../api/client.js';
 import { AuthenticationError, ConnectionError, NotFoundError, PermissionDeniedError, TimeoutError } from '../../api/errors.js';
 import { JobAbortedError } from '../../runner/job.js';
 import type { Document } from '../../api/types.js';
-import { NumberByKey } from '../../hashed-keys.js';
+import { hash53, NumberByKey } from '../../hashed-keys.js';
 import { checkDecodedName } from '../names.js';
 import { OWN_METADATA, readIdentity, type Identity } from './identity.js';
 import { SourceError, SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from '../../sync/types.js';
@@ -75,6 +75,18 @@ function attributesOf(doc: Document, project: string): EntryAttributes {
   };
 }
 
+/**
+ * An older document at a path the inventory already gave, with the same content as the newest there
+ * (the same `ferry.sha256`, or for a migration the same `ferry.source`): the file was written twice,
+ * as two runs with two stores writing at once would. An older document with other content is a
+ * version the mirror superseded, which it keeps on purpose: not given.
+ */
+export interface InventoryCopy {
+  key: string;
+  remoteId: string;
+  copy: true;
+}
+
 /** A document as a cold start adopts it: where it is, and what it says of itself. */
 export interface InventoryItem {
   key: string;
@@ -98,6 +110,14 @@ export interface ProjectSourceOptions extends PathPatterns {
    */
   skipFailed?: boolean | undefined;
 }
+
+/** A document's fingerprint (ferry.sha256, or ferry.source for a migration) as a 53-bit hash. */
+function fingerprintOf(doc: Document): number {
+  const id = readIdentity(doc.metadata);
+  const mark = id?.sha256 ?? id?.source;
+  return mark === undefined ? NO_FINGERPRINT : hash53(mark);
+}
+const NO_FINGERPRINT = -1;
 
 /** Documents asked for per page: a service that caps pages lower is read on until totalCount. */
 const LIST_PAGE_SIZE = 1_000;
@@ -136,8 +156,9 @@ export class ProjectSource implements Source {
    * The newest document at each path under the folder, for a cold start to adopt. A folder that
    * does not exist yet holds nothing (the first run creates it).
    */
-  async *inventory(signal?: AbortSignal): AsyncIterable<InventoryItem> {
-    for await (const { entry, doc } of this.walk(signal, false)) {
+  async *inventory(signal?: AbortSignal): AsyncIterable<InventoryItem | InventoryCopy> {
+    for await (const { entry, doc, copy } of this.walk(signal, false)) {
+      if (copy && doc) yield { key: entry.key, remoteId: doc.objectIdentifier as string, copy: true };
       if (entry.kind !== 'file' || !doc) continue;
       yield {
         key: entry.key,
@@ -151,10 +172,12 @@ export class ProjectSource implements Source {
     }
   }
 
-  private async *walk(signal: AbortSignal | undefined, requireFrom: boolean): AsyncIterable<{ entry: SourceEntry; doc?: Document }> {
+  private async *walk(signal: AbortSignal | undefined, requireFrom: boolean): AsyncIterable<{ entry: SourceEntry; doc?: Document; copy?: true }> {
     // Newest first, so the first document seen at a path is the one to pull and entries flow to
-    // the transfer while the listing goes on. Per path only the date of that document is kept.
+    // the transfer while the listing goes on. Per path only the date of that document is kept,
+    // and for an inventory a hash of its fingerprint, to tell a copy from an older version.
     const newest = new NumberByKey();
+    const fingerprints = requireFrom ? undefined : new NumberByKey();
     let sawFrom = this.prefix === '/';
     const list = this.client.documents.list(
       this.project,
@@ -203,11 +226,17 @@ export class ProjectSource implements Source {
       const seen = newest.get(key);
       // A service that did not sort newest first shows a newer document later: it is pulled too,
       // and replaces the file written for the older one.
+      // A copy has the content of the document just newer than it at its path: a file changed
+      // back to what it once held is a version between them, not a copy.
+      const mark = fingerprints ? fingerprintOf(doc) : NO_FINGERPRINT;
       if (seen !== undefined && added <= seen) {
-        yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' } };
+        const copy = mark !== NO_FINGERPRINT && fingerprints?.get(key) === mark;
+        fingerprints?.set(key, mark);
+        yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' }, doc, ...(copy ? { copy: true as const } : {}) };
         continue;
       }
       newest.set(key, added);
+      fingerprints?.set(key, mark);
       const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
       const entry: FileEntry = {
         kind: 'file',

@@ -49,7 +49,7 @@ export async function checkAction(source: string, opts: { project: string; to?: 
 function text(r: CheckReport): string {
   const lines = [
     `check ${visible(r.source)} against project ${r.project}${r.to ? `/${r.to}` : ''}: ${r.differenceCount === 0 ? 'matching' : `${r.differenceCount} difference${r.differenceCount === 1 ? '' : 's'}`}`,
-    `  matching ${r.matching}${r.skipped ? `  skipped ${r.skipped} (as the mirror skips them)` : ''}${r.matchingBySizeOnly ? ` (${r.matchingBySizeOnly} by size alone: no fingerprint on the service; --checksum reads them back)` : ''}  changed ${r.counts.changed}  missing on the service ${r.counts['missing on the service']}  only on the service ${r.counts['only on the service']}  unreadable locally ${r.counts['unreadable locally']}  hashed ${formatBytes(r.bytesHashed)}`,
+    `  matching ${r.matching}${r.skipped ? `  skipped ${r.skipped} (as the mirror skips them)` : ''}${r.matchingBySizeOnly ? ` (${r.matchingBySizeOnly} by size alone: no fingerprint on the service; --checksum reads them back)` : ''}  changed ${r.counts.changed}  missing on the service ${r.counts['missing on the service']}  only on the service ${r.counts['only on the service']}${r.counts['twice on the service'] ? `  twice on the service ${r.counts['twice on the service']}` : ''}  unreadable locally ${r.counts['unreadable locally']}  hashed ${formatBytes(r.bytesHashed)}`,
   ];
   for (const d of r.differences.slice(0, SHOWN)) lines.push(`  ${d.kind}: ${d.path}: ${d.detail}`);
   for (const p of r.problems.slice(0, SHOWN)) lines.push(`  skipped: ${visible(p.key)}: ${safeText(p.reason)}`);
