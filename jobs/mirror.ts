@@ -52,6 +52,11 @@ export interface MirrorOptions extends SizeAgeLimits {
   job?: string | undefined;
   /** Upload exactly these files (relative keys) again, whatever the checkpoint says: retries of failed documents. */
   only?: ReadonlySet<string> | undefined;
+  /**
+   * Find an entry on the service before uploading it when the store may not know it (the default):
+   * the upload job says false, its batch having to hold every file it waits for and reports on.
+   */
+  findPresent?: boolean | undefined;
 }
 
 export interface MirrorDeps {
@@ -138,6 +143,7 @@ function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: strin
     coordinateExtractionStrategy: opts.coordinateExtractionStrategy,
     metadata: opts.metadata,
     dryRun,
+    findPresent: opts.findPresent !== false,
   });
 }
 

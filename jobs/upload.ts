@@ -113,7 +113,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
       uploadIdentifier = (await client.documentUploads.create(opts.playbook, { name, fileCount })).objectIdentifier;
     }
     const batchId = uploadIdentifier;
-    const mirrorOpts: MirrorOptions = { ...opts, ocrStrategy, uploadIdentifier: batchId, job: JOB, ...(only ? { only } : {}) };
+    const mirrorOpts: MirrorOptions = { ...opts, ocrStrategy, uploadIdentifier: batchId, job: JOB, findPresent: false, ...(only ? { only } : {}) };
     const source = await open(mirrorOpts);
     let report: BatchReport | undefined;
     const summary = await runJob(

@@ -149,4 +149,33 @@ describe('mirror with no checkpoint file', () => {
     const remote = await remoteFiles(client, project);
     expect(remote.map((d) => d.path).sort()).toEqual(['/new.txt', '/resized.txt', '/resized.txt', '/same.txt']);
   });
+
+  it('two warm stores, each overtaken by the other: what one uploaded is found by the other, never sent twice', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-overtaken-'));
+    const src = join(dir, 'tree');
+    await writeTree(src, { 'a.txt': 'alpha', 'docs/b.txt': 'bravo', 'docs/deep/c.txt': 'charlie' });
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'two stores', description: 'overtaken' })).objectIdentifier;
+    const run = async (state: string, extra: string[] = []): Promise<Summary> => {
+      const r = await runFerry(['mirror', src, '--project', project, '--to', 'Share', '--state', join(dir, state), '--json', ...extra], service.env());
+      expect(r.code, r.stderr).toBe(0);
+      return onlyJson(r) as unknown as Summary;
+    };
+    // Store B lists the project while it is empty (its patterns take nothing): warm from then on.
+    expect((await run('b.sqlite', ['--include', 'nothing'])).counts.uploaded).toBe(0);
+    // Store A (the cron job's volume) uploads the tree; B, unaware of it, finds each file there.
+    expect((await run('a.sqlite')).counts).toMatchObject({ uploaded: 3 });
+    expect((await run('b.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 3 });
+    // A new file and a changed one, uploaded by B: A finds both; then neither store sends anything.
+    await writeFile(join(src, 'docs/new.txt'), 'new');
+    await writeFile(join(src, 'a.txt'), 'ALPHA, changed');
+    expect((await run('b.sqlite')).counts).toMatchObject({ uploaded: 2, reconciled: 0 });
+    expect((await run('a.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 2 });
+    expect((await run('a.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 0, skipped: 4 });
+    expect((await run('b.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 0, skipped: 4 });
+    // On the service: one document a path, but for a.txt's superseded version.
+    const paths = (await remoteFiles(client, project)).map((d) => d.path).sort();
+    expect(paths).toEqual(['/Share/a.txt', '/Share/a.txt', '/Share/docs/b.txt', '/Share/docs/deep/c.txt', '/Share/docs/new.txt']);
+    expect(onlyJson(await runFerry(['check', src, '--project', project, '--to', 'Share', '--json'], service.env()))).toMatchObject({ status: 'matching', matching: 4 });
+  });
 });

@@ -16,6 +16,7 @@ import { ProjectSource, requireProject } from './source.js';
 import { identityMetadata } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
 import { BatchIndex, LandedLookups, RELATIVE_PATH_KEY, fileName } from './landed.js';
+import { PresentDocuments, markReader } from './present.js';
 
 export interface ProjectDestinationOptions {
   client: FerryClient;
@@ -36,17 +37,26 @@ export interface ProjectDestinationOptions {
    * sha256 (a folder or zip), or the id of the document it was copied from (a migration).
    */
   markers?: 'content' | 'origin' | undefined;
+  /**
+   * Before a write on a warm run, find the entry already at its path with its content (uploaded by
+   * another store since): default true. False where the run's batch must hold every file it counts.
+   */
+  findPresent?: boolean | undefined;
 }
 
 export class ProjectDestination implements Destination<Placement> {
   readonly description: string;
   readonly folders: RemoteFolders;
   private readonly landed: LandedLookups;
+  private readonly present: PresentDocuments;
+  /** This run listed the whole destination (a cold start, --resync): what it holds is known. */
+  private listedWhole = false;
 
   constructor(private readonly o: ProjectDestinationOptions) {
     this.description = `project ${o.project}${o.base ? `/${o.base}` : ''}`;
     this.folders = new RemoteFolders(o.client, o.project, o.store, o.jobKey, o.base, o.dryRun === true);
     this.landed = new LandedLookups(o.client, o.project);
+    this.present = new PresentDocuments(o.client, o.project, markReader(o.markers ?? 'content'));
   }
 
   prepare(): Promise<void> {
@@ -78,7 +88,7 @@ export class ProjectDestination implements Destination<Placement> {
     return this.folders.place(entry.key);
   }
 
-  async write(entry: FileEntry, placement: Placement, ctx: WriteContext): Promise<{ remoteId: string; sha256: string | undefined }> {
+  async write(entry: FileEntry, placement: Placement, ctx: WriteContext): Promise<{ remoteId: string; sha256: string | undefined; found?: boolean }> {
     const { client, project } = this.o;
     const flattenedPath = placement.flattenedPath;
     const name = fileName(entry.key);
@@ -88,6 +98,13 @@ export class ProjectDestination implements Destination<Placement> {
     // document it came from names it instead.
     const sha256 = entry.sha256 ?? (entry.openAsync ? undefined : await fingerprint(entry));
     const identity = identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256, mtimeMs: entry.mtimeMs, source: a.origin, sourceProject: a.originProject });
+    // A warm store does not know what another store uploaded since: the newest document at the
+    // path, when it holds this content, is the entry's (counted reconciled, nothing sent).
+    const mark = this.o.markers === 'origin' ? a.origin : sha256;
+    if (this.o.findPresent !== false && !this.listedWhole && mark) {
+      const there = await this.present.find(placement.parentId, `/${joinPath(this.o.base, entry.key)}`, mark);
+      if (there && there !== ctx.previous && !ctx.claimed.has(there)) return { remoteId: there, sha256, found: true };
+    }
     const metadata = { ...this.o.metadata, ...a.metadata, ...identity, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) };
     const ocrEngine = (a.ocrEngine as OCREngine | undefined) ?? this.o.ocrEngine;
     const ocrStrategy = (a.ocrStrategy as OCRStrategy | undefined) ?? this.o.ocrStrategy;
@@ -136,6 +153,7 @@ export class ProjectDestination implements Destination<Placement> {
       const marker = this.o.markers === 'origin' ? id?.source : id?.sha256;
       yield { key: doc.key, remoteId: doc.remoteId, size: doc.size, mtimeMs: id?.mtimeMs ?? UNKNOWN_MTIME, sha256: marker ?? null, parentId: doc.parentId };
     }
+    if (!signal.aborted) this.listedWhole = true;
   }
 
   report(): Record<string, unknown> {

@@ -1,0 +1,91 @@
+// What a folder of the project already holds, asked before an entry the checkpoint store does not
+// know is uploaded. A warm store never lists the project again, so a file that another store
+// (another machine, a laptop's run beside the cron job's) uploaded since would otherwise be
+// uploaded a second time: the service is the truth, the store only a cache.
+//
+// A folder is listed once per run, at its first such entry, and only its direct children; per path
+// only the newest document's fingerprint is kept, as hashes (NumberByKey: 32 bytes a document at
+// most), so memory stays small however large the folder. The ids are read only once a folder
+// turns out to hold one of the run's entries: that folder is listed again and its matches kept.
+import type { FerryClient } from '../../api/client.js';
+import type { Document } from '../../api/types.js';
+import { hash53, NumberByKey } from '../../hashed-keys.js';
+import { logicalPath } from './source.js';
+import { readIdentity } from './identity.js';
+
+/** Documents asked for per page: a service that caps pages lower is read on until totalCount. */
+const PAGE_SIZE = 1_000;
+
+export type MarkOf = (doc: Document) => string | undefined;
+
+export class PresentDocuments {
+  /** Per folder (its id, '' for the root): newest fingerprint hash by logical path. */
+  private readonly pictures = new Map<string, Promise<NumberByKey>>();
+  /** Per folder that held a match: document id by `path\0mark`, newest at each path. */
+  private readonly ids = new Map<string, Promise<Map<string, string>>>();
+
+  constructor(
+    private readonly client: FerryClient,
+    private readonly project: string,
+    /** The job's change marker as a document carries it (ferry.sha256, or ferry.source). */
+    private readonly markOf: MarkOf,
+  ) {}
+
+  /** The id of the newest document at `path` (logical, `/a/b.txt`) in the folder, when it holds `mark`. */
+  async find(parentId: string | null, path: string, mark: string, signal?: AbortSignal): Promise<string | undefined> {
+    const folder = parentId ?? '';
+    let picture = this.pictures.get(folder);
+    if (!picture) {
+      picture = this.picture(parentId, signal);
+      this.pictures.set(folder, picture);
+      // A failed listing is not kept: the next entry of the folder asks again.
+      picture.catch(() => this.pictures.delete(folder));
+    }
+    if ((await picture).get(path) !== hash53(mark)) return undefined;
+    let ids = this.ids.get(folder);
+    if (!ids) {
+      ids = this.matches(parentId, signal);
+      this.ids.set(folder, ids);
+      ids.catch(() => this.ids.delete(folder));
+    }
+    return (await ids).get(`${path}\0${mark}`);
+  }
+
+  private async picture(parentId: string | null, signal?: AbortSignal): Promise<NumberByKey> {
+    const picture = new NumberByKey();
+    for await (const { path, mark } of this.newest(parentId, signal)) picture.set(path, mark === undefined ? -1 : hash53(mark));
+    return picture;
+  }
+
+  private async matches(parentId: string | null, signal?: AbortSignal): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    for await (const { path, mark, id } of this.newest(parentId, signal)) if (mark !== undefined) found.set(`${path}\0${mark}`, id);
+    return found;
+  }
+
+  /** The folder's direct children, newest first, the first document at each path only. */
+  private async *newest(parentId: string | null, signal?: AbortSignal): AsyncIterable<{ path: string; mark: string | undefined; id: string }> {
+    const seen = new NumberByKey();
+    const list = this.client.documents.list(
+      this.project,
+      { ...(parentId ? { parentObjectIdentifier: parentId } : {}), flattenList: false, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true },
+      { pageSize: PAGE_SIZE, ...(signal ? { signal } : {}) },
+    );
+    for await (const doc of list) {
+      // A service that lists more than the folder's own children: the rest is not this folder's.
+      if (doc.isDirectory || (doc.parentObjectIdentifier ?? null) !== parentId || !doc.objectIdentifier) continue;
+      const path = logicalPath(doc);
+      if (!path || seen.get(path) !== undefined) continue;
+      seen.set(path, 1);
+      yield { path, mark: this.markOf(doc), id: doc.objectIdentifier };
+    }
+  }
+}
+
+/** The marker a mirror writes (the content's sha256) or a migration (the source document's id). */
+export function markReader(markers: 'content' | 'origin'): MarkOf {
+  return (doc) => {
+    const id = readIdentity(doc.metadata);
+    return markers === 'origin' ? id?.source : id?.sha256;
+  };
+}
