@@ -209,6 +209,51 @@ async function benchColdStart(count) {
   record(`cold-store no-op over ${count} mirrored files (fresh state directory)`, Math.round(median(colds)), Math.round(budget), 'ms', median(colds) / budget, '<= 1', `budget: warm no-op ${Math.round(median(warms))} ms + one listing of the project ${Math.round(median(lists))} ms (${listingRequests} requests of 1,000 documents); medians of 5 rounds (cold ${colds.map(Math.round).join('/')} ms)`);
 }
 
+/**
+ * A warm nightly run that finds new files: before writing, ferry lists each folder it writes to
+ * once, so that a file another store uploaded since is not sent twice. Measured beside the same
+ * run that does not look (findPresent: false, the behaviour before), on a project of `count`
+ * files in folders of 100, with `added` new files spread over 10 of those folders each round.
+ */
+async function benchIncremental(count, added) {
+  const emu = await startEmulatorProcess();
+  const root = join(work, 'incremental');
+  await makeTree(root, count, 64);
+  const counts = new Map();
+  const dispatcher = new Agent().compose((dispatch) => (options, handler) => {
+    const key = `${options.method} ${String(options.path).split('?')[0]}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    return dispatch(options, handler);
+  });
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials, dispatcher });
+  const project = (await client.projects.create({ name: 'bench incremental', description: 'bench' })).objectIdentifier;
+  const store = new SqliteCheckpointStore(join(work, 'incremental.sqlite'));
+  if ((await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store })).counts.uploaded !== count) throw new Error('the incremental bench could not seed its project');
+  const listings = () => counts.get(`GET /projects/${project}/documents`) ?? 0;
+  const look = [];
+  const bare = [];
+  let lookListings = 0;
+  for (let round = 0; round < 5; round++) {
+    for (const [findPresent, times] of [[true, look], [false, bare]]) {
+      const writes = [];
+      for (let i = 0; i < added; i++) writes.push(writeFile(join(root, 'd0', `f${(i % 10) * 3}`, `new-${round}-${findPresent}-${i}.txt`), `new ${round} ${i}`));
+      await Promise.all(writes);
+      const before = listings();
+      const r = await timed(() => mirror({ source: root, project, progress: false, concurrency: CONCURRENCY, findPresent }, { client, store }));
+      if (r.result.counts.uploaded !== added) throw new Error(`incremental run uploaded ${r.result.counts.uploaded} of ${added}`);
+      if (findPresent) lookListings = listings() - before;
+      times.push(r.ms);
+    }
+    console.error(`incremental round ${round + 1}: ${added} new files, looking ${Math.round(look[round])} ms (${lookListings} listings), not looking ${Math.round(bare[round])} ms`);
+  }
+  store.close();
+  await client.close();
+  await emu.stop();
+  const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  const ratios = look.map((ms, i) => ms / bare[i]);
+  record(`warm mirror of ${added} new files in 10 folders over ${count} mirrored: looking for them on the service first`, Math.round(median(look)), Math.round(median(bare)), 'ms', median(ratios), undefined, `bare: the same run not looking (findPresent: false); ${lookListings} folder listings a run; ratio median of 5 per-round ratios, spread ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}`);
+}
+
 async function benchBigFile(gib) {
   const emuData = join(work, 'emu-data');
   await mkdir(emuData, { recursive: true });
@@ -821,7 +866,7 @@ async function benchBwlimit() {
   }
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -831,6 +876,7 @@ try {
   if (wanted('xargs')) await benchXargs();
   if (wanted('noop')) await benchNoop(100_000);
   if (wanted('coldstart')) await benchColdStart(10_000);
+  if (wanted('incremental')) await benchIncremental(10_000, 100);
   if (wanted('bigfile')) await benchBigFile(2);
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
   if (wanted('playbooks')) await benchPlaybooks();
