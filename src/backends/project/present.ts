@@ -10,6 +10,7 @@
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
 import { hash53, NumberByKey } from '../../hashed-keys.js';
+import { detached } from '../../slots.js';
 import { logicalPath } from './source.js';
 import { readIdentity } from './identity.js';
 
@@ -36,7 +37,8 @@ export class PresentDocuments {
     const folder = parentId ?? '';
     let picture = this.pictures.get(folder);
     if (!picture) {
-      picture = this.picture(parentId, signal);
+      // Awaited by every entry of the folder: run outside the slot of the one that started it.
+      picture = detached(() => this.picture(parentId, signal));
       this.pictures.set(folder, picture);
       // A failed listing is not kept: the next entry of the folder asks again.
       picture.catch(() => this.pictures.delete(folder));
@@ -44,7 +46,7 @@ export class PresentDocuments {
     if ((await picture).get(path) !== hash53(mark)) return undefined;
     let ids = this.ids.get(folder);
     if (!ids) {
-      ids = this.matches(parentId, signal);
+      ids = detached(() => this.matches(parentId, signal));
       this.ids.set(folder, ids);
       ids.catch(() => this.ids.delete(folder));
     }
