@@ -1,5 +1,8 @@
 // Process entry: run, then exit with the command's code once output is flushed.
 import { run } from './main.js';
+import { installStallNet } from './stall.js';
+
+installStallNet(process.argv.includes('--json'));
 
 // A reader that stops early (`ferry jobs list | head -1`) closes the pipe: the rest of the output
 // has nowhere to go, which is what the user asked for, not an error to show a stack trace for.
