@@ -159,6 +159,17 @@ async function benchNoop(count) {
   record(`first no-op rerun over a store without folder digests`, Math.round(first.ms), Math.round(bareMs), 'ms', first.ms / bareMs, undefined, 'informational: every file looked up one by one, digests recorded for the next run');
 }
 
+/** A client of the emulator whose requests are counted on the wire, by method and path. */
+function countingClient(emu) {
+  const counts = new Map();
+  const dispatcher = new Agent().compose((dispatch) => (options, handler) => {
+    const key = `${options.method} ${String(options.path).split('?')[0]}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    return dispatch(options, handler);
+  });
+  return { client: new FerryClient({ address: emu.address, credentials: emu.credentials, dispatcher }), counts };
+}
+
 /**
  * A cold-store no-op: the same mirror in a fresh state directory (a CronJob's new container) over a
  * project that already holds the tree. Its budget: the warm no-op plus one listing of the project,
@@ -168,13 +179,7 @@ async function benchColdStart(count) {
   const emu = await startEmulatorProcess();
   const root = join(work, 'cold');
   await makeTree(root, count, 64);
-  const counts = new Map();
-  const dispatcher = new Agent().compose((dispatch) => (options, handler) => {
-    const key = `${options.method} ${String(options.path).split('?')[0]}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-    return dispatch(options, handler);
-  });
-  const client = new FerryClient({ address: emu.address, credentials: emu.credentials, dispatcher });
+  const { client, counts } = countingClient(emu);
   const project = (await client.projects.create({ name: 'bench cold start', description: 'bench' })).objectIdentifier;
   const warmStore = new SqliteCheckpointStore(join(work, 'cold-warm.sqlite'));
   const seeded = await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store: warmStore });
@@ -219,13 +224,7 @@ async function benchIncremental(count, added) {
   const emu = await startEmulatorProcess();
   const root = join(work, 'incremental');
   await makeTree(root, count, 64);
-  const counts = new Map();
-  const dispatcher = new Agent().compose((dispatch) => (options, handler) => {
-    const key = `${options.method} ${String(options.path).split('?')[0]}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-    return dispatch(options, handler);
-  });
-  const client = new FerryClient({ address: emu.address, credentials: emu.credentials, dispatcher });
+  const { client, counts } = countingClient(emu);
   const project = (await client.projects.create({ name: 'bench incremental', description: 'bench' })).objectIdentifier;
   const store = new SqliteCheckpointStore(join(work, 'incremental.sqlite'));
   if ((await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store })).counts.uploaded !== count) throw new Error('the incremental bench could not seed its project');
