@@ -4,8 +4,8 @@
 // uploaded a second time: the service is the truth, the store only a cache.
 //
 // A folder is listed once per run, at its first such entry, and only its direct children; per path
-// only the newest document's fingerprint is kept, as hashes (NumberByKey: 32 bytes a document at
-// most), so memory stays small however large the folder. The ids are read only once a folder
+// only the newest document's fingerprint is kept, as hashes (NumberByKey: at most 32 bytes a
+// document, twice that while listing), so memory stays small however large the folder. The ids are read only once a folder
 // turns out to hold one of the run's entries: that folder is listed again and its matches kept.
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
@@ -33,12 +33,12 @@ export class PresentDocuments {
   ) {}
 
   /** The id of the newest document at `path` (logical, `/a/b.txt`) in the folder, when it holds `mark`. */
-  async find(parentId: string | null, path: string, mark: string, signal?: AbortSignal): Promise<string | undefined> {
+  async find(parentId: string | null, path: string, mark: string): Promise<string | undefined> {
     const folder = parentId ?? '';
     let picture = this.pictures.get(folder);
     if (!picture) {
       // Awaited by every entry of the folder: run outside the slot of the one that started it.
-      picture = detached(() => this.picture(parentId, signal));
+      picture = detached(() => this.picture(parentId));
       this.pictures.set(folder, picture);
       // A failed listing is not kept: the next entry of the folder asks again.
       picture.catch(() => this.pictures.delete(folder));
@@ -46,32 +46,32 @@ export class PresentDocuments {
     if ((await picture).get(path) !== hash53(mark)) return undefined;
     let ids = this.ids.get(folder);
     if (!ids) {
-      ids = detached(() => this.matches(parentId, signal));
+      ids = detached(() => this.matches(parentId));
       this.ids.set(folder, ids);
       ids.catch(() => this.ids.delete(folder));
     }
     return (await ids).get(`${path}\0${mark}`);
   }
 
-  private async picture(parentId: string | null, signal?: AbortSignal): Promise<NumberByKey> {
+  private async picture(parentId: string | null): Promise<NumberByKey> {
     const picture = new NumberByKey();
-    for await (const { path, mark } of this.newest(parentId, signal)) picture.set(path, mark === undefined ? -1 : hash53(mark));
+    for await (const { path, mark } of this.newest(parentId)) picture.set(path, mark === undefined ? -1 : hash53(mark));
     return picture;
   }
 
-  private async matches(parentId: string | null, signal?: AbortSignal): Promise<Map<string, string>> {
+  private async matches(parentId: string | null): Promise<Map<string, string>> {
     const found = new Map<string, string>();
-    for await (const { path, mark, id } of this.newest(parentId, signal)) if (mark !== undefined) found.set(`${path}\0${mark}`, id);
+    for await (const { path, mark, id } of this.newest(parentId)) if (mark !== undefined) found.set(`${path}\0${mark}`, id);
     return found;
   }
 
   /** The folder's direct children, newest first, the first document at each path only. */
-  private async *newest(parentId: string | null, signal?: AbortSignal): AsyncIterable<{ path: string; mark: string | undefined; id: string }> {
+  private async *newest(parentId: string | null): AsyncIterable<{ path: string; mark: string | undefined; id: string }> {
     const seen = new NumberByKey();
     const list = this.client.documents.list(
       this.project,
       { ...(parentId ? { parentObjectIdentifier: parentId } : {}), flattenList: false, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true },
-      { pageSize: PAGE_SIZE, ...(signal ? { signal } : {}) },
+      { pageSize: PAGE_SIZE },
     );
     for await (const doc of list) {
       // A service that lists more than the folder's own children: the rest is not this folder's.
