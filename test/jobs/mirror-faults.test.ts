@@ -45,12 +45,14 @@ describe('mirror under faults', () => {
 });
 
 describe('a warm store overtaken by another, under faults', () => {
-  it('finds every file the other uploaded, though the folder listing all its uploads await is refused again and again', async () => {
+  it('finds every file the other uploaded, though the folder listing all its uploads await is refused again and again and its pages are cut short', async () => {
+    // Pages of at most 7 whatever is asked: each folder of 30 is read over 5 pages.
+    const capped = await startService({ maxPageSize: 7 });
     const dir = await mkdtemp(join(tmpdir(), 'ferry-overtaken-faults-'));
     const files: Record<string, string> = {};
     for (let i = 0; i < 120; i++) files[`d${i % 4}/f${i}.txt`] = `file ${i}`;
     await writeTree(join(dir, 'src'), files);
-    const client = service.client({ retry: { maxRetries: 12, baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 20 } });
+    const client = capped.client({ retry: { maxRetries: 12, baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 20 } });
     const project = (await client.projects.create({ name: 'overtaken under faults', description: 'flaky service' })).objectIdentifier;
     const source = join(dir, 'src');
     const b = new SqliteCheckpointStore(join(dir, 'b.sqlite'));
@@ -61,18 +63,19 @@ describe('a warm store overtaken by another, under faults', () => {
       expect((await mirror({ source, project, progress: false }, { client, store: a })).counts.uploaded).toBe(120);
       // B's uploads into a folder all await one listing of it; its retries must not wait for a
       // slot those uploads hold (it ran in the slot of the first, and the run hung, exit 13).
-      service.emulator.setFaults({ probabilities: { '429': 0.2, '503': 0.2 }, seed: 5 });
+      capped.emulator.setFaults({ probabilities: { '429': 0.2, '503': 0.2 }, seed: 5 });
       const concurrency = new AdaptiveConcurrency({ max: 16, slowFactor: Infinity });
       const warm = await mirror({ source, project, progress: false, itemRetry: { retries: 6, baseDelayMs: 5, maxDelayMs: 50 } }, { client, store: b, concurrency });
-      service.emulator.setFaults({});
+      capped.emulator.setFaults({});
       expect(warm.errors).toEqual([]);
       expect(warm.counts).toMatchObject({ discovered: 120, uploaded: 0, reconciled: 120, failed: 0 });
+      expect(await remoteFiles(client, project)).toHaveLength(120);
     } finally {
-      service.emulator.setFaults({});
+      capped.emulator.setFaults({});
       a.close();
       b.close();
+      await capped.close();
     }
-    expect(await remoteFiles(client, project)).toHaveLength(120);
   });
 });
 
