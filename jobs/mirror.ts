@@ -16,6 +16,7 @@ import { Bandwidth } from '../src/sync/bandwidth.js';
 import { adoptInventory, isCold, planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
+import { projectLeaseTarget, serviceLease, type LeaseSettings } from '../src/backends/project/lease-board.js';
 
 export interface MirrorOptions extends SizeAgeLimits {
   source: string;
@@ -57,6 +58,8 @@ export interface MirrorOptions extends SizeAgeLimits {
    * the upload job says false, its batch having to hold every file it waits for and reports on.
    */
   findPresent?: boolean | undefined;
+  /** The lease on the project's folder, held on the service (--wait-lock, --lock-ttl, --no-lock). */
+  lock?: LeaseSettings | undefined;
 }
 
 export interface MirrorDeps {
@@ -80,7 +83,8 @@ export function mirrorJobKey(baseUrl: string, opts: Pick<MirrorOptions, 'source'
 export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<JobSummary> {
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
-  return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier }, (ctx) =>
+  const lease = serviceLease(deps.client, projectLeaseTarget(opts.project, normaliseRemotePath(opts.to), opts.job ?? JOB), opts.lock);
+  return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease }, (ctx) =>
     mirrorInRun(opts, deps, source, ctx),
   );
 }
@@ -163,7 +167,7 @@ export function normaliseRemotePath(to: string | undefined): string {
 
 /** A run's parameters as recorded: what `ferry jobs resume` needs, nothing secret. */
 export function mirrorParams(opts: MirrorOptions): Record<string, unknown> {
-  const { itemRetry: _r, progress: _p, statsIntervalMs: _s, resumeRunId: _id, only, ...rest } = opts;
+  const { itemRetry: _r, progress: _p, statsIntervalMs: _s, resumeRunId: _id, lock: _l, only, ...rest } = opts;
   const params: Record<string, unknown> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   if (only) params.only = [...only];
   return params;

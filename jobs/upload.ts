@@ -9,10 +9,12 @@ import { basename } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import { FerryError } from '../src/api/errors.js';
 import type { OCRStrategy, PlaybookDocumentUploadDetails, UploadFailedReason } from '../src/api/types.js';
-import { runJob, type JobSummary } from '../src/runner/job.js';
+import { runJob, type JobSummary, type LeaseUse } from '../src/runner/job.js';
+import type { HeldLease } from '../src/runner/lease.js';
+import { projectLeaseTarget, serviceLease } from '../src/backends/project/lease-board.js';
 import { takeLock, type HeldLock } from '../src/runner/lock.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';
-import { mirrorJobKey, mirrorParams, mirrorInRun, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
+import { mirrorJobKey, mirrorParams, mirrorInRun, normaliseRemotePath, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
 import { sizeAgeFilter } from '../src/sync/filters.js';
 
 /** What to do with the files of each failure reason when retrying. */
@@ -84,15 +86,23 @@ export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<Upl
   // Held for the whole job, all rounds: a second `ferry upload` (or mirror) of the same tree into
   // the same place is refused before it can pick a run to resume or create a batch.
   const lock = takeLock(store, jobKey);
+  let lease: HeldLease | undefined;
   try {
-    return await uploadRounds(opts, deps, jobKey, lock);
+    // The lease on the service too, for all rounds: a batch is a write, made under it.
+    const use = serviceLease(client, projectLeaseTarget(opts.project, normaliseRemotePath(opts.to), JOB), opts.lock);
+    if ('acquire' in use) {
+      lease = await use.acquire();
+      lease.start();
+    }
+    return await uploadRounds(opts, deps, jobKey, lock, lease ? { held: lease } : use);
   } finally {
+    await lease?.release();
     lock.release();
   }
 }
 
 /** The batches of one upload job, under its lock: a resumed or new batch, then retry rounds. */
-async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: string, lock: HeldLock): Promise<UploadResult> {
+async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: string, lock: HeldLock, lease: LeaseUse): Promise<UploadResult> {
   const { client, store } = deps;
   const policy = opts.policy ?? DEFAULT_RETRY_POLICY;
   const result: UploadResult = { batches: [], timedOut: false, creditsExhausted: false, remainingFailures: {} };
@@ -110,6 +120,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
       const name = `${opts.name ?? `${basename(opts.source)} ${new Date().toISOString().slice(0, 10)}`}${round > 0 ? ` (retry ${round})` : ''}`;
       const fileCount = only ? only.size : await countFiles(opts);
       // Created before the run is recorded: a crash in between leaves an empty batch, never a lost file.
+      if ('held' in lease) await lease.held.assertHeld();
       uploadIdentifier = (await client.documentUploads.create(opts.playbook, { name, fileCount })).objectIdentifier;
     }
     const batchId = uploadIdentifier;
@@ -117,10 +128,11 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
     const source = await open(mirrorOpts);
     let report: BatchReport | undefined;
     const summary = await runJob(
-      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock },
+      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock, lease },
       async (ctx) => {
         const extra = await mirrorInRun(mirrorOpts, deps, source, ctx);
         if (ctx.signal.aborted) return extra;
+        await ctx.writeGate?.();
         await client.documentUploads.complete(opts.playbook, batchId);
         if (opts.wait === false) return extra;
         const expected = ctx.counts.uploaded + ctx.counts.reconciled;

@@ -20,6 +20,8 @@ export interface ListOptions {
   /** Stop after this many items. */
   limit?: number;
   signal?: AbortSignal;
+  /** Items the walk yields (the rest are read over, not counted): a list's own records left out. */
+  keep?: (item: never) => boolean;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -77,9 +79,10 @@ export class PagedList<T> implements AsyncIterable<T> {
         const lastPage = full ? Math.ceil((page.totalCount as number) / pageSize) : requested;
         while (ahead.length < PAGES_AHEAD && requested < lastPage && (requested - pageNumber) * pageSize < limit - seen) request(requested + 1);
       }
+      const keep = this.opts.keep as ((item: T) => boolean) | undefined;
       for (let i = 0; i < taken; i++) {
         seen++;
-        yield page.items[i] as T;
+        if (!keep || keep(page.items[i] as T)) yield page.items[i] as T;
       }
       if (!more) return;
       pageNumber++;

@@ -8,10 +8,12 @@ export const EXIT = {
   usage: 2,
   /** Aborted: interrupted, authentication failed, or the service refused the job. */
   aborted: 3,
-  /** Another run holds the job's lock. */
+  /** Another run holds the job's lock: in this checkpoint store, or its lease on the service. */
   locked: 4,
   /** Processing of an upload batch did not end within --timeout. */
   timeout: 5,
   /** The tenant ran out of processing credits: the job stopped. */
   noCredits: 6,
+  /** The run lost its lease on the service (stopped past its TTL, or broken): it stopped writing. */
+  leaseLost: 7,
 } as const;

@@ -10,6 +10,8 @@ import { OWN_METADATA } from '../backends/project/identity.js';
 import { isAge, parseDuration, parseSize } from '../runner/format.js';
 import { checkPatternFlags, type FilterRule } from '../sync/filter-rules.js';
 import { readFilterFile } from '../config/filter-file.js';
+import type { LeaseSettings } from '../backends/project/lease-board.js';
+import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../runner/lease.js';
 
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
 export const OCR_STRATEGIES = ['never', 'detect', 'always'];
@@ -39,6 +41,10 @@ export interface MirrorCliOptions {
   maxSize?: string;
   minAge?: string;
   maxAge?: string;
+  waitLock?: string;
+  lockTtl?: string;
+  /** False under --no-lock. */
+  lock?: boolean;
 }
 
 /** The flags every job that sends files takes (mirror, upload). */
@@ -57,10 +63,32 @@ export function addTransferOptions(cmd: Command): Command {
     .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
     .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
     .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, []);
-  return addSizeAgeOptions(cmd)
+  return addLeaseOptions(addSizeAgeOptions(cmd))
     .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
     .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout at the end');
+}
+
+/** The lease every writing command holds on the service (docs/scale-out.md, The lease). */
+export function addLeaseOptions(cmd: Command): Command {
+  return cmd
+    .option('--wait-lock <duration>', 'wait this long for another run to release the destination\'s lease (default: exit 4 at once)')
+    .option('--lock-ttl <duration>', 'how long the lease outlives its last renewal if this run dies (default 30s; 2s to 1h)')
+    .option('--no-lock', 'hold no lease on the service: only for one who knows no other run writes here (said in the summary)');
+}
+
+/** The lease flags as settings; a TTL outside what the protocol can renew within is refused (exit 2). */
+export function leaseSettingsFrom(opts: { waitLock?: string; lockTtl?: string; lock?: boolean }): LeaseSettings {
+  const settings: LeaseSettings = {};
+  if (opts.lock === false) settings.off = true;
+  if (opts.waitLock !== undefined) settings.waitMs = parseDurationFlag('--wait-lock', opts.waitLock);
+  if (opts.lockTtl !== undefined) {
+    if (/^\s*-/.test(opts.lockTtl)) throw new ConfigurationError(`--lock-ttl "${visible(opts.lockTtl)}" is negative: a lease needs a TTL of 2s to 1h`);
+    const ttl = parseDurationFlag('--lock-ttl', opts.lockTtl);
+    if (ttl < MIN_LEASE_TTL_MS || ttl > MAX_LEASE_TTL_MS) throw new ConfigurationError(`--lock-ttl "${visible(opts.lockTtl)}" is outside 2s to 1h: the lease is renewed every quarter of its TTL, and a run that dies blocks the next for as long`);
+    settings.ttlMs = ttl;
+  }
+  return settings;
 }
 
 /** A duration flag, refused with its name when it does not read. */
@@ -161,6 +189,7 @@ export function transferOptionsFrom(source: string, opts: MirrorCliOptions): Mir
     progress: !opts.json,
     statsIntervalMs: statsFlag(opts.stats),
     ...sizeAgeFrom(opts),
+    lock: leaseSettingsFrom(opts),
   };
 }
 

@@ -9,6 +9,7 @@ import { envelope, writeEnvelope } from './envelope.js';
 import { layout } from '../runner/layout.js';
 
 export function exitCodeFor(summary: JobSummary): number {
+  if ((summary.lease as { lost?: string } | undefined)?.lost) return EXIT.leaseLost;
   if (summary.status === 'succeeded') return EXIT.ok;
   if (summary.status === 'failed') return EXIT.failed;
   return EXIT.aborted;
@@ -42,7 +43,7 @@ export function summaryBody(summary: JobSummary): Record<string, unknown> {
 }
 
 /** A job's summary as its --json answer. */
-export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = summary.status): Record<string, unknown> {
+export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = exitCode === EXIT.leaseLost ? 'lease-lost' : summary.status): Record<string, unknown> {
   return envelope(status, exitCode, summaryBody(summary));
 }
 
@@ -64,6 +65,9 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     lines.push(`  interrupted: ${c.interrupted} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);
   }
   if (summary.target) lines.push(`  target: ${describeTarget(summary.target as Target)}`);
+  const lease = summary.lease as { on?: string; off?: string; waitedMs?: number; lost?: string; tookOverFrom?: unknown[] } | undefined;
+  if (lease?.off) lines.push(`  lease: none (${lease.off})`);
+  else if (lease?.on) lines.push(`  lease: held on the service${lease.waitedMs ? ` after waiting ${formatDuration(lease.waitedMs)}` : ''}${lease.tookOverFrom?.length ? ` (taken over from ${lease.tookOverFrom.length} expired holder${lease.tookOverFrom.length === 1 ? '' : 's'})` : ''}${lease.lost ? `; LOST: ${safeText(lease.lost)}` : ''}`);
   const folders = summary.folders as { created: number; reused: number; flattened: number; creationUnavailable: boolean } | undefined;
   if (folders) {
     lines.push(`  folders: ${folders.created} created, ${folders.reused} reused, ${folders.flattened} flattened` +

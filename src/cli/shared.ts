@@ -8,6 +8,7 @@ import { ENV_VARS, resolveSettings, type ResolvedSettings } from '../config/prof
 import { defaultStorePath, openStore } from '../store/index.js';
 import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
+import { LeaseError, LeaseHeldError } from '../runner/lease.js';
 import { safeText } from '../backends/names.js';
 import { globalOptions, loggerFor } from './context.js';
 import { EXIT } from './exit-codes.js';
@@ -83,6 +84,16 @@ export function openPairDeps(cmd: Command, fromProfile: string, toProfile: strin
 
 /** A held lock is exit code 4 with its message (and, under --json, one JSON object); anything else goes up. */
 export function lockedOr(err: unknown, json: boolean): number {
+  if (err instanceof LeaseHeldError) {
+    process.stderr.write(`ferry: ${safeText(err.message)}\n`);
+    if (json) printJsonError(EXIT.locked, err.message, { lock: 'service', holder: err.holder, waitedMs: Math.round(err.waitedMs), ...(err.breakHint ? { breakWith: err.breakHint } : {}) }, 'locked');
+    return EXIT.locked;
+  }
+  if (err instanceof LeaseError) {
+    process.stderr.write(`ferry: ${safeText(err.message)}\n`);
+    if (json) printJsonError(EXIT.aborted, err.message);
+    return EXIT.aborted;
+  }
   if (err instanceof LockedError) {
     process.stderr.write(`ferry: ${safeText(err.message)}\n`);
     if (json) printJsonError(EXIT.locked, err.message, { holder: err.holder }, 'locked');

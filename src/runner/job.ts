@@ -5,6 +5,7 @@ import type { Target } from '../api/client.js';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
+import { LeaseLostError, type HeldLease } from './lease.js';
 import { stopOnSignals } from './signals.js';
 import { writeStderr } from './terminal.js';
 import { layout, outputWidth } from './layout.js';
@@ -56,7 +57,18 @@ export interface JobContext {
   inFlight?: number;
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
   unfinished?: string;
+  /**
+   * Awaited before every write to the destination (a document, a folder, a batch): throws when
+   * the run no longer holds its lease on the service (LeaseLostError), so it writes nothing more.
+   */
+  writeGate?: () => Promise<void>;
 }
+
+/**
+ * The run's lease on the service: taken here (and released at the end), held already by the caller
+ * (a job of several runs), or not used (`--no-lock`, said in the summary).
+ */
+export type LeaseUse = { acquire: () => Promise<HeldLease> } | { held: HeldLease } | { off: string };
 
 export interface JobSummary {
   job: string;
@@ -86,6 +98,8 @@ export interface RunJobOptions {
   target?: Target | undefined;
   /** The job's lock when the caller already holds it (a job of several runs); else taken here. */
   lock?: HeldLock | undefined;
+  /** The lease on the destination, held on the service (see LeaseUse). */
+  lease?: LeaseUse | undefined;
 }
 
 export async function runJob(
@@ -96,11 +110,21 @@ export async function runJob(
   const { store } = opts;
   // The lock comes first: a run that is alive elsewhere is neither started beside nor resumed.
   const lock = opts.lock ?? takeLock(store, opts.jobKey);
+  // Then the lease on the service, which other stores and other machines see.
+  let lease: HeldLease | undefined;
+  try {
+    lease = await leaseOf(opts.lease);
+  } catch (err) {
+    if (!opts.lock) lock.release();
+    throw err;
+  }
+  const ownsLease = opts.lease !== undefined && 'acquire' in opts.lease;
   let run: RunRecord;
   try {
     run = opts.resumeRunId !== undefined ? store.reopenRun(opts.resumeRunId) : store.startRun({ job: opts.job, jobKey: opts.jobKey, params: opts.params, uploadId: opts.uploadId ?? randomUUID() });
     lock.attach(run.id);
   } catch (err) {
+    if (ownsLease) await lease?.release();
     if (!opts.lock) lock.release();
     throw err;
   }
@@ -117,7 +141,9 @@ export async function runJob(
     errors: [],
     problems: [],
     bytes: 0,
+    ...(lease ? { writeGate: () => lease.assertHeld() } : {}),
   };
+  if (opts.lease && 'off' in opts.lease) noteProblem(ctx, '(lease)', `warning: no lease held on the service (${opts.lease.off}): a run from another store or machine at the same moment may write the same files twice`);
   // Counts reach the store every few seconds, so a run killed outright still shows its progress.
   const persist = setInterval(() => store.updateRun(run.id, { counts: ctx.counts, bytes: ctx.bytes }), 2_000);
   persist.unref();
@@ -145,6 +171,7 @@ export async function runJob(
     // The run record keeps both, problems after errors, as lines (ferry jobs show).
     const kept = [...ctx.errors.map((e) => `${e.key}: ${e.error}`), ...ctx.problems.map((p) => `${p.key}: ${p.reason}`)];
     store.finishRun(run.id, status, { counts: ctx.counts, bytes: ctx.bytes, errors: kept.slice(0, opts.maxErrors ?? 100) });
+    if (ownsLease) await lease?.release();
     if (!opts.lock) lock.release();
   }
   const shown = opts.maxErrors ?? 100;
@@ -159,14 +186,23 @@ export async function runJob(
     errors: ctx.errors.slice(0, shown),
     problems: ctx.problems.slice(0, shown),
     ...(opts.target ? { target: opts.target } : {}),
+    ...(lease ? { lease: lease.report() } : opts.lease && 'off' in opts.lease ? { lease: { off: opts.lease.off } } : {}),
     ...(notShown(ctx.errors.length, ctx.errorsDropped) ? { errorsNotShown: notShown(ctx.errors.length, ctx.errorsDropped) } : {}),
     ...(notShown(ctx.problems.length, ctx.problemsDropped) ? { problemsNotShown: notShown(ctx.problems.length, ctx.problemsDropped) } : {}),
     ...extra,
   };
-  if (fatal !== undefined && !(fatal instanceof AuthenticationError || fatal instanceof PermissionDeniedError || fatal instanceof JobAbortedError)) {
+  if (fatal !== undefined && !(fatal instanceof AuthenticationError || fatal instanceof PermissionDeniedError || fatal instanceof JobAbortedError || fatal instanceof LeaseLostError)) {
     // Not an expected way for a job to end: let the caller report it, the run is recorded.
     (fatal as { summary?: JobSummary }).summary = summary;
     throw fatal;
   }
   return summary;
+}
+
+async function leaseOf(use: LeaseUse | undefined): Promise<HeldLease | undefined> {
+  if (!use || 'off' in use) return undefined;
+  if ('held' in use) return use.held;
+  const lease = await use.acquire();
+  lease.start();
+  return lease;
 }

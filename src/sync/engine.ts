@@ -238,7 +238,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   let folderFailure: unknown;
   const makeFolder = async (key: string): Promise<void> => {
     while (folders.size >= concurrency.limit) await Promise.race(folders);
-    const made: Promise<void> = destination.ensureFolder(key).then(
+    const made: Promise<void> = Promise.resolve(ctx.writeGate?.()).then(() => destination.ensureFolder(key)).then(
       () => void folders.delete(made),
       (err: unknown) => {
         folderFailure ??= err;
@@ -312,6 +312,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   };
 
   const writeOne = async ({ entry, previous, group }: Pending) => {
+    // A run that no longer holds its lease on the destination writes nothing more (not a folder either).
+    await ctx.writeGate?.();
     const placement = await destination.place(entry);
     if (destination.needsIntent !== false) {
       await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });

@@ -5,9 +5,22 @@ import type { Project, ProjectAnalytics, ProjectInput, Query } from '../types.js
 
 type ListQuery = Omit<Query<'listProjects'>, 'pageNumber' | 'pageSize'>;
 
+/**
+ * Projects named so are ferry's lease records (src/backends/project/lease-board.ts), never the
+ * user's: a listing leaves them out unless asked for them.
+ */
+export const LEASE_RECORD_PREFIX = '.ferry-lease ';
+
+export function isLeaseRecord(project: Pick<Project, 'name'>): boolean {
+  return typeof project.name === 'string' && project.name.startsWith(LEASE_RECORD_PREFIX);
+}
+
 export class Projects extends Resource {
-  list(query: ListQuery = {}, opts: ListOptions = {}): PagedList<Project> {
-    return pagedGet(this.t, '/projects', query, opts);
+  /** The tenant's projects, ferry's lease records left out (`leaseRecords: true` lists only them). */
+  list(query: ListQuery = {}, opts: ListOptions & { leaseRecords?: boolean } = {}): PagedList<Project> {
+    const { leaseRecords, ...rest } = opts;
+    const keep = leaseRecords ? isLeaseRecord : (p: Project) => !isLeaseRecord(p);
+    return pagedGet(this.t, '/projects', query, { ...rest, keep: keep as (item: never) => boolean });
   }
   create(input: ProjectInput, opts: CallOptions<Project> = {}): Promise<Project> {
     return this.t.json({ method: 'POST', path: '/projects', json: input }, opts);

@@ -1,0 +1,150 @@
+// Where the lease records live on the service: as projects. Of everything the interface offers, a
+// project is what can be created by any writer of the tenant, listed by all of them (searched by
+// name), removed again (DELETE /projects/{id}) and carries a time the service assigns
+// (`dateAdded`); documents cannot be removed, options carry no time, and a playbook cannot be
+// deleted at all. A lease record is a project named `.ferry-lease <scope hash>` whose description
+// is the record's body as JSON; it holds no documents. Every command that lists projects leaves
+// them out (isLeaseRecord), and the protocol removes them: a clean run leaves none behind.
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FerryClient } from '../../api/client.js';
+import { NotFoundError } from '../../api/errors.js';
+import type { Project } from '../../api/types.js';
+import { LEASE_RECORD_PREFIX } from '../../api/resources/projects.js';
+import { acquireLease, LeaseError, type LeaseBoard, type LeaseBody, type LeaseRecord } from '../../runner/lease.js';
+import type { LeaseUse } from '../../runner/job.js';
+
+export { isLeaseRecord } from '../../api/resources/projects.js';
+
+/** The record name of a scope: the scope itself may hold ids and paths, its hash is short and plain. */
+export function leaseName(scope: string): string {
+  return `${LEASE_RECORD_PREFIX}${createHash('sha256').update(scope).digest('hex').slice(0, 32)}`;
+}
+
+/** Reads a record's description: the body, or what version it declares, or nothing. */
+export function readLeaseBody(description: string | null | undefined): { body?: LeaseBody; v?: number } {
+  if (!description) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(description);
+  } catch {
+    return {};
+  }
+  if (!parsed || typeof parsed !== 'object') return {};
+  const o = parsed as Record<string, unknown>;
+  const v = typeof o.v === 'number' ? o.v : undefined;
+  const ok =
+    v === 1 &&
+    (o.kind === 'claim' || o.kind === 'beat') &&
+    typeof o.owner === 'string' && o.owner.length > 0 &&
+    typeof o.path === 'string' &&
+    typeof o.ttlMs === 'number' && o.ttlMs > 0 && Number.isFinite(o.ttlMs) &&
+    typeof o.host === 'string' && typeof o.pid === 'number' && typeof o.job === 'string';
+  if (!ok) return v !== undefined ? { v } : {};
+  return { body: { v: 1, kind: o.kind as LeaseBody['kind'], owner: o.owner as string, path: o.path as string, ttlMs: o.ttlMs as number, host: o.host as string, pid: o.pid as number, job: o.job as string }, v };
+}
+
+/** The service's time of a record, refused when it gives none: the protocol cannot be decided without it. */
+function serviceTime(project: Project): number {
+  const at = Date.parse(project.dateAdded ?? '');
+  if (!Number.isFinite(at)) {
+    throw new LeaseError(`the service gave a lease record (${project.objectIdentifier}) no readable dateAdded ("${String(project.dateAdded)}"): a lease is decided by the service's order and time, and cannot be here (--no-lock runs without one)`);
+  }
+  return at;
+}
+
+export class ProjectLeaseBoard implements LeaseBoard {
+  readonly name: string;
+
+  constructor(private readonly client: FerryClient, readonly scope: string) {
+    this.name = leaseName(scope);
+  }
+
+  async create(body: LeaseBody): Promise<{ id: string; at: number }> {
+    const description = JSON.stringify(body);
+    const project = await this.client.projects.create(
+      { name: this.name, description },
+      {
+        // An answer lost on the way: the record is looked for before another is made.
+        didItLand: async () => (await this.records()).find((p) => p.description === description),
+      },
+    );
+    return { id: project.objectIdentifier, at: serviceTime(project) };
+  }
+
+  async list(): Promise<LeaseRecord[]> {
+    return (await this.records()).map((p) => {
+      const { body, v } = readLeaseBody(p.description);
+      return { id: p.objectIdentifier, at: serviceTime(p), body, ...(v !== undefined ? { v } : {}) };
+    });
+  }
+
+  async remove(id: string): Promise<void> {
+    try {
+      await this.client.projects.delete(id);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+  }
+
+  /** The projects named as this scope's records (the search is by substring; the name is checked whole). */
+  private async records(): Promise<Project[]> {
+    const out: Project[] = [];
+    for await (const p of this.client.projects.list({ searchText: this.name, sorting: 'dateAdded', desc: false }, { pageSize: 100, leaseRecords: true })) {
+      if (p.name === this.name) out.push(p);
+    }
+    return out;
+  }
+}
+
+/** How a job uses its lease, as the command line and job files say it. */
+export interface LeaseSettings {
+  /** `--no-lock`: no lease at all (said in the summary). */
+  off?: boolean | undefined;
+  /** `--wait-lock`: how long to wait for a held lease (default: not at all). */
+  waitMs?: number | undefined;
+  /** `--lock-ttl`: how long a lease lives past its last renewal (default 30 s). */
+  ttlMs?: number | undefined;
+}
+
+/** What a job asks a lease on: a scope of the service (a project…) and a path within it. */
+export interface LeaseTarget {
+  scope: string;
+  path: string;
+  job: string;
+  /** For messages: what the lease is on. */
+  description: string;
+  /** The command that breaks it (said to whoever is refused). */
+  breakHint: string;
+}
+
+/** The lease a job's run takes on the service (runner/job's LeaseUse), or none under --no-lock. */
+export function serviceLease(client: FerryClient, target: LeaseTarget, settings: LeaseSettings = {}): LeaseUse {
+  if (settings.off) return { off: '--no-lock' };
+  return {
+    acquire: () =>
+      acquireLease({
+        board: new ProjectLeaseBoard(client, target.scope),
+        description: target.description,
+        path: target.path,
+        owner: randomUUID(),
+        host: hostname(),
+        pid: process.pid,
+        job: target.job,
+        breakHint: target.breakHint,
+        ...(settings.ttlMs !== undefined ? { ttlMs: settings.ttlMs } : {}),
+        ...(settings.waitMs !== undefined ? { waitMs: settings.waitMs } : {}),
+      }),
+  };
+}
+
+/** The lease target of a project and a folder in it (mirror, upload, a migration's target). */
+export function projectLeaseTarget(project: string, path: string, job: string): LeaseTarget {
+  return {
+    scope: `project:${project}`,
+    path,
+    job,
+    description: `project ${project}${path ? `, folder ${path}` : ''}`,
+    breakHint: `ferry lock break --project ${project}${path ? ` --path '${path.replace(/'/g, "'\\''")}'` : ''}`,
+  };
+}

@@ -1,0 +1,519 @@
+// The lease: one writer at a time per destination, held on the service itself, so that runs with
+// different checkpoint stores (two machines, a fresh container, a laptop beside the cron job)
+// exclude each other. The service has no conditional create, so the decision is the one of
+// ZooKeeper's lock recipe, made with the order the service gives: every contender creates a claim,
+// lists the claims, and holds the lease when no earlier live claim conflicts with its own. Time
+// is the service's too: a record's age is measured against the service-assigned time of the
+// contender's own claim, never against a machine's clock. The protocol and its assumptions are in
+// docs/scale-out.md; test/runner/lease-interleavings.test.ts explores its schedules.
+//
+// This file knows no HTTP: the records live on a LeaseBoard (src/backends/project/lease-board.ts
+// keeps them as projects of the service; the tests keep them in a model of it).
+import { FerryError } from '../errors.js';
+import type { Mark } from '../marks.js';
+
+/** The protocol this ferry speaks; a record of a higher one is never judged expired here. */
+export const LEASE_PROTOCOL = 1;
+export const DEFAULT_LEASE_TTL_MS = 30_000;
+export const MIN_LEASE_TTL_MS = 2_000;
+export const MAX_LEASE_TTL_MS = 3_600_000;
+
+/** What a record says of itself (kept in the record; nothing secret). */
+export interface LeaseBody {
+  v: number;
+  kind: 'claim' | 'beat';
+  /** The run's token: every record of one holder carries it. */
+  owner: string;
+  /** The destination path under the scope ('' for all of it); two paths conflict when one holds the other. */
+  path: string;
+  ttlMs: number;
+  host: string;
+  pid: number;
+  job: string;
+}
+
+export interface LeaseRecord {
+  id: string;
+  /** The service's time of its creation, ms since the epoch (its `dateAdded`). */
+  at: number;
+  /** Undefined when the record does not read as a lease record of any version (garbage). */
+  body: LeaseBody | undefined;
+  /** The protocol version a record declares, even when it is one this ferry does not read. */
+  v?: number | undefined;
+}
+
+/** Where the records of one scope live: created, listed and removed, and nothing else. */
+export interface LeaseBoard {
+  /** Creates a record; its id and the service's time of creation. */
+  create(body: LeaseBody): Promise<{ id: string; at: number }>;
+  /** Every record of the scope, in any order. */
+  list(): Promise<LeaseRecord[]>;
+  /** Removes a record; one already gone is no error. */
+  remove(id: string): Promise<void>;
+}
+
+/** The local time a holder measures its own validity by (elapsed ms, never compared across machines). */
+export interface LeaseClock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Who holds a lease, as a refused run names it. */
+export interface LeaseHolder {
+  host: string;
+  pid: number;
+  job: string;
+  /** The holder's run token. */
+  run: string;
+  path: string;
+  /** The service's time of its claim, ISO. */
+  since: string;
+  /** The service's time of its latest record, ISO. */
+  renewed: string;
+  ttlMs: number;
+  /** Why this holder could not be judged by this ferry, if so (a newer protocol, an unreadable record). */
+  note?: string;
+}
+
+export interface LeaseOptions {
+  board: LeaseBoard;
+  /** What the lease is on, for messages (a project and folder, a playbook…). */
+  description: string;
+  path: string;
+  ttlMs?: number;
+  /** How long to wait for a held lease before giving up (0: not at all). */
+  waitMs?: number;
+  owner: string;
+  host: string;
+  pid: number;
+  job: string;
+  clock?: LeaseClock;
+  /** How to break it, said to whoever is refused. */
+  breakHint?: string;
+  random?: () => number;
+  onEvent?: (event: string, detail?: Record<string, unknown>) => void;
+}
+
+/** Another run holds the lease (after --wait-lock, if any). */
+export class LeaseHeldError extends FerryError {
+  constructor(readonly description: string, readonly holder: LeaseHolder, readonly waitedMs: number, readonly breakHint?: string) {
+    super(
+      `another run holds the lease on ${description} on the service: ${holder.job} run ${holder.run} on host ${holder.host} (pid ${holder.pid}), since ${holder.since}, last renewed ${holder.renewed}` +
+        `${holder.note ? ` (${holder.note})` : ''}; ${waitedMs > 0 ? `waited ${Math.round(waitedMs / 1000)} s (--wait-lock); ` : 'not waiting (--wait-lock DURATION waits); '}` +
+        `a holder that is gone stops holding it ${Math.round(holder.ttlMs / 1000)} s after its last renewal` +
+        `${breakHint ? `; to break it now: ${breakHint}` : ''}`,
+    );
+  }
+  override get mark(): Mark {
+    return 'fatal';
+  }
+}
+
+/** The holder no longer holds the lease: it writes nothing more. */
+export class LeaseLostError extends FerryError {
+  override get mark(): Mark {
+    return 'fatal';
+  }
+}
+
+/** The lease could not be decided at all (the service's answers do not allow it). */
+export class LeaseError extends FerryError {
+  override get mark(): Mark {
+    return 'fatal';
+  }
+}
+
+/** Whether two destination paths overlap: one is the other or holds it ('' holds every path). */
+export function pathsConflict(a: string, b: string): boolean {
+  return a === '' || b === '' || a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+}
+
+/** A claim as judged: whose, how long it lives, whether it can be judged at all. */
+interface Claimant {
+  owner: string;
+  claim: LeaseRecord;
+  /** Latest record of this owner created no later than the judge's own claim. */
+  latest: number;
+  /** A record of this owner created after the judge's own claim: it was renewing meanwhile. */
+  renewedSince: boolean;
+  ttlMs: number;
+  path: string;
+  /** A record this ferry cannot judge: never expires (newer protocol). */
+  unjudgeable?: string;
+  unreadable?: boolean;
+}
+
+/** Before or after in the service's order; equal times are a tie, which no one wins. */
+function compare(a: LeaseRecord, b: LeaseRecord): number {
+  return a.at - b.at;
+}
+
+export interface Verdict {
+  held: boolean;
+  /** Another claim at the very same service time conflicts: no one wins, both try again. */
+  tie: boolean;
+  blocker?: Claimant;
+  /** Records of holders expired by the service's time (and orphans): removed by the winner. */
+  expired: LeaseRecord[];
+  /** Holders the winner takes over from (expired, not released). */
+  tookOverFrom: LeaseHolder[];
+}
+
+/**
+ * The decision, made from one listing taken after `mine` was created. `mine.at` is the service's
+ * "now" for the judge: a record older than a claimant's TTL before it is expired.
+ */
+export function judge(records: readonly LeaseRecord[], mine: LeaseRecord, ownToken: string, ownPath: string, ownTtlMs: number): Verdict {
+  const byOwner = new Map<string, LeaseRecord[]>();
+  for (const r of records) {
+    const owner = r.body ? r.body.owner : `unreadable:${r.id}`;
+    const list = byOwner.get(owner) ?? [];
+    list.push(r);
+    byOwner.set(owner, list);
+  }
+  const verdict: Verdict = { held: false, tie: false, expired: [], tookOverFrom: [] };
+  let blocker: Claimant | undefined;
+  for (const [owner, list] of byOwner) {
+    if (owner === ownToken) continue;
+    const claimant = claimantOf(owner, list, mine.at, ownTtlMs);
+    if (!claimant) {
+      // Beats whose claim is gone (released, broken): nobody's; removed once they are old.
+      for (const r of list) if (mine.at - r.at > ownTtlMs) verdict.expired.push(r);
+      continue;
+    }
+    const alive = claimant.unjudgeable !== undefined || claimant.renewedSince || mine.at - claimant.latest <= claimant.ttlMs;
+    if (!alive) {
+      verdict.expired.push(...list);
+      if (compare(claimant.claim, mine) < 0 && pathsConflict(claimant.path, ownPath)) verdict.tookOverFrom.push(holderOf(claimant));
+      continue;
+    }
+    if (!pathsConflict(claimant.path, ownPath)) continue;
+    const order = compare(claimant.claim, mine);
+    if (order > 0) continue; // later: it yields to this claim
+    if (order === 0) {
+      verdict.tie = true;
+      continue;
+    }
+    if (!blocker || compare(claimant.claim, blocker.claim) < 0) blocker = claimant;
+  }
+  if (blocker) verdict.blocker = blocker;
+  verdict.held = !blocker && !verdict.tie;
+  return verdict;
+}
+
+function claimantOf(owner: string, list: LeaseRecord[], judgeAt: number, ownTtlMs: number): Claimant | undefined {
+  // The earliest claim of an owner ranks it (a claim left by an earlier try that could not be
+  // removed ranks it sooner, which only ever blocks more, never less).
+  const claim = list.filter((r) => !r.body || r.body.kind === 'claim').sort(compare)[0];
+  if (!claim) return undefined;
+  // A holder removes its older beat once the newer one exists, so a listing made some time after
+  // the judge's claim may no longer show the beat that kept the holder alive at that instant; it
+  // shows the newer one instead. A record after the judge's claim therefore counts as alive (if
+  // the holder had in fact lapsed before it, its own gap check stops it, and it removes the
+  // record); otherwise the latest record up to the claim decides.
+  const latest = Math.max(...list.filter((r) => r.at <= judgeAt).map((r) => r.at), claim.at);
+  const renewedSince = list.some((r) => r.at > judgeAt);
+  if (!claim.body) {
+    const newer = claim.v !== undefined && claim.v > LEASE_PROTOCOL;
+    return {
+      owner,
+      claim,
+      latest,
+      renewedSince,
+      ttlMs: ownTtlMs,
+      path: '',
+      unreadable: true,
+      ...(newer ? { unjudgeable: `a lease of protocol ${claim.v}, written by a newer ferry: upgrade, or break it` } : {}),
+    };
+  }
+  return { owner, claim, latest, renewedSince, ttlMs: claim.body.ttlMs, path: claim.body.path };
+}
+
+function holderOf(c: Claimant): LeaseHolder {
+  const b = c.claim.body;
+  return {
+    host: b?.host ?? 'unknown',
+    pid: b?.pid ?? 0,
+    job: b?.job ?? 'unknown',
+    run: b?.owner ?? c.claim.id,
+    path: b?.path ?? '',
+    since: new Date(c.claim.at).toISOString(),
+    renewed: new Date(c.latest).toISOString(),
+    ttlMs: c.ttlMs,
+    ...(c.unjudgeable ? { note: c.unjudgeable } : c.unreadable ? { note: `an unreadable lease record (${c.claim.id}), taken for a claim that expires ${Math.round(c.ttlMs / 1000)} s after it was made` } : {}),
+  };
+}
+
+export const systemClock: LeaseClock = {
+  // Elapsed time by both clocks, whichever says more: the monotonic clock stands still while a
+  // laptop sleeps, the wall clock may be stepped back; the larger of the two is never too small.
+  now: (() => {
+    const perf0 = performance.now();
+    const wall0 = Date.now();
+    let last = 0;
+    return () => (last = Math.max(last, performance.now() - perf0, Date.now() - wall0));
+  })(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+    }),
+};
+
+/** What a held lease did, for the run's summary. */
+export interface LeaseReport {
+  on: string;
+  path: string;
+  ttlMs: number;
+  run: string;
+  since: string;
+  waitedMs: number;
+  renewals: number;
+  requests: number;
+  tookOverFrom?: LeaseHolder[];
+  lost?: string;
+}
+
+/**
+ * A held lease. Writes call `assertHeld()` first: it answers at once while the last renewal is
+ * fresh, and otherwise renews before it lets a write go (or throws LeaseLostError).
+ */
+export class HeldLease {
+  private lastAt: number;
+  private validUntil: number;
+  private beat: string | undefined;
+  private lost: LeaseLostError | undefined;
+  private renewing: Promise<void> | undefined;
+  private readonly stopRenewals = new AbortController();
+  private loop: Promise<void> | undefined;
+  private renewals = 0;
+  private failingSince: number | undefined;
+
+  constructor(
+    private readonly opts: Required<Pick<LeaseOptions, 'board' | 'description' | 'path' | 'owner' | 'host' | 'pid' | 'job' | 'clock'>> & { onEvent?: LeaseOptions['onEvent'] },
+    readonly ttlMs: number,
+    private readonly claim: { id: string; at: number },
+    sentAt: number,
+    private readonly counter: { requests: number },
+    private readonly waitedMs: number,
+    private readonly tookOverFrom: LeaseHolder[],
+  ) {
+    this.lastAt = claim.at;
+    this.validUntil = sentAt + this.validity();
+  }
+
+  /**
+   * A holder writes for at most half the TTL after it sent its last successful renewal; another
+   * run takes over no sooner than a whole TTL after that renewal was made. The half between is
+   * the margin for clocks that run at other rates and for a write that left just in time.
+   */
+  private validity(): number {
+    return this.ttlMs / 2;
+  }
+
+  /** Starts renewing every quarter of the TTL, until released or lost. */
+  start(): void {
+    this.loop ??= (async () => {
+      while (!this.stopRenewals.signal.aborted && !this.lost) {
+        await this.opts.clock.sleep(this.ttlMs / 4, this.stopRenewals.signal);
+        if (this.stopRenewals.signal.aborted) break;
+        await this.renew().catch(() => undefined);
+      }
+    })();
+  }
+
+  /** Throws LeaseLostError when this run may no longer write; renews first if the last renewal is stale. */
+  async assertHeld(): Promise<void> {
+    if (this.lost) throw this.lost;
+    if (this.opts.clock.now() < this.validUntil) return;
+    // Stale: a renewal decides (one at a time); failing renewals are tried until the TTL is over twice.
+    for (;;) {
+      await this.renew().catch(() => undefined);
+      if (this.lost) throw this.lost;
+      if (this.opts.clock.now() < this.validUntil) return;
+      await this.opts.clock.sleep(Math.min(1_000, this.ttlMs / 8));
+    }
+  }
+
+  /** The service's time of the claim that won: the order in which holders of one lease follow each other. */
+  get claimAt(): number {
+    return this.claim.at;
+  }
+
+  /** True while no renewal has shown the lease lost. */
+  get held(): boolean {
+    return !this.lost;
+  }
+
+  /** One renewal: a new beat, the listing that shows the claim still stands, the old beat removed. */
+  renew(): Promise<void> {
+    this.renewing ??= this.renewOnce().finally(() => {
+      this.renewing = undefined;
+    });
+    return this.renewing;
+  }
+
+  private async renewOnce(): Promise<void> {
+    if (this.lost) return;
+    const { board, clock } = this.opts;
+    const sentAt = clock.now();
+    try {
+      this.counter.requests++;
+      const beat = await board.create(this.body('beat'));
+      // A gap longer than the TTL between two of this holder's records: in it, another run may
+      // have judged this lease expired and taken it. Whatever happened, this run writes no more.
+      if (beat.at - this.lastAt > this.ttlMs) {
+        this.loseWith(`the lease on ${this.opts.description} was not renewed for ${Math.round((beat.at - this.lastAt) / 1000)} s of the service's time (its TTL is ${Math.round(this.ttlMs / 1000)} s; was this process stopped or cut off?): another run may hold it now, so this run writes nothing more`);
+        await this.removeQuietly(beat.id);
+        return;
+      }
+      this.counter.requests++;
+      const records = await board.list();
+      if (!records.some((r) => r.id === this.claim.id)) {
+        this.loseWith(`the lease on ${this.opts.description} was broken (its claim was removed from the service, as \`ferry lock break\` does): this run writes nothing more`);
+        await this.removeQuietly(beat.id);
+        return;
+      }
+      const previous = this.beat;
+      this.beat = beat.id;
+      this.lastAt = beat.at;
+      this.validUntil = sentAt + this.validity();
+      this.renewals++;
+      this.failingSince = undefined;
+      if (previous) await this.removeQuietly(previous);
+      this.opts.onEvent?.('renewed', { at: beat.at });
+    } catch (err) {
+      this.failingSince ??= sentAt;
+      this.opts.onEvent?.('renewal-failed', { error: (err as Error).message });
+      if (clock.now() - this.failingSince > 2 * this.ttlMs) {
+        this.loseWith(`the lease on ${this.opts.description} could not be renewed for ${Math.round((clock.now() - this.failingSince) / 1000)} s (${(err as Error).message}): this run writes nothing more`);
+      }
+      throw err;
+    }
+  }
+
+  private loseWith(message: string): void {
+    this.lost ??= new LeaseLostError(message);
+    this.stopRenewals.abort();
+    this.opts.onEvent?.('lost', { message });
+  }
+
+  /** Ends the lease: no more renewals, its records removed (a failure here only lets it expire). */
+  async release(): Promise<void> {
+    this.stopRenewals.abort();
+    await this.renewing?.catch(() => undefined);
+    await this.loop;
+    if (this.beat) await this.removeQuietly(this.beat);
+    await this.removeQuietly(this.claim.id);
+  }
+
+  report(): LeaseReport {
+    return {
+      on: this.opts.description,
+      path: this.opts.path,
+      ttlMs: this.ttlMs,
+      run: this.opts.owner,
+      since: new Date(this.claim.at).toISOString(),
+      waitedMs: Math.round(this.waitedMs),
+      renewals: this.renewals,
+      requests: this.counter.requests,
+      ...(this.tookOverFrom.length ? { tookOverFrom: this.tookOverFrom } : {}),
+      ...(this.lost ? { lost: this.lost.message } : {}),
+    };
+  }
+
+  private body(kind: LeaseBody['kind']): LeaseBody {
+    const { owner, path, host, pid, job } = this.opts;
+    return { v: LEASE_PROTOCOL, kind, owner, path, ttlMs: this.ttlMs, host, pid, job };
+  }
+
+  private async removeQuietly(id: string): Promise<void> {
+    try {
+      this.counter.requests++;
+      await this.opts.board.remove(id);
+    } catch {
+      // Left behind, it expires with the TTL and the next winner removes it.
+    }
+  }
+}
+
+/** Checks a TTL: a positive duration the protocol can renew within. */
+export function checkLeaseTtl(ttlMs: number, said = `${ttlMs} ms`): number {
+  if (!Number.isFinite(ttlMs) || ttlMs < MIN_LEASE_TTL_MS || ttlMs > MAX_LEASE_TTL_MS) {
+    throw new LeaseError(`a lease TTL of ${said} cannot be used: it must be between ${MIN_LEASE_TTL_MS / 1000} s and ${MAX_LEASE_TTL_MS / 60_000} min (renewals come every quarter of it)`);
+  }
+  return ttlMs;
+}
+
+/**
+ * Takes the lease: claims, lists, and holds it when no earlier live claim conflicts; otherwise
+ * removes its claim and, within `waitMs`, tries again; then throws LeaseHeldError naming the holder.
+ */
+export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Promise<HeldLease> {
+  const ttlMs = checkLeaseTtl(opts.ttlMs ?? DEFAULT_LEASE_TTL_MS);
+  const clock = opts.clock ?? systemClock;
+  const random = opts.random ?? Math.random;
+  const started = clock.now();
+  const counter = { requests: 0 };
+  const base = { board: opts.board, description: opts.description, path: opts.path, owner: opts.owner, host: opts.host, pid: opts.pid, job: opts.job, clock, ...(opts.onEvent ? { onEvent: opts.onEvent } : {}) };
+  const body: LeaseBody = { v: LEASE_PROTOCOL, kind: 'claim', owner: opts.owner, path: opts.path, ttlMs, host: opts.host, pid: opts.pid, job: opts.job };
+  let ties = 0;
+  let missing = 0;
+  for (;;) {
+    if (signal?.aborted) throw new LeaseError(`stopped while waiting for the lease on ${opts.description}`);
+    const sentAt = clock.now();
+    counter.requests++;
+    const mine = await opts.board.create(body);
+    let verdict: Verdict;
+    try {
+      counter.requests++;
+      const records = await opts.board.list();
+      const own = records.find((r) => r.id === mine.id);
+      if (!own) {
+        // Removed already: its answer came so late that another run judged it expired. Try again,
+        // a few times; a listing that keeps missing what was just created cannot decide anything.
+        if (++missing > 4) throw new LeaseError(`the service did not list the lease record it had just created on ${opts.description}: a lease cannot be decided on a listing that misses records (--no-lock runs without one)`);
+        continue;
+      }
+      verdict = judge(records, { ...own, at: mine.at }, opts.owner, opts.path, ttlMs);
+    } catch (err) {
+      await opts.board.remove(mine.id).catch(() => undefined);
+      throw err;
+    }
+    if (verdict.held) {
+      const held = new HeldLease(base, ttlMs, mine, sentAt, counter, clock.now() - started, verdict.tookOverFrom);
+      for (const r of verdict.expired) {
+        counter.requests++;
+        await opts.board.remove(r.id).catch(() => undefined);
+      }
+      opts.onEvent?.('acquired', { at: mine.at });
+      return held;
+    }
+    counter.requests++;
+    await opts.board.remove(mine.id).catch(() => undefined);
+    const waited = clock.now() - started;
+    if (verdict.tie && !verdict.blocker && ties < 8) {
+      // The same instant on the service: neither won; a short random pause breaks the tie.
+      ties++;
+      await clock.sleep(20 + random() * 200, signal);
+      continue;
+    }
+    const blocker = verdict.blocker;
+    const waitMs = opts.waitMs ?? 0;
+    if (waited >= waitMs || !blocker) {
+      const holder: LeaseHolder = blocker ? holderOf(blocker) : { host: 'unknown', pid: 0, job: 'unknown', run: 'unknown', path: opts.path, since: new Date(mine.at).toISOString(), renewed: new Date(mine.at).toISOString(), ttlMs, note: 'claims made at the same instant kept tying' };
+      throw new LeaseHeldError(opts.description, holder, waited, opts.breakHint);
+    }
+    opts.onEvent?.('waiting', { holder: blocker.owner });
+    // Look again when the holder would expire if it stopped renewing, or sooner; never past the wait.
+    const untilExpiry = blocker.unjudgeable ? ttlMs : Math.max(0, blocker.latest + blocker.ttlMs - mine.at) + 50;
+    const pause = Math.min(Math.max(untilExpiry, 250), ttlMs / 4, waitMs - waited) * (0.8 + random() * 0.4);
+    await clock.sleep(Math.max(pause, 50), signal);
+  }
+}
