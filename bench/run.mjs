@@ -865,7 +865,49 @@ async function benchBwlimit() {
   }
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate).
+
+/**
+ * The lease's cost (issue 29): on a warm no-op, the requests it adds (counted on the wire) and the
+ * time, beside the same run with --no-lock; on a mirror of 2,000 files, the throughput beside
+ * --no-lock. Alternating rounds, medians, each round into a folder of its own with a fresh store.
+ */
+async function benchLease(rounds = 5, files = 2_000) {
+  const emu = await startEmulatorProcess();
+  const root = join(work, 'lease');
+  await makeTree(root, files, 1024);
+  const { client, counts } = countingClient(emu);
+  const leaseRequests = () => ['POST /projects', 'GET /projects', 'DELETE /projects'].reduce((n, k) => n + [...counts].filter(([key]) => key === k || (k === 'DELETE /projects' && key.startsWith('DELETE /projects/'))).reduce((m, [, v]) => m + v, 0), 0);
+  const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  const mirrorMs = { lease: [], off: [] };
+  const noopMs = { lease: [], off: [] };
+  const noopRequests = { lease: [], off: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 ? ['off', 'lease'] : ['lease', 'off']) {
+      const store = new SqliteCheckpointStore(join(work, `lease-${side}-${round}.sqlite`));
+      const opts = { source: root, project: emu.project, to: `lease-${side}-${round}`, progress: false, lock: side === 'off' ? { off: true } : {} };
+      const full = await timed(() => mirror(opts, { client, store }));
+      if (full.result.counts.uploaded !== files) throw new Error(`lease bench: ${JSON.stringify(full.result.counts)}`);
+      mirrorMs[side].push(full.ms);
+      counts.clear();
+      const noop = await timed(() => mirror(opts, { client, store }));
+      if (noop.result.counts.uploaded !== 0) throw new Error(`lease bench no-op: ${JSON.stringify(noop.result.counts)}`);
+      noopMs[side].push(noop.ms);
+      noopRequests[side].push(leaseRequests());
+      store.close();
+    }
+    console.error(`lease round ${round + 1}: mirror ${Math.round(mirrorMs.lease[round])} ms with the lease, ${Math.round(mirrorMs.off[round])} ms without; no-op ${Math.round(noopMs.lease[round])} / ${Math.round(noopMs.off[round])} ms, lease requests ${noopRequests.lease[round]} / ${noopRequests.off[round]}`);
+  }
+  await client.close();
+  await emu.stop();
+  const added = median(noopRequests.lease) - median(noopRequests.off);
+  record('lease: requests it adds to a warm no-op mirror', added, 0, 'requests', added, '<= 3', `POST, GET and DELETE /projects counted on the wire, with the lease against --no-lock (per round ${noopRequests.lease.join('/')} against ${noopRequests.off.join('/')})`);
+  record('lease: warm no-op mirror, time with the lease over --no-lock', Math.round(median(noopMs.lease)), Math.round(median(noopMs.off)), 'ms', median(noopMs.lease) / median(noopMs.off), undefined, `informational: medians of ${rounds} (with ${noopMs.lease.map(Math.round).join('/')} ms, without ${noopMs.off.map(Math.round).join('/')} ms)`);
+  const ratio = median(mirrorMs.off) / median(mirrorMs.lease);
+  const perRound = mirrorMs.off.map((off, i) => (off / mirrorMs.lease[i]).toFixed(2));
+  record(`lease: mirror of ${files} files, throughput with the lease over --no-lock`, Math.round(median(mirrorMs.lease)), Math.round(median(mirrorMs.off)), 'ms', ratio, '>= 0.97', `medians of ${rounds} alternating rounds, each into its own folder with a fresh store (per round ${perRound.join(', ')})`);
+}
+
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -884,6 +926,7 @@ try {
   if (wanted('faults')) await benchFaults();
   if (wanted('bwlimit')) await benchBwlimit();
   if (wanted('migrate')) await benchMigrate();
+  if (wanted('lease')) await benchLease();
 } finally {
   await rm(work, { recursive: true, force: true });
 }

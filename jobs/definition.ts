@@ -8,6 +8,7 @@ import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
 import { isAge, parseDuration, parseSize } from '../src/runner/format.js';
 import { readFilterFile } from '../src/config/filter-file.js';
+import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../src/runner/lease.js';
 
 export { parseDuration };
 import type { MirrorOptions } from './mirror.js';
@@ -53,6 +54,14 @@ const MirrorDefinition = z
     metadata: z.record(z.string(), z.string()).optional(),
     /** Checkpoint database; relative to the definition file. */
     state: z.string().min(1).optional(),
+    /** The lease on the service (as --wait-lock, --lock-ttl, --no-lock: `lock: false`). */
+    waitLock: z.string().regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 90s, 30m or 2h' }).optional(),
+    lockTtl: z
+      .string()
+      .regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 30s or 2m' })
+      .refine((t) => parseDuration(t) >= MIN_LEASE_TTL_MS && parseDuration(t) <= MAX_LEASE_TTL_MS, { message: 'must be from 2s to 1h' })
+      .optional(),
+    lock: z.boolean().optional(),
   })
   .strict();
 
@@ -126,6 +135,11 @@ export function loadDefinition(path: string): LoadedDefinition {
     ocrStrategy: d.ocr?.strategy,
     coordinateExtractionStrategy: d.coordinateExtraction,
     metadata: d.metadata,
+    lock: {
+      ...(d.lock === false ? { off: true } : {}),
+      ...(d.waitLock !== undefined ? { waitMs: parseDuration(d.waitLock) } : {}),
+      ...(d.lockTtl !== undefined ? { ttlMs: parseDuration(d.lockTtl) } : {}),
+    },
   };
   const loaded: LoadedDefinition = { definition: d, profile: d.profile, rps: d.rps, state: d.state ? resolve(here, d.state) : undefined, mirror };
   if (d.job === 'upload') {

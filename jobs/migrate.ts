@@ -18,7 +18,8 @@ import { replayImport } from '../src/playbooks/replay.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
-import { describeTarget } from '../src/api/target.js';
+import { describeTarget, hostOf } from '../src/api/target.js';
+import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-board.js';
 import { Progress, StatusLine, type ProgressState } from '../src/runner/progress.js';
 import { formatBytes } from '../src/runner/format.js';
 import { ProjectSource } from '../src/backends/project/source.js';
@@ -54,6 +55,8 @@ export interface MigrateOptions extends MigrateSelection {
   progress?: boolean | undefined;
   /** Off a terminal, one progress record this often (default 30 s). */
   statsIntervalMs?: number | undefined;
+  /** The lease on the target tenant's migrations from this source (--wait-lock, --lock-ttl, --no-lock). */
+  lock?: LeaseSettings | undefined;
 }
 
 export interface MigrateDeps extends PairDeps {
@@ -95,8 +98,13 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
   const projects = shareOf(await selectProjects(from, opts), opts.shard);
   const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
   const params = { from: from.transport.address.baseUrl, to: to.transport.address.baseUrl, projects: projects.map((p) => p.objectIdentifier), playbooks: playbooks.map((p) => p.objectIdentifier), ...(opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {}) };
-  return runJob({ store, job: JOB, jobKey, params, target: to.target }, async (ctx) => {
-    const ids = new IdMap(store, `${jobKey}|ids`, ctx.run.id, ctx.uploadId);
+  // One migration from this source (or shard of it) into the target at a time, whatever store
+  // each uses: the lease is held on the target, where the writes go.
+  const fromHost = hostOf(from.transport.address.baseUrl);
+  const leasePath = `migrate/${fromHost}${opts.shard ? `/shard-${opts.shard.index}-of-${opts.shard.count}` : ''}`;
+  const lease = serviceLease(to, tenantLeaseTarget(leasePath, JOB, `migrations from ${fromHost}${opts.shard ? ` (shard ${opts.shard.index}/${opts.shard.count})` : ''} into ${describeTarget(to.target)}`), opts.lock);
+  return runJob({ store, job: JOB, jobKey, params, target: to.target, lease }, async (ctx) => {
+    const ids = new IdMap(store, `${jobKey}|ids`, ctx.run.id, ctx.uploadId, ctx.writeGate);
     // Reads only, before any write: the target projects earlier runs made (whatever store they
     // used) are found again; a same-named project that is not theirs stops the run here.
     await adoptCounterparts(projects, to, ids, opts.intoExisting === true);
@@ -109,6 +117,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
       to.transport.logger.warn({ names: used.unknownNames }, '--map names organization metadata the source shows on none of its projects or playbooks: their options are not carried (name them by id to carry them)');
     }
     for (const def of used.definitions) {
+      await ctx.writeGate?.();
       const copied = await copyOptions(from, def, target);
       options.options += copied.options;
       options.created += copied.created;
@@ -169,6 +178,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   ctx.counts.discovered++;
   let targetId: string;
   try {
+    await ctx.writeGate?.();
     const made = await copyProject(w.to, project, w.ids, w.target);
     targetId = made.id;
     report.target = targetId;
@@ -220,6 +230,7 @@ async function migratePlaybook(playbook: Playbook, w: { from: FerryClient; to: F
     const archive = await openArchive(path);
     // The replay counts its parts in a context of its own: the migration counts the playbook.
     const sub: JobContext = { ...ctx, counts: zeroCounts(), errors: [], problems: [] };
+    await ctx.writeGate?.();
     const result = await replayImport(archive, w.to, w.ids, sub, w.mapping);
     for (const e of sub.errors) noteError(ctx, `playbook ${playbook.name ?? ''}: ${e.key}`, e.error);
     for (const p of sub.problems) noteProblem(ctx, `playbook ${playbook.name ?? ''}: ${p.key}`, p.reason);

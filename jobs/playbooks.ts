@@ -17,6 +17,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { toKeep, type RetentionRules } from '../src/playbooks/retention.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import type { CheckpointStore } from '../src/store/types.js';
+import { describeTarget } from '../src/api/target.js';
+import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-board.js';
 import { sha256Of } from '../src/sync/checksum.js';
 
 export interface PlaybookDeps {
@@ -170,6 +172,8 @@ export interface ImportOptions {
   mapping?: ReplayMapping | undefined;
   /** Longest wait for a server-side import (default 10 minutes). */
   timeoutMs?: number | undefined;
+  /** The lease on the target tenant's imports of this playbook (--wait-lock, --lock-ttl, --no-lock). */
+  lock?: LeaseSettings | undefined;
 }
 
 /**
@@ -184,8 +188,11 @@ export async function importArchive(opts: ImportOptions, deps: PlaybookDeps): Pr
   const target = client.transport.address.baseUrl;
   const jobKey = `playbooks-import|${opts.mode}|${target}|${contentKey}`;
   const parts = countParts(archive.playbook);
-  return runJob({ store, job: 'playbooks-import', jobKey, params: { file: archive.path, mode: opts.mode, playbook: archive.manifest.playbook }, target: client.target }, async (ctx) => {
-    const ids = new IdMap(store, jobKey, ctx.run.id, ctx.uploadId);
+  const from = archive.manifest.playbook.objectIdentifier;
+  const lease = serviceLease(client, tenantLeaseTarget(`playbook/${from}`, 'playbooks-import', `imports of playbook ${from} into ${describeTarget(client.target)}`), opts.lock);
+  return runJob({ store, job: 'playbooks-import', jobKey, params: { file: archive.path, mode: opts.mode, playbook: archive.manifest.playbook }, target: client.target, lease }, async (ctx) => {
+    await ctx.writeGate?.();
+    const ids = new IdMap(store, jobKey, ctx.run.id, ctx.uploadId, ctx.writeGate);
     const source = { ...archive.manifest.source, playbook: archive.manifest.playbook };
     if (opts.mode === 'replay') {
       ctx.counts.discovered = Object.values(parts).reduce((a, b) => a + b, 0);
@@ -227,6 +234,8 @@ export interface BackupOptions extends RetentionRules {
   /** The time this backup is taken (tests move it; default now). */
   now?: Date | undefined;
   onDone?: ((playbook: string, outcome: 'written' | 'unchanged') => void) | undefined;
+  /** The lease on backups of this tenant into this folder (--wait-lock, --lock-ttl, --no-lock). */
+  lock?: LeaseSettings | undefined;
 }
 
 /**
@@ -238,7 +247,10 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
   const { client, store } = deps;
   const out = resolve(opts.out);
   const jobKey = `playbooks-backup|${client.transport.address.baseUrl}|${out}`;
-  return runJob({ store, job: 'playbooks-backup', jobKey, params: { out, keep: opts.keep, keepDaily: opts.keepDaily, keepWeekly: opts.keepWeekly } }, async (ctx) => {
+  // Two backups into one shared folder (two machines mounting it at the same path) take turns:
+  // the lease is held on the tenant they read, named by the folder.
+  const lease = serviceLease(client, tenantLeaseTarget(`backup${out}`, 'playbooks-backup', `backups of ${describeTarget(client.target)} into ${out}`), opts.lock);
+  return runJob({ store, job: 'playbooks-backup', jobKey, params: { out, keep: opts.keep, keepDaily: opts.keepDaily, keepWeekly: opts.keepWeekly }, lease }, async (ctx) => {
     await mkdir(out, { recursive: true });
     const index = await readIndex(out);
     const now = opts.now ?? new Date();
@@ -253,6 +265,7 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
       const file = `${folder}/${stamp}.zip`;
       const temp = join(out, `.${folder}.${randomBytes(6).toString('hex')}.zip`);
       try {
+        await ctx.writeGate?.();
         await mkdir(join(out, folder), { recursive: true });
         const result = await exportPlaybook(client, playbook, temp, ctx.signal);
         const newest = index.backups.filter((b) => b.playbookIdentifier === playbook.objectIdentifier).sort((a, b) => Date.parse(b.exportedAt) - Date.parse(a.exportedAt))[0];

@@ -91,7 +91,7 @@ export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<Upl
     // The lease on the service too, for all rounds: a batch is a write, made under it.
     const use = serviceLease(client, projectLeaseTarget(opts.project, normaliseRemotePath(opts.to), JOB), opts.lock);
     if ('acquire' in use) {
-      lease = await use.acquire();
+      lease = await use.acquire(lock);
       lease.start();
     }
     return await uploadRounds(opts, deps, jobKey, lock, lease ? { held: lease } : use);

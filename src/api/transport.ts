@@ -100,6 +100,11 @@ export interface CallOptions<T = never> {
    * ambiguous failure is then not settled here: the caller's journal settles it on the next run.
    */
   stopBeforeSend?: AbortSignal;
+  /**
+   * Awaited right before every attempt goes on the wire (a retry's too): a write that may no
+   * longer be made (its run lost its lease on the service) throws here and is not sent.
+   */
+  beforeSend?: () => Promise<void>;
   headers?: Record<string, string>;
 }
 
@@ -122,6 +127,11 @@ export interface StreamResponse {
 }
 
 const USER_AGENT = 'ferry/0.1 (+undici)';
+
+/** What `beforeSend` threw: passed on as it is, never taken for a failure of the request. */
+class Refused {
+  constructor(readonly reason: unknown) {}
+}
 const RETRY = Symbol('retry');
 const GIVE_UP = Symbol('give up');
 
@@ -248,6 +258,13 @@ export class Transport {
         }
         token = sendToken ? (await this.tokens.token(signal)).value : undefined;
         if (opts.stopBeforeSend?.aborted) throw new AbortedError(`${method} ${path} was not sent: the job is stopping`);
+        if (opts.beforeSend) {
+          try {
+            await opts.beforeSend();
+          } catch (err) {
+            throw new Refused(err);
+          }
+        }
         onWire = true;
         res = await request(url, {
           method: method as Dispatcher.HttpMethod,
@@ -259,6 +276,7 @@ export class Transport {
           bodyTimeout: timeoutMs,
         });
       } catch (err) {
+        if (err instanceof Refused) throw err.reason;
         if (!onWire && opts.stopBeforeSend?.aborted) throw new AbortedError(`${method} ${path} was not sent: the job is stopping`);
         const failure = this.classify(err, method, url, timeoutMs, deadlineMs, opts.signal, deadline);
         if (failure instanceof AbortedError || (failure instanceof TimeoutError && failure.kind === 'deadline')) throw failure;

@@ -27,6 +27,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   migrate: async () => (await import('./commands/migrate.js')).registerMigrate,
   check: async () => (await import('./commands/check.js')).registerCheck,
   ls: async () => (await import('./commands/ls.js')).registerLs,
+  lock: async () => (await import('./commands/lock.js')).registerLock,
   config: async () => (await import('./commands/config.js')).registerConfig,
   completion: async () => (await import('./commands/completion.js')).registerCompletion,
   jobs: async () => (await import('./commands/jobs.js')).registerJobs,

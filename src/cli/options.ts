@@ -72,7 +72,7 @@ export function addTransferOptions(cmd: Command): Command {
 /** The lease every writing command holds on the service (docs/scale-out.md, The lease). */
 export function addLeaseOptions(cmd: Command): Command {
   return cmd
-    .option('--wait-lock <duration>', 'wait this long for another run to release the destination\'s lease (default: exit 4 at once)')
+    .option('--wait-lock <duration>', 'wait this long for another run to release the destination\'s lease (default: no wait, exit 4)')
     .option('--lock-ttl <duration>', 'how long the lease outlives its last renewal if this run dies (default 30s; 2s to 1h)')
     .option('--no-lock', 'hold no lease on the service: only for one who knows no other run writes here (said in the summary)');
 }

@@ -44,7 +44,8 @@ export function summaryBody(summary: JobSummary): Record<string, unknown> {
 
 /** A job's summary as its --json answer. */
 export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = exitCode === EXIT.leaseLost ? 'lease-lost' : summary.status): Record<string, unknown> {
-  return envelope(status, exitCode, summaryBody(summary));
+  const lost = (summary.lease as { lost?: string } | undefined)?.lost;
+  return envelope(status, exitCode, { ...(lost ? { error: lost } : {}), ...summaryBody(summary) });
 }
 
 export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout): void {

@@ -20,6 +20,8 @@ export class IdMap {
     private readonly jobKey: string,
     private readonly runId: number,
     private readonly batch: string,
+    /** Awaited before every create: throws when the run may write no more (its lease lost). */
+    private readonly gate?: () => Promise<void>,
   ) {}
 
   private key(kind: string, oldId: string): string {
@@ -51,6 +53,7 @@ export class IdMap {
         return { id: found, outcome: 'reconciled' };
       }
     }
+    await this.gate?.();
     this.store.recordIntent(this.jobKey, key, { size: 0, mtimeMs: 0, sha256: null, uploadId: this.batch, parentId: null, runId: this.runId });
     const id = await create();
     this.done(key, oldId, id);

@@ -5,7 +5,7 @@ import type { Target } from '../api/client.js';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
-import { LeaseLostError, type HeldLease } from './lease.js';
+import { LeaseError, LeaseHeldError, LeaseLostError, type HeldLease } from './lease.js';
 import { stopOnSignals } from './signals.js';
 import { writeStderr } from './terminal.js';
 import { layout, outputWidth } from './layout.js';
@@ -68,7 +68,7 @@ export interface JobContext {
  * The run's lease on the service: taken here (and released at the end), held already by the caller
  * (a job of several runs), or not used (`--no-lock`, said in the summary).
  */
-export type LeaseUse = { acquire: () => Promise<HeldLease> } | { held: HeldLease } | { off: string };
+export type LeaseUse = { acquire: (lock: Pick<HeldLock, 'token' | 'replaced'>) => Promise<HeldLease> } | { held: HeldLease } | { off: string };
 
 export interface JobSummary {
   job: string;
@@ -110,13 +110,19 @@ export async function runJob(
   const { store } = opts;
   // The lock comes first: a run that is alive elsewhere is neither started beside nor resumed.
   const lock = opts.lock ?? takeLock(store, opts.jobKey);
-  // Then the lease on the service, which other stores and other machines see.
+  // Then the lease on the service, which other stores and other machines see. Held by another
+  // run: refused (exit 4), no run recorded. Not to be had for another reason (the service cannot
+  // be reached, the token is refused): the run is recorded, and aborted with that reason.
   let lease: HeldLease | undefined;
+  let leaseFailure: unknown;
   try {
-    lease = await leaseOf(opts.lease);
+    lease = await leaseOf(opts.lease, lock);
   } catch (err) {
-    if (!opts.lock) lock.release();
-    throw err;
+    if (err instanceof LeaseHeldError || err instanceof LeaseError) {
+      if (!opts.lock) lock.release();
+      throw err;
+    }
+    leaseFailure = err;
   }
   const ownsLease = opts.lease !== undefined && 'acquire' in opts.lease;
   let run: RunRecord;
@@ -151,6 +157,7 @@ export async function runJob(
   let extra: Record<string, unknown> = {};
   let fatal: unknown;
   try {
+    if (leaseFailure !== undefined) throw leaseFailure;
     extra = (await body(ctx)) ?? {};
     if (stop.reason()) status = 'interrupted';
     else if (ctx.unfinished) {
@@ -199,10 +206,10 @@ export async function runJob(
   return summary;
 }
 
-async function leaseOf(use: LeaseUse | undefined): Promise<HeldLease | undefined> {
+async function leaseOf(use: LeaseUse | undefined, lock: HeldLock): Promise<HeldLease | undefined> {
   if (!use || 'off' in use) return undefined;
   if ('held' in use) return use.held;
-  const lease = await use.acquire();
+  const lease = await use.acquire(lock);
   lease.start();
   return lease;
 }

@@ -90,6 +90,12 @@ export interface LeaseOptions {
   clock?: LeaseClock;
   /** How to break it, said to whoever is refused. */
   breakHint?: string;
+  /**
+   * Owners known to be dead without the service's word: the holder this run's checkpoint store
+   * proved dead (its process is gone) when it took over the store's lock. Their records are
+   * taken over at once, not a TTL later.
+   */
+  deadOwners?: readonly string[];
   random?: () => number;
   onEvent?: (event: string, detail?: Record<string, unknown>) => void;
 }
@@ -163,7 +169,7 @@ export interface Verdict {
  * The decision, made from one listing taken after `mine` was created. `mine.at` is the service's
  * "now" for the judge: a record older than a claimant's TTL before it is expired.
  */
-export function judge(records: readonly LeaseRecord[], mine: LeaseRecord, ownToken: string, ownPath: string, ownTtlMs: number): Verdict {
+export function judge(records: readonly LeaseRecord[], mine: LeaseRecord, ownToken: string, ownPath: string, ownTtlMs: number, deadOwners: readonly string[] = []): Verdict {
   const byOwner = new Map<string, LeaseRecord[]>();
   for (const r of records) {
     const owner = r.body ? r.body.owner : `unreadable:${r.id}`;
@@ -181,7 +187,7 @@ export function judge(records: readonly LeaseRecord[], mine: LeaseRecord, ownTok
       for (const r of list) if (mine.at - r.at > ownTtlMs) verdict.expired.push(r);
       continue;
     }
-    const alive = claimant.unjudgeable !== undefined || claimant.renewedSince || mine.at - claimant.latest <= claimant.ttlMs;
+    const alive = !deadOwners.includes(owner) && (claimant.unjudgeable !== undefined || claimant.renewedSince || mine.at - claimant.latest <= claimant.ttlMs);
     if (!alive) {
       verdict.expired.push(...list);
       if (compare(claimant.claim, mine) < 0 && pathsConflict(claimant.path, ownPath)) verdict.tookOverFrom.push(holderOf(claimant));
@@ -376,7 +382,13 @@ export class HeldLease {
       this.counter.requests++;
       const records = await board.list();
       if (!records.some((r) => r.id === this.claim.id)) {
-        this.loseWith(`the lease on ${this.opts.description} was broken (its claim was removed from the service, as \`ferry lock break\` does): this run writes nothing more`);
+        // Removed by a run that judged this one expired (it went unrenewed past its TTL: a
+        // stopped process, a renewal that came back too late) or by `ferry lock break`.
+        const successor = leaseEntries(records).find((e) => e.holder && e.holder.run !== this.opts.owner && pathsConflict(e.holder.path, this.opts.path))?.holder;
+        this.loseWith(
+          `the lease on ${this.opts.description} is no longer this run's: its claim was removed from the service${successor ? `, and ${successor.job} run ${successor.run} on host ${successor.host} (pid ${successor.pid}) holds it since ${successor.since}` : ''} ` +
+            `(another run takes it over once this one goes unrenewed past its TTL of ${Math.round(this.ttlMs / 1000)} s, e.g. while stopped; \`ferry lock break\` removes it at once): this run writes nothing more`,
+        );
         await this.removeQuietly(beat.id);
         return;
       }
@@ -481,7 +493,7 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
         if (++missing > 4) throw new LeaseError(`the service did not list the lease record it had just created on ${opts.description}: a lease cannot be decided on a listing that misses records (--no-lock runs without one)`);
         continue;
       }
-      verdict = judge(records, { ...own, at: mine.at }, opts.owner, opts.path, ttlMs);
+      verdict = judge(records, { ...own, at: mine.at }, opts.owner, opts.path, ttlMs, opts.deadOwners);
     } catch (err) {
       await opts.board.remove(mine.id).catch(() => undefined);
       throw err;
@@ -510,10 +522,32 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
       const holder: LeaseHolder = blocker ? holderOf(blocker) : { host: 'unknown', pid: 0, job: 'unknown', run: 'unknown', path: opts.path, since: new Date(mine.at).toISOString(), renewed: new Date(mine.at).toISOString(), ttlMs, note: 'claims made at the same instant kept tying' };
       throw new LeaseHeldError(opts.description, holder, waited, opts.breakHint);
     }
-    opts.onEvent?.('waiting', { holder: blocker.owner });
+    const h = holderOf(blocker);
+    opts.onEvent?.('waiting', { holder: `${h.job} run ${h.run} on host ${h.host}, pid ${h.pid}, since ${h.since}` });
     // Look again when the holder would expire if it stopped renewing, or sooner; never past the wait.
     const untilExpiry = blocker.unjudgeable ? ttlMs : Math.max(0, blocker.latest + blocker.ttlMs - mine.at) + 50;
     const pause = Math.min(Math.max(untilExpiry, 250), ttlMs / 4, waitMs - waited) * (0.8 + random() * 0.4);
     await clock.sleep(Math.max(pause, 50), signal);
   }
+}
+
+/** The records of a scope, by owner, as the operator sees them (`ferry lock status|break`). */
+export interface LeaseEntry {
+  /** Undefined for beats whose claim is gone (left by a release or a break cut short). */
+  holder?: LeaseHolder;
+  records: string[];
+}
+
+export function leaseEntries(records: readonly LeaseRecord[]): LeaseEntry[] {
+  const byOwner = new Map<string, LeaseRecord[]>();
+  for (const r of records) {
+    const owner = r.body ? r.body.owner : `unreadable:${r.id}`;
+    byOwner.set(owner, [...(byOwner.get(owner) ?? []), r]);
+  }
+  const entries: LeaseEntry[] = [];
+  for (const [owner, list] of byOwner) {
+    const claimant = claimantOf(owner, list, Infinity, DEFAULT_LEASE_TTL_MS);
+    entries.push({ ...(claimant ? { holder: holderOf(claimant) } : {}), records: list.map((r) => r.id) });
+  }
+  return entries.sort((a, b) => (a.holder?.since ?? '').localeCompare(b.holder?.since ?? ''));
 }

@@ -14,6 +14,13 @@ export class LockedError extends FerryError {
 
 export interface HeldLock {
   readonly jobKey: string;
+  /**
+   * This acquisition's token; a run's lease on the service is held under the same token, so that
+   * the next run of this store knows the lease of a holder it proved dead.
+   */
+  readonly token: string;
+  /** The token of a holder that died (kill -9) and whose lock was taken over, if so. */
+  readonly replaced?: string | undefined;
   /** Records which run now works under the lock (shown to whoever is refused). */
   attach(runId: number): void;
   release(): void;
@@ -27,6 +34,8 @@ export function takeLock(store: CheckpointStore, jobKey: string): HeldLock {
   let released = false;
   return {
     jobKey,
+    token,
+    replaced: result.replaced,
     attach(runId) {
       store.acquireLock(jobKey, token, runId);
     },

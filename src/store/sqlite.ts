@@ -194,9 +194,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
     return rows.map(toRun);
   }
 
-  acquireLock(jobKey: string, token: string, runId = 0): { ok: true } | { ok: false; holder: LockHolder } {
+  acquireLock(jobKey: string, token: string, runId = 0): { ok: true; replaced?: string } | { ok: false; holder: LockHolder } {
     // IMMEDIATE: two processes racing for the lock are serialised by SQLite itself.
-    const take = this.db.transaction((): { ok: true } | { ok: false; holder: LockHolder } => {
+    const take = this.db.transaction((): { ok: true; replaced?: string } | { ok: false; holder: LockHolder } => {
       const holder = this.s.getLock.get(jobKey) as (LockHolder & { token: string; processStart: string | null }) | undefined;
       if (holder && holder.token === token) {
         this.s.setLockRun.run(runId, jobKey, token);
@@ -206,7 +206,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
       // A holder that died (kill -9, power loss) never finished its run: say so.
       if (holder) this.s.markInterrupted.run(this.stamp(), holder.runId);
       this.s.putLock.run(jobKey, runId, process.pid, hostname(), this.stamp(), token, processStart(process.pid));
-      return { ok: true };
+      return holder ? { ok: true, replaced: holder.token } : { ok: true };
     });
     return take.immediate();
   }

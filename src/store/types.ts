@@ -95,9 +95,9 @@ export interface CheckpointStore {
   /**
    * Takes the lock for the acquisition `token`, or returns who holds it. A holder whose process
    * is gone is replaced (its run marked interrupted). Taking it again with the same token only
-   * records the run now working under it.
+   * records the run now working under it. `replaced`: the token of a dead holder taken over.
    */
-  acquireLock(jobKey: string, token: string, runId?: number): { ok: true } | { ok: false; holder: LockHolder };
+  acquireLock(jobKey: string, token: string, runId?: number): { ok: true; replaced?: string } | { ok: false; holder: LockHolder };
   releaseLock(jobKey: string, token: string): void;
 
   // Items

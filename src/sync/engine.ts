@@ -38,6 +38,8 @@ export interface WriteContext {
   claimed: ReadonlySet<string>;
   /** Fires when the run is asked to stop: a write sends no new attempt after it (see stopBeforeSend). */
   stopping?: AbortSignal;
+  /** Awaited right before each attempt of the write leaves: throws when the run may write no more (its lease lost). */
+  gate?: () => Promise<void>;
 }
 
 /** What the destination already holds at a key, as a cold start adopts it into the store. */
@@ -320,7 +322,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     }
     const started = Date.now();
     const waited = waitedInSlot();
-    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal });
+    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, ...(ctx.writeGate ? { gate: ctx.writeGate } : {}) });
     // The service's latency, from items written at the first attempt (the waits for the pace left
     // out): a retried item's time is the fault's, not a sign of load.
     const after = waitedInSlot();

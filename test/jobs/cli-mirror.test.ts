@@ -76,7 +76,7 @@ describe('ferry mirror (CLI)', () => {
     const store = new SqliteCheckpointStore(state);
     const jobKey = mirrorJobKey(service.emulator.baseUrl, { source: src, project: service.project });
     const holder = store.startRun({ job: 'mirror', jobKey, params: {}, uploadId: null });
-    expect(store.acquireLock(jobKey, 'this-test', holder.id)).toEqual({ ok: true });
+    expect(store.acquireLock(jobKey, 'this-test', holder.id)).toMatchObject({ ok: true });
     await chmod(state, 0o666);
     await chmod(`${state}-wal`, 0o666).catch(() => undefined);
     await chmod(`${state}-shm`, 0o666).catch(() => undefined);

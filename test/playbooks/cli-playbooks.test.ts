@@ -118,7 +118,7 @@ describe('ferry playbooks (CLI)', () => {
     const out = join(dir, 'out');
     const state = join(dir, 'state.sqlite');
     const store = new SqliteCheckpointStore(state);
-    expect(store.acquireLock(`playbooks-export|${service.emulator.baseUrl}|${out}`, 'this-test', 7)).toEqual({ ok: true });
+    expect(store.acquireLock(`playbooks-export|${service.emulator.baseUrl}|${out}`, 'this-test', 7)).toMatchObject({ ok: true });
     try {
       const r = await runFerry(['playbooks', 'export', '--all', '--out', out, '--state', state, '--json'], service.env(0));
       expect(r.code).toBe(4);

@@ -122,14 +122,15 @@ describe('checkpoint store', () => {
     const db = new Database(path);
     db.prepare('UPDATE locks SET pid = ?, run_id = ? WHERE job_key = ?').run(Number(dead), r1.id, JOB);
     db.close();
-    expect(store.acquireLock(JOB, 'token-3')).toEqual({ ok: true });
+    // The dead holder's token is handed over: its lease on the service is known to be dead too.
+    expect(store.acquireLock(JOB, 'token-3')).toEqual({ ok: true, replaced: 'token-2' });
     expect(store.getRun(r1.id)?.status).toBe('interrupted');
 
     // A live pid that now belongs to another process (started at another time) is stale too.
     const db2 = new Database(path);
     db2.prepare("UPDATE locks SET pid = ?, process_start = '1' WHERE job_key = ?").run(process.pid, JOB);
     db2.close();
-    expect(store.acquireLock(JOB, 'token-4')).toEqual({ ok: true });
+    expect(store.acquireLock(JOB, 'token-4')).toEqual({ ok: true, replaced: 'token-3' });
   });
 
   it('stores folders by relative path', () => {

@@ -61,7 +61,8 @@ describe('ferry migrate without its checkpoint store', () => {
   it('killed once, finished from another --state, verified from a third: one project each, every document once, one playbook', async () => {
     const projects = [await sourceProject('Lost store A', 40), await sourceProject('Lost store B', 25)];
     const playbook = await buildRichPlaybook(src, uk.tenants[0]!, { name: 'Stateless playbook', assemblies: 2 });
-    const selection = ['--projects', projects.map((p) => p.id).join(','), '--playbooks', playbook.id, '--map', map, '--concurrency', '4', '--json'];
+    // The killed run's lease on the target lives on for its TTL: the next store waits it out.
+    const selection = ['--projects', projects.map((p) => p.id).join(','), '--playbooks', playbook.id, '--map', map, '--concurrency', '4', '--json', '--lock-ttl', '2s', '--wait-lock', '30s'];
     const run = (state: string, onSpawn?: Parameters<typeof runFerry>[2]) => runFerry(['migrate', '--from', 'uk', '--to', 'us', ...selection, '--state', join(dir, state)], env, onSpawn);
 
     // Killed once documents are arriving.
@@ -151,4 +152,20 @@ describe('ferry migrate without its checkpoint store', () => {
     expect(verify.code, verify.stdout).toBe(0);
     expect(onlyJson(verify)).toMatchObject({ differenceCount: 0, counts: { projects: 6, documents: 48 } });
   });
+  // Last: its documents on the target would count in the others' documentsOnTarget().
+  it('two migrations of the same project at once, from two stores: one target project, every document once; the other says why (exit 4, the holder named)', async () => {
+    const project = await sourceProject('Twice at once', 30);
+    const run = (state: string) => runFerry(['migrate', '--from', 'uk', '--to', 'us', '--projects', project.id, '--map', map, '--json', '--state', join(dir, state)], env);
+    const answers = (await Promise.all([run('twice-1.sqlite'), run('twice-2.sqlite')])).map((r) => ({ code: r.code, json: onlyJson(r) as { status: string; holder?: { pid: number }; error?: string; counts?: Record<string, number> } }));
+    for (const a of answers) expect([0, 4], JSON.stringify(a.json)).toContain(a.code);
+    for (const a of answers.filter((x) => x.code === 4)) {
+      expect(a.json.status).toBe('locked');
+      expect(a.json.error).toMatch(/another run holds the lease on migrations from .* on the service/);
+      expect(a.json.holder?.pid).toEqual(expect.any(Number));
+    }
+    const ids = await targetProjects('Twice at once');
+    expect(ids).toHaveLength(1);
+    expect((await remoteFiles(dst, ids[0]!)).map((d) => d.path ?? '').sort()).toEqual(project.paths);
+  });
+
 });

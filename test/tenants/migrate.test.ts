@@ -98,7 +98,10 @@ describe('ferry migrate between two regions', () => {
     await writeFile(map, `organizationMetadata:\n${mapped.join('\n')}\n`);
     names = projects.map((p) => p.name);
     state = join(dir, 'migrate.sqlite');
-    args = ['migrate', '--from', 'uk', '--to', 'us', '--projects', projects.map((p) => p.id).join(','), '--playbooks', playbooks.map((p) => p.id).join(','), '--map', map, '--state', state, '--concurrency', '4', '--json'];
+    args = ['migrate', '--from', 'uk', '--to', 'us', '--projects', projects.map((p) => p.id).join(','), '--playbooks', playbooks.map((p) => p.id).join(','), '--map', map, '--state', state, '--concurrency', '4', '--json',
+      // A run killed here leaves its lease on the target: the next run of this store takes it over
+      // at once; one that comes after this test's own hold of the store's lock waits out the TTL.
+      '--lock-ttl', '3s', '--wait-lock', '30s'];
 
     // The plan, before anything is written.
     const planned = await runFerry([...args, '--dry-run'], env);
@@ -140,7 +143,7 @@ describe('ferry migrate between two regions', () => {
     // A live holder of the pair's lock (this process): the second run is refused, nothing written.
     const store = new SqliteCheckpointStore(state);
     const key = migrateJobKey(src, dst);
-    expect(store.acquireLock(key, 'this-test', 1)).toEqual({ ok: true });
+    expect(store.acquireLock(key, 'this-test', 1)).toMatchObject({ ok: true });
     try {
       const before = [...(await targetDocuments(names)).values()].reduce((n, p) => n + p.length, 0);
       const refused = await runFerry(args, env);

@@ -13,6 +13,9 @@ import type { Project } from '../../api/types.js';
 import { LEASE_RECORD_PREFIX } from '../../api/resources/projects.js';
 import { acquireLease, LeaseError, type LeaseBoard, type LeaseBody, type LeaseRecord } from '../../runner/lease.js';
 import type { LeaseUse } from '../../runner/job.js';
+import { unreachable } from './source.js';
+import { writeStderr } from '../../runner/terminal.js';
+import { safeText } from '../names.js';
 
 export { isLeaseRecord } from '../../api/resources/projects.js';
 
@@ -122,18 +125,24 @@ export interface LeaseTarget {
 export function serviceLease(client: FerryClient, target: LeaseTarget, settings: LeaseSettings = {}): LeaseUse {
   if (settings.off) return { off: '--no-lock' };
   return {
-    acquire: () =>
+    acquire: (lock) =>
       acquireLease({
         board: new ProjectLeaseBoard(client, target.scope),
         description: target.description,
         path: target.path,
-        owner: randomUUID(),
+        // The store lock's token: the next run of this store, finding this process dead, knows
+        // this lease is dead too and need not wait out its TTL.
+        owner: lock?.token ?? randomUUID(),
+        ...(lock?.replaced ? { deadOwners: [lock.replaced] } : {}),
         host: hostname(),
         pid: process.pid,
         job: target.job,
         breakHint: target.breakHint,
         ...(settings.ttlMs !== undefined ? { ttlMs: settings.ttlMs } : {}),
         ...(settings.waitMs !== undefined ? { waitMs: settings.waitMs } : {}),
+        onEvent: sayOnStderr(),
+      }).catch((err: unknown) => {
+        throw unreachable(err) ?? err;
       }),
   };
 }
@@ -146,5 +155,26 @@ export function projectLeaseTarget(project: string, path: string, job: string): 
     job,
     description: `project ${project}${path ? `, folder ${path}` : ''}`,
     breakHint: `ferry lock break --project ${project}${path ? ` --path '${path.replace(/'/g, "'\\''")}'` : ''}`,
+  };
+}
+
+/**
+ * The lease target of work on the tenant as a whole (a migration into it, a playbook import, a
+ * backup of its playbooks): scope `tenant`, paths naming the work (`migrate/<source host>`,
+ * `playbook/<id>`, `backup/<folder>`), which conflict as folders do.
+ */
+export function tenantLeaseTarget(path: string, job: string, description: string): LeaseTarget {
+  return { scope: 'tenant', path, job, description, breakHint: `ferry lock break --path '${path.replace(/'/g, "'\\''")}'` };
+}
+
+/** What the operator should hear at once, not only in the summary: a wait begun, a lease lost. */
+function sayOnStderr(): (event: string, detail?: Record<string, unknown>) => void {
+  let waiting = false;
+  return (event, detail) => {
+    if (event === 'lost') writeStderr(`ferry: ${safeText(String(detail?.message ?? 'the lease was lost'))}\n`);
+    if (event === 'waiting' && !waiting) {
+      waiting = true;
+      writeStderr(`ferry: another run holds the lease (${safeText(String(detail?.holder ?? ''))}): waiting for it (--wait-lock)\n`);
+    }
   };
 }

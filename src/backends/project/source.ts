@@ -42,12 +42,15 @@ export async function requireProject(client: FerryClient, project: string, use: 
     await client.projects.get(project);
   } catch (err) {
     if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) throw err;
-    if (err instanceof ConnectionError || err instanceof TimeoutError) {
-      // Say which host, not which project: the project was never asked about.
-      throw new JobAbortedError(`the service cannot be reached at ${originOf(err.url)}: ${err.message}; check the address (FERRY_BASE_URL or the profile) and the network`);
-    }
-    throw new JobAbortedError(`project ${project} cannot be ${use}: ${(err as Error).message}`);
+    // Say which host, not which project: the project was never asked about.
+    throw unreachable(err) ?? new JobAbortedError(`project ${project} cannot be ${use}: ${(err as Error).message}`);
   }
+}
+
+/** A host that cannot be reached, said as the reason the job stopped (exit 3); undefined for other errors. */
+export function unreachable(err: unknown): JobAbortedError | undefined {
+  if (!(err instanceof ConnectionError || err instanceof TimeoutError)) return undefined;
+  return new JobAbortedError(`the service cannot be reached at ${originOf(err.url)}: ${err.message}; check the address (FERRY_BASE_URL or the profile) and the network`);
 }
 
 function originOf(url: string): string {

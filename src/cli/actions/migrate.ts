@@ -11,7 +11,7 @@ import { exitCodeFor, namedCounts, printSummary, summaryEnvelope } from '../outp
 import { setCommand, writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
-import { bwlimitFlag, statsFlag } from '../options.js';
+import { bwlimitFlag, leaseSettingsFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 import { parseShard } from '../../tenants/selection.js';
 
@@ -33,6 +33,9 @@ interface MigrateCliOptions {
   shard?: string;
   sameTenant?: boolean;
   intoExisting?: boolean;
+  waitLock?: string;
+  lockTtl?: string;
+  lock?: boolean;
 }
 
 
@@ -72,7 +75,7 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
       out.finish(process.exitCode, { ...plan }, describePlan(plan), plan.blockers.length > 0);
       return;
     }
-    const summary = await migrate({ ...selection, mapping, concurrency, bwlimit: bwlimitFlag(opts.bwlimit), progress: !json, statsIntervalMs: statsFlag(opts.stats), intoExisting: opts.intoExisting === true }, deps);
+    const summary = await migrate({ ...selection, mapping, concurrency, bwlimit: bwlimitFlag(opts.bwlimit), progress: !json, statsIntervalMs: statsFlag(opts.stats), intoExisting: opts.intoExisting === true, lock: leaseSettingsFrom(opts) }, deps);
     let code = exitCodeFor(summary);
     let verification: VerifyReport | undefined;
     if (opts.verify && summary.status === 'succeeded') {

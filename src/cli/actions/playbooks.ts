@@ -14,6 +14,7 @@ import { writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { lockedOr, openJobDeps, uuidFlag } from '../shared.js';
 import { parseDurationFlag } from './upload.js';
+import { leaseSettingsFrom } from '../options.js';
 
 export async function exportAction(ids: string[], opts: { all?: boolean; out: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   if (opts.all && ids.length) throw new ConfigurationError('give playbook ids or --all, not both');
@@ -24,17 +25,19 @@ export async function exportAction(ids: string[], opts: { all?: boolean; out: st
   );
 }
 
-export async function importAction(file: string, opts: { mode: 'server' | 'replay'; toProfile?: string; map?: string; timeout: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
+export async function importAction(file: string, opts: { mode: 'server' | 'replay'; toProfile?: string; map?: string; timeout: string; state?: string; json?: boolean; waitLock?: string; lockTtl?: string; lock?: boolean }, cmd: Command): Promise<void> {
   if (opts.map && opts.mode !== 'replay') throw new ConfigurationError('--map applies to --mode replay');
   const mapping = opts.map ? loadMapping(opts.map) : undefined;
   const timeoutMs = parseDurationFlag('--timeout', opts.timeout);
-  process.exitCode = await runJobCommand(cmd, { ...opts, profile: opts.toProfile }, (deps) => importArchive({ file, mode: opts.mode, mapping, timeoutMs }, deps));
+  const lock = leaseSettingsFrom(opts);
+  process.exitCode = await runJobCommand(cmd, { ...opts, profile: opts.toProfile }, (deps) => importArchive({ file, mode: opts.mode, mapping, timeoutMs, lock }, deps));
 }
 
-export async function backupAction(opts: { out: string; keep?: string; keepDaily?: string; keepWeekly?: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
+export async function backupAction(opts: { out: string; keep?: string; keepDaily?: string; keepWeekly?: string; state?: string; json?: boolean; waitLock?: string; lockTtl?: string; lock?: boolean }, cmd: Command): Promise<void> {
   const rules = { keep: count('--keep', opts.keep), keepDaily: count('--keep-daily', opts.keepDaily), keepWeekly: count('--keep-weekly', opts.keepWeekly) };
+  const lock = leaseSettingsFrom(opts);
   process.exitCode = await runJobCommand(cmd, opts, (deps) =>
-    backupPlaybooks({ out: opts.out, ...rules, onDone: live(opts.json, (id, outcome) => `${outcome} ${id}`) }, deps),
+    backupPlaybooks({ out: opts.out, ...rules, lock, onDone: live(opts.json, (id, outcome) => `${outcome} ${id}`) }, deps),
   );
 }
 

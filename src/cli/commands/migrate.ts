@@ -2,11 +2,11 @@
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { type Command } from 'commander';
 import { later } from '../later.js';
-import { STATS_HELP, BWLIMIT_HELP } from '../options.js';
+import { STATS_HELP, BWLIMIT_HELP, addLeaseOptions } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 
 export function registerMigrate(program: Command): void {
-  withSelection(
+  const migrate = withSelection(
     program
       .command('migrate')
       .description('projects (folders, documents, metadata) and playbooks from one tenant into another: planned, resumable, exactly once, verified')
@@ -15,8 +15,8 @@ export function registerMigrate(program: Command): void {
     .option('--map <file>', 'target ids for organization metadata (and options), by source id or name (YAML)')
     .option('--dry-run', 'print the plan and change nothing')
     .option('--into-existing', 'copy into a same-named target project that no earlier migration of it made (otherwise the run stops and names it)')
-    .option('--verify', 'after the migration, compare source and target; exit 1 on any difference')
-    .action(later(() => import('../actions/migrate.js'), 'migrateAction'));
+    .option('--verify', 'after the migration, compare source and target; exit 1 on any difference');
+  addLeaseOptions(migrate).action(later(() => import('../actions/migrate.js'), 'migrateAction'));
 }
 
 function withSelection(cmd: Command): Command {

@@ -32,6 +32,9 @@ export function registerPlaybooks(program: Command): void {
     .option('--map <file>', 'replay: target ids for organization metadata (and options), by old id or name; YAML or JSON')
     .option('--timeout <duration>', 'server: longest wait for the import task', '10m')
     .option('--state <file>', 'checkpoint database (holds the id map of replays)')
+    .option('--wait-lock <duration>', "wait this long for another import of the same playbook into the tenant (default: no wait, exit 4)")
+    .option('--lock-ttl <duration>', 'how long the lease outlives its last renewal if this run dies (default 30s; 2s to 1h)')
+    .option('--no-lock', 'hold no lease on the service (said in the summary)')
     .option('--json', 'print one JSON summary on stdout')
     .action(later(() => import('../actions/playbooks.js'), 'importAction'));
 
@@ -43,6 +46,9 @@ export function registerPlaybooks(program: Command): void {
     .option('--keep-daily <n>', 'keep the newest archive of each of the last n days')
     .option('--keep-weekly <n>', 'keep the newest archive of each of the last n ISO weeks')
     .option('--state <file>', 'checkpoint database')
+    .option('--wait-lock <duration>', 'wait this long for another backup of the tenant into the same folder (default: no wait, exit 4)')
+    .option('--lock-ttl <duration>', 'how long the lease outlives its last renewal if this run dies (default 30s; 2s to 1h)')
+    .option('--no-lock', 'hold no lease on the service (said in the summary)')
     .option('--json', 'print one JSON summary on stdout')
     .action(later(() => import('../actions/playbooks.js'), 'backupAction'));
 
