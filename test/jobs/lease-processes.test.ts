@@ -211,6 +211,10 @@ describe('bad input to the lease', () => {
     const refused = onlyJson(await mirror(src, project, env(dir, 'a'), ['--lock-ttl', '2s', '--wait-lock', '3s'])) as unknown as Answer;
     expect(refused.exitCode).toBe(4);
     expect(refused.holder?.note).toMatch(/protocol 2, written by a newer ferry/);
+    // The record is a project of the service, yet never the user's: `ferry ls` leaves it out.
+    const listed = onlyJson(await runFerry(['ls', '--json'], env(dir, 'a'))) as { items: { name: string }[] };
+    expect(listed.items.length).toBeGreaterThan(0);
+    expect(listed.items.filter((p) => p.name.startsWith('.ferry-lease'))).toEqual([]);
     const status = onlyJson(await runFerry(['lock', 'status', '--project', project, '--json'], env(dir, 'a')));
     expect(status).toMatchObject({ command: 'lock status', exitCode: 0, records: 1, holders: [{ note: expect.stringMatching(/protocol 2/) }] });
     const broke = await runFerry(['lock', 'break', '--project', project, '--json'], env(dir, 'a'));
