@@ -103,6 +103,8 @@ export interface VerifyOutcome {
   entry?: string;
   playbook?: { objectIdentifier: string; name: string | null };
   entries?: number;
+  /** Moved aside by a backup that replaced it (damaged): reported, not bad. */
+  quarantined?: { was: string; why: string; at: string };
 }
 
 /** Every .zip under a folder (a backup folder has one per playbook), temporary files left out. */
@@ -144,6 +146,10 @@ export async function verifyArchives(target: string): Promise<VerifyOutcome[]> {
   const present = new Set(paths);
   for (const [path, b] of byPath) {
     if (!present.has(path)) outcomes.push({ path, ok: false, error: `${INDEX_FILE} lists this backup of playbook ${b.playbookIdentifier}, but it is not on disk` });
+  }
+  // Archives a backup moved aside: said as such, with why; the backup that replaced them stands for them.
+  for (const q of listed?.quarantined ?? []) {
+    outcomes.push({ path: join(target, q.file), ok: true, playbook: { objectIdentifier: q.playbookIdentifier, name: q.name }, quarantined: { was: q.was, why: q.why, at: q.quarantinedAt } });
   }
   return outcomes;
 }
@@ -225,6 +231,24 @@ export interface BackupIndex {
   format: 'ferry-playbook-backups';
   version: 1;
   backups: BackupEntry[];
+  /** Archives found damaged and replaced: moved aside, kept, no longer backups (nor counted by retention). */
+  quarantined?: QuarantinedEntry[];
+}
+
+export interface QuarantinedEntry extends BackupEntry {
+  /** Where it was when it was a backup. */
+  was: string;
+  why: string;
+  quarantinedAt: string;
+}
+
+/** A damaged archive's new name: beside where it was, plainly marked, no longer a `.zip`. */
+export const QUARANTINE_SUFFIX = '.quarantined';
+
+async function quarantine(out: string, entry: BackupEntry, why: string, now: Date): Promise<QuarantinedEntry> {
+  const file = `${entry.file}${QUARANTINE_SUFFIX}`;
+  await rename(join(out, entry.file), join(out, file));
+  return { ...entry, file, was: entry.file, why, quarantinedAt: now.toISOString() };
 }
 
 export const INDEX_FILE = 'index.json';
@@ -257,7 +281,7 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
     const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
     const written: BackupEntry[] = [];
     let unchanged = 0;
-    const healed: { playbook: string; file: string; why: string }[] = [];
+    const healed: { playbook: string; file: string; why: string; quarantinedAs?: string }[] = [];
     for await (const playbook of client.playbooks.searchAll()) {
       if (ctx.signal.aborted) break;
       ctx.counts.discovered++;
@@ -270,12 +294,15 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
         const result = await exportPlaybook(client, playbook, temp, ctx.signal);
         const newest = index.backups.filter((b) => b.playbookIdentifier === playbook.objectIdentifier).sort((a, b) => Date.parse(b.exportedAt) - Date.parse(a.exportedAt))[0];
         // The newest archive must still be there, whole, before the playbook counts as backed up.
-        const broken = newest && newest.contentSha256 === result.contentSha256 ? await damaged(out, newest) : undefined;
+        const broken = newest ? await damaged(out, newest) : undefined;
         if (newest && broken) {
-          healed.push({ playbook: playbook.objectIdentifier, file: newest.file, why: broken });
           deps.client.transport.logger.warn({ playbook: playbook.objectIdentifier }, 'the newest backup of a playbook is missing or changed on disk: a new one is written');
-          // An archive that is gone leaves the index; a changed one stays listed (verify reports it).
-          if (broken === 'it is not on disk') index.backups = index.backups.filter((b) => b !== newest);
+          // A damaged archive is moved aside, kept and plainly named, never deleted; one that is
+          // gone only leaves the index. Either way it no longer counts as a backup.
+          const moved = broken === 'it is not on disk' ? undefined : await quarantine(out, newest, broken, now);
+          if (moved) index.quarantined = [...(index.quarantined ?? []), moved];
+          index.backups = index.backups.filter((b) => b !== newest);
+          healed.push({ playbook: playbook.objectIdentifier, file: newest.file, why: broken, ...(moved ? { quarantinedAs: moved.file } : {}) });
         } else if (newest && newest.contentSha256 === result.contentSha256) {
           await rm(temp, { force: true });
           ctx.counts.skipped++;

@@ -123,11 +123,23 @@ describe('ferry playbooks backup heals a damaged newest archive', () => {
 
       const next = await backupPlaybooks({ out, now: at('2026-11-21T01:00:00Z') }, { client, store });
       expect(next.counts).toMatchObject({ discovered: n, uploaded: 3, skipped: n - 3, failed: 0 });
-      const healed = (next as unknown as { healed: { playbook: string; why: string }[] }).healed;
+      const healed = (next as unknown as { healed: { playbook: string; why: string; quarantinedAs?: string }[] }).healed;
       expect(healed.map((h) => h.playbook).sort()).toEqual([a.id, b.id, c.id].sort());
-      // The new archives stand; only the two damaged files still on disk are reported (a's line left the index).
-      const after = (await verifyArchives(out)).filter((o) => !o.ok).map((o) => o.path).sort();
-      expect(after).toEqual([fileOf(b.id), fileOf(c.id)].sort());
+      // The damaged archives still on disk were moved aside, kept and named (a's was gone: its line left the index).
+      const moved = Object.fromEntries(healed.map((h) => [h.playbook, h.quarantinedAs]));
+      expect(moved[a.id]).toBeUndefined();
+      expect(moved[b.id]).toMatch(/\.zip\.quarantined$/);
+      expect(moved[c.id]).toMatch(/\.zip\.quarantined$/);
+      expect(await readFile(join(out, moved[b.id]!))).toEqual(bBytes.subarray(0, bBytes.length >> 1));
+      // verify is green again: every playbook has a good newest archive; the quarantined two are said as such.
+      const after = await verifyArchives(out);
+      expect(after.filter((o) => !o.ok)).toEqual([]);
+      const quarantined = Object.fromEntries(after.filter((o) => o.quarantined).map((o) => [o.playbook?.objectIdentifier, o.quarantined?.why]));
+      expect(Object.keys(quarantined).sort()).toEqual([b.id, c.id].sort());
+      expect(quarantined[b.id]).toMatch(/holds \d+ bytes/);
+      expect(quarantined[c.id]).toMatch(/holds \d+ bytes|sha256 is not the one written/);
+      // Retention counts good archives only: the quarantined ones are no backups any more.
+      expect((await readIndex(out)).backups.filter((x) => x.playbookIdentifier === b.id).map((x) => x.exportedAt)).toEqual(['2026-11-21T01:00:00.000Z']);
       const fresh = (await readIndex(out)).backups.filter((x) => x.exportedAt === '2026-11-21T01:00:00.000Z');
       expect(fresh.map((x) => x.playbookIdentifier).sort()).toEqual([a.id, b.id, c.id].sort());
       // And the run after that skips all of them: nothing is damaged any more.

@@ -47,10 +47,15 @@ export async function verifyAction(path: string, opts: { json?: boolean }): Prom
     throw err;
   });
   const bad = outcomes.filter((o) => !o.ok);
-  if (opts.json) writeEnvelope(bad.length ? 'failed' : 'succeeded', bad.length ? EXIT.failed : EXIT.ok, { counts: { checked: outcomes.length, bad: bad.length }, archives: outcomes });
+  const quarantined = outcomes.filter((o) => o.quarantined);
+  const checked = outcomes.length - quarantined.length;
+  if (opts.json) writeEnvelope(bad.length ? 'failed' : 'succeeded', bad.length ? EXIT.failed : EXIT.ok, { counts: { checked, bad: bad.length, quarantined: quarantined.length }, archives: outcomes });
   else {
-    for (const o of outcomes) process.stdout.write(o.ok ? `ok    ${o.path} (${visible(o.playbook?.name ?? '')}, ${o.entries} entries)\n` : `BAD   ${o.path}: ${safeText(o.error ?? '')}\n`);
-    process.stdout.write(`${outcomes.length} archive(s) checked, ${bad.length} bad\n`);
+    for (const o of outcomes) {
+      if (o.quarantined) process.stdout.write(`QUAR  ${visible(o.path)}: moved aside on ${o.quarantined.at} (was ${visible(o.quarantined.was)}: ${safeText(o.quarantined.why)}); a newer backup replaced it\n`);
+      else process.stdout.write(o.ok ? `ok    ${o.path} (${visible(o.playbook?.name ?? '')}, ${o.entries} entries)\n` : `BAD   ${o.path}: ${safeText(o.error ?? '')}\n`);
+    }
+    process.stdout.write(`${checked} archive(s) checked, ${bad.length} bad${quarantined.length ? `, ${quarantined.length} quarantined (kept, not counted as bad)` : ''}\n`);
   }
   process.exitCode = bad.length ? EXIT.failed : EXIT.ok;
 }
