@@ -81,6 +81,31 @@ export interface RetryInfo {
 
 export type ResponseKind = 'json' | 'stream' | 'text';
 
+const everyStats = new Set<TransportStats>();
+
+/** Every client of this process, its calls added up (a migration has two). */
+export function transportTotals(): TransportStats {
+  const total: TransportStats = { responses: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, unanswered: 0, retries: 0, throttleWaitMs: 0 };
+  for (const s of everyStats) {
+    for (const k of Object.keys(total.responses) as (keyof TransportStats['responses'])[]) total.responses[k] += s.responses[k];
+    total.unanswered += s.unanswered;
+    total.retries += s.retries;
+    total.throttleWaitMs += s.throttleWaitMs;
+  }
+  return total;
+}
+
+/** A client's calls, counted: what a run's metrics report (src/runner/metrics.ts). */
+export interface TransportStats {
+  responses: { '1xx': number; '2xx': number; '3xx': number; '4xx': number; '5xx': number };
+  /** Attempts that got no answer (a reset, a timeout). */
+  unanswered: number;
+  /** Attempts made again after a failure. */
+  retries: number;
+  /** Time spent waiting because the service pushed back (429, 503, and the pace learned from them). */
+  throttleWaitMs: number;
+}
+
 export interface CallOptions<T = never> {
   signal?: AbortSignal;
   timeoutMs?: number;
@@ -153,8 +178,11 @@ export class Transport {
   private readonly onRetry: ((info: RetryInfo) => void) | undefined;
   private readonly random: () => number;
   private readonly ownOrigins: string[];
+  /** What this client's calls came to, for a run's metrics: answers by status class, retries, waits. */
+  readonly stats: TransportStats = { responses: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, unanswered: 0, retries: 0, throttleWaitMs: 0 };
 
   constructor(opts: ClientOptions) {
+    everyStats.add(this.stats);
     this.address = resolveAddress(opts.address);
     this.logger = opts.logger ?? silentLogger();
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
@@ -253,6 +281,7 @@ export class Transport {
         if (this.limiter) await this.limiter.add(() => undefined, { signal: beforeSend });
         const pause = this.pacer.delay();
         if (pause > 0) {
+          this.stats.throttleWaitMs += pause;
           noteWaited(pause);
           await sleep(pause, beforeSend);
         }
@@ -278,6 +307,7 @@ export class Transport {
       } catch (err) {
         if (err instanceof Refused) throw err.reason;
         if (!onWire && opts.stopBeforeSend?.aborted) throw new AbortedError(`${method} ${path} was not sent: the job is stopping`);
+        if (onWire) this.stats.unanswered++;
         const failure = this.classify(err, method, url, timeoutMs, deadlineMs, opts.signal, deadline);
         if (failure instanceof AbortedError || (failure instanceof TimeoutError && failure.kind === 'deadline')) throw failure;
         if (failure instanceof FerryError && !(failure instanceof ConnectionError) && !(failure instanceof TimeoutError)) throw failure;
@@ -298,6 +328,7 @@ export class Transport {
       const status = res.statusCode;
       this.logger.debug({ method, path, status, attempt, ms: Date.now() - started }, 'response');
       // The pacer counts refusals against answers, window by window, to tell a limit from noise.
+      this.stats.responses[`${Math.min(5, Math.max(1, Math.floor(status / 100)))}xx` as keyof TransportStats['responses']]++;
       if (status === 429 || status === 503) this.pacer.refused(status === 503);
       else if (status < 500) this.pacer.ok();
       if (status >= 200 && status < 300) return this.decode(res, kind, method, path);
@@ -367,6 +398,8 @@ export class Transport {
     if (retry.code !== undefined) info.code = retry.code;
     this.logger.debug(info, 'retrying');
     this.onRetry?.(info);
+    this.stats.retries++;
+    if (info.mark === 'throttled') this.stats.throttleWaitMs += delayMs;
     // The wait needs no worker: the slot goes to another item meanwhile.
     await waitOutsideSlot(() => sleep(delayMs, signal));
   }

@@ -22,7 +22,7 @@ export function commandPath(cmd: Command): string {
 }
 
 /** Global options that take a value: their value is not a command word. */
-const VALUED = new Set(['-p', '--profile', '--config', '--log-level', '--log-file']);
+const VALUED = new Set(['-p', '--profile', '--config', '--log-level', '--log-file', '--metrics-file', '--pushgateway']);
 
 /**
  * The command words of an argv the parser refused (no action ran, so commander never named it):

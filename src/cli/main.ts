@@ -37,7 +37,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 };
 
 /** Global options that take a value: their value is not the command's name. */
-const GLOBAL_WITH_VALUE = new Set(['-p', '--profile', '--config', '--log-level', '--log-file']);
+const GLOBAL_WITH_VALUE = new Set(['-p', '--profile', '--config', '--log-level', '--log-file', '--metrics-file', '--pushgateway']);
 
 /**
  * The command an argument list names (`help X` names X), 'version' for a bare --version/-V,
@@ -75,6 +75,8 @@ export interface GlobalOptions {
   logFile?: string;
   verbose?: boolean;
   quiet?: boolean;
+  metricsFile?: string;
+  pushgateway?: string;
 }
 
 /** The program with the commands `argv` needs (all of them when `argv` is not given). */
@@ -88,10 +90,15 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .addOption(new Option('-v, --verbose', 'log at debug level (as --log-level debug)').conflicts('quiet'))
     .option('-q, --quiet', 'log errors only and show no progress')
     .option('--log-file <file>', 'append the log to this file (JSON lines) instead of writing it to stderr')
+    .option('--metrics-file <file>', "job commands: write the run's Prometheus metrics to this file (node_exporter's textfile collector), atomically, at each --stats interval and at the end")
+    .option('--pushgateway <url>', "job commands: push the run's Prometheus metrics to this Pushgateway at the end (grouped by job name and instance)")
     .showHelpAfterError()
     .exitOverride()
     // Every --json answer names its command (envelope.ts); the action's words are known here.
-    .hook('preAction', (_root, action) => setCommand(commandPath(action)));
+    .hook('preAction', async (_root, action) => {
+      setCommand(commandPath(action));
+      metrics = await startMetrics(action);
+    });
   const named = argv === undefined ? undefined : commandNamed(argv);
   if (named === 'version') return program;
   const loaders = named !== undefined && COMMANDS[named] ? [COMMANDS[named]] : Object.values(COMMANDS);
@@ -114,19 +121,39 @@ export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--json')) {
     onImmediateExit((sig, code) => writeEnvelope('interrupted', code, { error: `a second ${sig} ended the run at once; what was in flight is settled by the next run (or ferry jobs resume)` }));
   }
+  let code: number;
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+    code = typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (err) {
-    const code = reportError(err);
+    code = reportError(err);
     // Help and --version print text by request; every other exit answers --json with one object.
     const helpOrVersion = err instanceof CommanderError && err.exitCode === 0;
     if (argv.includes('--json') && !helpOrVersion) {
       if (commandName() === 'ferry') setCommand(commandFromArgv(program, argv));
       printJsonError(code, err instanceof Error ? err.message : String(err), { kind: errorKind(err) });
     }
-    return code;
   }
+  // The metrics' last word: the command's own exit, whatever ended it (a held lock included).
+  if (metrics) {
+    for (const warning of await metrics.finish({ exitCode: code, status: statusOfExit(code) })) process.stderr.write(`ferry: warning: ${safeText(warning)}\n`);
+  }
+  return code;
+}
+
+/** The run's metrics, when --metrics-file or --pushgateway asks for them (loaded only then). */
+let metrics: { finish(end: { exitCode: number; status: string }): Promise<string[]> } | undefined;
+
+async function startMetrics(action: Command): Promise<typeof metrics> {
+  const g = action.optsWithGlobals<GlobalOptions>();
+  if (!g.metricsFile && !g.pushgateway) return undefined;
+  return (await import('./metrics-options.js')).startRunMetrics(action, g);
+}
+
+/** The status an exit code stands for, as the --json answers say it. */
+function statusOfExit(code: number): string {
+  const byCode: Record<number, string> = { 0: 'succeeded', 1: 'failed', 2: 'error', 3: 'aborted', 4: 'locked', 5: 'timeout', 6: 'exhausted', 7: 'lease-lost', 130: 'interrupted', 143: 'interrupted' };
+  return byCode[code] ?? 'error';
 }
 
 export function reportError(err: unknown): number {

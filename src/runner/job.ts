@@ -27,6 +27,19 @@ export interface JobProblem {
   reason: string;
 }
 
+/**
+ * The kind of a skip's reason, from a bounded set (a metric's label never holds a name): a
+ * symbolic link, a path twice in an archive, an entry gone at the source since it was listed, a
+ * playbook unchanged since its last backup, or anything else.
+ */
+export function skipKind(reason: string): string {
+  if (/symbolic link/i.test(reason)) return 'symlink';
+  if (/twice|more than once|duplicate/i.test(reason)) return 'duplicate';
+  if (/gone|deleted|no longer|not found/i.test(reason)) return 'gone';
+  if (/unchanged/i.test(reason)) return 'unchanged';
+  return 'other';
+}
+
 /** Problems kept in memory per run; beyond this they are only counted (memory stays flat). */
 export const MAX_KEPT_ERRORS = 1_000;
 
@@ -38,6 +51,10 @@ export function noteError(ctx: JobContext, key: string, error: string): void {
 
 /** Records what the run says about an item without it failing, kept as errors are. */
 export function noteProblem(ctx: JobContext, key: string, reason: string): void {
+  if (reason.startsWith('skipped: ')) {
+    const kind = skipKind(reason);
+    (ctx.skippedByReason ??= {})[kind] = (ctx.skippedByReason[kind] ?? 0) + 1;
+  }
   if (ctx.problems.length < MAX_KEPT_ERRORS) ctx.problems.push({ key, reason });
   else ctx.problemsDropped = (ctx.problemsDropped ?? 0) + 1;
 }
@@ -62,6 +79,40 @@ export interface JobContext {
    * the run no longer holds its lease on the service (LeaseLostError), so it writes nothing more.
    */
   writeGate?: () => Promise<void>;
+  /** Failed items by the mark of their failure (src/marks.ts), where it is known (the engine's). */
+  failedByMark?: Record<string, number>;
+  /** Items skipped with a reason, by kind of reason (skipKind): a bounded set, for metrics. */
+  skippedByReason?: Record<string, number>;
+}
+
+/** Told of every run of this process as it starts and ends: what a run's metrics read (src/runner/metrics.ts). */
+export interface RunObserver {
+  started?(run: LiveRun): void;
+  /** Awaited before the run's summary is returned (so that what it adds to the summary is printed). */
+  finished?(summary: JobSummary): void | Promise<void>;
+}
+
+/** A run under way, as an observer sees it: its live counts, and what it works on. */
+export interface LiveRun {
+  job: string;
+  params: Record<string, unknown>;
+  target: Target | undefined;
+  ctx: JobContext;
+  startedAt: number;
+}
+
+const observers = new Set<RunObserver>();
+const live = new Set<LiveRun>();
+
+/** Observes every run from now on; returns the function that stops it. */
+export function observeRuns(observer: RunObserver): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
+}
+
+/** The runs of this process under way now. */
+export function liveRuns(): LiveRun[] {
+  return [...live];
 }
 
 /**
@@ -149,6 +200,9 @@ export async function runJob(
     bytes: 0,
     ...(lease ? { writeGate: () => lease.assertHeld() } : {}),
   };
+  const liveRun: LiveRun = { job: opts.job, params: opts.params, target: opts.target, ctx, startedAt: started };
+  live.add(liveRun);
+  for (const o of observers) o.started?.(liveRun);
   if (opts.lease && 'off' in opts.lease) noteProblem(ctx, '(lease)', `warning: no lease held on the service (${opts.lease.off}): a run from another store or machine at the same moment may write the same files twice`);
   // Counts reach the store every few seconds, so a run killed outright still shows its progress.
   const persist = setInterval(() => store.updateRun(run.id, { counts: ctx.counts, bytes: ctx.bytes }), 2_000);
@@ -194,10 +248,14 @@ export async function runJob(
     problems: ctx.problems.slice(0, shown),
     ...(opts.target ? { target: opts.target } : {}),
     ...(lease ? { lease: lease.report() } : opts.lease && 'off' in opts.lease ? { lease: { off: opts.lease.off } } : {}),
+    ...(ctx.failedByMark ? { failedByMark: ctx.failedByMark } : {}),
+    ...(ctx.skippedByReason ? { skippedByReason: ctx.skippedByReason } : {}),
     ...(notShown(ctx.errors.length, ctx.errorsDropped) ? { errorsNotShown: notShown(ctx.errors.length, ctx.errorsDropped) } : {}),
     ...(notShown(ctx.problems.length, ctx.problemsDropped) ? { problemsNotShown: notShown(ctx.problems.length, ctx.problemsDropped) } : {}),
     ...extra,
   };
+  live.delete(liveRun);
+  for (const o of observers) await o.finished?.(summary);
   if (fatal !== undefined && !(fatal instanceof AuthenticationError || fatal instanceof PermissionDeniedError || fatal instanceof JobAbortedError || fatal instanceof LeaseLostError)) {
     // Not an expected way for a job to end: let the caller report it, the run is recorded.
     (fatal as { summary?: JobSummary }).summary = summary;

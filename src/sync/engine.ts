@@ -22,6 +22,7 @@ import { decide, UNKNOWN_MTIME } from './decide.js';
 import { sha256Of } from './checksum.js';
 import { SeenSet } from '../hashed-keys.js';
 import { IntentWriter } from './intents.js';
+import { markOf } from '../marks.js';
 
 /** Where an entry goes, as the destination resolved it before the intent is written. */
 export interface Placement {
@@ -170,6 +171,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   let fatal: unknown;
   const fail = (key: string, err: unknown, entry?: FileEntry) => {
     ctx.counts.failed++;
+    const mark = markOf(err);
+    (ctx.failedByMark ??= {})[mark] = (ctx.failedByMark[mark] ?? 0) + 1;
     const error = (err as Error).message ?? String(err);
     noteError(ctx, key, error);
     store.recordFailed(jobKey, key, { error, runId: ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });

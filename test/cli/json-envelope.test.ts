@@ -105,7 +105,7 @@ describe('one JSON shape for every command (docs/json-output.schema.json)', () =
     expect((await run('playbooks list', ['playbooks', 'list'])).items.map((p: { id: string }) => p.id)).toContain(playbook);
     const zip = join(dir, 'pb.zip');
     expect((await run('playbooks export', ['playbooks', 'export', playbook, '--out', zip, '--state', state])).counts).toMatchObject({ written: 1 });
-    expect((await run('playbooks verify', ['playbooks', 'verify', zip])).counts).toEqual({ checked: 1, bad: 0 });
+    expect((await run('playbooks verify', ['playbooks', 'verify', zip])).counts).toEqual({ checked: 1, bad: 0, quarantined: 0 });
     await mkdir(join(dir, 'backups'));
     expect((await run('playbooks backup', ['playbooks', 'backup', '--out', join(dir, 'backups'), '--state', state])).counts).toHaveProperty('written');
     expect((await run('playbooks import', ['playbooks', 'import', zip, '--mode', 'server', '--state', state])).counts).toMatchObject({ created: 1 });

@@ -1,0 +1,93 @@
+// --metrics-file and --pushgateway: checked before the job starts (a path that cannot be written,
+// a folder, an address that is not one: exit 2, nothing sent), then the run's metrics started
+// (src/runner/metrics.ts). Loaded only when one of them is given.
+import { accessSync, constants, statSync } from 'node:fs';
+import { basename, dirname, extname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ConfigurationError } from '../errors.js';
+import { hostOf } from '../api/target.js';
+import { resolveAddress } from '../api/addresses.js';
+import { resolveSettings } from '../config/profile.js';
+import { RunMetrics } from '../runner/metrics.js';
+import { commandPath } from './envelope.js';
+import { exitCodeFor, summaryEnvelope } from './output.js';
+import { statsFlag } from './options.js';
+import { visible } from '../backends/names.js';
+import type { GlobalOptions } from './main.js';
+
+/** The commands that run a job, and the job kind each reports before its run says so. */
+const JOB_COMMANDS: Record<string, string> = {
+  mirror: 'mirror',
+  upload: 'upload',
+  pull: 'pull',
+  migrate: 'migrate',
+  'playbooks export': 'playbooks-export',
+  'playbooks import': 'playbooks-import',
+  'playbooks backup': 'playbooks-backup',
+  run: 'run',
+  'jobs resume': 'resume',
+};
+
+export async function startRunMetrics(action: Command, g: GlobalOptions): Promise<RunMetrics> {
+  const command = commandPath(action);
+  const kind = JOB_COMMANDS[command];
+  if (!kind) throw new ConfigurationError(`--metrics-file and --pushgateway apply to the commands that run a job (${Object.keys(JOB_COMMANDS).join(', ')}), not to ferry ${command}`);
+  const file = g.metricsFile === undefined ? undefined : checkMetricsFile(g.metricsFile);
+  const pushgateway = g.pushgateway === undefined ? undefined : checkPushgateway(g.pushgateway);
+  const opts = action.opts<{ project?: string; playbook?: string; stats?: string; to?: string }>();
+  const metrics = new RunMetrics({
+    file,
+    pushgateway,
+    intervalMs: statsFlag(opts.stats),
+    jobKind: kind,
+    // A job file's name names the job (`ferry run nightly-mirror.yaml`: nightly-mirror).
+    jobName: command === 'run' && action.args[0] ? basename(action.args[0], extname(action.args[0])) : undefined,
+    tenant: tenantOf(command === 'migrate' ? opts.to : g.profile, g.config),
+    project: opts.project ?? (command === 'pull' ? action.args[0] : undefined),
+    playbook: opts.playbook,
+    ending: (summary) => {
+      const exitCode = exitCodeFor(summary);
+      return { exitCode, status: String(summaryEnvelope(summary, exitCode).status) };
+    },
+  });
+  try {
+    await metrics.start();
+  } catch (err) {
+    throw new ConfigurationError(`--metrics-file ${visible(file ?? '')} cannot be written: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return metrics;
+}
+
+/** A file in a folder that exists and can be written, and not a folder itself. */
+function checkMetricsFile(path: string): string {
+  const file = resolve(path);
+  const st = statSync(file, { throwIfNoEntry: false });
+  if (st?.isDirectory()) throw new ConfigurationError(`--metrics-file ${visible(path)} is a folder: name the file to write (e.g. ${visible(path.replace(/\/$/, ''))}/ferry.prom)`);
+  try {
+    accessSync(dirname(file), constants.W_OK);
+  } catch (err) {
+    throw new ConfigurationError(`--metrics-file ${visible(path)}: its folder ${visible(dirname(file))} ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be written'}`);
+  }
+  return file;
+}
+
+function checkPushgateway(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigurationError(`--pushgateway ${visible(text)} is not a URL: give the Pushgateway's address, e.g. http://pushgateway:9091`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigurationError(`--pushgateway ${visible(text)} is not an http(s) URL`);
+  return url.toString().replace(/\/$/, '');
+}
+
+/** The tenant's host, as far as the profile says it before anything is sent (for a run that never starts). */
+function tenantOf(profile: string | undefined, configFile: string | undefined): string | undefined {
+  try {
+    const settings = resolveSettings({ profile, configFile });
+    return hostOf(resolveAddress(settings.clientOptions.address).baseUrl);
+  } catch {
+    return undefined;
+  }
+}
