@@ -62,6 +62,9 @@ const MirrorDefinition = z
       .refine((t) => parseDuration(t) >= MIN_LEASE_TTL_MS && parseDuration(t) <= MAX_LEASE_TTL_MS, { message: 'must be from 2s to 1h' })
       .optional(),
     lock: z.boolean().optional(),
+    /** The run's metrics (as --metrics-file, relative to the definition file; --pushgateway). */
+    metricsFile: z.string().min(1).optional(),
+    pushgateway: z.url({ protocol: /^https?$/ }).optional(),
   })
   .strict();
 
@@ -98,6 +101,9 @@ export interface LoadedDefinition {
   profile: string | undefined;
   rps: number | undefined;
   state: string | undefined;
+  /** The run's metrics file (absolute) and Pushgateway, when the file names them. */
+  metricsFile?: string | undefined;
+  pushgateway?: string | undefined;
 }
 
 export function loadDefinition(path: string): LoadedDefinition {
@@ -141,7 +147,15 @@ export function loadDefinition(path: string): LoadedDefinition {
       ...(d.lockTtl !== undefined ? { ttlMs: parseDuration(d.lockTtl) } : {}),
     },
   };
-  const loaded: LoadedDefinition = { definition: d, profile: d.profile, rps: d.rps, state: d.state ? resolve(here, d.state) : undefined, mirror };
+  const loaded: LoadedDefinition = {
+    definition: d,
+    profile: d.profile,
+    rps: d.rps,
+    state: d.state ? resolve(here, d.state) : undefined,
+    mirror,
+    ...(d.metricsFile ? { metricsFile: resolve(here, d.metricsFile) } : {}),
+    ...(d.pushgateway ? { pushgateway: d.pushgateway } : {}),
+  };
   if (d.job === 'upload') {
     loaded.upload = {
       ...mirror,

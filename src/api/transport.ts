@@ -130,6 +130,12 @@ export interface CallOptions<T = never> {
    * longer be made (its run lost its lease on the service) throws here and is not sent.
    */
   beforeSend?: () => Promise<void>;
+  /**
+   * Asked synchronously at the last moment, as the request is handed to its socket (undici's
+   * onConnect): false stops it unwritten, and the attempt goes back through `beforeSend`. What
+   * `beforeSend` allowed may have waited since for a connection, or for a process that was stopped.
+   */
+  fence?: () => boolean;
   headers?: Record<string, string>;
 }
 
@@ -152,6 +158,31 @@ export interface StreamResponse {
 }
 
 const USER_AGENT = 'ferry/0.1 (+undici)';
+
+/** A request stopped by its fence as it was handed to its socket: never written. */
+class FenceClosed extends Error {}
+
+/**
+ * The dispatcher with the request's handler asked to the fence as undici hands it to a socket
+ * (onConnect, or onRequestStart for handlers of the newer shape), right before it is written.
+ */
+function fencedDispatcher(dispatcher: Dispatcher, fence: () => boolean): Dispatcher {
+  return dispatcher.compose((dispatch) => (options, handler) => {
+    const guarded = new Proxy(handler, {
+      get(target, prop, receiver) {
+        const original = Reflect.get(target, prop, receiver) as unknown;
+        if (prop === 'onConnect' && typeof original === 'function') {
+          return (abort: (err?: Error) => void, context: unknown) => (fence() ? (original as (...a: unknown[]) => unknown).call(target, abort, context) : abort(new FenceClosed('fence closed')));
+        }
+        if (prop === 'onRequestStart' && typeof original === 'function') {
+          return (controller: { abort(err: Error): void }, context: unknown) => (fence() ? (original as (...a: unknown[]) => unknown).call(target, controller, context) : controller.abort(new FenceClosed('fence closed')));
+        }
+        return typeof original === 'function' ? (original as (...a: unknown[]) => unknown).bind(target) : original;
+      },
+    });
+    return dispatch(options, guarded);
+  });
+}
 
 /** What `beforeSend` threw: passed on as it is, never taken for a failure of the request. */
 class Refused {
@@ -270,6 +301,8 @@ export class Transport {
 
     let refreshedAfter401 = false;
     let attempt = 0;
+    let fenced = 0;
+    const dispatcher = opts.fence ? fencedDispatcher(this.dispatcher, opts.fence) : this.dispatcher;
     for (;;) {
       const started = Date.now();
       let token: string | undefined;
@@ -297,7 +330,7 @@ export class Transport {
         onWire = true;
         res = await request(url, {
           method: method as Dispatcher.HttpMethod,
-          dispatcher: this.dispatcher,
+          dispatcher,
           headers: this.headers(token, spec, multipart, kind, opts.headers),
           body: spec.json !== undefined ? JSON.stringify(spec.json) : (smallBody ?? (multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined)),
           signal,
@@ -306,6 +339,9 @@ export class Transport {
         });
       } catch (err) {
         if (err instanceof Refused) throw err.reason;
+        // Stopped by the fence before a byte was written: ask beforeSend again (a few times at most).
+        if (err instanceof FenceClosed && ++fenced <= 5) continue;
+        if (err instanceof FenceClosed) throw new FerryError(`${method} ${path} was not sent: the run could not confirm it may still write (its lease), ${fenced} times`);
         if (!onWire && opts.stopBeforeSend?.aborted) throw new AbortedError(`${method} ${path} was not sent: the job is stopping`);
         if (onWire) this.stats.unanswered++;
         const failure = this.classify(err, method, url, timeoutMs, deadlineMs, opts.signal, deadline);

@@ -146,7 +146,8 @@ let metrics: { finish(end: { exitCode: number; status: string }): Promise<string
 
 async function startMetrics(action: Command): Promise<typeof metrics> {
   const g = action.optsWithGlobals<GlobalOptions>();
-  if (!g.metricsFile && !g.pushgateway) return undefined;
+  // A job file or a profile may name them too (the flag wins): looked at only for the commands that run a job.
+  if (!g.metricsFile && !g.pushgateway && !(await import('./metrics-options.js').then((m) => m.asksForMetrics(action, g)))) return undefined;
   return (await import('./metrics-options.js')).startRunMetrics(action, g);
 }
 

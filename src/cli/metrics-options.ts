@@ -8,12 +8,13 @@ import { ConfigurationError } from '../errors.js';
 import { hostOf } from '../api/target.js';
 import { resolveAddress } from '../api/addresses.js';
 import { resolveSettings } from '../config/profile.js';
-import { RunMetrics } from '../runner/metrics.js';
+import type { RunMetrics } from '../runner/metrics.js';
 import { commandPath } from './envelope.js';
 import { exitCodeFor, summaryEnvelope } from './output.js';
 import { statsFlag } from './options.js';
 import { visible } from '../backends/names.js';
 import type { GlobalOptions } from './main.js';
+import { loadDefinition, type LoadedDefinition } from '../../jobs/definition.js';
 
 /** The commands that run a job, and the job kind each reports before its run says so. */
 const JOB_COMMANDS: Record<string, string> = {
@@ -28,13 +29,46 @@ const JOB_COMMANDS: Record<string, string> = {
   'jobs resume': 'resume',
 };
 
+/** Whether a job file (`ferry run`) or the profile names a metrics file or a Pushgateway. */
+export function asksForMetrics(action: Command, g: GlobalOptions): boolean {
+  const fromFile = fromSettings(action, g);
+  return fromFile.metricsFile !== undefined || fromFile.pushgateway !== undefined;
+}
+
+/** What the job file and the profile say, for the commands that run a job (read errors are the job's to report). */
+function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string | undefined; pushgateway?: string | undefined } {
+  const command = commandPath(action);
+  if (!JOB_COMMANDS[command]) return {};
+  let definition: LoadedDefinition | undefined;
+  if (command === 'run' && action.args[0]) {
+    try {
+      definition = loadDefinition(action.args[0]);
+    } catch {
+      definition = undefined;
+    }
+  }
+  let profile: string | undefined;
+  try {
+    profile = resolveSettings({ profile: definition?.profile ?? g.profile, configFile: g.config }).profile.pushgateway;
+  } catch {
+    profile = undefined;
+  }
+  return { metricsFile: definition?.metricsFile, pushgateway: definition?.pushgateway ?? profile };
+}
+
 export async function startRunMetrics(action: Command, g: GlobalOptions): Promise<RunMetrics> {
   const command = commandPath(action);
   const kind = JOB_COMMANDS[command];
   if (!kind) throw new ConfigurationError(`--metrics-file and --pushgateway apply to the commands that run a job (${Object.keys(JOB_COMMANDS).join(', ')}), not to ferry ${command}`);
-  const file = g.metricsFile === undefined ? undefined : checkMetricsFile(g.metricsFile);
-  const pushgateway = g.pushgateway === undefined ? undefined : checkPushgateway(g.pushgateway);
+  // The flag, then the job file, then the profile.
+  const settings = fromSettings(action, g);
+  const metricsFile = g.metricsFile ?? settings.metricsFile;
+  const gatewayUrl = g.pushgateway ?? settings.pushgateway;
+  const file = metricsFile === undefined ? undefined : checkMetricsFile(metricsFile);
+  const pushgateway = gatewayUrl === undefined ? undefined : checkPushgateway(gatewayUrl);
   const opts = action.opts<{ project?: string; playbook?: string; stats?: string; to?: string }>();
+  // prom-client is loaded only by a run that asks for metrics.
+  const { RunMetrics } = await import('../runner/metrics.js');
   const metrics = new RunMetrics({
     file,
     pushgateway,

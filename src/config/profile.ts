@@ -27,6 +27,8 @@ const ProfileSchema = z
     requestsPerSecond: z.number().positive().optional(),
     timeoutMs: z.number().int().positive().optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+    /** Where every job of this profile pushes its metrics (as --pushgateway; docs/monitoring.md). */
+    pushgateway: z.url({ protocol: /^https?$/ }).optional(),
   })
   .strict();
 

@@ -79,6 +79,8 @@ export interface JobContext {
    * the run no longer holds its lease on the service (LeaseLostError), so it writes nothing more.
    */
   writeGate?: () => Promise<void>;
+  /** Synchronously, at the last moment a write leaves: whether it still may (see CallOptions.fence). */
+  writeFence?: () => boolean;
   /** Failed items by the mark of their failure (src/marks.ts), where it is known (the engine's). */
   failedByMark?: Record<string, number>;
   /** Items skipped with a reason, by kind of reason (skipKind): a bounded set, for metrics. */
@@ -198,7 +200,7 @@ export async function runJob(
     errors: [],
     problems: [],
     bytes: 0,
-    ...(lease ? { writeGate: () => lease.assertHeld() } : {}),
+    ...(lease ? { writeGate: () => lease.assertHeld(), writeFence: () => lease.fresh() } : {}),
   };
   const liveRun: LiveRun = { job: opts.job, params: opts.params, target: opts.target, ctx, startedAt: started };
   live.add(liveRun);

@@ -352,6 +352,11 @@ export class HeldLease {
     return this.claim.at;
   }
 
+  /** Synchronously: whether a write may leave right now (held, and the last renewal fresh). */
+  fresh(): boolean {
+    return !this.lost && this.opts.clock.now() < this.validUntil;
+  }
+
   /** True while no renewal has shown the lease lost. */
   get held(): boolean {
     return !this.lost;

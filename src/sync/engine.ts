@@ -41,6 +41,8 @@ export interface WriteContext {
   stopping?: AbortSignal;
   /** Awaited right before each attempt of the write leaves: throws when the run may write no more (its lease lost). */
   gate?: () => Promise<void>;
+  /** Asked synchronously as the write is handed to the wire: false holds it back for `gate` to decide. */
+  fence?: () => boolean;
 }
 
 /** What the destination already holds at a key, as a cold start adopts it into the store. */
@@ -325,7 +327,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     }
     const started = Date.now();
     const waited = waitedInSlot();
-    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, ...(ctx.writeGate ? { gate: ctx.writeGate } : {}) });
+    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, ...(ctx.writeGate ? { gate: ctx.writeGate } : {}), ...(ctx.writeFence ? { fence: ctx.writeFence } : {}) });
     // The service's latency, from items written at the first attempt (the waits for the pace left
     // out): a retried item's time is the fault's, not a sign of load.
     const after = waitedInSlot();

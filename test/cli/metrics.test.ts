@@ -267,6 +267,26 @@ describe('--pushgateway', () => {
     expect(value(m, 'ferry_run_success', { project })).toBe(1);
   });
 
+  it('a job file names its metrics file (beside it) and the Pushgateway; a profile may name the Pushgateway', async () => {
+    const project = await newProject('metrics job file');
+    const jobs = join(dir, 'job-with-metrics');
+    await mkdir(jobs, { recursive: true });
+    const jobFile = join(jobs, 'weekly.yaml');
+    await writeFile(jobFile, `job: mirror\nsource: ${join(dir, 'clean-src')}\nproject: ${project}\nmetricsFile: weekly.prom\npushgateway: ${url}\n`);
+    const before = pushes.length;
+    expect((await ferry(['run', jobFile])).code).toBe(0);
+    expect(value(await readMetrics(join(jobs, 'weekly.prom')), 'ferry_run_success', { job_name: 'weekly', project })).toBe(1);
+    expect(pushes.slice(before).map((p) => p.path)).toContain(`/metrics/job/weekly/instance/${hostname()}`);
+
+    const config = join(dir, 'push-profiles.yaml');
+    const t = service.emulator.tenants[0]!;
+    await writeFile(config, `profiles:\n  pushed:\n    baseUrl: ${service.emulator.baseUrl}\n    settingsUrl: ${service.emulator.settingsUrl}\n    authUrl: ${service.emulator.authUrl}\n    audience: ${service.emulator.audience}\n    clientId: ${t.clientId}\n    clientSecretEnv: PUSHED_SECRET\n    pushgateway: ${url}\n`);
+    const fromProfile = pushes.length;
+    const r = await runFerry(['-p', 'pushed', 'mirror', join(dir, 'clean-src'), '--project', project, '--to', 'profiled'], { FERRY_CONFIG: config, PUSHED_SECRET: t.clientSecret, FERRY_STATE_DIR: join(dir, 'pushed-state') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(pushes.slice(fromProfile).map((p) => p.path)).toContain(`/metrics/job/mirror/instance/${hostname()}`);
+  });
+
   it('a Pushgateway that is down is a warning in the summary; the exit code stays the job\'s', async () => {
     const closed = createServer();
     closed.listen(0, '127.0.0.1');

@@ -130,7 +130,7 @@ export class ProjectDestination implements Destination<Placement> {
       },
       // Not aborted on SIGINT/SIGTERM: an upload on the wire is let finish and recorded; only no
       // new attempt starts and no retry is waited for (the intent settles it on the next run).
-      { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}), ...(ctx.gate ? { beforeSend: ctx.gate } : {}) },
+      { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}), ...(ctx.gate ? { beforeSend: ctx.gate } : {}), ...(ctx.fence ? { fence: ctx.fence } : {}) },
     );
     // A content response the upload did not read to the end is closed, not left holding a connection.
     const doc = await upload.catch((err: unknown) => {

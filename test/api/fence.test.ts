@@ -1,0 +1,55 @@
+// A write's fence (CallOptions.fence): asked as undici hands the request to its socket, after
+// everything the request waited for (a connection, a paused process). Closed, the request is never
+// written and the attempt goes back through beforeSend, which decides again (src/api/transport.ts).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FerryClient } from '../../src/api/index.js';
+import { clientOptionsFor, json, startTestServer, type TestServer } from '../helpers/test-server.js';
+
+let server: TestServer;
+let client: FerryClient;
+let received = 0;
+
+beforeEach(async () => {
+  received = 0;
+  server = await startTestServer();
+  server.handle('POST', '/write', ({ res }) => {
+    received++;
+    json(res, 200, { ok: true });
+  });
+  client = new FerryClient(clientOptionsFor(server));
+});
+afterEach(async () => {
+  await client.close();
+  await server.close();
+});
+
+describe('the fence of a write', () => {
+  it('closed when the request reaches its socket: nothing is written, beforeSend decides again, the next attempt goes', async () => {
+    let fenceAsked = 0;
+    let beforeSendAsked = 0;
+    const answer = await client.request(
+      { method: 'POST', path: '/write', json: { x: 1 } },
+      { beforeSend: async () => void beforeSendAsked++, fence: () => ++fenceAsked > 2 },
+    );
+    expect(answer).toEqual({ ok: true });
+    expect(fenceAsked).toBe(3);
+    expect(beforeSendAsked).toBe(3);
+    expect(received).toBe(1);
+  });
+
+  it('what beforeSend throws when asked again ends the write unsent (a lease found lost)', async () => {
+    class Lost extends Error {}
+    let asked = 0;
+    const err = await client
+      .request({ method: 'POST', path: '/write', json: {} }, { beforeSend: async () => { if (++asked > 1) throw new Lost('lost'); }, fence: () => false })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Lost);
+    expect(received).toBe(0);
+  });
+
+  it('a fence that never opens gives up after a few tries, unsent', async () => {
+    const err = (await client.request({ method: 'POST', path: '/write', json: {} }, { fence: () => false }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toMatch(/was not sent: the run could not confirm it may still write/);
+    expect(received).toBe(0);
+  });
+});
