@@ -125,11 +125,15 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
 
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
     // The census (on a terminal): each project, its documents, each playbook, as the run counts
-    // them, so that the live line has a bar and an ETA once the source is counted.
+    // them, so that the live line has a bar and an ETA. The documents are counted by the project's
+    // analytics (one request each), not by listing the source a second time: a large tenant is
+    // listed once, by the copy itself. A service whose analytics cannot be read shows no total.
     const census = async function* (signal: AbortSignal) {
       for (const project of projects) {
+        if (signal.aborted) return;
         yield { kind: 'project' };
-        yield* new ProjectSource(from, project.objectIdentifier, { skipFailed: true }).entries(signal);
+        const { documentCount } = await from.projects.analytics(project.objectIdentifier, { signal });
+        for (let i = 0; i < (documentCount ?? 0); i++) yield { kind: 'document' };
       }
       for (const _ of playbooks) yield { kind: 'playbook' };
     };

@@ -4,7 +4,7 @@
 // migration too, from its census); log lines and notices go above it; the summary is laid out for
 // 80 columns, nothing of the live line is left on the screen, after Ctrl-C neither.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startService, writeServiceProfiles, writeTree, type Service } from '../helpers/service.js';
@@ -74,7 +74,7 @@ describe('progress on a terminal', () => {
     }
   });
 
-  it('migrate: a bar and an ETA from its census, a live line while it verifies, a summary laid out for 80 columns', async () => {
+  it('migrate: a bar and an ETA from its census, the source listed once, a live line while it verifies, a summary laid out for 80 columns', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-pty-migrate-'));
     const emu = service.emulator;
     const config = writeServiceProfiles(service, join(dir, 'profiles.yaml'));
@@ -92,8 +92,13 @@ describe('progress on a terminal', () => {
     emu.setFaults('latency=6');
     try {
       const [a, b] = emu.tenants;
-      const r = await inTerminal(80, ['migrate', '--from', a!.name, '--to', b!.name, '--projects', project, '--verify', '--concurrency', '2', '--state', join(dir, 'm.sqlite')], { ...service.env(), FERRY_CONFIG: config }).done;
+      const log = join(dir, 'ferry.log');
+      const r = await inTerminal(80, ['--log-level', 'debug', '--log-file', log, 'migrate', '--from', a!.name, '--to', b!.name, '--projects', project, '--verify', '--concurrency', '2', '--state', join(dir, 'm.sqlite')], { ...service.env(), FERRY_CONFIG: config }).done;
       expect(r.code, r.output.slice(-2000)).toBe(0);
+      // The source's documents are listed once by the copy and once by --verify, never for the bar
+      // (its total comes from the project's analytics): 121 documents fit one page.
+      const listings = (await readFile(log, 'utf8')).split('\n').filter((l) => l.includes('"msg":"response"') && l.includes(`"path":"/projects/${project}/documents"`) && l.includes('"method":"GET"'));
+      expect(listings).toHaveLength(2);
       const all = frames(r.output);
       // 1 project + 120 documents, counted before they are all copied.
       expect(all.some((f) => /\] \d+% {2}\d+\/121 files {2}ETA \d/.test(f)), all.filter((f) => LIVE.test(f)).slice(-5).join('\n')).toBe(true);
