@@ -53,14 +53,17 @@ export class RunMetrics {
 
   /** What the Pushgateway last received, if anything. */
   private pushed: Ending | undefined;
+  /** How the last run that ended says it ended (its status is finer than the exit code's). */
+  private lastEnding: Ending | undefined;
 
   constructor(private readonly settings: MetricsSettings) {
     this.stopObserving = observeRuns({
       finished: async (summary) => {
         this.summaries.push(summary);
+        if (!this.settings.ending) return;
+        const end = (this.lastEnding = this.settings.ending(summary));
         // Pushed as each run ends, so that a gateway that is down is said in the run's own summary.
-        if (!this.settings.pushgateway || !this.settings.ending) return;
-        const end = this.settings.ending(summary);
+        if (!this.settings.pushgateway) return;
         const warning = await this.pushSafely(end);
         if (warning) summary.problems.push({ key: '(metrics)', reason: `warning: ${warning}` });
       },
@@ -88,7 +91,9 @@ export class RunMetrics {
   }
 
   /** The last write and the push. What went wrong with either is returned as warnings, never thrown. */
-  async finish(end: Ending): Promise<string[]> {
+  async finish(ending: Ending): Promise<string[]> {
+    // The last run's own words when the command ended as it did (interrupted, not only exit 3).
+    const end = this.lastEnding?.exitCode === ending.exitCode ? this.lastEnding : ending;
     clearInterval(this.timer);
     this.stopObserving();
     const warnings: string[] = [];

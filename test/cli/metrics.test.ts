@@ -287,6 +287,30 @@ describe('--pushgateway', () => {
     expect(pushes.slice(fromProfile).map((p) => p.path)).toContain(`/metrics/job/mirror/instance/${hostname()}`);
   });
 
+  it('a run stopped by SIGTERM still pushes, with status interrupted', async () => {
+    const src = join(dir, 'term-src');
+    await writeTree(src, Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`t/${i}.txt`, `term ${i}`])));
+    const project = await newProject('metrics sigterm');
+    service.emulator.setFaults('latency=60');
+    try {
+      const before = pushes.length;
+      const r = await ferry(['mirror', src, '--project', project, '--json', '--concurrency', '1', '--pushgateway', url], {}, (child) => {
+        void (async () => {
+          while (child.exitCode === null && ((await service.client().projects.analytics(project)).documentCount ?? 0) < 3) await new Promise((res) => setTimeout(res, 20));
+          child.kill('SIGTERM');
+        })();
+      });
+      expect(r.code).toBe(3);
+      expect(onlyJson(r)).toMatchObject({ status: 'interrupted' });
+      const m = parse(pushes.slice(before).at(-1)!.body);
+      expect(value(m, 'ferry_run_status', { project, status: 'interrupted' })).toBe(1);
+      expect(value(m, 'ferry_run_exit_code', { project })).toBe(3);
+      expect(value(m, 'ferry_items_total', { project, outcome: 'interrupted' })).toBeGreaterThan(0);
+    } finally {
+      service.emulator.setFaults('');
+    }
+  });
+
   it('a Pushgateway that is down is a warning in the summary; the exit code stays the job\'s', async () => {
     const closed = createServer();
     closed.listen(0, '127.0.0.1');
