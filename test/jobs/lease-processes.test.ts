@@ -124,7 +124,7 @@ describe('the lease between processes with their own stores', () => {
   it('a holder killed with kill -9: the next run from another store waits out its TTL, takes over, and every path is there once', async () => {
     const dir = await workspace();
     const src = join(dir, 'tree');
-    const n = await tree(src, 20, 30);
+    const n = await tree(src, 10, 20);
     const project = await newProject('holder killed');
     let holder: ChildProcess | undefined;
     const killed = mirror(src, project, env(dir, 'killed'), ['--lock-ttl', '3s', '--concurrency', '2'], (c) => (holder = c));
@@ -142,7 +142,7 @@ describe('the lease between processes with their own stores', () => {
   it('the killed holder\'s own store takes its lease over at once: the store proved the process dead', async () => {
     const dir = await workspace();
     const src = join(dir, 'tree');
-    const n = await tree(src, 10, 30);
+    const n = await tree(src, 5, 30);
     const project = await newProject('same store after kill');
     let holder: ChildProcess | undefined;
     const killed = mirror(src, project, env(dir, 'one'), ['--lock-ttl', '1h', '--concurrency', '2'], (c) => (holder = c));
@@ -159,7 +159,7 @@ describe('the lease between processes with their own stores', () => {
   it('a holder stopped (SIGSTOP) past its TTL: another run takes over; continued, the holder writes nothing more and exits 7 saying it lost the lease', async () => {
     const dir = await workspace();
     const src = join(dir, 'tree');
-    const n = await tree(src, 20, 30);
+    const n = await tree(src, 10, 20);
     const project = await newProject('holder stopped');
     let holder: ChildProcess | undefined;
     const stopped = mirror(src, project, env(dir, 'stopped'), ['--lock-ttl', '2s', '--concurrency', '2'], (c) => (holder = c));
