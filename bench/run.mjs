@@ -917,7 +917,50 @@ async function benchLease(rounds = 7, files = 2_000) {
   record(`lease: mirror of ${files} files, throughput with the lease over --no-lock`, Math.round(median(mirrorMs.lease)), Math.round(median(mirrorMs.off)), 'ms', ratio, '>= 0.97', `median of the per-round ratios of ${rounds} alternating rounds (after one warm-up round each), each into a project of its own with a fresh store (per round ${perRound.map((r) => r.toFixed(2)).join(', ')}; ms with ${mirrorMs.lease.map(Math.round).join('/')}, without ${mirrorMs.off.map(Math.round).join('/')})`);
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease).
+/**
+ * The emulator's page of a project's documents, at page 1 and at the last page, as the project
+ * grows (issue 31: a page must cost the same at page 1 and page 10,000). The bare side: the same
+ * rows read by a plain indexed SELECT of the seq range, no count, no join, what a page cannot cost
+ * less than. Documents are inserted straight into the emulator's table (uploading them would only
+ * slow the bench). Per-item cost of a whole listing in pages of 1,000, largest over smallest.
+ */
+async function benchEmulatorPages(sizes = [10_000, 100_000, 300_000]) {
+  const { openDatabase } = await import('../dist/src/emulator/state/database.js');
+  const { createStores } = await import('../dist/src/emulator/state/index.js');
+  const db = openDatabase();
+  const stores = createStores(db);
+  const insert = db.prepare(`INSERT INTO documents (object_identifier, tenant, project_identifier, parent_identifier, name, is_directory, upload_identifier, size, date_added, seq, upload_in_progress, file_type, ocr_strategy, ocr_engine, coordinate_extraction_strategy, source, owner_id, owner_name, owner_email, processing_pending)
+    VALUES (?, 't', 'p', NULL, ?, 0, 'u', 1, ?, ?, 0, 'text', 'never', 'engineA', 'never', 'local', 'o', 'o', 'o', 0)`);
+  const bare = db.prepare('SELECT * FROM documents WHERE seq > ? ORDER BY seq LIMIT 1000');
+  let n = 0;
+  const grow = db.transaction((to) => {
+    for (; n < to; n++) insert.run(`id-${n}`, `f${n}.txt`, new Date(1_700_000_000_000 + n).toISOString(), n + 1);
+  });
+  const ms = (fn) => {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < 5; i++) fn();
+    return Number(process.hrtime.bigint() - t) / 5e6;
+  };
+  const page = (offset) => () => stores.documents.list({ tenant: 't', projectIdentifier: 'p', flatten: true, parentIdentifier: null, sortExpression: 'd.date_added', desc: true, limit: 1000, offset });
+  const rows = [];
+  for (const size of sizes) {
+    grow(size);
+    const first = ms(page(0));
+    const last = ms(page(size - 1000));
+    const bareFirst = ms(() => bare.all(0));
+    const bareLast = ms(() => bare.all(size - 1000));
+    rows.push({ size, first, last, bareFirst, bareLast });
+    console.error(`emulator pages: ${size} documents: page 1 ${first.toFixed(1)} ms, last ${last.toFixed(1)} ms (bare ${bareFirst.toFixed(1)} / ${bareLast.toFixed(1)} ms)`);
+  }
+  db.close();
+  const perItem = (r) => (r.first + r.last) / 2 / 1000;
+  const small = rows[0];
+  const large = rows[rows.length - 1];
+  record(`emulator: a page of 1,000 of a project's documents, last page over page 1, at ${large.size} documents`, Number(large.last.toFixed(1)), Number(large.first.toFixed(1)), 'ms', large.last / large.first, '<= 2', `per size: ${rows.map((r) => `${r.size}: ${r.first.toFixed(1)} / ${r.last.toFixed(1)} ms (bare ${r.bareFirst.toFixed(1)} / ${r.bareLast.toFixed(1)})`).join('; ')}`);
+  record(`emulator: a whole listing, time per document at ${large.size} over ${small.size}`, Number((perItem(large) * 1000).toFixed(1)), Number((perItem(small) * 1000).toFixed(1)), 'µs', perItem(large) / perItem(small), '<= 1.2', 'the mean of the first and last page, per document; before this bench the emulator sorted and counted the tenant\'s documents for every page (quadratic)');
+}
+
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, pages).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -937,6 +980,7 @@ try {
   if (wanted('bwlimit')) await benchBwlimit();
   if (wanted('migrate')) await benchMigrate();
   if (wanted('lease')) await benchLease();
+  if (wanted('pages')) await benchEmulatorPages();
 } finally {
   await rm(work, { recursive: true, force: true });
 }
