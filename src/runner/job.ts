@@ -87,9 +87,8 @@ export interface JobContext {
   skippedByReason?: Record<string, number>;
 }
 
-/** Told of every run of this process as it starts and ends: what a run's metrics read (src/runner/metrics.ts). */
+/** Told of every run of this process as it ends: what a run's metrics read (src/runner/metrics.ts). */
 export interface RunObserver {
-  started?(run: LiveRun): void;
   /** Awaited before the run's summary is returned (so that what it adds to the summary is printed). */
   finished?(summary: JobSummary): void | Promise<void>;
 }
@@ -100,7 +99,6 @@ export interface LiveRun {
   params: Record<string, unknown>;
   target: Target | undefined;
   ctx: JobContext;
-  startedAt: number;
 }
 
 const observers = new Set<RunObserver>();
@@ -202,9 +200,8 @@ export async function runJob(
     bytes: 0,
     ...(lease ? { writeGate: () => lease.assertHeld(), writeFence: () => lease.fresh() } : {}),
   };
-  const liveRun: LiveRun = { job: opts.job, params: opts.params, target: opts.target, ctx, startedAt: started };
+  const liveRun: LiveRun = { job: opts.job, params: opts.params, target: opts.target, ctx };
   live.add(liveRun);
-  for (const o of observers) o.started?.(liveRun);
   if (opts.lease && 'off' in opts.lease) noteProblem(ctx, '(lease)', `warning: no lease held on the service (${opts.lease.off}): a run from another store or machine at the same moment may write the same files twice`);
   // Counts reach the store every few seconds, so a run killed outright still shows its progress.
   const persist = setInterval(() => store.updateRun(run.id, { counts: ctx.counts, bytes: ctx.bytes }), 2_000);
