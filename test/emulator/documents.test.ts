@@ -342,3 +342,34 @@ describe('document list', () => {
     expect((await client.get(`/projects/${project}/documents`, { filterColumn: 'size', filterOperation: 'about', filterSearchTerm: '1' })).status).toBe(400);
   });
 });
+
+describe('a listing read page after page', () => {
+  const page = async (project: string, pageNumber: number, pageSize: number, desc = true) => {
+    const res = await client.get(`/projects/${project}/documents`, { flattenList: 'true', pageNumber: String(pageNumber), pageSize: String(pageSize), desc: String(desc) });
+    expect(res.status).toBe(200);
+    return res.body as { items: { objectIdentifier: string }[]; totalCount: number };
+  };
+  const ids = (p: { items: { objectIdentifier: string }[] }) => p.items.map((d) => d.objectIdentifier);
+
+  it('gives each document once, in the order of one whole page, both ways; a write between pages is seen as OFFSET sees it', async () => {
+    const project = await newProject('Walked page by page');
+    const uploadIdentifier = randomUUID();
+    for (let i = 0; i < 25; i++) expect((await client.upload(project, `doc-${i}.txt`, `content ${i}`, { uploadIdentifier })).status).toBe(200);
+    // Processed first: with nothing written between pages, each page goes on from the last one's end.
+    expect(await client.processed(project, uploadIdentifier)).toHaveLength(25);
+    for (const desc of [true, false]) {
+      const whole = ids(await page(project, 1, 100, desc));
+      expect(whole).toHaveLength(25);
+      const walked: string[] = [];
+      for (let n = 1; n <= 3; n++) walked.push(...ids(await page(project, n, 10, desc)));
+      expect(walked).toEqual(whole);
+    }
+    // Page 1, then a document more (newest first: it is the new first), then page 2: the page
+    // after the write is the one OFFSET gives over the new list, as it always was.
+    const first = ids(await page(project, 1, 10));
+    expect((await client.upload(project, 'late.txt', 'late', { uploadIdentifier })).status).toBe(200);
+    const now = ids(await page(project, 1, 100));
+    expect(ids(await page(project, 2, 10))).toEqual(now.slice(10, 20));
+    expect(now.slice(1, 11)).toEqual(first);
+  });
+});

@@ -117,6 +117,7 @@ export interface DocumentQuery {
 }
 
 interface DocumentRow {
+  seq: number;
   object_identifier: string;
   tenant: string;
   project_identifier: string;
@@ -181,6 +182,25 @@ const DESCENDANTS = `WITH RECURSIVE descendants(id) AS (
   SELECT object_identifier FROM documents WHERE parent_identifier = @parentIdentifier
   UNION ALL SELECT c.object_identifier FROM documents c JOIN descendants ON c.parent_identifier = descendants.id)`;
 
+/**
+ * Where each page of a listing ended, for listings read page after page, while nothing is written
+ * (keyed by the listing's query; a few dozen kept, the oldest dropped).
+ */
+class ListingWalks {
+  private readonly walks = new Map<string, { version: number; count?: number; ends: Map<number, { date: string; seq: number }> }>();
+
+  of(key: string, version: number): { count?: number; ends: Map<number, { date: string; seq: number }> } {
+    let walk = this.walks.get(key);
+    if (!walk || walk.version !== version) walk = { version, ends: new Map() };
+    this.walks.delete(key);
+    this.walks.set(key, walk);
+    if (this.walks.size > 64) this.walks.delete(this.walks.keys().next().value as string);
+    // A long walk keeps its last ends only: the next page needs the one before it.
+    if (walk.ends.size > 8) for (const k of [...walk.ends.keys()].slice(0, walk.ends.size - 8)) walk.ends.delete(k);
+    return walk;
+  }
+}
+
 export class DocumentStore {
   private readonly insert;
   private readonly selectOne;
@@ -196,10 +216,14 @@ export class DocumentStore {
   private readonly selectUploadReasons;
   private readonly selectUploadFileTypes;
   private readonly lists: StatementCache;
+  /** Row changes made through this connection so far: any write ends what `walks` remembers. */
+  private readonly changes;
+  private readonly walks = new ListingWalks();
 
   constructor(db: Database.Database) {
     applyMigrations(db, 'documents', MIGRATIONS);
     this.lists = new StatementCache(db);
+    this.changes = db.prepare<[], number>('SELECT total_changes()').pluck();
     this.insert = db.prepare(
       `INSERT INTO documents VALUES (
          @object_identifier, @tenant, @project_identifier, @parent_identifier, @name, @is_directory, @upload_identifier,
@@ -323,16 +347,27 @@ export class DocumentStore {
     }
     const where = conditions.join(' AND ');
     const direction = query.desc ? 'DESC' : 'ASC';
-    const totalCount = this.lists.get(`${prefix} SELECT count(*) FROM documents d WHERE ${where}`).pluck().get(params) as number;
+    // A listing read page after page with nothing written meanwhile (a client walking a project)
+    // costs the same at page 1 and page 10,000: its count is taken once, and each page in the
+    // date order goes on from where the one before it ended instead of passing over every row
+    // before it (OFFSET). Any write starts it over; other orders and jumps use OFFSET.
+    const walk = this.walks.of(`${prefix}|${where}|${query.sortExpression}|${direction}|${query.limit}|${JSON.stringify(params)}`, this.changes.get() as number);
+    walk.count ??= this.lists.get(`${prefix} SELECT count(*) FROM documents d WHERE ${where}`).pluck().get(params) as number;
+    const totalCount = walk.count;
+    const after = query.sortExpression === 'd.date_added' && query.offset > 0 ? walk.ends.get(query.offset) : undefined;
+    const page = after
+      ? `SELECT d.seq FROM documents d WHERE ${where} AND (d.date_added, d.seq) ${query.desc ? '<' : '>'} (@afterDate, @afterSeq) ORDER BY d.date_added ${direction}, d.seq ${direction} LIMIT @limit`
+      : `SELECT d.seq FROM documents d WHERE ${where} ORDER BY ${query.sortExpression} ${direction}, d.seq ${direction} LIMIT @limit OFFSET @offset`;
     const rows = this.lists
       .get(
         // The page is chosen on the documents alone (by an index when the order has one), then
-        // joined: OFFSET passes over the rows before the page without building them.
-        `${prefix} SELECT ${LISTED_COLUMNS} FROM ${LISTED_FROM}
-         WHERE d.seq IN (SELECT d.seq FROM documents d WHERE ${where} ORDER BY ${query.sortExpression} ${direction}, d.seq ${direction} LIMIT @limit OFFSET @offset)
+        // joined: rows before the page are never built.
+        `${prefix} SELECT ${LISTED_COLUMNS} FROM ${LISTED_FROM} WHERE d.seq IN (${page})
          ORDER BY ${query.sortExpression} ${direction}, d.seq ${direction}`,
       )
-      .all({ ...params, limit: query.limit, offset: query.offset }) as DocumentRow[];
+      .all({ ...params, limit: query.limit, ...(after ? { afterDate: after.date, afterSeq: after.seq } : { offset: query.offset }) }) as DocumentRow[];
+    const last = rows[rows.length - 1];
+    if (last) walk.ends.set(query.offset + rows.length, { date: last.date_added, seq: last.seq });
     return { items: rows.map(toListed), totalCount };
   }
 
@@ -356,7 +391,7 @@ export class DocumentStore {
 const flag = (value: boolean | null): number | null => (value === null ? null : value ? 1 : 0);
 const unflag = (value: number | null): boolean | null => (value === null ? null : value === 1);
 
-function toRow(d: DocumentRecord): Omit<DocumentRow, 'parent_name' | 'has_children'> {
+function toRow(d: DocumentRecord): Omit<DocumentRow, 'parent_name' | 'has_children' | 'seq'> {
   return {
     object_identifier: d.objectIdentifier,
     tenant: d.tenant,
