@@ -145,10 +145,8 @@ export async function run(argv: string[]): Promise<number> {
 let metrics: { finish(end: { exitCode: number; status: string }): Promise<string[]> } | undefined;
 
 async function startMetrics(action: Command): Promise<typeof metrics> {
-  const g = action.optsWithGlobals<GlobalOptions>();
-  // A job file or a profile may name them too (the flag wins): looked at only for the commands that run a job.
-  if (!g.metricsFile && !g.pushgateway && !(await import('./metrics-options.js').then((m) => m.asksForMetrics(action, g)))) return undefined;
-  return (await import('./metrics-options.js')).startRunMetrics(action, g);
+  // A job file or a profile may name them too (the flag wins): read once, for the commands that run a job.
+  return (await import('./metrics-options.js')).startRunMetrics(action, action.optsWithGlobals<GlobalOptions>());
 }
 
 /** The status an exit code stands for, as the --json answers say it. */

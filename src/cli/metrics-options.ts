@@ -29,12 +29,6 @@ const JOB_COMMANDS: Record<string, string> = {
   'jobs resume': 'resume',
 };
 
-/** Whether a job file (`ferry run`) or the profile names a metrics file or a Pushgateway. */
-export function asksForMetrics(action: Command, g: GlobalOptions): boolean {
-  const fromFile = fromSettings(action, g);
-  return fromFile.metricsFile !== undefined || fromFile.pushgateway !== undefined;
-}
-
 /** What the job file and the profile say, for the commands that run a job (read errors are the job's to report). */
 function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string | undefined; pushgateway?: string | undefined } {
   const command = commandPath(action);
@@ -56,14 +50,19 @@ function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string
   return { metricsFile: definition?.metricsFile, pushgateway: definition?.pushgateway ?? profile };
 }
 
-export async function startRunMetrics(action: Command, g: GlobalOptions): Promise<RunMetrics> {
+/** The run's metrics when a flag, the job file or the profile asks for them; undefined otherwise. */
+export async function startRunMetrics(action: Command, g: GlobalOptions): Promise<RunMetrics | undefined> {
   const command = commandPath(action);
   const kind = JOB_COMMANDS[command];
-  if (!kind) throw new ConfigurationError(`--metrics-file and --pushgateway apply to the commands that run a job (${Object.keys(JOB_COMMANDS).join(', ')}), not to ferry ${command}`);
+  if (!kind) {
+    if (!g.metricsFile && !g.pushgateway) return undefined;
+    throw new ConfigurationError(`--metrics-file and --pushgateway apply to the commands that run a job (${Object.keys(JOB_COMMANDS).join(', ')}), not to ferry ${command}`);
+  }
   // The flag, then the job file, then the profile.
   const settings = fromSettings(action, g);
   const metricsFile = g.metricsFile ?? settings.metricsFile;
   const gatewayUrl = g.pushgateway ?? settings.pushgateway;
+  if (metricsFile === undefined && gatewayUrl === undefined) return undefined;
   const file = metricsFile === undefined ? undefined : checkMetricsFile(metricsFile);
   const pushgateway = gatewayUrl === undefined ? undefined : checkPushgateway(gatewayUrl);
   const opts = action.opts<{ project?: string; playbook?: string; stats?: string; to?: string }>();
