@@ -127,7 +127,7 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
         ...(filter ? { filter } : {}),
         ...pageWindow(q),
       });
-      const folders = q.includePath ? documents.folderTree(project.objectIdentifier) : undefined;
+      const folders = q.includePath ? documents.folderLookup(project.objectIdentifier) : undefined;
       const items = result.items.map((d) => view(d, folders && pathOf(d, folders)));
       return { items, totalCount: result.totalCount };
     },
@@ -396,10 +396,10 @@ function columnFilter(q: ListQuery) {
   };
 }
 
-function pathOf(document: ListedDocument, folders: Map<string, { name: string; parent: string | null }>): string {
+function pathOf(document: ListedDocument, folder: (id: string) => { name: string; parent: string | null } | undefined): string {
   const segments = [document.name];
-  for (let id = document.parentIdentifier; id; id = folders.get(id)?.parent ?? null) {
-    segments.unshift(folders.get(id)?.name ?? '');
+  for (let id = document.parentIdentifier; id; id = folder(id)?.parent ?? null) {
+    segments.unshift(folder(id)?.name ?? '');
   }
   return `/${segments.join('/')}`;
 }
