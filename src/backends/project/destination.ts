@@ -1,7 +1,6 @@
 // A project's documents as a destination: entries become documents in the folder tree (created
 // through the folder extension, flattened into the nearest folder where it is missing), each
 // upload settled by its batch id, name, folder and size after an unclear failure or a crash.
-import { createReadStream } from 'node:fs';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FerryClient } from '../../api/client.js';
@@ -10,7 +9,7 @@ import type { FileEntry } from '../../sync/types.js';
 import type { CheckpointStore, ItemRecord } from '../../store/types.js';
 import type { Adoptable, AdoptedCopy, Destination, WriteContext } from '../../sync/engine.js';
 import { UNKNOWN_MTIME } from '../../sync/decide.js';
-import { sha256Of } from '../../sync/checksum.js';
+import { fingerprintEntry } from '../fingerprint.js';
 import { SourceReadError } from '../../api/multipart.js';
 import { ProjectSource, requireProject } from './source.js';
 import { identityMetadata } from './identity.js';
@@ -164,7 +163,7 @@ export class ProjectDestination implements Destination<Placement> {
 /** sha256 of the content, read once before the upload; unreadable is the item's fault, as in the upload. */
 async function fingerprint(entry: FileEntry): Promise<string> {
   try {
-    return await sha256Of(entry.path ? createReadStream(entry.path) : (entry.open() as Readable));
+    return await fingerprintEntry(entry);
   } catch (err) {
     throw new SourceReadError(entry.path ?? entry.key, err);
   }
