@@ -1,19 +1,34 @@
 // Shared plumbing of the benchmarks: an emulator in its own process, temp trees, timing.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, writeFileSync as writeFileSyncFs } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export async function startEmulatorProcess(dataDir, env = {}) {
   const child = spawn(process.execPath, [new URL('./workers/emulator.mjs', import.meta.url).pathname, ...(dataDir ? [dataDir] : [])], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const [line] = await once(createInterface({ input: child.stdout }), 'line');
-  const description = JSON.parse(line);
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const description = JSON.parse((await lines.next()).value);
   return {
     ...description,
     project: description.tenants[0].assistants[0].projectIdentifier,
     credentials: { clientId: description.tenants[0].clientId, clientSecret: description.tenants[0].clientSecret, audience: description.audience },
     address: { baseUrl: description.baseUrl, settingsUrl: description.settingsUrl, authUrl: description.authUrl },
+    pid: child.pid,
+    /** Linux: the peak RSS (KiB) since the last reset, and a reset, to tell one step's peak from another's. */
+    peakRssKiB() {
+      const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      return m ? Number(m[1]) : 0;
+    },
+    /** The requests it has been sent so far. */
+    async requests() {
+      child.kill('SIGUSR2');
+      return JSON.parse((await lines.next()).value).requests;
+    },
+    resetPeakRss() {
+      writeFileSyncFs(`/proc/${child.pid}/clear_refs`, '5');
+    },
     async stop() {
       child.kill('SIGTERM');
       await once(child, 'exit');

@@ -1,7 +1,11 @@
 // `npm run bench`: ferry measured side by side with the bare alternative, in one run, on this
 // machine. Prints a table and writes bench/results/latest.json. `--large` makes the discovery
 // 1,000,000 entries (it creates a million files: minutes, and a million inodes).
-// `--only=noop,bigfile` runs a subset.
+// `--only=noop,bigfile` runs a subset. `--scale` runs the scale bench instead (bench/scale.mjs).
+if (process.argv.includes('--scale')) {
+  await import('./scale.mjs');
+  process.exit(0);
+}
 import { execFile } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';

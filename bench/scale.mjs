@@ -1,0 +1,213 @@
+// `npm run bench -- --scale`: what one item costs as the input grows (issue 31). Whole `ferry`
+// processes, as a user runs them, against an emulator process keeping its state on disk: per step
+// and size, wall time, time per item, requests per item (as the emulator counts them), ferry's
+// peak RSS and the emulator's. Writes bench/results/latest-scale.json and the chart
+// docs/performance-scale.svg (bench/chart.mjs).
+//
+// Sizes: `--scale-sizes=10000,100000,1000000` (default). Every step runs `--scale-rounds` times
+// (default 3) at every size but the largest over 100,000, which runs once and only the steps a
+// fresh store and a nightly audit make (cold no-op, warm no-op, check): its project is written
+// straight into the emulator's database from rows a real mirror wrote (bench/workers/seed-scale.mjs),
+// because uploading a million files here would take the better part of an hour a round.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { FerryClient } from '../dist/src/index.js';
+import { makeTree, startEmulatorProcess } from './lib.mjs';
+import { renderScaleChart } from './chart.mjs';
+
+const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const SIZES = arg('scale-sizes', '10000,100000,1000000').split(',').map(Number);
+const ROUNDS = Number(arg('scale-rounds', '3'));
+const SEEDED_ABOVE = Number(arg('scale-seeded-above', '100000'));
+const FILE_SIZE = 1024;
+const ferryBin = new URL('../bin/ferry.js', import.meta.url).pathname;
+const preload = new URL('./workers/peak-rss.mjs', import.meta.url).pathname;
+const work = await mkdtemp(join(tmpdir(), 'ferry-scale-'));
+
+/** One ferry process: wall ms, its peak RSS and its --json answer. */
+async function ferry(step, argv, env) {
+  const rssFile = join(work, 'rss');
+  await rm(rssFile, { force: true });
+  const started = process.hrtime.bigint();
+  const child = spawn(process.execPath, ['--import', preload, ferryBin, ...argv, '--json'], { env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  const [code] = await once(child, 'exit');
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  let json;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    throw new Error(`${step}: exit ${code}, no JSON answer: ${stderr}`);
+  }
+  return { code, ms, json, rssKiB: Number(await readFile(rssFile, 'utf8')) };
+}
+
+function env(stateDir, extra = {}) {
+  return { HOME: work, XDG_CONFIG_HOME: join(work, 'no-config'), FERRY_STATE_DIR: join(work, stateDir), FERRY_LOG_LEVEL: 'silent', ...extra };
+}
+
+function emulatorEnv(emu) {
+  return { FERRY_BASE_URL: emu.baseUrl, FERRY_SETTINGS_URL: emu.settingsUrl, FERRY_AUTH_URL: emu.authUrl, FERRY_AUDIENCE: emu.audience, FERRY_CLIENT_ID: emu.credentials.clientId, FERRY_CLIENT_SECRET: emu.credentials.clientSecret };
+}
+
+/** The environment naming both emulators as profiles `a` and `b` (migrate takes tenants by profile). */
+async function twoProfiles(a, b) {
+  const profile = (emu, name) => `    baseUrl: ${emu.baseUrl}\n    settingsUrl: ${emu.settingsUrl}\n    authUrl: ${emu.authUrl}\n    audience: ${emu.audience}\n    clientId: ${emu.credentials.clientId}\n    clientSecretEnv: SCALE_SECRET_${name}\n`;
+  const file = join(work, 'profiles.yaml');
+  await writeFile(file, `profiles:\n  a:\n${profile(a, 'A')}  b:\n${profile(b, 'B')}`);
+  return { FERRY_CONFIG: file, SCALE_SECRET_A: a.credentials.clientSecret, SCALE_SECRET_B: b.credentials.clientSecret };
+}
+
+const measurements = [];
+function note(step, size, round, r, emuKiB, expect) {
+  const problem = expect(r.json, r.code);
+  if (problem) throw new Error(`${step} at ${size}: ${problem} (exit ${r.code}: ${JSON.stringify(r.json).slice(0, 600)})`);
+  const m = { step, size, round, ms: Math.round(r.ms), msPerItem: r.ms / size, requestsPerItem: r.requests / size, requests: r.requests, ferryRssMiB: Math.round(r.rssKiB / 1024), emulatorRssMiB: Math.round(emuKiB / 1024) };
+  measurements.push(m);
+  console.error(`${step} ${size} round ${round}: ${(m.ms / 1000).toFixed(1)} s, ${(m.msPerItem * 1000).toFixed(0)} µs an item, ${m.requestsPerItem.toFixed(3)} requests an item, ferry ${m.ferryRssMiB} MiB, emulator ${m.emulatorRssMiB} MiB`);
+}
+
+/** Runs one step against its emulators: their peak RSS over the step alone, the requests they were sent. */
+async function step(name, size, round, emus, argv, environment, expect) {
+  for (const e of emus) e.resetPeakRss();
+  const before = await Promise.all(emus.map((e) => e.requests()));
+  const r = await ferry(name, argv, environment);
+  const after = await Promise.all(emus.map((e) => e.requests()));
+  r.requests = after.reduce((sum, n, i) => sum + n - before[i], 0);
+  note(name, size, round, r, Math.max(...emus.map((e) => e.peakRssKiB())), expect);
+  return r;
+}
+
+const counts = (j) => j.counts ?? {};
+const expectMirror = (n) => (j) => (counts(j).uploaded === n ? null : `uploaded ${counts(j).uploaded} of ${n}`);
+const expectNoop = (n) => (j) => (counts(j).uploaded === 0 && counts(j).failed === 0 && counts(j).discovered === n ? null : 'not a no-op');
+const expectCold = (n) => (j) => (counts(j).uploaded === 0 && j.coldStart?.adopted === n ? null : `adopted ${j.coldStart?.adopted} of ${n}, uploaded ${counts(j).uploaded}`);
+const expectCheck = (n) => (j, code) => (code === 0 && j.matching === n ? null : `check matched ${j.matching} of ${n}`);
+const expectPull = (n) => (j) => (counts(j).downloaded === n && counts(j).failed === 0 ? null : `pulled ${counts(j).downloaded} of ${n}`);
+const expectMigrate = (n) => (j) => (counts(j).copied === n + 1 && counts(j).failed === 0 ? null : `copied ${counts(j).copied} of ${n + 1} (the documents and the project)`);
+const expectVerify = () => (j, code) => (code === 0 ? null : `verify found differences`);
+
+async function roundAt(size, round, root) {
+  const data = join(work, `emu-${size}-${round}`);
+  const a = await startEmulatorProcess(data);
+  const client = new FerryClient({ address: a.address, credentials: a.credentials });
+  const project = (await client.projects.create({ name: `scale ${size}`, description: 'bench' })).objectIdentifier;
+  await client.close();
+  const on = (state) => env(state, emulatorEnv(a));
+  try {
+    await step('mirror', size, round, [a], ['mirror', root, '--project', project], on(`s-${size}-${round}-warm`), expectMirror(size));
+    await step('warm no-op', size, round, [a], ['mirror', root, '--project', project], on(`s-${size}-${round}-warm`), expectNoop(size));
+    await step('cold no-op', size, round, [a], ['mirror', root, '--project', project], on(`s-${size}-${round}-cold`), expectCold(size));
+    await step('check', size, round, [a], ['check', root, '--project', project], on(`s-${size}-${round}-check`), expectCheck(size));
+    const dest = join(work, `pulled-${size}-${round}`);
+    await step('pull', size, round, [a], ['pull', project, dest], on(`s-${size}-${round}-pull`), expectPull(size));
+    await rm(dest, { recursive: true, force: true });
+    const b = await startEmulatorProcess(join(work, `emu-${size}-${round}-b`));
+    try {
+      const both = env(`s-${size}-${round}-migrate`, await twoProfiles(a, b));
+      await step('migrate', size, round, [a, b], ['migrate', '--from', 'a', '--to', 'b', '--projects', project], both, expectMigrate(size));
+      await step('migrate verify', size, round, [a, b], ['migrate', 'verify', '--from', 'a', '--to', 'b', '--projects', project], both, expectVerify());
+    } finally {
+      await b.stop();
+    }
+  } finally {
+    await a.stop();
+    await rm(data, { recursive: true, force: true });
+  }
+}
+
+/** The largest size: the project written into the emulator's database, then the no-ops and check. */
+async function seededAt(size, root) {
+  const data = join(work, `emu-${size}`);
+  let a = await startEmulatorProcess(data);
+  const client = new FerryClient({ address: a.address, credentials: a.credentials });
+  const project = (await client.projects.create({ name: `scale ${size}`, description: 'bench' })).objectIdentifier;
+  await client.close();
+  // The first folder is mirrored for real: its rows are the template of every other one.
+  const template = await ferry('seed template', ['mirror', root, '--project', project, '--include', 'd0/f0/**'], env('seed-template', emulatorEnv(a)));
+  if (counts(template.json).uploaded !== 100) throw new Error(`the template mirror uploaded ${counts(template.json).uploaded}`);
+  await a.stop();
+  const seeder = spawn(process.execPath, [new URL('./workers/seed-scale.mjs', import.meta.url).pathname, data, project, root], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const [code] = await once(seeder, 'exit');
+  if (code !== 0) throw new Error(`seeding ${size} documents failed (exit ${code})`);
+  a = await startEmulatorProcess(data);
+  const on = (state) => env(state, emulatorEnv(a));
+  try {
+    await step('cold no-op', size, 1, [a], ['mirror', root, '--project', project], on(`s-${size}-cold`), expectCold(size));
+    await step('warm no-op', size, 1, [a], ['mirror', root, '--project', project], on(`s-${size}-cold`), expectNoop(size));
+    await step('check', size, 1, [a], ['check', root, '--project', project], on(`s-${size}-check`), expectCheck(size));
+  } finally {
+    await a.stop();
+    await rm(data, { recursive: true, force: true });
+  }
+}
+
+function summarize() {
+  const spread = (xs) => {
+    const s = [...xs].sort((x, y) => x - y);
+    return { median: s[Math.floor(s.length / 2)], min: s[0], max: s[s.length - 1], rounds: s.length };
+  };
+  const steps = [...new Set(measurements.map((m) => m.step))];
+  const out = [];
+  for (const name of steps) {
+    const sizes = [...new Set(measurements.filter((m) => m.step === name).map((m) => m.size))].sort((x, y) => x - y);
+    const at = sizes.map((size) => {
+      const ms = measurements.filter((m) => m.step === name && m.size === size);
+      return {
+        size,
+        msPerItem: spread(ms.map((m) => m.msPerItem)),
+        requestsPerItem: spread(ms.map((m) => m.requestsPerItem)),
+        ferryRssMiB: Math.max(...ms.map((m) => m.ferryRssMiB)),
+        emulatorRssMiB: Math.max(...ms.map((m) => m.emulatorRssMiB)),
+        wallMs: spread(ms.map((m) => m.ms)),
+      };
+    });
+    const small = at[0];
+    const large = at[at.length - 1];
+    const ratio = large.msPerItem.median / small.msPerItem.median;
+    out.push({ step: name, sizes: at, ratio: Number(ratio.toFixed(3)), ratioOf: `${large.size} over ${small.size}`, flat: ratio <= 1.2, rssWithin: Math.max(...at.map((x) => x.ferryRssMiB)) <= 250 });
+  }
+  return out;
+}
+
+const started = Date.now();
+try {
+  for (const size of SIZES) {
+    const root = join(work, `tree-${size}`);
+    console.error(`scale: writing ${size} files`);
+    await makeTree(root, size, FILE_SIZE);
+    if (size > SEEDED_ABOVE) await seededAt(size, root);
+    else for (let round = 1; round <= ROUNDS; round++) await roundAt(size, round, root);
+    await rm(root, { recursive: true, force: true });
+  }
+} finally {
+  await rm(work, { recursive: true, force: true });
+}
+const steps = summarize();
+const result = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: cpus().length,
+  memGiB: Math.round(totalmem() / 2 ** 30),
+  minutes: Number(((Date.now() - started) / 60_000).toFixed(1)),
+  files: `${FILE_SIZE} bytes each, 100 to a folder, 100 folders of folders`,
+  seededAbove: SEEDED_ABOVE,
+  steps,
+  measurements,
+};
+for (const s of steps) {
+  const cells = s.sizes.map((x) => `${x.size}: ${(x.msPerItem.median * 1000).toFixed(0)} µs (${(x.msPerItem.min * 1000).toFixed(0)}-${(x.msPerItem.max * 1000).toFixed(0)}), ${x.requestsPerItem.median.toFixed(3)} req, ferry ${x.ferryRssMiB} MiB, emulator ${x.emulatorRssMiB} MiB`);
+  console.log(`${s.step.padEnd(15)} ratio ${s.ratio.toFixed(3)} (${s.ratioOf})${s.flat ? '' : ' OVER 1.2'}${s.rssWithin ? '' : ' RSS OVER 250 MiB'}\n  ${cells.join('\n  ')}`);
+}
+const out = new URL('./results/latest-scale.json', import.meta.url);
+await mkdir(new URL('./results/', import.meta.url), { recursive: true });
+await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
+const svg = new URL('../docs/performance-scale.svg', import.meta.url);
+await writeFile(svg, renderScaleChart(result));
+console.log(`\nresults written to ${out.pathname}, chart to ${svg.pathname}`);
