@@ -22,11 +22,24 @@ export interface ListOptions {
   signal?: AbortSignal;
   /** Items the walk yields (the rest are read over, not counted): a list's own records left out. */
   keep?: (item: never) => boolean;
+  /**
+   * An item's identity. With it, an item met again on the page after the one that held it (the
+   * list moved down under the walk: something was added before it) is yielded once, not twice.
+   */
+  identify?: (item: never) => string | undefined;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
 
 export class PagedList<T> implements AsyncIterable<T> {
+  /**
+   * After a walk: the list's totalCount as its first and its last page said it, when they differ.
+   * A list that shrank under the walk may have moved items up past it, unread: read it again.
+   */
+  moved: { from: number; to: number } | undefined;
+  /** After a walk: items met twice (on consecutive pages) and yielded once. */
+  repeated = 0;
+
   constructor(
     private readonly fetcher: PageFetcher,
     private readonly opts: ListOptions = {},
@@ -51,6 +64,14 @@ export class PagedList<T> implements AsyncIterable<T> {
     let pageNumber = this.opts.startPage ?? 1;
     let seen = 0;
     let previousFirst: string | undefined;
+    // Pages are windows onto a list that others may change while it is read. Only the previous
+    // page's identities are kept (memory stays flat): an item moved down by an insertion lands on
+    // the next page, no further, as long as fewer than a page were added between two reads.
+    const identify = this.opts.identify as ((item: T) => string | undefined) | undefined;
+    let previousIds = new Set<string>();
+    let firstTotal: number | undefined;
+    this.moved = undefined;
+    this.repeated = 0;
     // Pages are asked for ahead of their use, so that a long listing costs the service's time, not
     // the service's plus ours: the next page as soon as this one says there is one; a second one
     // too while pages come back full (the service honours the page size, so totalCount says how
@@ -79,11 +100,26 @@ export class PagedList<T> implements AsyncIterable<T> {
         const lastPage = full ? Math.ceil((page.totalCount as number) / pageSize) : requested;
         while (ahead.length < PAGES_AHEAD && requested < lastPage && (requested - pageNumber) * pageSize < limit - seen) request(requested + 1);
       }
+      if (page.totalCount !== undefined) {
+        firstTotal ??= page.totalCount;
+        if (page.totalCount !== firstTotal) this.moved = { from: firstTotal, to: page.totalCount };
+      }
       const keep = this.opts.keep as ((item: T) => boolean) | undefined;
+      const ids = new Set<string>();
       for (let i = 0; i < taken; i++) {
         seen++;
-        if (!keep || keep(page.items[i] as T)) yield page.items[i] as T;
+        const item = page.items[i] as T;
+        const id = identify?.(item);
+        if (id !== undefined) {
+          ids.add(id);
+          if (previousIds.has(id)) {
+            this.repeated++;
+            continue;
+          }
+        }
+        if (!keep || keep(item)) yield item;
       }
+      previousIds = ids;
       if (!more) return;
       pageNumber++;
     }

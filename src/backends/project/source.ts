@@ -182,76 +182,86 @@ export class ProjectSource implements Source {
     const newest = new NumberByKey();
     const fingerprints = requireFrom ? undefined : new NumberByKey();
     let sawFrom = this.prefix === '/';
-    const list = this.client.documents.list(
-      this.project,
-      { flattenList: true, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true },
-      { pageSize: LIST_PAGE_SIZE, ...(signal ? { signal } : {}) },
-    );
-    for await (const doc of list) {
-      if (signal?.aborted) return;
-      // A document flattened by a service without folders says where it belongs.
-      const path = logicalPath(doc);
-      if (!path) continue;
-      if (!path.startsWith(this.prefix)) {
-        if (`${path}/` === this.prefix) sawFrom = true;
-        continue;
-      }
-      sawFrom = true;
-      const key = path.slice(this.prefix.length);
-      if (doc.isDirectory) {
-        if (this.wanted(`${key}/`) || this.wanted(key)) yield { entry: { kind: 'dir', key } };
-        continue;
-      }
-      if (!this.wanted(key)) continue;
-      // A `/` inside a name would become folders on the other side (`a//b.txt` landing beside
-      // `a/b.txt`): no path can carry it, so it is refused, said, never split.
-      if (doc.name?.includes('/') || key.split('/').some((segment) => segment === '')) {
-        yield { entry: { kind: 'problem', key, outcome: 'failed', reason: SLASH_IN_NAME } };
-        continue;
-      }
-      const verdicts = key.split('/').map(checkDecodedName);
-      const bad = verdicts.find((v) => !v.ok);
-      if (bad && !bad.ok) {
-        yield { entry: { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.key)).join('/'), outcome: 'failed', reason: bad.reason } };
-        continue;
-      }
-      // A document whose processing failed still holds the bytes that were uploaded; one without
-      // a url (a failed-upload record) has nothing to pull.
-      if (!doc.url) {
-        yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `no content: the document carries no url${doc.uploadFailedReason ? ` (its upload failed: ${doc.uploadFailedReason})` : ''}` }, doc };
-        continue;
-      }
-      if (this.skipFailed && doc.uploadFailedReason) {
-        yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `its processing failed at the source (${doc.uploadFailedReason}): not carried` } };
-        continue;
-      }
-      const added = Date.parse(doc.dateAdded ?? '') || 0;
-      const seen = newest.get(key);
-      // A service that did not sort newest first shows a newer document later: it is pulled too,
-      // and replaces the file written for the older one.
-      // A copy has the content of the document just newer than it at its path: a file changed
-      // back to what it once held is a version between them, not a copy.
-      const mark = fingerprints ? fingerprintOf(doc) : NO_FINGERPRINT;
-      if (seen !== undefined && added <= seen) {
-        const copy = mark !== NO_FINGERPRINT && fingerprints?.get(key) === mark;
+    // A project that shrinks while it is listed moves documents up past the walk, unread: it is
+    // listed a second time for paths the first did not meet. (One that grows moves them down onto
+    // the next page, where the listing knows them again: see PagedList's identify.)
+    for (let pass = 1; pass <= 2; pass++) {
+      const list = this.client.documents.list(
+        this.project,
+        { flattenList: true, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true },
+        { pageSize: LIST_PAGE_SIZE, identify: (d: Document) => d.objectIdentifier ?? undefined, ...(signal ? { signal } : {}) },
+      );
+      for await (const doc of list) {
+        if (signal?.aborted) return;
+        // A document flattened by a service without folders says where it belongs.
+        const path = logicalPath(doc);
+        if (!path) continue;
+        if (!path.startsWith(this.prefix)) {
+          if (`${path}/` === this.prefix) sawFrom = true;
+          continue;
+        }
+        sawFrom = true;
+        const key = path.slice(this.prefix.length);
+        // The second pass is for files the first did not meet: all else was said the first time.
+        if (pass === 2 && (doc.isDirectory || newest.get(key) !== undefined || !doc.url || doc.name?.includes('/'))) continue;
+        if (doc.isDirectory) {
+          if (this.wanted(`${key}/`) || this.wanted(key)) yield { entry: { kind: 'dir', key } };
+          continue;
+        }
+        if (!this.wanted(key)) continue;
+        // A `/` inside a name would become folders on the other side (`a//b.txt` landing beside
+        // `a/b.txt`): no path can carry it, so it is refused, said, never split.
+        if (doc.name?.includes('/') || key.split('/').some((segment) => segment === '')) {
+          yield { entry: { kind: 'problem', key, outcome: 'failed', reason: SLASH_IN_NAME } };
+          continue;
+        }
+        const verdicts = key.split('/').map(checkDecodedName);
+        const bad = verdicts.find((v) => !v.ok);
+        if (bad && !bad.ok) {
+          yield { entry: { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.key)).join('/'), outcome: 'failed', reason: bad.reason } };
+          continue;
+        }
+        // A document whose processing failed still holds the bytes that were uploaded; one without
+        // a url (a failed-upload record) has nothing to pull.
+        if (!doc.url) {
+          yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `no content: the document carries no url${doc.uploadFailedReason ? ` (its upload failed: ${doc.uploadFailedReason})` : ''}` }, doc };
+          continue;
+        }
+        if (this.skipFailed && doc.uploadFailedReason) {
+          yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `its processing failed at the source (${doc.uploadFailedReason}): not carried` } };
+          continue;
+        }
+        const added = Date.parse(doc.dateAdded ?? '') || 0;
+        const seen = newest.get(key);
+        // A service that did not sort newest first shows a newer document later: it is pulled too,
+        // and replaces the file written for the older one.
+        // A copy has the content of the document just newer than it at its path: a file changed
+        // back to what it once held is a version between them, not a copy.
+        const mark = fingerprints ? fingerprintOf(doc) : NO_FINGERPRINT;
+        if (seen !== undefined && added <= seen) {
+          const copy = mark !== NO_FINGERPRINT && fingerprints?.get(key) === mark;
+          fingerprints?.set(key, mark);
+          yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' }, doc, ...(copy ? { copy: true as const } : {}) };
+          continue;
+        }
+        newest.set(key, added);
         fingerprints?.set(key, mark);
-        yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' }, doc, ...(copy ? { copy: true as const } : {}) };
-        continue;
+        const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
+        const entry: FileEntry = {
+          kind: 'file',
+          key,
+          size: doc.size ?? 0,
+          mtimeMs: added,
+          marker: doc.objectIdentifier as string,
+          attributes: attributesOf(doc, this.project),
+          open: () => this.download(record),
+          openAsync: async () => (await this.fetch(record)).body,
+        };
+        yield { entry, doc };
       }
-      newest.set(key, added);
-      fingerprints?.set(key, mark);
-      const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
-      const entry: FileEntry = {
-        kind: 'file',
-        key,
-        size: doc.size ?? 0,
-        mtimeMs: added,
-        marker: doc.objectIdentifier as string,
-        attributes: attributesOf(doc, this.project),
-        open: () => this.download(record),
-        openAsync: async () => (await this.fetch(record)).body,
-      };
-      yield { entry, doc };
+      const moved = list.moved;
+      if (!moved || moved.to >= moved.from || signal?.aborted) break;
+      if (pass === 1) this.client.transport.logger.warn({ project: this.project, documents: moved }, `the project changed while it was listed (${moved.from} documents, then ${moved.to}): listing it again for documents the first listing missed`);
     }
     if (!sawFrom && requireFrom) throw new SourceError(`the project has no folder ${this.prefix.slice(1, -1)}`);
   }
