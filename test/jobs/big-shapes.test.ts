@@ -1,0 +1,88 @@
+// Shapes of input that are large in one way rather than many files: a tree 64 folders deep, paths
+// of 4,000 bytes, a zip of 100,000 entries (the limit) and one past it. Each is carried whole, or
+// refused before anything is read or written. (One folder of 200,000 files and an 8 GiB file are
+// in the bench: `npm run bench -- --only=shapes`, which takes minutes.)
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { once } from 'node:events';
+import archiver from 'archiver';
+import { mirror, planMirror } from '../../jobs/mirror.js';
+import { ZipRefusedError } from '../../src/backends/zip/source.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+import { remoteFiles, startService, type Service } from '../helpers/service.js';
+
+let service: Service;
+
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(async () => {
+  await service.close();
+});
+afterEach(() => {
+  expect(service.emulator.contractViolations).toEqual([]);
+});
+
+async function fresh(label: string) {
+  const dir = await mkdtemp(join(tmpdir(), `ferry-shape-${label}-`));
+  const client = service.client();
+  const project = (await client.projects.create({ name: `shape ${label} ${dir}`, description: 'test' })).objectIdentifier;
+  return { dir, client, project, store: new SqliteCheckpointStore(join(dir, 'state.sqlite')) };
+}
+
+async function zipOf(path: string, entries: number): Promise<void> {
+  const archive = archiver('zip', { store: true });
+  const out = createWriteStream(path);
+  archive.pipe(out);
+  for (let i = 0; i < entries; i++) archive.append(`${i}`, { name: `d${Math.floor(i / 1000)}/e${i}.txt` });
+  await archive.finalize();
+  await once(out, 'close');
+}
+
+describe('big shapes', () => {
+  it('a tree 64 folders deep is carried whole, and a second run sends nothing', async () => {
+    const { dir, client, project, store } = await fresh('deep');
+    const src = join(dir, 'src');
+    const levels = Array.from({ length: 64 }, (_, i) => `level${i + 1}`);
+    await mkdir(join(src, ...levels), { recursive: true });
+    await writeFile(join(src, ...levels, 'bottom.txt'), 'at the bottom');
+    await writeFile(join(src, ...levels.slice(0, 32), 'middle.txt'), 'half way');
+    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    expect(first.counts).toMatchObject({ uploaded: 2, failed: 0 });
+    const again = await mirror({ source: src, project, progress: false }, { client, store });
+    expect(again.counts).toMatchObject({ uploaded: 0, failed: 0, discovered: 2 });
+    store.close();
+    expect((await remoteFiles(client, project)).map((d) => d.path).sort()).toEqual([`/${levels.join('/')}/bottom.txt`, `/${levels.slice(0, 32).join('/')}/middle.txt`]);
+  });
+
+  it('a path of 4,000 bytes (sixteen names of 250) is carried byte for byte', async () => {
+    const { dir, client, project, store } = await fresh('long');
+    const src = join(dir, 'src');
+    const names = Array.from({ length: 15 }, (_, i) => `${String(i).padStart(2, '0')}${'n'.repeat(248)}`);
+    const file = `${'f'.repeat(246)}.txt`;
+    const key = [...names, file].join('/');
+    expect(Buffer.byteLength(key)).toBe(15 * 251 + 250);
+    await mkdir(join(src, ...names), { recursive: true });
+    await writeFile(join(src, key), 'far down a long path');
+    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    expect(first.counts).toMatchObject({ uploaded: 1, failed: 0 });
+    store.close();
+    expect((await remoteFiles(client, project)).map((d) => d.path)).toEqual([`/${key}`]);
+  });
+
+  it('a zip of 100,000 entries (the limit) is planned whole; one of 100,001 is refused before anything is read', async () => {
+    const { dir, client, project, store } = await fresh('zip');
+    await zipOf(join(dir, 'at-limit.zip'), 100_000);
+    const plan = await planMirror({ source: join(dir, 'at-limit.zip'), project }, { client, store });
+    expect(plan).toMatchObject({ new: 100_000, changed: 0, unchanged: 0 });
+    await zipOf(join(dir, 'past-limit.zip'), 100_001);
+    const refused = await mirror({ source: join(dir, 'past-limit.zip'), project, progress: false }, { client, store }).catch((err: unknown) => err);
+    store.close();
+    expect(refused).toBeInstanceOf(ZipRefusedError);
+    expect((refused as Error).message).toMatch(/holds 100001 entries, more than the limit of 100000; nothing was read/);
+    expect(await remoteFiles(client, project)).toEqual([]);
+  });
+});
