@@ -5,7 +5,7 @@
 // docs/performance-scale.svg (bench/chart.mjs).
 //
 // Sizes: `--scale-sizes=10000,100000,1000000` (default). Every step runs `--scale-rounds` times
-// (default 3) at every size but the largest over 100,000, which runs once and only the steps a
+// (default 3; or a count per size) at every size but the largest over 100,000, which runs once and only the steps a
 // fresh store and a nightly audit make (cold no-op, warm no-op, check): its project is written
 // straight into the emulator's database from rows a real mirror wrote (bench/workers/seed-scale.mjs),
 // because uploading a million files here would take the better part of an hour a round.
@@ -20,7 +20,9 @@ import { renderScaleChart } from './chart.mjs';
 
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const SIZES = arg('scale-sizes', '10000,100000,1000000').split(',').map(Number);
-const ROUNDS = Number(arg('scale-rounds', '3'));
+// One count for every size, or one per size (`--scale-rounds=3,1`: the last count holds for the rest).
+const ROUND_COUNTS = arg('scale-rounds', '3').split(',').map(Number);
+const roundsAt = (i) => ROUND_COUNTS[Math.min(i, ROUND_COUNTS.length - 1)];
 const SEEDED_ABOVE = Number(arg('scale-seeded-above', '100000'));
 const FILE_SIZE = 1024;
 const ferryBin = new URL('../bin/ferry.js', import.meta.url).pathname;
@@ -178,12 +180,12 @@ function summarize() {
 
 const started = Date.now();
 try {
-  for (const size of SIZES) {
+  for (const [i, size] of SIZES.entries()) {
     const root = join(work, `tree-${size}`);
     console.error(`scale: writing ${size} files`);
     await makeTree(root, size, FILE_SIZE);
     if (size > SEEDED_ABOVE) await seededAt(size, root);
-    else for (let round = 1; round <= ROUNDS; round++) await roundAt(size, round, root);
+    else for (let round = 1; round <= roundsAt(i); round++) await roundAt(size, round, root);
     await rm(root, { recursive: true, force: true });
   }
 } finally {
