@@ -41,54 +41,68 @@ export class SeenSet {
 }
 
 /**
- * A number per key (a document's date per path), kept as a 53-bit hash and a double: 16 bytes a key
- * at most half full, instead of a string and a map entry per key. Open addressing, linear probing.
- * A collision (about 1 in 10^4 over a million keys) makes two keys share one number: the later
- * one is then taken for an older copy of the first and reported as such, never dropped unsaid.
+ * Numbers per key (a document's date per path, and its fingerprint), kept as a 53-bit hash and
+ * `width` doubles: 8 x (1 + width) bytes a slot, at most half the slots full, instead of a string
+ * and a map entry per key. Open addressing, linear probing. A collision (about 1 in 10^4 over a
+ * million keys) makes two keys share their numbers: the later one is then taken for an older copy
+ * of the first and reported as such, never dropped unsaid. `reserve` sizes it once for a count
+ * known ahead (a listing's totalCount): growing by doubling holds the old arrays and the new at
+ * once, half as much again at the moment of the last growth.
  */
 export class NumberByKey {
   private keys = new Float64Array(1024);
-  private values = new Float64Array(1024);
+  private values: Float64Array;
   private size = 0;
 
-  get(key: string): number | undefined {
-    const h = hash53(key) + 1; // 0 marks an empty slot
+  constructor(private readonly width = 1) {
+    this.values = new Float64Array(1024 * width);
+  }
+
+  /** The key's number at `slot` (0 to width - 1), or undefined when the key was never set. */
+  get(key: string, slot = 0): number | undefined {
+    const i = this.find(hash53(key) + 1); // 0 marks an empty slot
+    return this.keys[i] === 0 ? undefined : this.values[i * this.width + slot];
+  }
+
+  /** Sets the key's number at `slot`; the key's other numbers stay (0 for a new key). */
+  set(key: string, value: number, slot = 0): void {
+    if ((this.size + 1) * 2 > this.keys.length) this.resize(this.keys.length * 2);
+    const h = hash53(key) + 1;
+    const i = this.find(h);
+    if (this.keys[i] === 0) {
+      this.keys[i] = h;
+      this.size++;
+    }
+    this.values[i * this.width + slot] = value;
+  }
+
+  /** Room for `count` keys without growing. */
+  reserve(count: number): void {
+    let slots = this.keys.length;
+    while (count * 2 > slots) slots *= 2;
+    if (slots > this.keys.length) this.resize(slots);
+  }
+
+  /** The slot holding `h`, or the empty slot where it would go. */
+  private find(h: number): number {
     const mask = this.keys.length - 1;
     for (let i = h % this.keys.length; ; i = (i + 1) & mask) {
       const k = this.keys[i] as number;
-      if (k === 0) return undefined;
-      if (k === h) return this.values[i];
+      if (k === 0 || k === h) return i;
     }
   }
 
-  set(key: string, value: number): void {
-    if ((this.size + 1) * 2 > this.keys.length) this.grow();
-    this.put(hash53(key) + 1, value);
-  }
-
-  private put(h: number, value: number): void {
-    const mask = this.keys.length - 1;
-    for (let i = h % this.keys.length; ; i = (i + 1) & mask) {
-      const k = this.keys[i] as number;
-      if (k === 0) {
-        this.keys[i] = h;
-        this.values[i] = value;
-        this.size++;
-        return;
-      }
-      if (k === h) {
-        this.values[i] = value;
-        return;
-      }
+  private resize(slots: number): void {
+    const [keys, values, width] = [this.keys, this.values, this.width];
+    this.keys = new Float64Array(slots);
+    this.values = new Float64Array(slots * width);
+    for (let i = 0; i < keys.length; i++) {
+      const h = keys[i] as number;
+      if (h === 0) continue;
+      const j = this.find(h);
+      this.keys[j] = h;
+      for (let w = 0; w < width; w++) this.values[j * width + w] = values[i * width + w] as number;
     }
-  }
-
-  private grow(): void {
-    const [keys, values] = [this.keys, this.values];
-    this.keys = new Float64Array(keys.length * 2);
-    this.values = new Float64Array(keys.length * 2);
-    this.size = 0;
-    for (let i = 0; i < keys.length; i++) if (keys[i] !== 0) this.put(keys[i] as number, values[i] as number);
   }
 }
 

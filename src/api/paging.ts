@@ -39,6 +39,8 @@ export class PagedList<T> implements AsyncIterable<T> {
   moved: { from: number; to: number } | undefined;
   /** After a walk: items met twice (on consecutive pages) and yielded once. */
   repeated = 0;
+  /** During a walk: the totalCount the last page read said, when the list says one. */
+  total: number | undefined;
 
   constructor(
     private readonly fetcher: PageFetcher,
@@ -101,6 +103,7 @@ export class PagedList<T> implements AsyncIterable<T> {
         while (ahead.length < PAGES_AHEAD && requested < lastPage && (requested - pageNumber) * pageSize < limit - seen) request(requested + 1);
       }
       if (page.totalCount !== undefined) {
+        this.total = page.totalCount;
         firstTotal ??= page.totalCount;
         if (page.totalCount !== firstTotal) this.moved = { from: firstTotal, to: page.totalCount };
       }

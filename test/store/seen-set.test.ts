@@ -23,4 +23,19 @@ describe('NumberByKey', () => {
     dates.set('', 0);
     expect(dates.get('')).toBe(0);
   });
+
+  it('keeps two numbers per key, each set on its own, across growth and after a reserve', () => {
+    for (const reserveFirst of [false, true]) {
+      const paths = new NumberByKey(2);
+      if (reserveFirst) paths.reserve(30_000);
+      for (let i = 0; i < 30_000; i++) paths.set(`p/${i}`, i);
+      for (let i = 0; i < 30_000; i += 2) paths.set(`p/${i}`, -i, 1);
+      if (!reserveFirst) paths.reserve(100_000); // a reserve after the fact moves every key
+      for (let i = 0; i < 30_000; i++) {
+        expect(paths.get(`p/${i}`)).toBe(i);
+        expect(paths.get(`p/${i}`, 1)).toBe(i % 2 === 0 ? -i : 0);
+      }
+      expect(paths.get('p/30000', 1)).toBeUndefined();
+    }
+  });
 });

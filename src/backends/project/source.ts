@@ -177,10 +177,12 @@ export class ProjectSource implements Source {
 
   private async *walk(signal: AbortSignal | undefined, requireFrom: boolean): AsyncIterable<{ entry: SourceEntry; doc?: Document; copy?: true }> {
     // Newest first, so the first document seen at a path is the one to pull and entries flow to
-    // the transfer while the listing goes on. Per path only the date of that document is kept,
-    // and for an inventory a hash of its fingerprint, to tell a copy from an older version.
-    const newest = new NumberByKey();
-    const fingerprints = requireFrom ? undefined : new NumberByKey();
+    // the transfer while the listing goes on. Per path only the date of that document is kept
+    // (slot 0), and for an inventory a hash of its fingerprint (slot 1), to tell a copy from an
+    // older version; sized once from the listing's totalCount.
+    const fingerprinted = !requireFrom;
+    const seenPaths = new NumberByKey(fingerprinted ? 2 : 1);
+    let reserved = false;
     let sawFrom = this.prefix === '/';
     // A project that shrinks while it is listed moves documents up past the walk, unread: it is
     // listed a second time for paths the first did not meet. (One that grows moves them down onto
@@ -193,6 +195,10 @@ export class ProjectSource implements Source {
       );
       for await (const doc of list) {
         if (signal?.aborted) return;
+        if (!reserved && list.total !== undefined) {
+          seenPaths.reserve(list.total);
+          reserved = true;
+        }
         // A document flattened by a service without folders says where it belongs.
         const path = logicalPath(doc);
         if (!path) continue;
@@ -203,7 +209,7 @@ export class ProjectSource implements Source {
         sawFrom = true;
         const key = path.slice(this.prefix.length);
         // The second pass is for files the first did not meet: all else was said the first time.
-        if (pass === 2 && (doc.isDirectory || newest.get(key) !== undefined || !doc.url || doc.name?.includes('/'))) continue;
+        if (pass === 2 && (doc.isDirectory || seenPaths.get(key) !== undefined || !doc.url || doc.name?.includes('/'))) continue;
         if (doc.isDirectory) {
           if (this.wanted(`${key}/`) || this.wanted(key)) yield { entry: { kind: 'dir', key } };
           continue;
@@ -232,20 +238,20 @@ export class ProjectSource implements Source {
           continue;
         }
         const added = Date.parse(doc.dateAdded ?? '') || 0;
-        const seen = newest.get(key);
+        const seen = seenPaths.get(key);
         // A service that did not sort newest first shows a newer document later: it is pulled too,
         // and replaces the file written for the older one.
         // A copy has the content of the document just newer than it at its path: a file changed
         // back to what it once held is a version between them, not a copy.
-        const mark = fingerprints ? fingerprintOf(doc) : NO_FINGERPRINT;
+        const mark = fingerprinted ? fingerprintOf(doc) : NO_FINGERPRINT;
         if (seen !== undefined && added <= seen) {
-          const copy = mark !== NO_FINGERPRINT && fingerprints?.get(key) === mark;
-          fingerprints?.set(key, mark);
+          const copy = mark !== NO_FINGERPRINT && seenPaths.get(key, 1) === mark;
+          if (fingerprinted) seenPaths.set(key, mark, 1);
           yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' }, doc, ...(copy ? { copy: true as const } : {}) };
           continue;
         }
-        newest.set(key, added);
-        fingerprints?.set(key, mark);
+        seenPaths.set(key, added);
+        if (fingerprinted) seenPaths.set(key, mark, 1);
         const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
         const entry: FileEntry = {
           kind: 'file',
