@@ -119,7 +119,9 @@ export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Pro
   try {
     for await (const item of items) {
       if (opts.signal?.aborted || failure !== undefined) break;
-      while (slots.queued >= backlog) await new Promise<void>((resolve) => (room = resolve));
+      // A full backlog is refilled once half of it has started, not one item per slot freed:
+      // what is taken together is prepared together (the engine's intents share a commit).
+      if (slots.queued >= backlog) while (slots.queued > backlog / 2) await new Promise<void>((resolve) => (room = resolve));
       if (opts.signal?.aborted || failure !== undefined) break;
       start(item);
     }

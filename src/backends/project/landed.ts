@@ -5,6 +5,7 @@ import { posix } from 'node:path';
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
 import { detached } from '../../slots.js';
+import type { Claimed } from '../../sync/engine.js';
 import { RELATIVE_PATH_KEY } from './source.js';
 
 export interface Wanted {
@@ -51,7 +52,7 @@ export class BatchIndex {
 }
 
 /** Whether one upload landed, for the transport's didItLand hook: a listing of its own. */
-export async function findLanded(client: FerryClient, project: string, uploadId: string, wanted: Wanted, claimed: ReadonlySet<string>): Promise<Document | undefined> {
+export async function findLanded(client: FerryClient, project: string, uploadId: string, wanted: Wanted, claimed: Claimed): Promise<Document | undefined> {
   for await (const doc of client.documents.list(project, landedQuery(uploadId, wanted.parentId))) {
     if (isLanded(doc, uploadId, wanted, claimed)) return doc;
   }
@@ -79,7 +80,7 @@ export class LandedLookups {
     private readonly project: string,
   ) {}
 
-  async find(uploadId: string, wanted: Wanted, claimed: ReadonlySet<string>, since: number): Promise<Document | undefined> {
+  async find(uploadId: string, wanted: Wanted, claimed: Claimed, since: number): Promise<Document | undefined> {
     const key = `${uploadId}\u0000${wanted.parentId ?? ''}`;
     let listing = this.latest.get(key);
     if (!listing || listing.startedAt <= since) {
@@ -114,7 +115,7 @@ function landedQuery(uploadId: string, parentId: string | null) {
   return { uploadObjectIdentifier: uploadId, ...(parentId ? { parentObjectIdentifier: parentId } : {}), hidePackagedFiles: false };
 }
 
-function isLanded(doc: Document, uploadId: string, wanted: Wanted, claimed: ReadonlySet<string>): boolean {
+function isLanded(doc: Document, uploadId: string, wanted: Wanted, claimed: Claimed): boolean {
   if (doc.documentUploadObjectIdentifier !== uploadId || !doc.objectIdentifier || claimed.has(doc.objectIdentifier) || doc.objectIdentifier === wanted.notId) return false;
   const relativePath = doc.metadata?.find((m) => m.key === RELATIVE_PATH_KEY)?.value ?? undefined;
   return matchKey({ name: doc.name ?? '', parentId: doc.parentObjectIdentifier ?? null, size: doc.size ?? -1, relativePath }) === matchKey(wanted);
