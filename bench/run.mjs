@@ -1,9 +1,19 @@
 // `npm run bench`: ferry measured side by side with the bare alternative, in one run, on this
 // machine. Prints a table and writes bench/results/latest.json. `--large` makes the discovery
 // 1,000,000 entries (it creates a million files: minutes, and a million inodes).
-// `--only=noop,bigfile` runs a subset. `--scale` runs the scale bench instead (bench/scale.mjs).
+// `--only=noop,bigfile` runs a subset. `--scale` runs the scale bench instead (bench/scale.mjs),
+// `--shapes` the big shapes (bench/shapes.mjs); `--scale-render` draws the scale bench's chart and
+// table again from its last results.
+if (process.argv.includes('--scale-render')) {
+  await (await import('./scale-report.mjs')).renderFromResults();
+  process.exit(0);
+}
 if (process.argv.includes('--scale')) {
   await import('./scale.mjs');
+  process.exit(0);
+}
+if (process.argv.includes('--shapes')) {
+  await import('./shapes.mjs');
   process.exit(0);
 }
 import { execFile } from 'node:child_process';

@@ -1,22 +1,24 @@
 // `npm run bench -- --scale`: what one item costs as the input grows (issue 31). Whole `ferry`
 // processes, as a user runs them, against an emulator process keeping its state on disk: per step
 // and size, wall time, time per item, requests per item (as the emulator counts them), ferry's
-// peak RSS and the emulator's. Writes bench/results/latest-scale.json and the chart
-// docs/performance-scale.svg (bench/chart.mjs).
+// peak RSS and the emulator's. Writes bench/results/latest-scale.json, the chart
+// docs/performance-scale.svg and the table in docs/performance.md (bench/scale-report.mjs).
 //
 // Sizes: `--scale-sizes=10000,100000,1000000` (default). Every step runs `--scale-rounds` times
-// (default 3; or a count per size) at every size but the largest over 100,000, which runs once and only the steps a
-// fresh store and a nightly audit make (cold no-op, warm no-op, check): its project is written
-// straight into the emulator's database from rows a real mirror wrote (bench/workers/seed-scale.mjs),
-// because uploading a million files here would take the better part of an hour a round.
+// (default 3; or a count per size) at every size but the largest over 100,000, which runs once
+// and only the steps a fresh store and a nightly audit make (cold no-op, warm no-op, check): its
+// project is written straight into the emulator's database from rows a real mirror wrote
+// (bench/workers/seed-scale.mjs), because uploading a million files here would take the better
+// part of an hour a round.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { FerryClient } from '../dist/src/index.js';
 import { makeTree, startEmulatorProcess } from './lib.mjs';
-import { renderScaleChart } from './chart.mjs';
+import { emulatorEnv, ferryEnv, runFerry, twoProfiles } from './ferry-process.mjs';
+import { writeScaleReport } from './scale-report.mjs';
 
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const SIZES = arg('scale-sizes', '10000,100000,1000000').split(',').map(Number);
@@ -25,46 +27,10 @@ const ROUND_COUNTS = arg('scale-rounds', '3').split(',').map(Number);
 const roundsAt = (i) => ROUND_COUNTS[Math.min(i, ROUND_COUNTS.length - 1)];
 const SEEDED_ABOVE = Number(arg('scale-seeded-above', '100000'));
 const FILE_SIZE = 1024;
-const ferryBin = new URL('../bin/ferry.js', import.meta.url).pathname;
-const preload = new URL('./workers/peak-rss.mjs', import.meta.url).pathname;
 const work = await mkdtemp(join(tmpdir(), 'ferry-scale-'));
 
-/** One ferry process: wall ms, its peak RSS and its --json answer. */
-async function ferry(step, argv, env) {
-  const rssFile = join(work, 'rss');
-  await rm(rssFile, { force: true });
-  const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, ['--import', preload, ferryBin, ...argv, '--json'], { env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
-  const [code] = await once(child, 'exit');
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  let json;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    throw new Error(`${step}: exit ${code}, no JSON answer: ${stderr}`);
-  }
-  return { code, ms, json, rssKiB: Number(await readFile(rssFile, 'utf8')) };
-}
-
-function env(stateDir, extra = {}) {
-  return { HOME: work, XDG_CONFIG_HOME: join(work, 'no-config'), FERRY_STATE_DIR: join(work, stateDir), FERRY_LOG_LEVEL: 'silent', ...extra };
-}
-
-function emulatorEnv(emu) {
-  return { FERRY_BASE_URL: emu.baseUrl, FERRY_SETTINGS_URL: emu.settingsUrl, FERRY_AUTH_URL: emu.authUrl, FERRY_AUDIENCE: emu.audience, FERRY_CLIENT_ID: emu.credentials.clientId, FERRY_CLIENT_SECRET: emu.credentials.clientSecret };
-}
-
-/** The environment naming both emulators as profiles `a` and `b` (migrate takes tenants by profile). */
-async function twoProfiles(a, b) {
-  const profile = (emu, name) => `    baseUrl: ${emu.baseUrl}\n    settingsUrl: ${emu.settingsUrl}\n    authUrl: ${emu.authUrl}\n    audience: ${emu.audience}\n    clientId: ${emu.credentials.clientId}\n    clientSecretEnv: SCALE_SECRET_${name}\n`;
-  const file = join(work, 'profiles.yaml');
-  await writeFile(file, `profiles:\n  a:\n${profile(a, 'A')}  b:\n${profile(b, 'B')}`);
-  return { FERRY_CONFIG: file, SCALE_SECRET_A: a.credentials.clientSecret, SCALE_SECRET_B: b.credentials.clientSecret };
-}
+const ferry = (step, argv, environment) => runFerry(work, step, argv, environment);
+const env = (stateDir, extra) => ferryEnv(work, stateDir, extra);
 
 const measurements = [];
 function note(step, size, round, r, emuKiB, expect) {
@@ -112,7 +78,7 @@ async function roundAt(size, round, root) {
     await rm(dest, { recursive: true, force: true });
     const b = await startEmulatorProcess(join(work, `emu-${size}-${round}-b`));
     try {
-      const both = env(`s-${size}-${round}-migrate`, await twoProfiles(a, b));
+      const both = env(`s-${size}-${round}-migrate`, await twoProfiles(work, a, b));
       await step('migrate', size, round, [a, b], ['migrate', '--from', 'a', '--to', 'b', '--projects', project], both, expectMigrate(size));
       await step('migrate verify', size, round, [a, b], ['migrate', 'verify', '--from', 'a', '--to', 'b', '--projects', project], both, expectVerify());
     } finally {
@@ -210,6 +176,5 @@ for (const s of steps) {
 const out = new URL('./results/latest-scale.json', import.meta.url);
 await mkdir(new URL('./results/', import.meta.url), { recursive: true });
 await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
-const svg = new URL('../docs/performance-scale.svg', import.meta.url);
-await writeFile(svg, renderScaleChart(result));
-console.log(`\nresults written to ${out.pathname}, chart to ${svg.pathname}`);
+const written = await writeScaleReport(result);
+console.log(`\nresults written to ${out.pathname}, chart to ${written.svg}, table to ${written.doc}`);

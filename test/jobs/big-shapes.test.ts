@@ -1,7 +1,7 @@
 // Shapes of input that are large in one way rather than many files: a tree 64 folders deep, paths
 // of 4,000 bytes, a zip of 100,000 entries (the limit) and one past it. Each is carried whole, or
 // refused before anything is read or written. (One folder of 200,000 files and an 8 GiB file are
-// in the bench: `npm run bench -- --only=shapes`, which takes minutes.)
+// in the bench: `npm run bench -- --shapes`, which takes minutes.)
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
