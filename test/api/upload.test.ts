@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, truncate } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -123,6 +123,40 @@ describe('streamed uploads', () => {
       }
     };
     await expect(drain()).rejects.toThrow(/shrank while it was being uploaded/);
+  });
+
+  it('refuses a file on disk truncated while it is being uploaded, naming it, and sends nothing short as whole', async () => {
+    const path = join(dir, 'truncated.bin');
+    await writeBigFile(path, 16);
+    let truncated = false;
+    let received = 0;
+    let cutOff = false;
+    let handled!: () => void;
+    const served = new Promise<void>((resolve) => (handled = resolve));
+    server.handle('POST', '/projects/p1/documents', async ({ req, res }) => {
+      // Half a MiB in, the file is cut to 1 MiB; what the client goes on sending is read to its end.
+      try {
+        for await (const chunk of req as AsyncIterable<Buffer>) {
+          received += chunk.length;
+          if (!truncated && received > MiB / 2) {
+            truncated = true;
+            await truncate(path, MiB);
+          }
+        }
+        json(res, 201, { objectIdentifier: 'never' });
+      } catch (err) {
+        cutOff = (err as NodeJS.ErrnoException).code === 'ECONNRESET';
+      } finally {
+        handled();
+      }
+    });
+    const attempt = client.documents.upload('p1', { path }, { documentUploadIdentifier: 'u1' });
+    await expect(attempt).rejects.toThrow(/truncated\.bin shrank while it was being uploaded \(expected 16777216 bytes, read 1048576\)/);
+    expect(truncated).toBe(true);
+    // The request was cut off short of its Content-Length: the service never saw a whole body.
+    await served;
+    expect(cutOff).toBe(true);
+    expect(received).toBeLessThan(16 * MiB);
   });
 
   it('computes Content-Length exactly and quotes awkward file names', async () => {
