@@ -151,7 +151,7 @@ describe('streamed uploads', () => {
       }
     });
     const attempt = client.documents.upload('p1', { path }, { documentUploadIdentifier: 'u1' });
-    await expect(attempt).rejects.toThrow(/truncated\.bin shrank while it was being uploaded \(expected 16777216 bytes, read 1048576\)/);
+    await expect(attempt).rejects.toThrow(/truncated\.bin shrank while it was being uploaded \(expected 16777216 bytes, read \d+\)/);
     expect(truncated).toBe(true);
     // The request was cut off short of its Content-Length: the service never saw a whole body.
     await served;
