@@ -68,6 +68,16 @@ describe('a project listed while it changes', () => {
     expect(server.hits.get('GET /projects/p1/documents')).toBeGreaterThan(Math.ceil(60 / PAGE));
   });
 
+  it('shrinks: a document that cannot be carried is said once, not again by the second listing', async () => {
+    // A name with a control character is refused with its reason; a failed-upload record has nothing to pull.
+    Object.assign(docs[40]!, { name: 'bell\u0007.txt', path: '/bell\u0007.txt' });
+    delete docs[45]!.url;
+    serve({ beforePage: 3, apply: () => docs.splice(2, 3) });
+    const entries = await collect(new ProjectSource(client, 'p1').entries());
+    expect(entries.filter((e) => e.kind === 'problem').map((e) => e.key).sort()).toEqual(['bell\u0007.txt', docs.find((d) => !d.url)!.name].sort());
+    expect(keysOf(entries)).toHaveLength(58);
+  });
+
   it('without a change, the project is listed once and nothing is met twice', async () => {
     serve({ beforePage: 0, apply: () => undefined });
     const keys = keysOf(await collect(new ProjectSource(client, 'p1').entries()));

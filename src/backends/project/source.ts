@@ -208,8 +208,10 @@ export class ProjectSource implements Source {
         }
         sawFrom = true;
         const key = path.slice(this.prefix.length);
-        // The second pass is for files the first did not meet: all else was said the first time.
-        if (pass === 2 && (doc.isDirectory || seenPaths.get(key) !== undefined || !doc.url || doc.name?.includes('/'))) continue;
+        // The second pass is for files the first did not meet: all else was said the first time
+        // (a document that cannot be carried is said then, or not at all: never twice).
+        const unsaid = pass === 1;
+        if (!unsaid && (doc.isDirectory || seenPaths.get(key) !== undefined)) continue;
         if (doc.isDirectory) {
           if (this.wanted(`${key}/`) || this.wanted(key)) yield { entry: { kind: 'dir', key } };
           continue;
@@ -218,23 +220,23 @@ export class ProjectSource implements Source {
         // A `/` inside a name would become folders on the other side (`a//b.txt` landing beside
         // `a/b.txt`): no path can carry it, so it is refused, said, never split.
         if (doc.name?.includes('/') || key.split('/').some((segment) => segment === '')) {
-          yield { entry: { kind: 'problem', key, outcome: 'failed', reason: SLASH_IN_NAME } };
+          if (unsaid) yield { entry: { kind: 'problem', key, outcome: 'failed', reason: SLASH_IN_NAME } };
           continue;
         }
         const verdicts = key.split('/').map(checkDecodedName);
         const bad = verdicts.find((v) => !v.ok);
         if (bad && !bad.ok) {
-          yield { entry: { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.key)).join('/'), outcome: 'failed', reason: bad.reason } };
+          if (unsaid) yield { entry: { kind: 'problem', key: verdicts.map((v) => (v.ok ? v.name : v.key)).join('/'), outcome: 'failed', reason: bad.reason } };
           continue;
         }
         // A document whose processing failed still holds the bytes that were uploaded; one without
         // a url (a failed-upload record) has nothing to pull.
         if (!doc.url) {
-          yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `no content: the document carries no url${doc.uploadFailedReason ? ` (its upload failed: ${doc.uploadFailedReason})` : ''}` }, doc };
+          if (unsaid) yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `no content: the document carries no url${doc.uploadFailedReason ? ` (its upload failed: ${doc.uploadFailedReason})` : ''}` }, doc };
           continue;
         }
         if (this.skipFailed && doc.uploadFailedReason) {
-          yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `its processing failed at the source (${doc.uploadFailedReason}): not carried` } };
+          if (unsaid) yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: `its processing failed at the source (${doc.uploadFailedReason}): not carried` } };
           continue;
         }
         const added = Date.parse(doc.dateAdded ?? '') || 0;
