@@ -42,8 +42,8 @@ export class SeenSet {
 
 /**
  * Numbers per key (a document's date per path, and its fingerprint), kept as a 53-bit hash and
- * `width` doubles: 8 x (1 + width) bytes a slot, at most half the slots full, instead of a string
- * and a map entry per key. Open addressing, linear probing. A collision (about 1 in 10^4 over a
+ * `width` doubles: 8 x (1 + width) bytes a slot, at most three quarters of the slots full, instead
+ * of a string and a map entry per key. Open addressing, linear probing. A collision (about 1 in 10^4 over a
  * million keys) makes two keys share their numbers: the later one is then taken for an older copy
  * of the first and reported as such, never dropped unsaid. `reserve` sizes it once for a count
  * known ahead (a listing's totalCount): growing by doubling holds the old arrays and the new at
@@ -68,7 +68,7 @@ export class NumberByKey {
 
   /** Sets the key's number at `slot`; the key's other numbers stay (0 for a new key). */
   set(key: string, value: number, slot = 0): void {
-    if ((this.size + 1) * 2 > this.keys.length) this.resize(this.keys.length * 2);
+    if ((this.size + 1) * 4 > this.keys.length * 3) this.resize(this.keys.length * 2);
     const h = hash53(key) + 1;
     const i = this.find(h);
     if (this.keys[i] === 0) {
@@ -78,17 +78,16 @@ export class NumberByKey {
     this.values[i * this.width + slot] = value;
   }
 
-  /** Room for `count` keys without growing. */
+  /** Room for `count` keys without growing: exactly enough, not the next power of two. */
   reserve(count: number): void {
-    let slots = this.keys.length;
-    while (count * 2 > slots) slots *= 2;
+    const slots = Math.ceil(((count + 1) * 4) / 3);
     if (slots > this.keys.length) this.resize(slots);
   }
 
   /** The slot holding `h`, or the empty slot where it would go. */
   private find(h: number): number {
-    const mask = this.keys.length - 1;
-    for (let i = h % this.keys.length; ; i = (i + 1) & mask) {
+    const n = this.keys.length;
+    for (let i = h % n; ; i = i + 1 === n ? 0 : i + 1) {
       const k = this.keys[i] as number;
       if (k === 0 || k === h) return i;
     }
@@ -109,8 +108,8 @@ export class NumberByKey {
 }
 
 /**
- * A set of keys taken in any order and asked about between takes, as hashes: 16 bytes a key at
- * most half full (a Set of a million document ids held about 100 MiB). A collision (about 1 in
+ * A set of keys taken in any order and asked about between takes, as hashes: 16 bytes a slot, at
+ * most three quarters full (a Set of a million document ids held about 100 MiB). A collision (about 1 in
  * 10^10 a question, with a million keys) answers yes for a key never added.
  */
 export class KeySet {
