@@ -12,7 +12,7 @@
 // part of an hour a round.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { FerryClient } from '../dist/src/index.js';
@@ -156,6 +156,16 @@ try {
   }
 } finally {
   await rm(work, { recursive: true, force: true });
+}
+// `--scale-merge`: the sizes not run this time are kept from the last results (a size run again
+// after a change that touches it alone).
+if (process.argv.includes('--scale-merge')) {
+  try {
+    const last = JSON.parse(await readFile(new URL('./results/latest-scale.json', import.meta.url), 'utf8'));
+    measurements.unshift(...last.measurements.filter((m) => !SIZES.includes(m.size)));
+  } catch {
+    // nothing to merge with
+  }
 }
 const steps = summarize();
 const result = {
