@@ -537,7 +537,7 @@ async function benchMigrate() {
   record(`migrate ${n} documents of 16 KiB between two emulators, concurrency ${CONCURRENCY}`, Math.round(rate(ferry.ms)), Math.round(rate(bare.ms)), 'docs/s', r.median, '>= 0.95', `bare = list, download into memory, upload with FormData, p-queue; ferry also checkpoints, recreates folders and carries metadata; both timed in the bench process; ${timedRounds} rounds, each side into a fresh target; ratio: median of the per-round ratios, spread ${r.min.toFixed(3)}-${r.max.toFixed(3)}; docs/s columns: means`);
   record('migrate beside a bare loop that also sends ferry\'s per-document metadata', Math.round(rate(ferry.ms)), Math.round(rate(identityMs / timedRounds)), 'docs/s', ri.median, undefined, `informational: the same bare loop, each upload carrying the identity metadata ferry writes (path, size, sha256, mtime, source), which the target stores and serves back; median of the per-round ratios, spread ${ri.min.toFixed(3)}-${ri.max.toFixed(3)}`);
   record('migrate bytes per second (same run)', Math.round((n * size) / (ferry.ms / 1000) / 1024), Math.round((n * size) / (bare.ms / 1000) / 1024), 'KiB/s', bare.ms / ferry.ms, undefined, 'informational');
-  record('migrate peak RSS of the ferry process', Math.round(ferry.maxRssKiB / 1024), 0, 'MiB', 0, undefined, 'informational: maxRSS of the worker process that ran the migration (node itself is about 45 MiB)');
+  record('migrate peak RSS of the ferry process', Math.round(ferry.maxRssKiB / 1024), 0, 'MiB', 0, undefined, 'informational: peak RSS (VmHWM) of the worker process that ran the migration (node itself is about 45 MiB)');
 }
 
 /** Under the emulator's rate limit of R requests/s: ferry's adaptive concurrency beside a fixed-concurrency loop that waits out each 429. */

@@ -1,5 +1,6 @@
 // Walks a tree the way the mirror discovers it (or, with "bare", a plain fast-glob walk with
 // stats), counts entries, and prints its own peak RSS.
+import { peakRssKiB } from './peak.mjs';
 import fg from 'fast-glob';
 import { FolderSource } from '../../dist/src/backends/folder/source.js';
 
@@ -12,4 +13,4 @@ if (mode === 'bare') {
   for await (const entry of new FolderSource(root).entries()) if (entry.kind === 'file') files++;
 }
 const ms = Number(process.hrtime.bigint() - started) / 1e6;
-process.stdout.write(`${JSON.stringify({ files, ms, maxRssKiB: process.resourceUsage().maxRSS })}\n`);
+process.stdout.write(`${JSON.stringify({ files, ms, maxRssKiB: peakRssKiB() })}\n`);

@@ -1,5 +1,6 @@
 // Migrates one project between the two emulators described on argv, then prints its summary and
 // its own peak RSS (a process of its own, so the bench's memory does not count).
+import { peakRssKiB } from './peak.mjs';
 import { migrate } from '../../dist/jobs/migrate.js';
 import { FerryClient } from '../../dist/src/index.js';
 import { SqliteCheckpointStore } from '../../dist/src/store/index.js';
@@ -14,4 +15,4 @@ const summary = await migrate({ projects: [project], progress: false, concurrenc
 const ms = Number(process.hrtime.bigint() - started) / 1e6;
 store.close();
 await Promise.all([from.close(), to.close()]);
-process.stdout.write(`${JSON.stringify({ status: summary.status, counts: summary.counts, bytes: summary.bytes, ms, maxRssKiB: process.resourceUsage().maxRSS })}\n`);
+process.stdout.write(`${JSON.stringify({ status: summary.status, counts: summary.counts, bytes: summary.bytes, ms, maxRssKiB: peakRssKiB() })}\n`);

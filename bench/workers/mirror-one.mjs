@@ -1,4 +1,5 @@
 // Mirrors SOURCE into the emulator described on stdin-less argv, then prints its own peak RSS.
+import { peakRssKiB } from './peak.mjs';
 import { mirror } from '../../dist/jobs/mirror.js';
 import { FerryClient } from '../../dist/src/index.js';
 import { SqliteCheckpointStore } from '../../dist/src/store/index.js';
@@ -10,4 +11,4 @@ const store = new SqliteCheckpointStore(state);
 const summary = await mirror({ source, project: emu.project, progress: false, concurrency: 4 }, { client, store });
 store.close();
 await client.close();
-process.stdout.write(`${JSON.stringify({ status: summary.status, uploaded: summary.counts.uploaded, bytes: summary.bytes, maxRssKiB: process.resourceUsage().maxRSS })}\n`);
+process.stdout.write(`${JSON.stringify({ status: summary.status, uploaded: summary.counts.uploaded, bytes: summary.bytes, maxRssKiB: peakRssKiB() })}\n`);

@@ -2,6 +2,7 @@
 // or import, or the bare loop of the same calls. Prints {ms, maxRssKiB, ...} as one JSON line.
 //   export   ferry|bare  EMULATOR_JSON PLAYBOOK_ID OUT
 //   import   ferry|bare  EMULATOR_JSON ARCHIVE STATE
+import { peakRssKiB } from './peak.mjs';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -117,4 +118,4 @@ function uuids(tree) {
   return out;
 }
 
-process.stdout.write(`${JSON.stringify({ ms: Number(process.hrtime.bigint() - started) / 1e6, maxRssKiB: process.resourceUsage().maxRSS, ...extra })}\n`);
+process.stdout.write(`${JSON.stringify({ ms: Number(process.hrtime.bigint() - started) / 1e6, maxRssKiB: peakRssKiB(), ...extra })}\n`);
