@@ -3,10 +3,11 @@
 // (another machine, a laptop's run beside the cron job's) uploaded since would otherwise be
 // uploaded a second time: the service is the truth, the store only a cache.
 //
-// A folder is listed once per run, at its first such entry, and only its direct children; per path
-// only the newest document's fingerprint is kept, as hashes (NumberByKey: 16 bytes a slot, at
-// most three quarters full), so memory stays small however large the folder. The ids are read only once a folder
-// turns out to hold one of the run's entries: that folder is listed again and its matches kept.
+// A folder is listed once per run, at its first such entry, and only its direct children; per
+// path only the newest document's fingerprint is kept, as hashes (NumberByKey: 16 bytes a slot,
+// at most three quarters full), so memory stays small however large the folder. The ids are read
+// only once a folder turns out to hold one of the run's entries: that folder is listed again and
+// its matches kept.
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
 import { hash53, NumberByKey } from '../../hashed-keys.js';
