@@ -37,8 +37,6 @@ export class PagedList<T> implements AsyncIterable<T> {
    * A list that shrank under the walk may have moved items up past it, unread: read it again.
    */
   moved: { from: number; to: number } | undefined;
-  /** After a walk: items met twice (on consecutive pages) and yielded once. */
-  repeated = 0;
   /** During a walk: the totalCount the last page read said, when the list says one. */
   total: number | undefined;
 
@@ -73,7 +71,6 @@ export class PagedList<T> implements AsyncIterable<T> {
     let previousIds = new Set<string>();
     let firstTotal: number | undefined;
     this.moved = undefined;
-    this.repeated = 0;
     // Pages are asked for ahead of their use, so that a long listing costs the service's time, not
     // the service's plus ours: the next page as soon as this one says there is one; a second one
     // too while pages come back full (the service honours the page size, so totalCount says how
@@ -115,10 +112,7 @@ export class PagedList<T> implements AsyncIterable<T> {
         const id = identify?.(item);
         if (id !== undefined) {
           ids.add(id);
-          if (previousIds.has(id)) {
-            this.repeated++;
-            continue;
-          }
+          if (previousIds.has(id)) continue;
         }
         if (!keep || keep(item)) yield item;
       }

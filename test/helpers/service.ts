@@ -1,5 +1,6 @@
 // The emulator started in-process, with a typed client for one of its tenants: what the job
 // tests talk to, over real loopback HTTP.
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { Agent, type Dispatcher } from 'undici';
 import { mkdir, writeFile, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -123,3 +124,21 @@ export function writeServiceProfiles(service: Service, file: string): string {
   return file;
 }
 
+
+/**
+ * One emulator for a test file: started before its tests, closed after them, and after each test
+ * checked for answers outside the contract. Returns a getter (the service exists once started).
+ */
+export function useService(opts: EmulatorOptions = {}): () => Service {
+  let service: Service | undefined;
+  beforeAll(async () => {
+    service = await startService(opts);
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+  afterEach(() => {
+    expect(service?.emulator.contractViolations).toEqual([]);
+  });
+  return () => service as Service;
+}

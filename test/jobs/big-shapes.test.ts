@@ -2,7 +2,7 @@
 // of 4,000 bytes, a zip of 100,000 entries (the limit) and one past it. Each is carried whole, or
 // refused before anything is read or written. (One folder of 200,000 files and an 8 GiB file are
 // in the bench: `npm run bench -- --shapes`, which takes minutes.)
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,23 +12,13 @@ import archiver from 'archiver';
 import { mirror, planMirror } from '../../jobs/mirror.js';
 import { ZipRefusedError } from '../../src/backends/zip/source.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { remoteFiles, startService, type Service } from '../helpers/service.js';
+import { remoteFiles, useService } from '../helpers/service.js';
 
-let service: Service;
-
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
-afterEach(() => {
-  expect(service.emulator.contractViolations).toEqual([]);
-});
+const service = useService();
 
 async function fresh(label: string) {
   const dir = await mkdtemp(join(tmpdir(), `ferry-shape-${label}-`));
-  const client = service.client();
+  const client = service().client();
   const project = (await client.projects.create({ name: `shape ${label} ${dir}`, description: 'test' })).objectIdentifier;
   return { dir, client, project, store: new SqliteCheckpointStore(join(dir, 'state.sqlite')) };
 }

@@ -2,7 +2,7 @@
 // leaves. Whether the walk meets a new file depends on whether it had read that folder yet;
 // either way each file is accounted for once in the run that meets it, sent once, and the next
 // run sends exactly the ones the first did not meet.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,19 +10,9 @@ import { tmpdir } from 'node:os';
 import { Agent } from 'undici';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { remoteFiles, useService, writeTree } from '../helpers/service.js';
 
-let service: Service;
-
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
-afterEach(() => {
-  expect(service.emulator.contractViolations).toEqual([]);
-});
+const service = useService();
 
 describe('a tree that grows while it is walked', () => {
   it('each file is sent once, in the run that first meets it', async () => {
@@ -43,7 +33,7 @@ describe('a tree that grows while it is walked', () => {
       }
       return dispatch(options, handler);
     });
-    const client = service.client({ dispatcher });
+    const client = service().client({ dispatcher });
     const project = (await client.projects.create({ name: `growing ${dir}`, description: 'test' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
 

@@ -77,8 +77,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   private caseInsensitive = false;
   /**
    * Mapped paths taken in this run (folded when the file system ignores case) -> the source key
-   * holding it, as hashes (slot 0: the key, slot 1: the key in lower case): 32 bytes a file, where
-   * the two strings were about 200 (a pull of 100,000 documents peaked at 290 MiB).
+   * holding it, as hashes (slot 0: the key; slot 1, where case is ignored: the key in lower case),
+   * where the two strings were about 200 bytes a file (a pull of 100,000 documents: 290 MiB).
    */
   private readonly taken = new NumberByKey(2);
   private readonly renamed: { key: string; local: string; why: string }[] = [];
@@ -300,7 +300,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
 
   private take(slot: string, key: string, keyHash: number): void {
     this.taken.set(slot, keyHash);
-    this.taken.set(slot, hash53(key.toLocaleLowerCase('en-US')), 1);
+    if (this.caseInsensitive) this.taken.set(slot, hash53(key.toLocaleLowerCase('en-US')), 1);
   }
 }
 

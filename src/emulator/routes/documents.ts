@@ -398,8 +398,10 @@ function columnFilter(q: ListQuery) {
 
 function pathOf(document: ListedDocument, folder: (id: string) => { name: string; parent: string | null } | undefined): string {
   const segments = [document.name];
-  for (let id = document.parentIdentifier; id; id = folder(id)?.parent ?? null) {
-    segments.unshift(folder(id)?.name ?? '');
+  for (let id = document.parentIdentifier; id; ) {
+    const f = folder(id);
+    segments.unshift(f?.name ?? '');
+    id = f?.parent ?? null;
   }
   return `/${segments.join('/')}`;
 }
