@@ -87,7 +87,7 @@ export class DocumentProcessor {
   private async process(document: DocumentRecord): Promise<void> {
     const { documents, events, logger } = this.deps;
     try {
-      if (!documents.find(document.tenant, document.projectIdentifier, document.objectIdentifier)) return; // deleted meanwhile
+      if (!documents.glance(document.projectIdentifier, document.objectIdentifier)) return; // deleted meanwhile
       const outcome = await this.decide(document);
       if (outcome.uploadSuccessful) {
         this.deps.tenants.debit(document.tenant, chargedCredits(outcome));

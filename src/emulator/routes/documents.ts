@@ -58,6 +58,7 @@ interface FolderBody {
 }
 
 type ProjectParams = { projectIdentifier: string };
+type Folder = { objectIdentifier: string; name: string };
 
 const projectParams = objectSchema({ projectIdentifier: uuid }, ['projectIdentifier']);
 const UPLOAD_FORM_ENUMS: Record<string, readonly string[]> = {
@@ -76,15 +77,15 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
   const view = (document: ListedDocument, path?: string | null) => renderDocument(document, { url: (d) => ctx.documentUrl(d), path: path ?? null });
 
   /** The folder, which must be a directory of this project (400 otherwise: it is an input, not the resource). */
-  const folderOf = (project: ProjectRecord, folderIdentifier: string | null | undefined): string | null => {
+  const folderOf = (project: ProjectRecord, folderIdentifier: string | null | undefined): Folder | null => {
     if (!folderIdentifier) return null;
-    const folder = documents.find(project.tenant, project.objectIdentifier, folderIdentifier);
+    const folder = documents.glance(project.objectIdentifier, folderIdentifier);
     if (!folder?.isDirectory) throw new HttpError(400, 'Bad Request', `${folderIdentifier} is not a folder of this project.`);
-    return folder.objectIdentifier;
+    return { objectIdentifier: folderIdentifier, name: folder.name };
   };
 
-  const created = (project: ProjectRecord, objectIdentifier: string): ListedDocument =>
-    documents.find(project.tenant, project.objectIdentifier, objectIdentifier) as ListedDocument;
+  /** What was just stored, as find would read it back: new, so it has no children. */
+  const created = (document: DocumentRecord, parent: Folder | null): ListedDocument => ({ ...document, parentName: parent?.name ?? null, hasChildren: false });
 
   app.get<{ Params: ProjectParams; Querystring: ListQuery }>(
     '/projects/:projectIdentifier/documents',
@@ -117,7 +118,7 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
       const result = documents.list({
         tenant: project.tenant,
         projectIdentifier: project.objectIdentifier,
-        parentIdentifier: folderOf(project, q.parentObjectIdentifier),
+        parentIdentifier: folderOf(project, q.parentObjectIdentifier)?.objectIdentifier ?? null,
         flatten: q.flattenList,
         ...(q.searchText ? { searchText: q.searchText } : {}),
         ...(q.indexingStatus ? { indexingStatus: q.indexingStatus } : {}),
@@ -153,7 +154,7 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
         objectIdentifier: upload.objectIdentifier,
         tenant: project.tenant,
         projectIdentifier: project.objectIdentifier,
-        parentIdentifier: parent,
+        parentIdentifier: parent?.objectIdentifier ?? null,
         name: upload.fileName,
         isDirectory: false,
         uploadIdentifier: req.query.documentUploadIdentifier,
@@ -183,7 +184,7 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
       };
       documents.add(document);
       ctx.processor.schedule(document);
-      return view(created(project, document.objectIdentifier));
+      return view(created(document, parent));
     },
   );
 
@@ -208,10 +209,10 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
       ctx.requireWrite(req);
       const project = visibleProject(ctx, req, req.params.projectIdentifier);
       const body = req.body;
-      const objectIdentifier = ctx.newId();
-      documents.add({
-        ...emptyDocument(ctx, req, project, objectIdentifier),
-        parentIdentifier: folderOf(project, body.parentObjectIdentifier),
+      const parent = folderOf(project, body.parentObjectIdentifier);
+      const document: DocumentRecord = {
+        ...emptyDocument(ctx, req, project, ctx.newId()),
+        parentIdentifier: parent?.objectIdentifier ?? null,
         name: body.fileName,
         uploadIdentifier: body.documentUploadObjectIdentifier ?? ctx.newId(),
         contentType: body.contentType,
@@ -222,8 +223,9 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
         unsupportedFileType: false,
         extension: extensionOf(body.fileName),
         progress: 0,
-      });
-      return view(created(project, objectIdentifier));
+      };
+      documents.add(document);
+      return view(created(document, parent));
     },
   );
 
@@ -244,19 +246,20 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
       ctx.requireWrite(req);
       const project = visibleProject(ctx, req, req.params.projectIdentifier);
       const parent = folderOf(project, req.body.parentObjectIdentifier);
-      if (documents.nameTaken(project.objectIdentifier, parent, req.body.name)) {
+      if (documents.nameTaken(project.objectIdentifier, parent?.objectIdentifier ?? null, req.body.name)) {
         throw new HttpError(409, 'Conflict', `An item named ${req.body.name} already exists in this folder.`);
       }
       const objectIdentifier = ctx.newId();
-      documents.add({
+      const folder: DocumentRecord = {
         ...emptyDocument(ctx, req, project, objectIdentifier),
-        parentIdentifier: parent,
+        parentIdentifier: parent?.objectIdentifier ?? null,
         name: req.body.name,
         isDirectory: true,
         uploadIdentifier: objectIdentifier,
         fileType: 'directory',
-      });
-      return reply.code(201).send(view(created(project, objectIdentifier)));
+      };
+      documents.add(folder);
+      return reply.code(201).send(view(created(folder, parent)));
     },
   );
 

@@ -212,6 +212,7 @@ export class DocumentStore {
   private readonly selectSibling;
   private readonly selectPending;
   private readonly selectFolder;
+  private readonly selectKind;
   private readonly countFiles;
   private readonly selectOfProject;
   private readonly deleteOfProject;
@@ -248,6 +249,9 @@ export class DocumentStore {
     this.selectFolder = db.prepare<[string, string], { name: string; parent_identifier: string | null }>(
       'SELECT name, parent_identifier FROM documents WHERE object_identifier = ? AND project_identifier = ? AND is_directory = 1',
     );
+    this.selectKind = db.prepare<[string, string], { is_directory: number; name: string }>(
+      'SELECT is_directory, name FROM documents WHERE object_identifier = ? AND project_identifier = ?',
+    );
     this.countFiles = db.prepare<[string], number>('SELECT count(*) FROM documents WHERE project_identifier = ? AND is_directory = 0').pluck();
     this.selectOfProject = db.prepare<[string], string | null>('SELECT blob_key FROM documents WHERE project_identifier = ?').pluck();
     this.deleteOfProject = db.prepare('DELETE FROM documents WHERE project_identifier = ?');
@@ -280,6 +284,15 @@ export class DocumentStore {
   find(tenant: string, projectIdentifier: string, objectIdentifier: string): ListedDocument | undefined {
     const row = this.selectOne.get(tenant, projectIdentifier, objectIdentifier);
     return row && toListed(row);
+  }
+
+  /**
+   * Whether the project holds the document, its name and whether it is a folder: a look by key
+   * alone, for checks made on every upload (find also reads its parent and asks for its children).
+   */
+  glance(projectIdentifier: string, objectIdentifier: string): { name: string; isDirectory: boolean } | undefined {
+    const row = this.selectKind.get(objectIdentifier, projectIdentifier);
+    return row && { name: row.name, isDirectory: row.is_directory === 1 };
   }
 
   nameTaken(projectIdentifier: string, parentIdentifier: string | null, name: string): boolean {
