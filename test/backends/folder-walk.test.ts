@@ -47,6 +47,29 @@ describe('one large folder', () => {
       // Ran ahead by at most one batch past the high water, never the whole folder.
       expect(largest).toBeLessThanOrEqual(HIGH_WATER + BATCH);
       expect(batches).toBeGreaterThanOrEqual(FILES / (HIGH_WATER + BATCH));
+      // In name order, as a whole-folder read gave them (file-10 before file-2).
+      const rootFiles = files.map((e) => e.key).filter((k) => !k.includes('/'));
+      expect(rootFiles).toEqual([...rootFiles].sort());
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('hands on each folder\'s files together, though several folders are read at once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-walk-'));
+    try {
+      const folders = Array.from({ length: 6 }, (_, i) => `folder-${i}`);
+      for (const folder of folders) {
+        await mkdir(join(dir, folder));
+        // More than one batch each, so that two folders read at once could interleave.
+        await Promise.all(Array.from({ length: 600 }, (_, j) => writeFile(join(dir, folder, `f-${j}.txt`), `${j}`)));
+      }
+      const order: string[] = [];
+      for await (const e of new FolderSource(dir, { highWater: HIGH_WATER }).entries()) if (e.kind === 'file') order.push(e.key.split('/')[0]!);
+      expect(order).toHaveLength(folders.length * 600);
+      // Each folder is one run of consecutive entries.
+      const runs = order.filter((folder, i) => i === 0 || order[i - 1] !== folder);
+      expect(runs.sort()).toEqual(folders);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -78,12 +78,19 @@ export class FolderSource implements Source {
     // folder are read here, by readFolder, a batch at a time as the consumer takes them. fast-glob
     // alone reads a folder whole and lstat's every name in it at once: one folder of 200,000 files
     // held 703-887 MiB. It is handed the subfolders only.
+    let handedOn: Promise<void> = Promise.resolve();
     const readFolder = ((path: fs.PathLike, optionsOrCallback: unknown, maybeCallback?: unknown) => {
       type Callback = (err: NodeJS.ErrnoException | null, files: (string | fs.Dirent)[]) => void;
       const callback = (typeof optionsOrCallback === 'function' ? optionsOrCallback : maybeCallback) as Callback;
       const withTypes = (optionsOrCallback as { withFileTypes?: boolean } | undefined)?.withFileTypes === true;
       const folder = String(path);
-      filesOf(folder).then(
+      // fast-glob reads several folders at once; each folder's files are handed on only once the
+      // folder asked for before it is done, so that a folder's files reach the engine together (as
+      // its per-folder digests want them). Meanwhile it reads and looks at its first batch.
+      const turn = handedOn;
+      let done!: () => void;
+      handedOn = new Promise((resolve) => (done = resolve));
+      filesOf(folder, turn).finally(done).then(
         (folders) => callback(null, withTypes ? folders : folders.map((d) => d.name)),
         (err: NodeJS.ErrnoException) => {
           // The walk goes on; the folder is reported as a failed item with the reason.
@@ -95,21 +102,35 @@ export class FolderSource implements Source {
     }) as unknown as Readdir;
 
     /** A folder's own files, a batch at a time; resolves to its subfolders, for fast-glob. */
-    const filesOf = async (folder: string): Promise<fs.Dirent[]> => {
+    const filesOf = async (folder: string, turn: Promise<void>): Promise<fs.Dirent[]> => {
       const parentKey = toKey(root, folder);
       const keyOf = (name: string) => (parentKey ? `${parentKey}/${name}` : name);
       const folders: fs.Dirent[] = [];
       let batch: { key: string; path: string }[] = [];
       const take = async (): Promise<boolean> => {
+        const entries = await lookAt(batch, follow, root, realRoot);
+        batch = [];
+        await turn;
         await buffer.open();
         if (signal?.aborted) return false;
-        for (const e of await lookAt(batch, follow, root, realRoot)) buffer.push(e);
-        batch = [];
+        for (const e of entries) buffer.push(e);
         return true;
       };
       const file = (name: string) => {
         const key = keyOf(name);
         if (wanted(key)) batch.push({ key, path: `${folder}${sep}${name}` });
+      };
+      /** One more file; once the batch is full, handed on (resolves false: the walk is stopping). */
+      const feed = (name: string): true | Promise<boolean> => {
+        file(name);
+        return batch.length < BATCH ? true : take();
+      };
+      const fed = async (names: string[]): Promise<boolean> => {
+        for (const name of names) {
+          const more = feed(name);
+          if (more !== true && !(await more)) return false;
+        }
+        return true;
       };
       // A name that is not valid UTF-8 (or holds a control character) must be seen as it is,
       // refused by the name rule and reported, instead of being decoded lossily and failing its
@@ -117,13 +138,24 @@ export class FolderSource implements Source {
       // U+FFFD from lossy decoding, a control character) is passed over and, once the folder is
       // read, the folder is read again as bytes for those names alone.
       let suspect = false;
+      // A folder of up to SORTED_MAX files is walked in name order, as a whole-folder read gives
+      // it (dry runs, reports and progress list it so, the same on every machine); a larger one
+      // goes in the file system's order, since sorting it would hold it whole.
+      let window: string[] | undefined = [];
       for await (const dirent of await fs.promises.opendir(folder, { bufferSize: BATCH })) {
         if (SUSPECT.test(dirent.name)) suspect = true;
         else if (dirent.isDirectory()) folders.push(dirent);
-        else file(dirent.name);
-        if (batch.length >= BATCH && !(await take())) return [];
+        else if (window && window.length < SORTED_MAX) window.push(dirent.name);
+        else {
+          if (window && !(await fed(window))) return [];
+          window = undefined;
+          const more = feed(dirent.name);
+          if (more !== true && !(await more)) return [];
+        }
       }
+      if (window && !(await fed(window.sort(byName)))) return [];
       if (!(await take())) return [];
+      folders.sort((a, b) => byName(a.name, b.name));
       if (!suspect) return folders;
       // (Node's types for opendir leave out the 'buffer' encoding, which it takes: names as Buffers.)
       const rawNames = { bufferSize: BATCH, encoding: 'buffer' } as unknown as fs.OpenDirOptions;
@@ -162,6 +194,10 @@ export class FolderSource implements Source {
       // fast-glob remembers every path to drop duplicates, memory that grows with the tree; one
       // pattern cannot produce a duplicate, so only several include patterns pay for it.
       unique: include.length > 1,
+      // Folders read at once (its default: one per core). Each hands its files on in turn, so more
+      // are read ahead: 8 walk a tree of 100,000 files in folders of 100 as fast as a whole-folder
+      // read did (0.46-0.54 s; 2: 0.61-0.67 s).
+      concurrency: 8,
       fs: { readdir: readFolder },
     });
     stream.on('data', (entry: fg.Entry) => {
@@ -179,6 +215,14 @@ export class FolderSource implements Source {
 
 /** Names read from a folder before the walk waits for the consumer: the most lstat'd at once. */
 const BATCH = 256;
+
+/** The most files of one folder walked in name order (held, names only, to be sorted). */
+const SORTED_MAX = 10_000;
+
+/** Name order: by UTF-16 code unit, which for names without astral characters is byte order. */
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
 /** What each of a folder's names is: an lstat apiece, all of a batch at once. */
 function lookAt(batch: { key: string; path: string }[], follow: boolean, root: string, realRoot: string): Promise<SourceEntry[]> {
