@@ -2,7 +2,7 @@
 // one folder of many files never waits in memory whole (fast-glob alone read a folder of 200,000
 // files at once and lstat'd every name together: 703-887 MiB).
 import { describe, expect, it } from 'vitest';
-import { mkdtemp, rm, symlink, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, unlink, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -70,6 +70,27 @@ describe('one large folder', () => {
       // Each folder is one run of consecutive entries.
       const runs = order.filter((folder, i) => i === 0 || order[i - 1] !== folder);
       expect(runs.sort()).toEqual(folders);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says a file removed after its folder was listed and before it was looked at (skipped, with the reason)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-walk-'));
+    try {
+      await Promise.all(Array.from({ length: 1_000 }, (_, i) => writeFile(join(dir, `file-${i}.txt`), `${i}`)));
+      // Last in name order: in the folder's last batch, looked at long after the first is handed on.
+      await writeFile(join(dir, 'zzz.txt'), 'gone soon');
+      const seen = new Map<string, SourceEntry>();
+      let first = true;
+      for await (const batch of new FolderSource(dir, { highWater: HIGH_WATER }).batches()) {
+        for (const e of batch) seen.set(e.key, e);
+        // The walk waits for this consumer: it has read the folder's names, not yet this file's.
+        if (first) await unlink(join(dir, 'zzz.txt'));
+        first = false;
+      }
+      expect([...seen.values()].filter((e) => e.kind === 'file')).toHaveLength(1_000);
+      expect(seen.get('zzz.txt')).toEqual({ kind: 'problem', key: 'zzz.txt', outcome: 'skipped', reason: 'removed while its folder was read' });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
