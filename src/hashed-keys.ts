@@ -2,9 +2,11 @@
 // millions (no string and no map entry per key). Written by hand: no maintained library offers a
 // compact hashed set and map of strings for Node.
 //
-// SeenSet: the set of files a run saw, 8 bytes a file, and no write per unchanged file. After the walk, items of the checkpoint
-// store that are not in it were deleted locally. A hash collision (about 1 in 10^4 on a tree of a
-// million files) would only hide one such report; nothing is ever deleted because of it.
+// SeenSet: the set of files a run saw, 8 bytes a file, and no write per unchanged file. After the
+// walk, items of the checkpoint store that are not in it were deleted locally. A hash collision
+// (about 1 in 10^4 on a tree of a million files) would only hide one such report; nothing is ever
+// deleted because of it. It is added to, then asked (sorted once); NumberByKey and KeySet below
+// are asked between additions.
 
 export class SeenSet {
   private hashes = new Float64Array(1024);

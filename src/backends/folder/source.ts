@@ -74,23 +74,22 @@ export class FolderSource implements Source {
     const pending: Promise<void>[] = [];
     const wanted = this.wanted;
     const follow = this.opts.followSymlinks === true;
-    // fast-glob walks the folders (and leaves out those the patterns rule out); the files of each
-    // folder are read here, by readFolder, a batch at a time as the consumer takes them. fast-glob
-    // alone reads a folder whole and lstat's every name in it at once: one folder of 200,000 files
-    // held 703-887 MiB. It is handed the subfolders only.
+    // fast-glob is handed the subfolders only: by itself it read a folder whole and lstat'd every
+    // name in it at once (one folder of 200,000 files held 703-887 MiB).
     let handedOn: Promise<void> = Promise.resolve();
     const readFolder = ((path: fs.PathLike, optionsOrCallback: unknown, maybeCallback?: unknown) => {
       type Callback = (err: NodeJS.ErrnoException | null, files: (string | fs.Dirent)[]) => void;
       const callback = (typeof optionsOrCallback === 'function' ? optionsOrCallback : maybeCallback) as Callback;
       const withTypes = (optionsOrCallback as { withFileTypes?: boolean } | undefined)?.withFileTypes === true;
       const folder = String(path);
-      // fast-glob reads several folders at once; each folder's files are handed on only once the
-      // folder asked for before it is done, so that a folder's files reach the engine together (as
-      // its per-folder digests want them). Meanwhile it reads and looks at its first batch.
+      // fast-glob reads several folders at once; each folder's files are handed on only once those
+      // of the folders asked for before it are, so that a folder's files reach the engine together
+      // (as its per-folder digests want them). Meanwhile it reads and looks at its first batch; a
+      // folder without files gives fast-glob its subfolders at once.
       const turn = handedOn;
-      let done!: () => void;
-      handedOn = new Promise((resolve) => (done = resolve));
-      filesOf(folder, turn).finally(done).then(
+      const read = filesOf(folder, turn);
+      handedOn = Promise.all([turn, read.catch(() => undefined)]).then(() => undefined);
+      read.then(
         (folders) => callback(null, withTypes ? folders : folders.map((d) => d.name)),
         (err: NodeJS.ErrnoException) => {
           // The walk goes on; the folder is reported as a failed item with the reason.
@@ -108,6 +107,7 @@ export class FolderSource implements Source {
       const folders: fs.Dirent[] = [];
       let batch: { key: string; path: string }[] = [];
       const take = async (): Promise<boolean> => {
+        if (batch.length === 0) return !signal?.aborted;
         const entries = await lookAt(batch, follow, root, realRoot);
         batch = [];
         await turn;
@@ -168,12 +168,13 @@ export class FolderSource implements Source {
         } else if (verdict.ok && dirent.isDirectory()) {
           (dirent as unknown as { name: string }).name = verdict.name;
           folders.push(dirent as unknown as fs.Dirent);
-        } else if (verdict.ok) file(verdict.name);
-        else if (dirent.isDirectory()) {
+        } else if (verdict.ok) {
+          const more = feed(verdict.name);
+          if (more !== true && !(await more)) return [];
+        } else if (dirent.isDirectory()) {
           const rawPath = Buffer.concat([Buffer.from(`${folder}${sep}`), raw]);
           pending.push(refuseTree(rawPath, keyOf(verdict.key), verdict.reason, wanted, (e) => buffer.push(e)));
         } else if (wanted(keyOf(verdict.key))) buffer.push({ kind: 'problem', key: keyOf(verdict.key), outcome: 'failed', reason: verdict.reason });
-        if (batch.length >= BATCH && !(await take())) return [];
       }
       if (!(await take())) return [];
       return folders;

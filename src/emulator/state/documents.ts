@@ -215,8 +215,7 @@ export class DocumentStore {
   private readonly selectOne;
   private readonly selectSibling;
   private readonly selectPending;
-  private readonly selectFolder;
-  private readonly selectKind;
+  private readonly selectGlance;
   private readonly countFiles;
   private readonly selectOfProject;
   private readonly deleteOfProject;
@@ -250,11 +249,8 @@ export class DocumentStore {
       'SELECT 1 FROM documents WHERE project_identifier = ? AND parent_identifier IS ? AND fold_case(name) = fold_case(?)',
     ).pluck();
     this.selectPending = db.prepare<[], DocumentRow>('SELECT * FROM documents WHERE processing_pending = 1 ORDER BY seq');
-    this.selectFolder = db.prepare<[string, string], { name: string; parent_identifier: string | null }>(
-      'SELECT name, parent_identifier FROM documents WHERE object_identifier = ? AND project_identifier = ? AND is_directory = 1',
-    );
-    this.selectKind = db.prepare<[string, string], { is_directory: number; name: string }>(
-      'SELECT is_directory, name FROM documents WHERE object_identifier = ? AND project_identifier = ?',
+    this.selectGlance = db.prepare<[string, string], { name: string; parent_identifier: string | null; is_directory: number }>(
+      'SELECT name, parent_identifier, is_directory FROM documents WHERE object_identifier = ? AND project_identifier = ?',
     );
     this.countFiles = db.prepare<[string], number>('SELECT count(*) FROM documents WHERE project_identifier = ? AND is_directory = 0').pluck();
     this.selectOfProject = db.prepare<[string], string | null>('SELECT blob_key FROM documents WHERE project_identifier = ?').pluck();
@@ -291,12 +287,12 @@ export class DocumentStore {
   }
 
   /**
-   * Whether the project holds the document, its name and whether it is a folder: a look by key
-   * alone, for checks made on every upload (find also reads its parent and asks for its children).
+   * Whether the project holds the document: its name, its folder and whether it is one. A look by
+   * key alone, for checks made on every upload (find also reads its parent and asks for children).
    */
-  glance(projectIdentifier: string, objectIdentifier: string): { name: string; isDirectory: boolean } | undefined {
-    const row = this.selectKind.get(objectIdentifier, projectIdentifier);
-    return row && { name: row.name, isDirectory: row.is_directory === 1 };
+  glance(projectIdentifier: string, objectIdentifier: string): { name: string; parent: string | null; isDirectory: boolean } | undefined {
+    const row = this.selectGlance.get(objectIdentifier, projectIdentifier);
+    return row && { name: row.name, parent: row.parent_identifier, isDirectory: row.is_directory === 1 };
   }
 
   nameTaken(projectIdentifier: string, parentIdentifier: string | null, name: string): boolean {
@@ -326,8 +322,8 @@ export class DocumentStore {
     const known = new Map<string, { name: string; parent: string | null } | undefined>();
     return (id) => {
       if (known.has(id)) return known.get(id);
-      const row = this.selectFolder.get(id, projectIdentifier);
-      const folder = row ? { name: row.name, parent: row.parent_identifier } : undefined;
+      const row = this.glance(projectIdentifier, id);
+      const folder = row?.isDirectory ? { name: row.name, parent: row.parent } : undefined;
       known.set(id, folder);
       return folder;
     };
