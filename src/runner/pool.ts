@@ -6,7 +6,7 @@
 // new ones. (At 800 requests a second with 12 % of them asked to wait 1 s, about 100 wait at any
 // time: a cap of 4 x 16 held the pace of 6,000 files under that mix to 300/s, 16 x to 700/s.)
 // Hand-written over p-queue: a queue's task cannot hand its slot back and take it again.
-import { runInSlot, type Slot } from '../slots.js';
+import { poolAtWork, runInSlot, type Slot } from '../slots.js';
 import type { AdaptiveConcurrency } from './adaptive.js';
 
 /** Items that may wait out a retry without a slot, per slot: bounds what a stalled service keeps in memory. */
@@ -116,6 +116,7 @@ export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Pro
     void task.finally(() => running.delete(task));
   };
 
+  const done = poolAtWork();
   try {
     for await (const item of items) {
       if (opts.signal?.aborted || failure !== undefined) break;
@@ -127,6 +128,7 @@ export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Pro
     }
   } finally {
     while (running.size > 0) await Promise.all(running);
+    done();
   }
   if (failure !== undefined) throw failure;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
 import { runPool, WAITING_PER_SLOT } from '../../src/runner/pool.js';
-import { detached, waitOutsideSlot } from '../../src/slots.js';
+import { detached, poolsAtWork, waitedInSlot, waitOutsideSlot } from '../../src/slots.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { parseShard, shareOf } from '../../src/tenants/selection.js';
 
@@ -107,5 +107,42 @@ describe('pool', () => {
       done++;
     }, { concurrency: c, backlog: 10 });
     expect(done).toBe(6);
+  });
+
+  it('counts the pools at work (the slot storage is off when none is), also one that failed, and gives slots again in the next', async () => {
+    const c = new AdaptiveConcurrency({ max: 2 });
+    let together = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    async function* one() {
+      yield 1;
+    }
+    // Two pools at work at once; the first to finish leaves the other's storage on.
+    const slow = runPool(one(), async () => {
+      await gate;
+      together = Math.max(together, poolsAtWork());
+      expect(waitedInSlot().retries).toBe(0);
+      await waitOutsideSlot(async () => undefined);
+      expect(waitedInSlot().retries).toBe(1);
+    }, { concurrency: c });
+    await runPool(one(), async () => {
+      together = Math.max(together, poolsAtWork());
+    }, { concurrency: c });
+    release();
+    await slow;
+    expect(together).toBe(2);
+    expect(poolsAtWork()).toBe(0);
+    // A pool whose work fails is done all the same.
+    await expect(runPool(one(), async () => Promise.reject(new Error('refused')), { concurrency: c })).rejects.toThrow('refused');
+    expect(poolsAtWork()).toBe(0);
+    // Off between pools: no slot outside one; the next pool's items have theirs again.
+    await waitOutsideSlot(async () => undefined);
+    expect(waitedInSlot().retries).toBe(0);
+    let retries = -1;
+    await runPool(one(), async () => {
+      await waitOutsideSlot(async () => undefined);
+      retries = waitedInSlot().retries;
+    }, { concurrency: c });
+    expect(retries).toBe(1);
   });
 });
