@@ -44,7 +44,7 @@ export class SeenSet {
 
 /**
  * Numbers per key (a document's date per path, and its fingerprint), kept as a 53-bit hash and
- * `width` doubles: 8 x (1 + width) bytes a slot, at most three quarters of the slots full, instead
+ * `width` doubles (0: a set of keys): 8 x (1 + width) bytes a slot, at most three quarters of the slots full, instead
  * of a string and a map entry per key. Open addressing, linear probing. A collision (about 1 in
  * 10^4 over a million keys) makes two keys share their numbers: the later one is then taken for an
  * older copy of the first and reported as such, never dropped unsaid. `reserve` sizes it once for
@@ -68,6 +68,11 @@ export class NumberByKey {
     return this.keys[i] === 0 ? undefined : this.values[i * this.width + slot];
   }
 
+  /** Whether the key was ever set (the only question of a width of 0: a set). */
+  has(key: string): boolean {
+    return this.keys[this.find(hash53(key) + 1)] !== 0;
+  }
+
   /** Sets the key's number at `slot`; the key's other numbers stay (0 for a new key). */
   set(key: string, value: number, slot = 0): void {
     if ((this.size + 1) * 4 > this.keys.length * 3) this.resize(this.keys.length * 2);
@@ -77,7 +82,7 @@ export class NumberByKey {
       this.keys[i] = h;
       this.size++;
     }
-    this.values[i * this.width + slot] = value;
+    if (this.width > 0) this.values[i * this.width + slot] = value;
   }
 
   /** Room for `count` keys without growing: exactly enough, not the next power of two. */
@@ -110,19 +115,20 @@ export class NumberByKey {
 }
 
 /**
- * A set of keys taken in any order and asked about between takes, as hashes: 16 bytes a slot, at
- * most three quarters full (a Set of a million document ids held about 100 MiB). A collision
- * (about 1 in 10^10 a question, with a million keys) answers yes for a key never added.
+ * A set of keys taken in any order and asked about between takes, as hashes: 8 bytes a slot (the
+ * hash alone, no number beside it), at most three quarters full (a Set of a million document ids
+ * held about 100 MiB). A collision (about 1 in 10^10 a question, with a million keys) answers yes
+ * for a key never added.
  */
 export class KeySet {
-  private readonly keys = new NumberByKey();
+  private readonly keys = new NumberByKey(0);
 
   add(key: string): void {
-    this.keys.set(key, 1);
+    this.keys.set(key, 0);
   }
 
   has(key: string): boolean {
-    return this.keys.get(key) !== undefined;
+    return this.keys.has(key);
   }
 }
 

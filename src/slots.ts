@@ -39,7 +39,7 @@ export function poolAtWork(): () => void {
   };
 }
 
-/** Whether a pool is at work (for tests: the storage is off otherwise). */
+/** How many pools are at work (for tests: with none, the storage is off). */
 export function poolsAtWork(): number {
   return pools;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NumberByKey, SeenSet } from '../../src/hashed-keys.js';
+import { KeySet, NumberByKey, SeenSet } from '../../src/hashed-keys.js';
 
 describe('SeenSet', () => {
   it('answers membership for many keys, across growth', () => {
@@ -37,5 +37,25 @@ describe('NumberByKey', () => {
       }
       expect(paths.get('p/30000', 1)).toBeUndefined();
     }
+  });
+
+  it('of width 0 is a set: keys only, asked with has, across growth and a reserve', () => {
+    const ids = new NumberByKey(0);
+    for (let i = 0; i < 30_000; i += 3) ids.set(`doc-${i}`, 0);
+    ids.reserve(60_000);
+    for (let i = 0; i < 30_000; i++) expect(ids.has(`doc-${i}`)).toBe(i % 3 === 0);
+    expect(ids.get('doc-0')).toBeUndefined(); // no numbers kept
+  });
+});
+
+describe('KeySet', () => {
+  it('answers for keys added in any order, asked between additions', () => {
+    const claimed = new KeySet();
+    for (let i = 0; i < 20_000; i++) {
+      claimed.add(`remote-${i * 7}`);
+      expect(claimed.has(`remote-${i * 7}`)).toBe(true);
+      expect(claimed.has(`remote-${i * 7 + 1}`)).toBe(false);
+    }
+    for (let i = 0; i < 20_000; i++) expect(claimed.has(`remote-${i * 7}`)).toBe(true);
   });
 });

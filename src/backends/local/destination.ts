@@ -77,10 +77,11 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   private caseInsensitive = false;
   /**
    * Mapped paths taken in this run (folded when the file system ignores case) -> the source key
-   * holding it, as hashes (slot 0: the key; slot 1, where case is ignored: the key in lower case),
-   * where the two strings were about 200 bytes a file (a pull of 100,000 documents: 290 MiB).
+   * holding it, as hashes (slot 0: the key; slot 1, only where case is ignored: the key in lower
+   * case), where the two strings were about 200 bytes a file (a pull of 100,000 documents: 290
+   * MiB). Made once the case rule is known: 16 bytes a slot where case counts, 24 where not.
    */
-  private readonly taken = new NumberByKey(2);
+  private taken = new NumberByKey(1);
   private readonly renamed: { key: string; local: string; why: string }[] = [];
   private renamedCount = 0;
   /** Folders that could not be made without going through a link or over a file. */
@@ -109,6 +110,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       throw new ConfigurationError(`cannot pull into ${this.o.root}: ${why}`);
     }
     this.caseInsensitive = this.o.caseInsensitive ?? (await probeCaseInsensitive(this.o.root));
+    if (this.caseInsensitive) this.taken = new NumberByKey(2);
   }
 
   async settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>> {
