@@ -23,7 +23,6 @@ import { sha256Of } from './checksum.js';
 import { KeySet, SeenSet } from '../hashed-keys.js';
 import { IntentWriter } from './intents.js';
 import { markOf } from '../marks.js';
-import { ReadAhead } from './read-ahead.js';
 
 /** Where an entry goes, as the destination resolved it before the intent is written. */
 export interface Placement {
@@ -150,12 +149,6 @@ const LOOKUP_BATCH = 256;
 /** Items adopted per transaction: fewer commits, and the store sorts each batch into its own order. */
 const ADOPT_BATCH = 2_000;
 
-/**
- * Source entries walked ahead while a cold start lists the destination: enough to cover the walk
- * of a tree of ten thousand files, a few MiB of entries; past it the walk waits as in the backlog.
- */
-export const READ_AHEAD = 16_384;
-
 /** Files of one folder under one digest. */
 const GROUP_MAX = 4_096;
 
@@ -174,17 +167,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
 
   // Before anything new is written, settle what earlier runs left in flight.
   const reconciled = await settleInFlight(store, destination, jobKey, ctx);
-  // Then, if this store has never seen the destination, learn what is already there, while the
-  // source is walked ahead (up to READ_AHEAD entries) rather than after.
-  const coldDue = coldStartDue(store, destination, jobKey, opts.resync === true);
-  const ahead = coldDue ? new ReadAhead(batchesOf(source, ctx.signal), READ_AHEAD) : undefined;
-  let coldStart: ColdStart | undefined;
-  try {
-    coldStart = coldDue ? await coldStartFor(store, destination as Required<Pick<Destination, 'inventory'>>, jobKey, ctx, opts.resync === true) : undefined;
-  } catch (error) {
-    await ahead?.close();
-    throw error;
-  }
+  // Then, if this store has never seen the destination, learn what is already there.
+  const coldStart = await coldStartIfDue(store, destination, jobKey, ctx, opts.resync === true);
 
   const intents = new IntentWriter(store, jobKey);
   const superseded: { key: string; previous: string; current: string }[] = [];
@@ -231,7 +215,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const toWrite = async function* (): AsyncIterable<Pending> {
     let group: Group | undefined;
     let lookups: { entry: FileEntry; group: Group }[] = [];
-    for await (const batch of ahead ? ahead.batches() : batchesOf(source, ctx.signal)) {
+    for await (const batch of batchesOf(source, ctx.signal)) {
       for (const entry of batch) {
         if (entry.kind !== 'file') {
           await considerOther(entry);
@@ -525,13 +509,9 @@ export async function adoptInventory(store: CheckpointStore, destination: Requir
  * machine) adopts what the destination holds before deciding anything; --resync does it over a
  * warm store. The service is the truth: only what differs from it is written.
  */
-function coldStartDue(store: CheckpointStore, destination: Pick<Destination, 'inventory'>, jobKey: string, resync: boolean): boolean {
-  return destination.inventory !== undefined && (resync || isCold(store, jobKey));
-}
-
-/** The cold start itself, its warnings said. */
-async function coldStartFor(store: CheckpointStore, destination: Required<Pick<Destination, 'inventory'>>, jobKey: string, ctx: JobContext, resync: boolean): Promise<ColdStart> {
-  const found = await adoptInventory(store, destination, jobKey, resync ? 'resync' : 'cold', ctx.signal);
+async function coldStartIfDue(store: CheckpointStore, destination: Pick<Destination, 'inventory'>, jobKey: string, ctx: JobContext, resync: boolean): Promise<ColdStart | undefined> {
+  if (!destination.inventory || !(resync || isCold(store, jobKey))) return undefined;
+  const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>>, jobKey, resync ? 'resync' : 'cold', ctx.signal);
   if (found.withoutFingerprint > 0) {
     noteProblem(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
   }

@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { READ_AHEAD, transfer, type Adoptable } from '../../src/sync/engine.js';
-import { SourceGoneError, type FileEntry, type SourceEntry } from '../../src/sync/types.js';
+import { transfer } from '../../src/sync/engine.js';
+import { SourceGoneError, type SourceEntry } from '../../src/sync/types.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import type { JobContext } from '../../src/runner/job.js';
@@ -133,62 +133,6 @@ describe('the transfer engine, alone', () => {
     // One lookup batch (256), the backlog (4 x 2) and the writes under way: never the whole listing.
     expect(ahead).toBeGreaterThan(0);
     expect(ahead).toBeLessThanOrEqual(256 + 8 + 2 + 8);
-  });
-
-  it('a cold start walks the source while it lists the destination, a bounded way ahead', async () => {
-    const count = READ_AHEAD + 3_000;
-    const items = () => Array.from({ length: count }, (_, i) => file(`d${Math.floor(i / 100)}/${i}.txt`, `c${i}`));
-    // What the destination already holds, listed slowly (one item a turn of the event loop).
-    const listedWhenAdopted: number[] = [];
-    class Listed extends MemoryDestination {
-      source: MemorySource | undefined;
-      async *inventory(): AsyncIterable<Adoptable> {
-        for (const entry of items() as FileEntry[]) {
-          await new Promise((r) => setImmediate(r));
-          yield { key: entry.key, remoteId: `held-${entry.key}`, size: entry.size, mtimeMs: entry.mtimeMs, sha256: null, parentId: null };
-        }
-        listedWhenAdopted.push(this.source?.listed ?? 0);
-      }
-    }
-    const dest = new Listed();
-    const store = newStore();
-    const ctx = context(store);
-    const source = new MemorySource(items);
-    dest.source = source;
-    await transfer({ source, destination: dest, store, jobKey: 'k', ctx });
-    // The walk ran beside the listing, and stopped at the bound rather than holding the source whole.
-    expect(listedWhenAdopted).toHaveLength(1);
-    expect(listedWhenAdopted[0]).toBeGreaterThanOrEqual(READ_AHEAD);
-    expect(listedWhenAdopted[0]).toBeLessThan(count);
-    // Everything held was adopted, nothing written again, each entry counted once.
-    expect(ctx.counts).toMatchObject({ discovered: count, uploaded: 0, skipped: count, failed: 0 });
-    expect(dest.writesStarted).toBe(0);
-  });
-
-  it('a cold start whose listing fails lets go of the source it was walking ahead', async () => {
-    let released = false;
-    class Failing extends MemoryDestination {
-      async *inventory(): AsyncIterable<Adoptable> {
-        await new Promise((r) => setTimeout(r, 5));
-        yield { key: 'f/0.txt', remoteId: 'x', size: 1, mtimeMs: 1_000, sha256: null, parentId: null };
-        throw new Marked('listing refused', 'fatal');
-      }
-    }
-    // More than the walk reads ahead: it is still open, waiting, when the listing fails.
-    const source = new MemorySource(tree(READ_AHEAD + 100));
-    const entries = source.entries.bind(source);
-    source.entries = async function* (signal) {
-      try {
-        yield* entries(signal);
-      } finally {
-        released = true;
-      }
-    };
-    const store = newStore();
-    const dest = new Failing();
-    await expect(transfer({ source, destination: dest, store, jobKey: 'k', ctx: context(store) })).rejects.toThrow('listing refused');
-    expect(released).toBe(true);
-    expect(dest.writesStarted).toBe(0);
   });
 
   it('retries by mark: transient and throttled again (throttled also halves the limit), the rest not', async () => {
