@@ -44,12 +44,12 @@ export class SeenSet {
 
 /**
  * Numbers per key (a document's date per path, and its fingerprint), kept as a 53-bit hash and
- * `width` doubles (0: a set of keys): 8 x (1 + width) bytes a slot, at most three quarters of the slots full, instead
- * of a string and a map entry per key. Open addressing, linear probing. A collision (about 1 in
- * 10^4 over a million keys) makes two keys share their numbers: the later one is then taken for an
- * older copy of the first and reported as such, never dropped unsaid. `reserve` sizes it once for
- * a count known ahead (a listing's totalCount): growing by doubling holds the old arrays and the
- * new at once, half as much again at the moment of the last growth.
+ * `width` doubles (0: a set of keys): 8 x (1 + width) bytes a slot, at most three quarters of the
+ * slots full, instead of a string and a map entry per key. Open addressing, linear probing. A
+ * collision (about 1 in 10^4 over a million keys) makes two keys share their numbers: the later
+ * one is then taken for an older copy of the first and reported as such, never dropped unsaid.
+ * `reserve` sizes it once for a count known ahead (a listing's totalCount): growing by doubling
+ * holds the old arrays and the new at once, half as much again at the moment of the last growth.
  */
 export class NumberByKey {
   // Small at first: a run may hold one per folder (what each folder of a project holds), and
