@@ -10,7 +10,7 @@
 // its matches kept.
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
-import { hash53, NumberByKey } from '../../hashed-keys.js';
+import { hash53, KeySet, NumberByKey } from '../../hashed-keys.js';
 import { detached } from '../../slots.js';
 import { logicalPath } from './source.js';
 import { readIdentity } from './identity.js';
@@ -68,7 +68,7 @@ export class PresentDocuments {
 
   /** The folder's direct children, newest first, the first document at each path only. */
   private async *newest(parentId: string | null): AsyncIterable<{ path: string; mark: string | undefined; id: string }> {
-    const seen = new NumberByKey();
+    const seen = new KeySet();
     const list = this.client.documents.list(
       this.project,
       { ...(parentId ? { parentObjectIdentifier: parentId } : {}), flattenList: false, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true },
@@ -78,8 +78,8 @@ export class PresentDocuments {
       // A service that lists more than the folder's own children: the rest is not this folder's.
       if (doc.isDirectory || (doc.parentObjectIdentifier ?? null) !== parentId || !doc.objectIdentifier) continue;
       const path = logicalPath(doc);
-      if (!path || seen.get(path) !== undefined) continue;
-      seen.set(path, 1);
+      if (!path || seen.has(path)) continue;
+      seen.add(path);
       yield { path, mark: this.markOf(doc), id: doc.objectIdentifier };
     }
   }
