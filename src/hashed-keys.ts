@@ -23,6 +23,14 @@ export class SeenSet {
     this.sorted = false;
   }
 
+  /** Room for `count` keys without growing, when the count is known ahead (a listing's totalCount). */
+  reserve(count: number): void {
+    if (count <= this.hashes.length) return;
+    const room = new Float64Array(count);
+    room.set(this.hashes.subarray(0, this.size));
+    this.hashes = room;
+  }
+
   has(key: string): boolean {
     if (!this.sorted) {
       this.hashes = this.hashes.slice(0, this.size).sort();
@@ -129,6 +137,10 @@ export class KeySet {
 
   has(key: string): boolean {
     return this.keys.has(key);
+  }
+
+  reserve(count: number): void {
+    this.keys.reserve(count);
   }
 }
 

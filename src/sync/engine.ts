@@ -94,6 +94,13 @@ export interface Destination<P extends Placement = Placement> {
    * renamed into place with the entry's size and time): the engine then writes no intent first.
    */
   readonly needsIntent?: boolean;
+  /**
+   * False when its writes never ask `WriteContext.claimed` (a local file is its own answer): the
+   * engine then keeps no set of the ids this run's writes became (a pull of a million: 16-24 MiB).
+   */
+  readonly asksClaimed?: boolean;
+  /** Told once how many entries the source expects to give (Source.expectedCount), to size what it keeps per entry. */
+  expect?(count: number): void;
   /** The destination's part of the summary (folders, renamed names…). */
   report(): Record<string, unknown>;
 }
@@ -140,6 +147,9 @@ export interface ColdStart {
   copies: number;
 }
 
+/** The claims of a run whose destination never asks them: nothing is kept, nothing is had. */
+const NOTHING_CLAIMED = { add: (_id: string): void => undefined, has: (_id: string): boolean => false, reserve: (_count: number): void => undefined };
+
 /** Superseded results listed in a summary; the rest are counted. */
 const MAX_LISTED = 1_000;
 
@@ -175,7 +185,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   let supersededCount = 0;
   let repeatedNotices = 0;
   const seen = new SeenSet();
-  const claimed = new KeySet();
+  const claimed = destination.asksClaimed === false ? NOTHING_CLAIMED : new KeySet();
   let fatal: unknown;
   const fail = (key: string, err: unknown, entry?: FileEntry) => {
     ctx.counts.failed++;
@@ -215,7 +225,14 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const toWrite = async function* (): AsyncIterable<Pending> {
     let group: Group | undefined;
     let lookups: { entry: FileEntry; group: Group }[] = [];
+    let sized = false;
     for await (const batch of batchesOf(source, ctx.signal)) {
+      if (!sized && source.expectedCount !== undefined) {
+        sized = true;
+        seen.reserve(source.expectedCount);
+        claimed.reserve(source.expectedCount);
+        destination.expect?.(source.expectedCount);
+      }
       for (const entry of batch) {
         if (entry.kind !== 'file') {
           await considerOther(entry);

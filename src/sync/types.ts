@@ -85,5 +85,10 @@ export interface Source {
    * leave out is not listed, and must not be taken for one gone from the source.
    */
   takes?(key: string): boolean;
+  /**
+   * How many entries the source expects to give, once it knows (a listing's totalCount; undefined
+   * before or never): the run sizes its sets of keys once instead of growing them by doubling.
+   */
+  readonly expectedCount?: number | undefined;
   close(): Promise<void>;
 }

@@ -10,6 +10,15 @@ describe('SeenSet', () => {
     seen.add('ünï/cöde.txt');
     expect(seen.has('ünï/cöde.txt')).toBe(true);
   });
+
+  it('keeps what it holds through a reserve, and grows past the reserved count when more come', () => {
+    const seen = new SeenSet();
+    for (let i = 0; i < 3_000; i++) seen.add(`a/${i}`);
+    seen.reserve(5_000);
+    seen.reserve(10); // smaller than what it holds: nothing is lost
+    for (let i = 3_000; i < 12_000; i++) seen.add(`a/${i}`);
+    for (let i = 0; i < 13_000; i++) expect(seen.has(`a/${i}`)).toBe(i < 12_000);
+  });
 });
 
 describe('NumberByKey', () => {
@@ -57,5 +66,13 @@ describe('KeySet', () => {
       expect(claimed.has(`remote-${i * 7 + 1}`)).toBe(false);
     }
     for (let i = 0; i < 20_000; i++) expect(claimed.has(`remote-${i * 7}`)).toBe(true);
+  });
+
+  it('keeps what it holds through a reserve', () => {
+    const claimed = new KeySet();
+    for (let i = 0; i < 1_000; i++) claimed.add(`remote-${i}`);
+    claimed.reserve(50_000);
+    for (let i = 1_000; i < 2_000; i++) claimed.add(`remote-${i}`);
+    for (let i = 0; i < 3_000; i++) expect(claimed.has(`remote-${i}`)).toBe(i < 2_000);
   });
 });

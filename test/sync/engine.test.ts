@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { transfer } from '../../src/sync/engine.js';
-import { SourceGoneError, type SourceEntry } from '../../src/sync/types.js';
+import { transfer, type Placement, type WriteContext } from '../../src/sync/engine.js';
+import { SourceGoneError, type FileEntry, type SourceEntry } from '../../src/sync/types.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import type { JobContext } from '../../src/runner/job.js';
@@ -158,5 +158,39 @@ describe('the transfer engine, alone', () => {
     expect(Object.fromEntries(dest.attempts)).toEqual({ 'f/transient.txt': 3, 'f/throttled.txt': 2, 'f/conflict.txt': 1, 'f/item.txt': 1, 'f/gone.txt': 1, 'f/fine.txt': 1 });
     expect(concurrency.limit).toBeLessThan(8);
     expect(ctx.problems.find((p) => p.key === 'f/gone.txt')?.reason).toMatch(/^skipped: deleted since it was listed/);
+  });
+
+  it('keeps the ids its writes became only for a destination that asks them, and sizes its sets once the source says how many', async () => {
+    // Each write asks whether the first write's id is claimed: yes once it was written, for a
+    // destination that asks; never for one that says it does not (nothing is kept for it).
+    class Asking extends MemoryDestination {
+      readonly answers: boolean[] = [];
+      readonly told: number[] = [];
+      expect(count: number): void {
+        this.told.push(count);
+      }
+      override async write(entry: FileEntry, placement: Placement, ctx: WriteContext) {
+        this.answers.push(ctx.claimed.has('doc-0'));
+        return super.write(entry, placement, ctx);
+      }
+    }
+    class NotAsking extends Asking {
+      readonly asksClaimed = false;
+    }
+    class Counted extends MemorySource {
+      expectedCount: number | undefined;
+      override async *entries(signal?: AbortSignal) {
+        this.expectedCount = 12; // known once the listing started, as a totalCount is
+        yield* super.entries(signal);
+      }
+    }
+    for (const [dest, claimedAfterFirst] of [[new Asking(), true], [new NotAsking(), false]] as const) {
+      const store = newStore();
+      const ctx = context(store);
+      await transfer({ source: new Counted(tree(5)), destination: dest, store, jobKey: 'k', ctx, maxConcurrency: 1 });
+      expect(ctx.counts).toMatchObject({ discovered: 5, uploaded: 5 });
+      expect(dest.answers).toEqual([false, ...Array(4).fill(claimedAfterFirst)]);
+      expect(dest.told).toEqual([12]);
+    }
   });
 });

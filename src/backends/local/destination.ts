@@ -69,6 +69,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   readonly description: string;
   /** A file renamed into place with the entry's size and time is recognised without an intent. */
   readonly needsIntent = false;
+  /** Nothing here is answered from another entry's write: no set of claimed ids is kept for it. */
+  readonly asksClaimed = false;
   /**
    * Folders made ready (created, or cleared of a killed run's temporary files), each once;
    * true for a folder this run created: nothing can be in the way there.
@@ -111,6 +113,10 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     }
     this.caseInsensitive = this.o.caseInsensitive ?? (await probeCaseInsensitive(this.o.root));
     if (this.caseInsensitive) this.taken = new NumberByKey(2);
+  }
+
+  expect(count: number): void {
+    this.taken.reserve(count);
   }
 
   async settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>> {

@@ -130,6 +130,8 @@ export class ProjectSource implements Source {
   private readonly prefix: string;
   private readonly wanted: (key: string) => boolean;
   private readonly skipFailed: boolean;
+  /** The listing's totalCount once its first page is in: an upper bound (folders and other paths count too). */
+  expectedCount: number | undefined;
 
   constructor(
     private readonly client: FerryClient,
@@ -197,6 +199,7 @@ export class ProjectSource implements Source {
         if (signal?.aborted) return;
         if (!reserved && list.total !== undefined) {
           seenPaths.reserve(list.total);
+          if (requireFrom) this.expectedCount = list.total;
           reserved = true;
         }
         // A document flattened by a service without folders says where it belongs.
