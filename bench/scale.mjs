@@ -6,10 +6,12 @@
 //
 // Sizes: `--scale-sizes=10000,100000,1000000` (default). Every step runs `--scale-rounds` times
 // (default 3; or a count per size) at every size but the largest over 100,000, which runs once
-// and only the steps a fresh store and a nightly audit make (cold no-op, warm no-op, check): its
-// project is written straight into the emulator's database from rows a real mirror wrote
-// (bench/workers/seed-scale.mjs), because uploading a million files here would take the better
-// part of an hour a round.
+// and by default only the steps a fresh store and a nightly audit make (cold no-op, warm no-op,
+// check): its project is written straight into the emulator's database from rows a real mirror
+// wrote, each document with a blob of its own (bench/workers/seed-scale.mjs), because uploading a
+// million files here would take the better part of an hour a round. `--scale-steps=pull,migrate,
+// migrate-verify` runs (and records) those steps alone, at any size; a step another needs first
+// (the mirror before a no-op, migrate before its verify) still runs, unrecorded.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -26,6 +28,10 @@ const SIZES = arg('scale-sizes', '10000,100000,1000000').split(',').map(Number);
 const ROUND_COUNTS = arg('scale-rounds', '3').split(',').map(Number);
 const roundsAt = (i) => ROUND_COUNTS[Math.min(i, ROUND_COUNTS.length - 1)];
 const SEEDED_ABOVE = Number(arg('scale-seeded-above', '100000'));
+const STEPS = arg('scale-steps', '') ? new Set(arg('scale-steps', '').split(',')) : undefined;
+const SEEDED_STEPS = ['cold no-op', 'warm no-op', 'check'];
+/** Whether this run records the step (flag names write a step's spaces as dashes). */
+const records = (name, seeded) => (STEPS ? STEPS.has(name.replaceAll(' ', '-')) : !seeded || SEEDED_STEPS.includes(name));
 const FILE_SIZE = 1024;
 const work = await mkdtemp(join(tmpdir(), 'ferry-scale-'));
 
@@ -33,22 +39,26 @@ const ferry = (step, argv, environment) => runFerry(work, step, argv, environmen
 const env = (stateDir, extra) => ferryEnv(work, stateDir, extra);
 
 const measurements = [];
-function note(step, size, round, r, emuKiB, expect) {
+function note(step, size, round, r, emuKiB, expect, recorded) {
   const problem = expect(r.json, r.code);
   if (problem) throw new Error(`${step} at ${size}: ${problem} (exit ${r.code}: ${JSON.stringify(r.json).slice(0, 600)})`);
+  if (!recorded) return;
   const m = { step, size, round, ms: Math.round(r.ms), msPerItem: r.ms / size, requestsPerItem: r.requests / size, requests: r.requests, ferryRssMiB: Math.round(r.rssKiB / 1024), emulatorRssMiB: Math.round(emuKiB / 1024) };
   measurements.push(m);
   console.error(`${step} ${size} round ${round}: ${(m.ms / 1000).toFixed(1)} s, ${(m.msPerItem * 1000).toFixed(0)} µs an item, ${m.requestsPerItem.toFixed(3)} requests an item, ferry ${m.ferryRssMiB} MiB, emulator ${m.emulatorRssMiB} MiB`);
 }
 
-/** Runs one step against its emulators: their peak RSS over the step alone, the requests they were sent. */
-async function step(name, size, round, emus, argv, environment, expect) {
+/**
+ * Runs one step against its emulators: their peak RSS over the step alone, the requests they were
+ * sent. `recorded` false: run only because a later step needs what it leaves.
+ */
+async function step(name, size, round, emus, argv, environment, expect, recorded = true) {
   for (const e of emus) e.resetPeakRss();
   const before = await Promise.all(emus.map((e) => e.requests()));
   const r = await ferry(name, argv, environment);
   const after = await Promise.all(emus.map((e) => e.requests()));
   r.requests = after.reduce((sum, n, i) => sum + n - before[i], 0);
-  note(name, size, round, r, Math.max(...emus.map((e) => e.peakRssKiB())), expect);
+  note(name, size, round, r, Math.max(...emus.map((e) => e.peakRssKiB())), expect, recorded);
   return r;
 }
 
@@ -69,28 +79,45 @@ async function roundAt(size, round, root) {
   await client.close();
   const on = (state) => env(state, emulatorEnv(a));
   try {
-    await step('mirror', size, round, [a], ['mirror', root, '--project', project], on(`s-${size}-${round}-warm`), expectMirror(size));
-    await step('warm no-op', size, round, [a], ['mirror', root, '--project', project], on(`s-${size}-${round}-warm`), expectNoop(size));
-    await step('cold no-op', size, round, [a], ['mirror', root, '--project', project], on(`s-${size}-${round}-cold`), expectCold(size));
-    await step('check', size, round, [a], ['check', root, '--project', project], on(`s-${size}-${round}-check`), expectCheck(size));
-    const dest = join(work, `pulled-${size}-${round}`);
-    await step('pull', size, round, [a], ['pull', project, dest], on(`s-${size}-${round}-pull`), expectPull(size));
-    await rm(dest, { recursive: true, force: true });
-    const b = await startEmulatorProcess(join(work, `emu-${size}-${round}-b`));
-    try {
-      const both = env(`s-${size}-${round}-migrate`, await twoProfiles(work, a, b));
-      await step('migrate', size, round, [a, b], ['migrate', '--from', 'a', '--to', 'b', '--projects', project], both, expectMigrate(size));
-      await step('migrate verify', size, round, [a, b], ['migrate', 'verify', '--from', 'a', '--to', 'b', '--projects', project], both, expectVerify());
-    } finally {
-      await b.stop();
-    }
+    await step('mirror', size, round, [a], ['mirror', root, '--project', project], on(`s-${size}-${round}-warm`), expectMirror(size), records('mirror'));
+    await pastMirror(size, round, a, project, root, false);
   } finally {
     await a.stop();
     await rm(data, { recursive: true, force: true });
   }
 }
 
-/** The largest size: the project written into the emulator's database, then the no-ops and check. */
+/**
+ * Every step after the mirror, over emulator `a` holding the tree in `project`: those this run
+ * records, and any a recorded one needs first (the warm no-op runs on the mirror's store, or on the
+ * cold no-op's where the mirror was seeded; verify compares what migrate copied).
+ */
+async function pastMirror(size, round, a, project, root, seeded) {
+  const on = (state) => env(state, emulatorEnv(a));
+  const wants = (name) => records(name, seeded);
+  const cold = () => step('cold no-op', size, round, [a], ['mirror', root, '--project', project], on(`s-${size}-${round}-cold`), expectCold(size), wants('cold no-op'));
+  if (seeded && (wants('cold no-op') || wants('warm no-op'))) await cold();
+  if (wants('warm no-op')) await step('warm no-op', size, round, [a], ['mirror', root, '--project', project], on(seeded ? `s-${size}-${round}-cold` : `s-${size}-${round}-warm`), expectNoop(size));
+  if (!seeded && wants('cold no-op')) await cold();
+  if (wants('check')) await step('check', size, round, [a], ['check', root, '--project', project], on(`s-${size}-${round}-check`), expectCheck(size));
+  if (wants('pull')) {
+    const dest = join(work, `pulled-${size}-${round}`);
+    await step('pull', size, round, [a], ['pull', project, dest], on(`s-${size}-${round}-pull`), expectPull(size));
+    await rm(dest, { recursive: true, force: true });
+  }
+  if (!wants('migrate') && !wants('migrate verify')) return;
+  const b = await startEmulatorProcess(join(work, `emu-${size}-${round}-b`));
+  try {
+    const both = env(`s-${size}-${round}-migrate`, await twoProfiles(work, a, b));
+    await step('migrate', size, round, [a, b], ['migrate', '--from', 'a', '--to', 'b', '--projects', project], both, expectMigrate(size), wants('migrate'));
+    if (wants('migrate verify')) await step('migrate verify', size, round, [a, b], ['migrate', 'verify', '--from', 'a', '--to', 'b', '--projects', project], both, expectVerify());
+  } finally {
+    await b.stop();
+    await rm(join(work, `emu-${size}-${round}-b`), { recursive: true, force: true });
+  }
+}
+
+/** A size over --scale-seeded-above: the project written into the emulator's database, then the steps after the mirror. */
 async function seededAt(size, root) {
   const data = join(work, `emu-${size}`);
   let a = await startEmulatorProcess(data);
@@ -105,11 +132,8 @@ async function seededAt(size, root) {
   const [code] = await once(seeder, 'exit');
   if (code !== 0) throw new Error(`seeding ${size} documents failed (exit ${code})`);
   a = await startEmulatorProcess(data);
-  const on = (state) => env(state, emulatorEnv(a));
   try {
-    await step('cold no-op', size, 1, [a], ['mirror', root, '--project', project], on(`s-${size}-cold`), expectCold(size));
-    await step('warm no-op', size, 1, [a], ['mirror', root, '--project', project], on(`s-${size}-cold`), expectNoop(size));
-    await step('check', size, 1, [a], ['check', root, '--project', project], on(`s-${size}-check`), expectCheck(size));
+    await pastMirror(size, 1, a, project, root, true);
   } finally {
     await a.stop();
     await rm(data, { recursive: true, force: true });
@@ -157,12 +181,13 @@ try {
 } finally {
   await rm(work, { recursive: true, force: true });
 }
-// `--scale-merge`: the sizes not run this time are kept from the last results (a size run again
-// after a change that touches it alone).
+// `--scale-merge`: what was not measured this time (a size, or a step at a size) is kept from the
+// last results (a step run again after a change that touches it alone).
 if (process.argv.includes('--scale-merge')) {
   try {
     const last = JSON.parse(await readFile(new URL('./results/latest-scale.json', import.meta.url), 'utf8'));
-    measurements.unshift(...last.measurements.filter((m) => !SIZES.includes(m.size)));
+    const measuredNow = (m) => measurements.some((n) => n.size === m.size && n.step === m.step);
+    measurements.unshift(...last.measurements.filter((m) => !measuredNow(m)));
   } catch {
     // nothing to merge with
   }

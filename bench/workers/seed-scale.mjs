@@ -1,11 +1,14 @@
 // Fills a stopped emulator's database with the project a mirror of ROOT would have left: every
 // folder and file of the tree as a document, each row a copy of the rows a real `ferry mirror` of
 // the tree's first folder wrote (same owner, processing outcome, metadata keys), with its own id,
-// name, parent, order and identity (path, size, mtime from the file; sha256 of the content, which
-// every file of the bench's tree shares, as it shares the template's blob). Argv: DATA PROJECT ROOT.
+// name, parent, order, identity (path, size, mtime from the file; sha256 of the content, which
+// every file of the bench's tree shares) and blob: a copy of the template's content under the
+// document's own key, as an upload leaves it, so that pulls and migrations read a million files
+// as they would after real uploads, not one file a million times. Argv: DATA PROJECT ROOT.
 // Uploading a million files through the emulator would take the better part of an hour; this is
 // what the scale bench's largest size stands on (bench/scale.mjs).
 import { randomUUID } from 'node:crypto';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fg from 'fast-glob';
@@ -60,7 +63,9 @@ const flush = db.transaction((entries) => {
       ['ferry.mtime', String(Math.trunc(stats.mtimeMs))],
     ].map(([key, value]) => ({ objectIdentifier: randomUUID(), key, value }));
     const id = randomUUID();
-    insert.run({ ...fileTemplate, ...stamp(), object_identifier: id, parent_identifier: cut < 0 ? null : folder(path.slice(0, cut)), name: path.slice(cut + 1), size: stats.size, metadata: JSON.stringify(metadata) });
+    const blobKey = `documents/${id}`;
+    copyFileSync(join(data, 'blobs', fileTemplate.blob_key), join(data, 'blobs', blobKey));
+    insert.run({ ...fileTemplate, ...stamp(), object_identifier: id, parent_identifier: cut < 0 ? null : folder(path.slice(0, cut)), name: path.slice(cut + 1), size: stats.size, metadata: JSON.stringify(metadata), blob_key: blobKey });
     added++;
   }
 });
