@@ -76,6 +76,13 @@ export class Verification {
       db.exec(`CREATE TABLE docs (side TEXT, path TEXT, dir INTEGER, id TEXT, size INTEGER, url TEXT, meta TEXT, added INTEGER, failed INTEGER);
                CREATE INDEX docs_path ON docs (side, path, added)`);
       const insert = db.prepare('INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+      const log = this.from.transport.logger;
+      let phase = Date.now();
+      const lap = (what: string) => {
+        const now = Date.now();
+        log.debug({ project: sourceId, ms: now - phase }, `verify: ${what}`);
+        phase = now;
+      };
       for (const [side, client, id] of [['s', this.from, sourceId], ['t', this.to, targetId]] as const) {
         let batch: Document[] = [];
         const flush = db.transaction((docs: Document[]) => {
@@ -89,6 +96,7 @@ export class Verification {
           }
         }
         flush(batch);
+        lap(side === 's' ? 'source listed' : 'target listed');
       }
 
       // Folders, both ways.
@@ -107,6 +115,7 @@ export class Verification {
                 (SELECT json_object('id', id, 'size', size, 'url', url, 'meta', meta) FROM docs t WHERE t.side = 't' AND t.dir = 0 AND t.path = s.path ORDER BY added DESC LIMIT 1) AS t
          FROM s WHERE n = 1`,
       );
+      lap('documents paired');
       const page = db.prepare('SELECT rowid, * FROM pairs WHERE rowid > ? ORDER BY rowid LIMIT 500');
       type Pair = { rowid: number; path: string; sid: string; ssize: number; surl: string; smeta: string; tcount: number; t: string | null };
       // Read a page at a time: the pairs of a large project never sit in memory together.
@@ -142,9 +151,11 @@ export class Verification {
         if (queue.size > this.concurrency * 4) await queue.onSizeLessThan(this.concurrency * 2);
       }
       await queue.onIdle();
+      lap('contents compared');
       for (const row of db.prepare("SELECT DISTINCT path FROM docs t WHERE side = 't' AND dir = 0 AND NOT EXISTS (SELECT 1 FROM docs s WHERE s.side = 's' AND s.dir = 0 AND s.url IS NOT NULL AND s.failed = 0 AND s.path = t.path)").pluck().iterate() as IterableIterator<string>) {
         this.differ('document', `${where} ${row}`, 'on the target only');
       }
+      lap('target-only documents found');
     } finally {
       db.close();
       await rm(dir, { recursive: true, force: true });
