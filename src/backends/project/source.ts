@@ -125,6 +125,11 @@ const NO_FINGERPRINT = -1;
 /** Documents asked for per page: a service that caps pages lower is read on until totalCount. */
 const LIST_PAGE_SIZE = 1_000;
 
+/** The content of an entry an inventory gave: never asked for (an inventory adopts, it does not carry). */
+const inventoryOnly = (): never => {
+  throw new Error('an inventory entry carries no content');
+};
+
 export class ProjectSource implements Source {
   readonly description: string;
   private readonly prefix: string;
@@ -257,6 +262,12 @@ export class ProjectSource implements Source {
         }
         seenPaths.set(key, added);
         if (fingerprinted) seenPaths.set(key, mark, 1);
+        // An inventory reads the document and the key alone: no attributes, no closures, for
+        // each of the documents a cold start adopts.
+        if (fingerprinted) {
+          yield { entry: { kind: 'file', key, size: doc.size ?? 0, mtimeMs: added, open: inventoryOnly }, doc };
+          continue;
+        }
         const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
         const entry: FileEntry = {
           kind: 'file',
