@@ -12,7 +12,7 @@ import archiver from 'archiver';
 import { mirror, planMirror } from '../../jobs/mirror.js';
 import { ZipRefusedError } from '../../src/backends/zip/source.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { remoteFiles, useService } from '../helpers/service.js';
+import { STRICT, countingDispatcher, remoteFiles, useService } from '../helpers/service.js';
 
 const service = useService();
 
@@ -33,6 +33,24 @@ async function zipOf(path: string, entries: number): Promise<void> {
 }
 
 describe('big shapes', () => {
+  // Strict: the service makes no folders (one refused creation, then every file flattened).
+  it.skipIf(STRICT)('a folder the run made is not listed before its subfolders are made in it', async () => {
+    const { dir, project, store } = await fresh('made');
+    const src = join(dir, 'src');
+    const levels = Array.from({ length: 12 }, (_, i) => `level${i + 1}`);
+    await mkdir(join(src, ...levels), { recursive: true });
+    await writeFile(join(src, ...levels, 'bottom.txt'), 'at the bottom');
+    const counting = countingDispatcher();
+    const client = service().client({ dispatcher: counting.dispatcher });
+    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    expect(first.counts).toMatchObject({ uploaded: 1, failed: 0 });
+    expect(counting.count('POST', /\/folders$/)).toBe(12);
+    // The cold start's listing of the project and the root's folders: none of the twelve it made.
+    expect(counting.count('GET', /\/documents$/)).toBe(2);
+    store.close();
+    expect((await remoteFiles(client, project)).map((d) => d.path)).toEqual([`/${levels.join('/')}/bottom.txt`]);
+  });
+
   it('a tree 64 folders deep is carried whole, and a second run sends nothing', async () => {
     const { dir, client, project, store } = await fresh('deep');
     const src = join(dir, 'src');

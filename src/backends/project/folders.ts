@@ -129,10 +129,13 @@ export class RemoteFolders {
       this.planned.add(planned);
       return planned;
     }
+    // Set when an unclear failure was settled by finding the folder: then it may not be new.
+    let found = false;
     try {
       const doc = await this.client.documents.createFolder(this.project, name, parentId ?? undefined, {
         // Creating is not idempotent: after an ambiguous failure, look before creating again.
         didItLand: async () => {
+          found = true;
           this.children.delete(parentId ?? '');
           const id = (await this.childFolders(parentId)).get(name);
           return id ? { objectIdentifier: id, name, documentUploadObjectIdentifier: '' } : undefined;
@@ -142,6 +145,9 @@ export class RemoteFolders {
       this.creationAnswered = true;
       this.stats.created++;
       (await this.childFolders(parentId)).set(name, id);
+      // A folder this run just made holds no folders but those this run makes in it (the run
+      // holds the destination's lease): none to list before making the first.
+      if (!found) this.children.set(id, Promise.resolve(new Map()));
       this.remember(full, id);
       return id;
     } catch (err) {
