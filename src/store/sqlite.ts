@@ -137,6 +137,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
         .prepare('SELECT source_key, state, remote_id, size, mtime_ms, sha256 FROM items WHERE job_id = ? AND source_key IN (SELECT value FROM json_each(?))')
         .raw(),
       uploadedCount: db.prepare("SELECT count(*) FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
+      hasUploaded: db.prepare("SELECT 1 FROM items WHERE job_id = ? AND state = 'uploaded' LIMIT 1").pluck(),
       getDigest: db.prepare('SELECT digest FROM group_digests WHERE job_id = ? AND folder = ? AND chunk = ?').pluck(),
       setDigest: db.prepare('INSERT OR REPLACE INTO group_digests (job_id, folder, chunk, digest) VALUES (?, ?, ?, ?)'),
       listedAt: db.prepare('SELECT listed_at FROM listings WHERE job_id = ?').pluck(),
@@ -300,6 +301,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
   uploadedCount(jobKey: string): number {
     this.flush();
     return this.s.uploadedCount.get(this.jobId(jobKey)) as number;
+  }
+
+  hasUploaded(jobKey: string): boolean {
+    this.flush();
+    return this.s.hasUploaded.get(this.jobId(jobKey)) !== undefined;
   }
 
   groupDigest(jobKey: string, folder: string, chunk: number): string | undefined {

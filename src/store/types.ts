@@ -123,6 +123,8 @@ export interface CheckpointStore {
   uploadedKeys(jobKey: string): IterableIterator<string>;
   /** How many items are uploaded (a run that saw that many of them saw them all). */
   uploadedCount(jobKey: string): number;
+  /** Whether any item is uploaded (none: a run cannot find one gone from the source). */
+  hasUploaded(jobKey: string): boolean;
   /**
    * The digest of a group of items (chunk `chunk` of the files of `folder`) recorded when every one
    * of them was uploaded with the fingerprint the digest covers. Any later write to an item of

@@ -150,6 +150,9 @@ export interface ColdStart {
 /** The claims of a run whose destination never asks them: nothing is kept, nothing is had. */
 const NOTHING_CLAIMED = { add: (_id: string): void => undefined, has: (_id: string): boolean => false, reserve: (_count: number): void => undefined };
 
+/** The keys seen by a run that cannot find anything gone: nothing is kept. */
+const NOTHING_SEEN = { add: (_key: string): void => undefined, has: (_key: string): boolean => false, reserve: (_count: number): void => undefined };
+
 /** Superseded results listed in a summary; the rest are counted. */
 const MAX_LISTED = 1_000;
 
@@ -184,7 +187,9 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const superseded: { key: string; previous: string; current: string }[] = [];
   let supersededCount = 0;
   let repeatedNotices = 0;
-  const seen = new SeenSet();
+  // The keys this run saw, to find what the store holds that the source no longer does: none to
+  // keep when the store holds nothing uploaded yet (a first run; a cold start that found nothing).
+  const seen = opts.only || !store.hasUploaded(jobKey) ? NOTHING_SEEN : new SeenSet();
   const claimed = destination.asksClaimed === false ? NOTHING_CLAIMED : new KeySet();
   let fatal: unknown;
   const fail = (key: string, err: unknown, entry?: FileEntry) => {
@@ -437,7 +442,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const findVanished = (): { count: number; sample: string[] } => {
     const vanished = { count: 0, sample: [] as string[] };
     // Every item the store holds as uploaded was seen (and is counted there): nothing to look for.
-    if (ctx.signal.aborted || opts.only || store.uploadedCount(jobKey) === knownUploaded) return vanished;
+    if (seen === NOTHING_SEEN || ctx.signal.aborted || store.uploadedCount(jobKey) === knownUploaded) return vanished;
     for (const key of store.uploadedKeys(jobKey)) {
       if (seen.has(key) || source.takes?.(key) === false) continue;
       vanished.count++;

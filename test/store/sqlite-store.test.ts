@@ -53,6 +53,9 @@ describe('checkpoint store', () => {
   it('forgets a folder digest as soon as any item of that folder is written, and only then', () => {
     const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
     const intent = { size: 3, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id };
+    // An intent alone is not an upload: nothing the store holds can be gone from the source yet.
+    store.recordIntent(JOB, 'a/x.txt', intent);
+    expect(store.hasUploaded(JOB)).toBe(false);
     for (const key of ['a/x.txt', 'a/y.txt', 'a/b/z.txt', 'top.txt']) {
       store.recordIntent(JOB, key, intent);
       store.recordUploaded(JOB, key, { remoteId: `doc-${key}`, size: 3, mtimeMs: 1, sha256: null, parentId: null });
@@ -64,6 +67,7 @@ describe('checkpoint store', () => {
     store.flush();
     expect(store.groupDigest(JOB, 'a/', 0)).toBe('digest-a');
     expect(store.uploadedCount(JOB)).toBe(4);
+    expect(store.hasUploaded(JOB)).toBe(true);
 
     // A failure of an item in a/ (whatever path writes it) drops every chunk of a/, nothing else.
     store.recordIntent(JOB, 'a/y.txt', intent);
