@@ -147,11 +147,11 @@ export interface ColdStart {
   copies: number;
 }
 
-/** The claims of a run whose destination never asks them: nothing is kept, nothing is had. */
-const NOTHING_CLAIMED = { add: (_id: string): void => undefined, has: (_id: string): boolean => false, reserve: (_count: number): void => undefined };
-
-/** The keys seen by a run that cannot find anything gone: nothing is kept. */
-const NOTHING_SEEN = { add: (_key: string): void => undefined, has: (_key: string): boolean => false, reserve: (_count: number): void => undefined };
+/**
+ * A set that keeps nothing and holds nothing: the claims of a run whose destination never asks
+ * them, the keys seen by a run that cannot find anything gone.
+ */
+const KEEPS_NOTHING = { add: (_key: string): void => undefined, has: (_key: string): boolean => false, reserve: (_count: number): void => undefined };
 
 /** Superseded results listed in a summary; the rest are counted. */
 const MAX_LISTED = 1_000;
@@ -189,8 +189,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   let repeatedNotices = 0;
   // The keys this run saw, to find what the store holds that the source no longer does: none to
   // keep when the store holds nothing uploaded yet (a first run; a cold start that found nothing).
-  const seen = opts.only || !store.hasUploaded(jobKey) ? NOTHING_SEEN : new SeenSet();
-  const claimed = destination.asksClaimed === false ? NOTHING_CLAIMED : new KeySet();
+  const seen = opts.only || !store.hasUploaded(jobKey) ? KEEPS_NOTHING : new SeenSet();
+  const claimed = destination.asksClaimed === false ? KEEPS_NOTHING : new KeySet();
   let fatal: unknown;
   const fail = (key: string, err: unknown, entry?: FileEntry) => {
     ctx.counts.failed++;
@@ -442,7 +442,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const findVanished = (): { count: number; sample: string[] } => {
     const vanished = { count: 0, sample: [] as string[] };
     // Every item the store holds as uploaded was seen (and is counted there): nothing to look for.
-    if (seen === NOTHING_SEEN || ctx.signal.aborted || store.uploadedCount(jobKey) === knownUploaded) return vanished;
+    if (seen === KEEPS_NOTHING || ctx.signal.aborted || store.uploadedCount(jobKey) === knownUploaded) return vanished;
     for (const key of store.uploadedKeys(jobKey)) {
       if (seen.has(key) || source.takes?.(key) === false) continue;
       vanished.count++;
