@@ -73,8 +73,11 @@ export class Verification {
     try {
       db.pragma('journal_mode = OFF');
       db.pragma('synchronous = OFF');
-      db.exec(`CREATE TABLE docs (side TEXT, path TEXT, dir INTEGER, id TEXT, size INTEGER, url TEXT, meta TEXT, added INTEGER, failed INTEGER);
-               CREATE INDEX docs_path ON docs (side, path, added)`);
+      // The index is made once both listings are in: a listing comes in date order, which in a
+      // real tenant has nothing to do with path order, and rows put into the index one by one at
+      // random places cost more as it grows (2 million rows: 25.6 us a document, against 6.9 us
+      // for the same rows indexed after; 15.2 against 7.8 at 200,000).
+      db.exec('CREATE TABLE docs (side TEXT, path TEXT, dir INTEGER, id TEXT, size INTEGER, url TEXT, meta TEXT, added INTEGER, failed INTEGER)');
       const insert = db.prepare('INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
       const log = this.from.transport.logger;
       let phase = Date.now();
@@ -98,6 +101,8 @@ export class Verification {
         flush(batch);
         lap(side === 's' ? 'source listed' : 'target listed');
       }
+      db.exec('CREATE INDEX docs_path ON docs (side, path, added)');
+      lap('listings indexed');
 
       // Folders, both ways.
       for (const row of db.prepare("SELECT path, side FROM docs WHERE dir = 1 GROUP BY path HAVING count(DISTINCT side) = 1").iterate() as IterableIterator<{ path: string; side: string }>) {
