@@ -181,6 +181,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   const report: ProjectReport = { source: project.objectIdentifier, target: null, name: project.name, outcome: 'failed', documents: zeroCounts(), bytes: 0 };
   ctx.counts.discovered++;
   let targetId: string;
+  let madeNow = false;
   try {
     await ctx.writeGate?.();
     const made = await copyProject(w.to, project, w.ids, w.target);
@@ -189,6 +190,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
     report.outcome = made.outcome;
     if (made.outcome === 'created') ctx.counts.uploaded++;
     else ctx.counts.reconciled++;
+    madeNow = made.outcome === 'created';
   } catch (err) {
     if (err instanceof ConfigurationError) throw err;
     failItem(ctx, `project ${project.name ?? ''} (${project.objectIdentifier})`, err);
@@ -204,7 +206,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   w.state.discovering = true;
   const extra = await transfer({
     source: new ProjectSource(w.from, project.objectIdentifier, { skipFailed: true }),
-    destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '', markers: 'origin' }),
+    destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '', markers: 'origin', madeByThisRun: madeNow }),
     store: w.store,
     jobKey: docsKey,
     ctx,

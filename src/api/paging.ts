@@ -72,9 +72,11 @@ export class PagedList<T> implements AsyncIterable<T> {
     let firstTotal: number | undefined;
     this.moved = undefined;
     // Pages are asked for ahead of their use, so that a long listing costs the service's time, not
-    // the service's plus ours: the next page as soon as this one says there is one; a second one
-    // too while pages come back full (the service honours the page size, so totalCount says how
-    // many pages there are). A consumer that stops early leaves at most those requests unread.
+    // the service's plus ours: once the consumer has taken half of this page, the next one, and a
+    // second one too while pages come back full (the service honours the page size, so totalCount
+    // says how many pages there are). Not sooner: a consumer that works on each item (a migration
+    // downloads it) would have the service build pages it needs only later, in the way of the
+    // first downloads. A consumer that stops early leaves at most those requests unread.
     const ahead: Promise<Page<T>>[] = [];
     let requested = pageNumber;
     const request = (n: number) => {
@@ -93,12 +95,13 @@ export class PagedList<T> implements AsyncIterable<T> {
       previousFirst = first;
       const taken = Math.min(page.items.length, limit - seen);
       const more = taken === page.items.length && seen + taken < limit && nextPageNeeded(page, pageSize, seen + taken);
-      if (more) {
+      const seenBefore = seen;
+      const readAhead = () => {
         if (requested === pageNumber) request(pageNumber + 1);
         const full = page.items.length === pageSize && page.totalCount !== undefined;
         const lastPage = full ? Math.ceil((page.totalCount as number) / pageSize) : requested;
-        while (ahead.length < PAGES_AHEAD && requested < lastPage && (requested - pageNumber) * pageSize < limit - seen) request(requested + 1);
-      }
+        while (ahead.length < PAGES_AHEAD && requested < lastPage && (requested - pageNumber) * pageSize < limit - seenBefore) request(requested + 1);
+      };
       if (page.totalCount !== undefined) {
         this.total = page.totalCount;
         firstTotal ??= page.totalCount;
@@ -106,7 +109,9 @@ export class PagedList<T> implements AsyncIterable<T> {
       }
       const keep = this.opts.keep as ((item: T) => boolean) | undefined;
       const ids = new Set<string>();
+      const half = more ? taken >> 1 : -1;
       for (let i = 0; i < taken; i++) {
+        if (i === half) readAhead();
         seen++;
         const item = page.items[i] as T;
         const id = identify?.(item);

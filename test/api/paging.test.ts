@@ -121,6 +121,28 @@ describe('paging', () => {
     expect(server.hits.get('GET /playbooks/pb/reference-materials')).toBe(1);
   });
 
+  it('asks for the pages ahead once half of the page being read is taken, not before', async () => {
+    const asked: number[] = [];
+    const all = items(50);
+    const list = new PagedList<{ objectIdentifier: string }>(
+      async (page, size) => {
+        asked.push(page);
+        return { items: slice(all, page, size), totalCount: all.length };
+      },
+      { pageSize: 10 },
+    );
+    const walk = list[Symbol.asyncIterator]();
+    for (let i = 0; i < 5; i++) expect((await walk.next()).value?.objectIdentifier).toBe(`id-${i}`);
+    // A consumer at work on each item (a migration downloads it) has the service build nothing early.
+    expect(asked).toEqual([1]);
+    await walk.next();
+    expect(asked).toEqual([1, 2, 3]);
+    let rest = 0;
+    while (!(await walk.next()).done) rest++;
+    expect(rest).toBe(44);
+    expect(asked).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('honours a limit without reading further pages', async () => {
     server.handle('GET', '/projects', ({ res, url }) => {
       const page = Number(url.searchParams.get('pageNumber'));

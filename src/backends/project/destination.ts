@@ -41,6 +41,11 @@ export interface ProjectDestinationOptions {
    * another store since): default true. False where the run's batch must hold every file it counts.
    */
   findPresent?: boolean | undefined;
+  /**
+   * The project was made by this run a moment ago, under the run's lease (a migration's new
+   * target): it is known to exist and to be empty, so it is neither looked up nor listed.
+   */
+  madeByThisRun?: boolean | undefined;
 }
 
 export class ProjectDestination implements Destination<Placement> {
@@ -56,10 +61,12 @@ export class ProjectDestination implements Destination<Placement> {
     this.folders = new RemoteFolders(o.client, o.project, o.store, o.jobKey, o.base, o.dryRun === true);
     this.landed = new LandedLookups(o.client, o.project);
     this.present = new PresentDocuments(o.client, o.project, markReader(o.markers ?? 'content'));
+    if (o.madeByThisRun) this.folders.startEmpty();
   }
 
-  prepare(): Promise<void> {
-    return requireProject(this.o.client, this.o.project, 'used');
+  async prepare(): Promise<void> {
+    if (this.o.madeByThisRun) return;
+    await requireProject(this.o.client, this.o.project, 'used');
   }
 
   async settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>> {
@@ -142,6 +149,10 @@ export class ProjectDestination implements Destination<Placement> {
   }
 
   async *inventory(signal: AbortSignal): AsyncIterable<Adoptable | AdoptedCopy> {
+    if (this.o.madeByThisRun) {
+      this.listedWhole = true;
+      return;
+    }
     const listing = new ProjectSource(this.o.client, this.o.project, { from: this.o.base });
     for await (const doc of listing.inventory(signal)) {
       if ('copy' in doc) {

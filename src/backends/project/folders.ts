@@ -69,6 +69,14 @@ export class RemoteFolders {
     return { parentId: await this.nearest(dir), flattenedPath: joinPath(this.base, key) };
   }
 
+  /**
+   * The project was made by this run a moment ago (the run holds the destination's lease): it
+   * holds no folders but those this run makes, so its root is not listed before the first.
+   */
+  startEmpty(): void {
+    this.children.set('', Promise.resolve(new Map()));
+  }
+
   /** Makes sure a folder exists (empty folders are mirrored too). */
   async ensure(relDir: string): Promise<void> {
     await this.folder(relDir);
