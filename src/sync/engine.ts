@@ -22,6 +22,7 @@ import { decide, UNKNOWN_MTIME } from './decide.js';
 import { sha256Of } from './checksum.js';
 import { KeySet, SeenSet } from '../hashed-keys.js';
 import { IntentWriter } from './intents.js';
+import { readAhead } from './read-ahead.js';
 import { markOf } from '../marks.js';
 
 /** Where an entry goes, as the destination resolved it before the intent is written. */
@@ -89,6 +90,8 @@ export interface Destination<P extends Placement = Placement> {
    * directory, a renamed profile, another machine) or on --resync: the service is the truth.
    */
   inventory?(signal: AbortSignal): AsyncIterable<Adoptable | AdoptedCopy>;
+  /** Once its inventory has begun: how many documents the destination says it holds (an upper bound). */
+  readonly heldCount?: number | undefined;
   /**
    * False when a write can be recognised at the destination without an intent (a local file
    * renamed into place with the entry's size and time): the engine then writes no intent first.
@@ -171,17 +174,36 @@ const GROUP_MAX = 4_096;
  */
 const GROUP_MIN = 8;
 
+/**
+ * Entries read ahead while a cold start lists a destination that says it holds at most
+ * READ_AHEAD_HELD: a walk of 10,000 files is then done by the time the listing is. Not beside the
+ * listing of a larger one: at a million, walking while listing raised the cold no-op's peak from
+ * 238-240 MiB to 272-291 (docs/performance.md), and a bounded read-ahead hides a small share of it.
+ */
+const READ_AHEAD = 10_000;
+const READ_AHEAD_HELD = 20_000;
+
 export async function transfer<P extends Placement>(opts: TransferOptions<P>): Promise<Record<string, unknown>> {
   const { source, destination, store, jobKey, ctx } = opts;
   const concurrency = opts.concurrency ?? new AdaptiveConcurrency({ max: opts.maxConcurrency ?? DEFAULT_CONCURRENCY });
   const retry = { ...DEFAULT_ITEM_RETRY, ...opts.itemRetry };
   const state: ProgressState = opts.progress ?? { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
-  await destination.prepare();
-
-  // Before anything new is written, settle what earlier runs left in flight.
-  const reconciled = await settleInFlight(store, destination, jobKey, ctx);
-  // Then, if this store has never seen the destination, learn what is already there.
-  const coldStart = await coldStartIfDue(store, destination, jobKey, ctx, opts.resync === true);
+  // The source is read ahead beside a cold start's listing of a small destination (below).
+  const listing = readAhead(batchesOf(source, ctx.signal), 0);
+  let reconciled: Set<string>;
+  let coldStart: ColdStart | undefined;
+  try {
+    await destination.prepare();
+    // Before anything new is written, settle what earlier runs left in flight.
+    reconciled = await settleInFlight(store, destination, jobKey, ctx);
+    // Then, if this store has never seen the destination, learn what is already there.
+    coldStart = await coldStartIfDue(store, destination, jobKey, ctx, opts.resync === true, (held) => {
+      if (held <= READ_AHEAD_HELD) listing.allow(READ_AHEAD);
+    });
+  } catch (err) {
+    await listing.stop();
+    throw err;
+  }
 
   const intents = new IntentWriter(store, jobKey);
   const superseded: { key: string; previous: string; current: string }[] = [];
@@ -231,7 +253,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     let group: Group | undefined;
     let lookups: { entry: FileEntry; group: Group }[] = [];
     let sized = false;
-    for await (const batch of batchesOf(source, ctx.signal)) {
+    for await (const batch of listing) {
       if (!sized && source.expectedCount !== undefined) {
         sized = true;
         seen.reserve(source.expectedCount);
@@ -460,6 +482,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   } catch (err) {
     throw fatal ?? err;
   } finally {
+    await listing.stop();
     await Promise.all(folders);
     store.flush();
   }
@@ -499,7 +522,14 @@ export function isCold(store: CheckpointStore, jobKey: string): boolean {
  * each path), and records that it did. Items whose upload was in flight and did not land stay as
  * they are. On --resync what the store believed uploaded is forgotten first.
  */
-export async function adoptInventory(store: CheckpointStore, destination: Required<Pick<Destination, 'inventory'>>, jobKey: string, reason: ColdStart['reason'], signal?: AbortSignal): Promise<ColdStart> {
+export async function adoptInventory(
+  store: CheckpointStore,
+  destination: Required<Pick<Destination, 'inventory'>> & Pick<Destination, 'heldCount'>,
+  jobKey: string,
+  reason: ColdStart['reason'],
+  signal?: AbortSignal,
+  onHeld?: (count: number) => void,
+): Promise<ColdStart> {
   if (reason === 'resync') store.forgetUploaded(jobKey);
   const found: ColdStart = { reason, adopted: 0, withoutFingerprint: 0, copies: 0 };
   const unsettled = new Set(store.inFlight(jobKey).map((i) => i.sourceKey));
@@ -507,6 +537,10 @@ export async function adoptInventory(store: CheckpointStore, destination: Requir
   let batch: Parameters<CheckpointStore['adopt']>[1][number][] = [];
   for await (const item of destination.inventory(signal ?? new AbortController().signal)) {
     if (signal?.aborted) break;
+    if (onHeld && destination.heldCount !== undefined) {
+      onHeld(destination.heldCount);
+      onHeld = undefined;
+    }
     if ('copy' in item) {
       found.copies++;
       continue;
@@ -531,9 +565,9 @@ export async function adoptInventory(store: CheckpointStore, destination: Requir
  * machine) adopts what the destination holds before deciding anything; --resync does it over a
  * warm store. The service is the truth: only what differs from it is written.
  */
-async function coldStartIfDue(store: CheckpointStore, destination: Pick<Destination, 'inventory'>, jobKey: string, ctx: JobContext, resync: boolean): Promise<ColdStart | undefined> {
+async function coldStartIfDue(store: CheckpointStore, destination: Pick<Destination, 'inventory' | 'heldCount'>, jobKey: string, ctx: JobContext, resync: boolean, onHeld: (count: number) => void): Promise<ColdStart | undefined> {
   if (!destination.inventory || !(resync || isCold(store, jobKey))) return undefined;
-  const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>>, jobKey, resync ? 'resync' : 'cold', ctx.signal);
+  const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>> & Pick<Destination, 'heldCount'>, jobKey, resync ? 'resync' : 'cold', ctx.signal, onHeld);
   if (found.withoutFingerprint > 0) {
     noteProblem(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
   }

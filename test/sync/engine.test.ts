@@ -135,6 +135,33 @@ describe('the transfer engine, alone', () => {
     expect(ahead).toBeLessThanOrEqual(256 + 8 + 2 + 8);
   });
 
+  it('reads the source ahead while a cold start lists a small destination, not beside a large one', async () => {
+    /** A destination that holds `count` documents (it says so) and lists them slowly: a turn of the event loop each. */
+    const listedDuringInventory = async (count: number) => {
+      const store = newStore();
+      const memory = new MemorySource(tree(500));
+      let listed = 0;
+      const dest = Object.assign(new MemoryDestination(), {
+        heldCount: undefined as number | undefined,
+        async *inventory() {
+          dest.heldCount = count;
+          for (let i = 0; i < 300; i++) {
+            await new Promise((r) => setImmediate(r));
+            yield { key: `elsewhere/${i}`, remoteId: `r${i}`, size: 1, mtimeMs: 1, sha256: null, parentId: null };
+          }
+          listed = memory.listed;
+        },
+      });
+      const ctx = context(store);
+      const report = await transfer({ source: memory, destination: dest, store, jobKey: 'k', ctx });
+      expect(report.coldStart).toMatchObject({ adopted: 300 });
+      expect(ctx.counts).toMatchObject({ discovered: 500, uploaded: 500 });
+      return listed;
+    };
+    expect(await listedDuringInventory(300)).toBe(500);
+    expect(await listedDuringInventory(1_000_000)).toBe(0);
+  });
+
   it('retries by mark: transient and throttled again (throttled also halves the limit), the rest not', async () => {
     const store = newStore();
     const fails: Record<string, [number, ConstructorParameters<typeof Marked>[1] | 'gone-at-source']> = {

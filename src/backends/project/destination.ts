@@ -148,12 +148,20 @@ export class ProjectDestination implements Destination<Placement> {
     return { remoteId: doc.objectIdentifier as string, sha256, ...(storedAs !== undefined ? { storedAs } : {}) };
   }
 
+  /** The inventory's listing, once begun: its totalCount is what the project says it holds. */
+  private listing: ProjectSource | undefined;
+
+  get heldCount(): number | undefined {
+    return this.listing?.expectedCount;
+  }
+
   async *inventory(signal: AbortSignal): AsyncIterable<Adoptable | AdoptedCopy> {
     if (this.o.madeByThisRun) {
       this.listedWhole = true;
       return;
     }
     const listing = new ProjectSource(this.o.client, this.o.project, { from: this.o.base });
+    this.listing = listing;
     for await (const doc of listing.inventory(signal)) {
       if ('copy' in doc) {
         yield doc;

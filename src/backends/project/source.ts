@@ -204,7 +204,7 @@ export class ProjectSource implements Source {
         if (signal?.aborted) return;
         if (!reserved && list.total !== undefined) {
           seenPaths.reserve(list.total);
-          if (requireFrom) this.expectedCount = list.total;
+          this.expectedCount = list.total;
           reserved = true;
         }
         // A document flattened by a service without folders says where it belongs.
