@@ -1,7 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FerryClient } from '../../src/api/index.js';
+import { describe, expect, it } from 'vitest';
 import { parseSse } from '../../src/api/sse.js';
-import { clientOptionsFor, collect, json, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { collect, json, useTestServer } from '../helpers/test-server.js';
 
 const reply = { objectIdentifier: 'm2', text: 'Hallo Wörld ✓', isAssistant: true, modelIdentifier: 'mod' };
 const wire =
@@ -33,22 +32,12 @@ describe('SSE parsing', () => {
 });
 
 describe('message streaming', () => {
-  let server: TestServer;
-  let client: FerryClient;
+  const t = useTestServer();
   const chat = { projectIdentifier: 'p1', assistantIdentifier: 'a1' };
   const path = '/projects/p1/assistants/a1/messages';
 
-  beforeEach(async () => {
-    server = await startTestServer();
-    client = new FerryClient(clientOptionsFor(server));
-  });
-  afterEach(async () => {
-    await client.close();
-    await server.close();
-  });
-
   it('streams events written in small pieces over HTTP, then gives the final Message', async () => {
-    server.handle('POST', path, async ({ res, body }) => {
+    t.server.handle('POST', path, async ({ res, body }) => {
       const req = JSON.parse((await body()).toString());
       expect(req.stream).toBe(true);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -59,23 +48,23 @@ describe('message streaming', () => {
       }
       res.end();
     });
-    const stream = client.messages.stream(chat, { text: 'hi', modelIdentifier: 'mod' });
+    const stream = t.client.messages.stream(chat, { text: 'hi', modelIdentifier: 'mod' });
     const events = await collect(stream);
     expect(events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).text).join('')).toBe('Hallo Wörld ✓');
     expect(await stream.finalMessage()).toEqual(reply);
   });
 
   it('accepts a JSON answer to a streaming request', async () => {
-    server.handle('POST', path, ({ res }) => json(res, 200, reply));
-    const stream = client.messages.stream(chat, { text: 'hi', modelIdentifier: 'mod' });
+    t.server.handle('POST', path, ({ res }) => json(res, 200, reply));
+    const stream = t.client.messages.stream(chat, { text: 'hi', modelIdentifier: 'mod' });
     expect(await stream.finalMessage()).toEqual(reply);
   });
 
   it('sends stream false and returns the Message for a plain send', async () => {
-    server.handle('POST', path, async ({ res, body }) => {
+    t.server.handle('POST', path, async ({ res, body }) => {
       expect(JSON.parse((await body()).toString()).stream).toBe(false);
       json(res, 200, reply);
     });
-    expect(await client.messages.send(chat, { text: 'hi', modelIdentifier: 'mod' })).toEqual(reply);
+    expect(await t.client.messages.send(chat, { text: 'hi', modelIdentifier: 'mod' })).toEqual(reply);
   });
 });

@@ -3,6 +3,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach } from 'vitest';
+import { FerryClient } from '../../src/api/index.js';
 
 export interface Handled {
   req: IncomingMessage;
@@ -109,6 +111,30 @@ export function clientOptionsFor(server: TestServer) {
   return {
     address: { baseUrl: server.url, settingsUrl: `${server.url}/settings`, authUrl: `${server.url}/auth` },
     credentials: { clientId: CLIENT_ID, clientSecret: SECRET, audience: AUDIENCE },
+  };
+}
+
+/** A fresh test server and a client of it for each test of the calling file (or describe block). */
+export function useTestServer(): { readonly server: TestServer; readonly client: FerryClient } {
+  let server: TestServer | undefined;
+  let client: FerryClient | undefined;
+  beforeEach(async () => {
+    server = await startTestServer();
+    client = new FerryClient(clientOptionsFor(server));
+  });
+  afterEach(async () => {
+    await client?.close();
+    await server?.close();
+  });
+  return {
+    get server() {
+      if (!server) throw new Error('useTestServer: the server exists only inside a test');
+      return server;
+    },
+    get client() {
+      if (!client) throw new Error('useTestServer: the client exists only inside a test');
+      return client;
+    },
   };
 }
 
