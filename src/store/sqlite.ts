@@ -359,6 +359,14 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.s.setFolder.run(this.jobId(jobKey), relPath, remoteId);
   }
 
+  setFolders(jobKey: string, folders: readonly { relPath: string; remoteId: string }[]): void {
+    if (folders.length === 0) return;
+    const jobId = this.jobId(jobKey);
+    this.db.transaction(() => {
+      for (const f of folders) this.s.setFolder.run(jobId, f.relPath, f.remoteId);
+    })();
+  }
+
   flush(): void {
     if (this.pending.length === 0) return;
     const batch = this.pending.splice(0);

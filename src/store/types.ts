@@ -151,6 +151,8 @@ export interface CheckpointStore {
   // Remote folders, by relative path
   getFolder(jobKey: string, relPath: string): string | undefined;
   setFolder(jobKey: string, relPath: string, remoteId: string): void;
+  /** Several folders at once, one commit (a cold start learns every folder a listing holds). */
+  setFolders(jobKey: string, folders: readonly { relPath: string; remoteId: string }[]): void;
 
   /** Writes batched results now. */
   flush(): void;

@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { STRICT, countingDispatcher, remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
@@ -119,6 +119,28 @@ describe('mirror with no checkpoint file', () => {
       store.close();
     }
     expect(await remoteFiles(client, project)).toHaveLength(3);
+  });
+
+  it.skipIf(STRICT)('a cold no-op learns the folders from its one listing: no folder is listed or made again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-cold-folders-'));
+    const src = join(dir, 'tree');
+    const tree: Record<string, string> = { 'top.txt': 'top', 'empty/': '' };
+    for (let i = 0; i < 12; i++) tree[`p${i % 3}/q${i % 4}/r${i}/f${i}.txt`] = `file ${i}`;
+    await writeTree(src, tree);
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'folders', description: 'cold start' })).objectIdentifier;
+    const seed = new SqliteCheckpointStore(join(dir, 'seed.sqlite'));
+    await mirror({ source: src, project, progress: false }, { client, store: seed });
+    seed.close();
+    const counting = countingDispatcher();
+    const fresh = new SqliteCheckpointStore(join(dir, 'fresh.sqlite'));
+    const cold = await mirror({ source: src, project, progress: false }, { client: service.client({ dispatcher: counting.dispatcher }), store: fresh });
+    fresh.close();
+    expect(cold.coldStart).toMatchObject({ reason: 'cold', adopted: 13 });
+    expect(cold.counts).toMatchObject({ discovered: 13, uploaded: 0, skipped: 13 });
+    // The inventory's one page; before, a listing of each parent folder (here 1 + 3 + 12 = 16) followed it.
+    expect(counting.count('GET', new RegExp(`^/projects/${project}/documents$`))).toBe(1);
+    expect(counting.count('POST', /\/folders$/)).toBe(0);
   });
 
   it('documents without ferry\'s keys (another tool, or a service that keeps no metadata) are recognised by path and size, said once', async () => {

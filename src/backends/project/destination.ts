@@ -162,7 +162,17 @@ export class ProjectDestination implements Destination<Placement> {
     }
     const listing = new ProjectSource(this.o.client, this.o.project, { from: this.o.base });
     this.listing = listing;
-    for await (const doc of listing.inventory(signal)) {
+    // The folders it holds are learnt on the way, a few hundred to a commit: a cold run then lists
+    // no parent folder to find them.
+    let folders: { relDir: string; id: string }[] = [];
+    const learn = (relDir: string, id: string) => {
+      folders.push({ relDir, id });
+      if (folders.length >= 500) {
+        this.folders.learn(folders);
+        folders = [];
+      }
+    };
+    for await (const doc of listing.inventory(signal, learn)) {
       if ('copy' in doc) {
         yield doc;
         continue;
@@ -171,6 +181,7 @@ export class ProjectDestination implements Destination<Placement> {
       const marker = this.o.markers === 'origin' ? id?.source : id?.sha256;
       yield { key: doc.key, remoteId: doc.remoteId, size: doc.size, mtimeMs: id?.mtimeMs ?? UNKNOWN_MTIME, sha256: marker ?? null, parentId: doc.parentId };
     }
+    this.folders.learn(folders);
     if (!signal.aborted) this.listedWhole = true;
   }
 

@@ -77,6 +77,18 @@ export class RemoteFolders {
     this.children.set('', Promise.resolve(new Map()));
   }
 
+  /**
+   * Folders the destination's inventory met, by path under the base: remembered, so that none is
+   * looked for in a listing of its parent (several folders at one path: the last told).
+   */
+  learn(folders: readonly { relDir: string; id: string }[]): void {
+    if (this.dryRun) return;
+    this.store?.setFolders(
+      this.jobKey,
+      folders.map((f) => ({ relPath: joinPath(this.base, f.relDir), remoteId: f.id })),
+    );
+  }
+
   /** Makes sure a folder exists (empty folders are mirrored too). */
   async ensure(relDir: string): Promise<void> {
     await this.folder(relDir);

@@ -164,10 +164,15 @@ export class ProjectSource implements Source {
 
   /**
    * The newest document at each path under the folder, for a cold start to adopt. A folder that
-   * does not exist yet holds nothing (the first run creates it).
+   * does not exist yet holds nothing (the first run creates it). Folders met are told to
+   * `onFolder` (path under the folder, id), so that a cold start need not list them again.
    */
-  async *inventory(signal?: AbortSignal): AsyncIterable<InventoryItem | InventoryCopy> {
+  async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void): AsyncIterable<InventoryItem | InventoryCopy> {
     for await (const { entry, doc, copy } of this.walk(signal, false)) {
+      if (entry.kind === 'dir') {
+        if (doc?.objectIdentifier) onFolder?.(entry.key, doc.objectIdentifier);
+        continue;
+      }
       if (copy && doc) yield { key: entry.key, remoteId: doc.objectIdentifier as string, copy: true };
       if (entry.kind !== 'file' || !doc) continue;
       yield {
@@ -221,7 +226,7 @@ export class ProjectSource implements Source {
         const unsaid = pass === 1;
         if (!unsaid && (doc.isDirectory || seenPaths.get(key) !== undefined)) continue;
         if (doc.isDirectory) {
-          if (this.wanted(`${key}/`) || this.wanted(key)) yield { entry: { kind: 'dir', key } };
+          if (this.wanted(`${key}/`) || this.wanted(key)) yield { entry: { kind: 'dir', key }, doc };
           continue;
         }
         if (!this.wanted(key)) continue;
