@@ -163,16 +163,16 @@ const USER_AGENT = 'ferry/0.1 (+undici)';
 /** A request stopped by its fence as it was handed to its socket: never written. */
 class FenceClosed extends Error {}
 
-/**
- * The dispatcher with the request's handler asked to the fence as undici hands it to a socket
- * (onConnect, or onRequestStart for handlers of the newer shape), right before it is written.
- */
 /** Whether the environment names a proxy, as EnvHttpProxyAgent reads it. */
 function proxyConfigured(): boolean {
   const env = process.env;
   return Boolean(env.http_proxy || env.HTTP_PROXY || env.https_proxy || env.HTTPS_PROXY);
 }
 
+/**
+ * The dispatcher with the request's handler asked to the fence as undici hands it to a socket
+ * (onConnect, or onRequestStart for handlers of the newer shape), right before it is written.
+ */
 function fencedDispatcher(dispatcher: Dispatcher, fence: () => boolean): Dispatcher {
   return dispatcher.compose((dispatch) => (options, handler) => {
     const guarded = new Proxy(handler, {
