@@ -162,15 +162,12 @@ export class ProjectDestination implements Destination<Placement> {
     }
     const listing = new ProjectSource(this.o.client, this.o.project, { from: this.o.base });
     this.listing = listing;
-    // The folders it holds are learnt on the way, a few hundred to a commit: a cold run then lists
-    // no parent folder to find them.
-    let folders: { relDir: string; id: string }[] = [];
+    // The folders it holds are learnt from the same listing, so that a cold run lists no parent
+    // folder to find them: the newest at each path, as for documents (the folder extension
+    // refuses a `/` in a name, so a path is a chain of folders). Kept to the end, one commit.
+    const folders = new Map<string, string>();
     const learn = (relDir: string, id: string) => {
-      folders.push({ relDir, id });
-      if (folders.length >= 500) {
-        this.folders.learn(folders);
-        folders = [];
-      }
+      if (!folders.has(relDir)) folders.set(relDir, id);
     };
     for await (const doc of listing.inventory(signal, learn)) {
       if ('copy' in doc) {
@@ -181,7 +178,7 @@ export class ProjectDestination implements Destination<Placement> {
       const marker = this.o.markers === 'origin' ? id?.source : id?.sha256;
       yield { key: doc.key, remoteId: doc.remoteId, size: doc.size, mtimeMs: id?.mtimeMs ?? UNKNOWN_MTIME, sha256: marker ?? null, parentId: doc.parentId };
     }
-    this.folders.learn(folders);
+    this.folders.learn([...folders].map(([relDir, id]) => ({ relDir, id })));
     if (!signal.aborted) this.listedWhole = true;
   }
 

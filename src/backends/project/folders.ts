@@ -78,8 +78,8 @@ export class RemoteFolders {
   }
 
   /**
-   * Folders the destination's inventory met, by path under the base: remembered, so that none is
-   * looked for in a listing of its parent (several folders at one path: the last told).
+   * Folders the destination's inventory met, by path under the base: remembered (one commit), so
+   * that none is looked for in a listing of its parent.
    */
   learn(folders: readonly { relDir: string; id: string }[]): void {
     if (this.dryRun) return;
