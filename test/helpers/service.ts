@@ -10,6 +10,8 @@ import { collect } from './test-server.js';
 import type { Document } from '../../src/api/types.js';
 import { logicalPath } from '../../src/backends/project/source.js';
 import { writeProfilesFile } from '../../src/cli/emulator-profiles.js';
+import { mirror } from '../../jobs/mirror.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
 
 export interface Service {
   emulator: EmulatorHandle;
@@ -96,6 +98,22 @@ export async function writeTree(root: string, files: Record<string, string | Buf
 }
 
 export { symlink };
+
+/**
+ * A new project holding `files`: written as a tree at `src` and mirrored into the project with a
+ * checkpoint store of its own (`<src>.sqlite`), which the caller's runs never see.
+ */
+export async function mirroredProject(client: FerryClient, src: string, files: Record<string, string | Buffer>, name: string): Promise<string> {
+  await writeTree(src, files);
+  const project = (await client.projects.create({ name, description: 'seeded by a mirror' })).objectIdentifier;
+  const store = new SqliteCheckpointStore(`${src}.sqlite`);
+  try {
+    await mirror({ source: src, project, progress: false }, { client, store });
+  } finally {
+    store.close();
+  }
+  return project;
+}
 
 /**
  * Every non-folder document of the project, with its path: where it belongs, which for a document

@@ -6,9 +6,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { migrate } from '../../jobs/migrate.js';
-import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { countingDispatcher, remoteFiles, remoteFolders, startService, whereFoldersExist, writeTree, type Service } from '../helpers/service.js';
+import { countingDispatcher, mirroredProject, remoteFiles, remoteFolders, startService, whereFoldersExist, type Service } from '../helpers/service.js';
 
 let service: Service;
 let dir: string;
@@ -25,11 +24,7 @@ describe('migrate into a project it makes', () => {
   it('never lists the new target project; a second migration from a fresh store lists it and copies nothing', async () => {
     const src = service.client({}, 0);
     const tree = { 'root.txt': 'root', 'a/two.txt': 'two', 'a/b/c/one.txt': 'one', 'x/three.txt': 'three', 'a/b/c/d/e/deep.txt': 'deep' };
-    await writeTree(join(dir, 'tree'), tree);
-    const project = (await src.projects.create({ name: 'migrated whole', description: 'counted' })).objectIdentifier;
-    const seed = new SqliteCheckpointStore(join(dir, 'seed.sqlite'));
-    await mirror({ source: join(dir, 'tree'), project, progress: false }, { client: src, store: seed });
-    seed.close();
+    const project = await mirroredProject(src, join(dir, 'tree'), tree, 'migrated whole');
 
     const counting = countingDispatcher();
     const dst = service.client({ dispatcher: counting.dispatcher }, 1);
