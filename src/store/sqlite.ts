@@ -29,6 +29,24 @@ export interface SqliteStoreOptions {
 
 const EMPTY_COUNTS: RunCounts = { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 };
 
+/**
+ * Rows adopted per statement: a statement per row spent a third of an adoption stepping and binding
+ * (10,000 rows through adopt(): 11.2 us a row with one, 8.2 with 50; medians of 12 rounds).
+ */
+const ADOPT_ROWS = 50;
+
+/** Adopts `rows` items as uploaded (positional parameters: binding by name costs twice as much). */
+function adoptStatement(db: Database.Database, rows: number): Database.Statement {
+  const row = "(?, ?, ?, ?, ?, 'uploaded', ?, ?, 0, ?)";
+  return db.prepare(
+    `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, remote_id, parent_id, attempts, updated_at)
+     VALUES ${Array<string>(rows).fill(row).join(', ')}
+     ON CONFLICT (job_id, source_key) DO UPDATE SET
+       state = 'uploaded', last_error = NULL, size = excluded.size, mtime_ms = excluded.mtime_ms, sha256 = excluded.sha256,
+       remote_id = excluded.remote_id, parent_id = excluded.parent_id, updated_at = excluded.updated_at`,
+  );
+}
+
 interface RunRow {
   id: number;
   job: string;
@@ -143,14 +161,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
       listedAt: db.prepare('SELECT listed_at FROM listings WHERE job_id = ?').pluck(),
       notice: db.prepare('INSERT INTO notices (job_id, source_key, reason, first_run) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET first_run = first_run RETURNING first_run').pluck(),
       setListed: db.prepare('INSERT OR REPLACE INTO listings (job_id, listed_at, documents) VALUES (?, ?, ?)'),
-      // Positional parameters: binding by name costs twice as much over a listing of thousands.
-      adopt: db.prepare(
-        `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, remote_id, parent_id, attempts, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'uploaded', ?, ?, 0, ?)
-         ON CONFLICT (job_id, source_key) DO UPDATE SET
-           state = 'uploaded', last_error = NULL, size = excluded.size, mtime_ms = excluded.mtime_ms, sha256 = excluded.sha256,
-           remote_id = excluded.remote_id, parent_id = excluded.parent_id, updated_at = excluded.updated_at`,
-      ),
+      adopt: adoptStatement(db, 1),
+      adoptRows: adoptStatement(db, ADOPT_ROWS),
       forgetUploaded: db.prepare("DELETE FROM items WHERE job_id = ? AND state = 'uploaded'"),
       getFolder: db.prepare('SELECT remote_id FROM folders WHERE job_id = ? AND rel_path = ?').pluck(),
       setFolder: db.prepare('INSERT OR REPLACE INTO folders (job_id, rel_path, remote_id) VALUES (?, ?, ?)'),
@@ -341,8 +353,18 @@ export class SqliteCheckpointStore implements CheckpointStore {
     // In key order, not the listing's: each transaction then writes neighbouring pages of the
     // item table, and an item costs the same as the store grows (a million: 4.7 us against 5.5).
     const inKeyOrder = [...items].sort((a, b) => (a.sourceKey < b.sourceKey ? -1 : a.sourceKey > b.sourceKey ? 1 : 0));
+    const whole = inKeyOrder.length - (inKeyOrder.length % ADOPT_ROWS);
+    const args: unknown[] = [];
     this.db.transaction(() => {
-      for (const i of inKeyOrder) this.s.adopt.run(jobId, i.sourceKey, i.size, i.mtimeMs, i.sha256, i.remoteId, i.parentId, now);
+      for (let at = 0; at < whole; at += ADOPT_ROWS) {
+        args.length = 0;
+        for (let k = at; k < at + ADOPT_ROWS; k++) {
+          const i = inKeyOrder[k] as (typeof inKeyOrder)[number];
+          args.push(jobId, i.sourceKey, i.size, i.mtimeMs, i.sha256, i.remoteId, i.parentId, now);
+        }
+        this.s.adoptRows.run(args);
+      }
+      for (const i of inKeyOrder.slice(whole)) this.s.adopt.run(jobId, i.sourceKey, i.size, i.mtimeMs, i.sha256, i.remoteId, i.parentId, now);
     })();
   }
 

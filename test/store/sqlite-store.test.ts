@@ -137,6 +137,31 @@ describe('checkpoint store', () => {
     expect(store.acquireLock(JOB, 'token-4')).toEqual({ ok: true, replaced: 'token-3' });
   });
 
+  it('adopts a listing of any length, each row as given, over what it held at those keys', () => {
+    const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
+    // Held before: one in flight (adopting settles it), one uploaded long ago.
+    store.recordIntent(JOB, 'f-007', { size: 1, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id });
+    store.recordUploaded(JOB, 'f-007', { remoteId: 'old', size: 1, mtimeMs: 1, sha256: null, parentId: null });
+    store.flush();
+    // 123: two statements of 50 rows and 23 rows one by one; given out of key order.
+    const items = Array.from({ length: 123 }, (_, i) => ({
+      sourceKey: `f-${String(122 - i).padStart(3, '0')}`,
+      remoteId: `doc-${122 - i}`,
+      size: 122 - i,
+      mtimeMs: 1_000 + (122 - i),
+      sha256: i % 2 ? null : 'a'.repeat(64),
+      parentId: i % 3 ? `folder-${i % 3}` : null,
+    }));
+    store.adopt(JOB, items);
+    const got = store.fingerprints(JOB, items.map((i) => i.sourceKey));
+    expect(got.size).toBe(123);
+    for (const i of items) {
+      expect(store.getItem(JOB, i.sourceKey), i.sourceKey).toMatchObject({ state: 'uploaded', remoteId: i.remoteId, size: i.size, mtimeMs: i.mtimeMs, sha256: i.sha256, parentId: i.parentId });
+    }
+    expect(store.getItem(JOB, 'f-007')?.remoteId).toBe('doc-7');
+    expect(store.uploadedCount(JOB)).toBe(123);
+  });
+
   it('stores folders by relative path', () => {
     store.setFolder(JOB, 'a/b', 'folder-1');
     expect(store.getFolder(JOB, 'a/b')).toBe('folder-1');

@@ -115,8 +115,7 @@ export interface ProjectSourceOptions extends PathPatterns {
 }
 
 /** A document's fingerprint (ferry.sha256, or ferry.source for a migration) as a 53-bit hash. */
-function fingerprintOf(doc: Document): number {
-  const id = readIdentity(doc.metadata);
+function fingerprintOf(id: Identity | undefined): number {
   const mark = id?.sha256 ?? id?.source;
   return mark === undefined ? NO_FINGERPRINT : hash53(mark);
 }
@@ -168,7 +167,7 @@ export class ProjectSource implements Source {
    * `onFolder` (path under the folder, id), so that a cold start need not list them again.
    */
   async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void): AsyncIterable<InventoryItem | InventoryCopy> {
-    for await (const { entry, doc, copy } of this.walk(signal, false)) {
+    for await (const { entry, doc, copy, identity } of this.walk(signal, false)) {
       if (entry.kind === 'dir') {
         if (doc?.objectIdentifier) onFolder?.(entry.key, doc.objectIdentifier);
         continue;
@@ -180,14 +179,14 @@ export class ProjectSource implements Source {
         remoteId: doc.objectIdentifier as string,
         size: doc.size ?? 0,
         parentId: doc.parentObjectIdentifier ?? null,
-        identity: readIdentity(doc.metadata),
+        identity,
         hasMetadata: doc.metadata !== null && doc.metadata !== undefined,
         url: doc.url ?? null,
       };
     }
   }
 
-  private async *walk(signal: AbortSignal | undefined, requireFrom: boolean): AsyncIterable<{ entry: SourceEntry; doc?: Document; copy?: true }> {
+  private async *walk(signal: AbortSignal | undefined, requireFrom: boolean): AsyncIterable<{ entry: SourceEntry; doc?: Document; copy?: true; identity?: Identity | undefined }> {
     // Newest first, so the first document seen at a path is the one to pull and entries flow to
     // the transfer while the listing goes on. Per path only the date of that document is kept
     // (slot 0), and for an inventory a hash of its fingerprint (slot 1), to tell a copy from an
@@ -258,7 +257,9 @@ export class ProjectSource implements Source {
         // and replaces the file written for the older one.
         // A copy has the content of the document just newer than it at its path: a file changed
         // back to what it once held is a version between them, not a copy.
-        const mark = fingerprinted ? fingerprintOf(doc) : NO_FINGERPRINT;
+        // Read once here, for the fingerprint and for the inventory.
+        const identity = fingerprinted ? readIdentity(doc.metadata) : undefined;
+        const mark = fingerprinted ? fingerprintOf(identity) : NO_FINGERPRINT;
         if (seen !== undefined && added <= seen) {
           const copy = mark !== NO_FINGERPRINT && seenPaths.get(key, 1) === mark;
           if (fingerprinted) seenPaths.set(key, mark, 1);
@@ -270,7 +271,7 @@ export class ProjectSource implements Source {
         // An inventory reads the document and the key alone: no attributes, no closures, for
         // each of the documents a cold start adopts.
         if (fingerprinted) {
-          yield { entry: { kind: 'file', key, size: doc.size ?? 0, mtimeMs: added, open: inventoryOnly }, doc };
+          yield { entry: { kind: 'file', key, size: doc.size ?? 0, mtimeMs: added, open: inventoryOnly }, doc, identity };
           continue;
         }
         const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
