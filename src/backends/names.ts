@@ -45,6 +45,11 @@ export function checkName(raw: Buffer): NameVerdict {
   return checkDecodedName(name);
 }
 
+/** Whether text breaks the rule of names anywhere (a whole path at once: `/` is no control). */
+export function hasControl(text: string): boolean {
+  return CONTROL.test(text);
+}
+
 /** The same rule for a name already decoded (zip entries flagged UTF-8, service names). */
 export function checkDecodedName(name: string): NameVerdict {
   if (CONTROL.test(name)) return { ok: false, key: name, shown: visible(name), reason: HAS_CONTROL };
