@@ -372,4 +372,16 @@ describe('a listing read page after page', () => {
     expect(ids(await page(project, 2, 10))).toEqual(now.slice(10, 20));
     expect(now.slice(1, 11)).toEqual(first);
   });
+
+  it('gives the right page when pages asked ahead arrive out of order', async () => {
+    const project = await newProject('Walked out of order');
+    const uploadIdentifier = randomUUID();
+    for (let i = 0; i < 23; i++) expect((await client.upload(project, `doc-${i}.txt`, `content ${i}`, { uploadIdentifier })).status).toBe(200);
+    expect(await client.processed(project, uploadIdentifier)).toHaveLength(23);
+    for (const desc of [true, false]) {
+      const whole = ids(await page(project, 1, 100, desc));
+      // Page 3 before page 2 (two connections), then 5 before 4, the last one short; page 2 again.
+      for (const n of [1, 3, 2, 5, 4, 2]) expect(ids(await page(project, n, 5, desc)), `page ${n}`).toEqual(whole.slice((n - 1) * 5, n * 5));
+    }
+  });
 });
