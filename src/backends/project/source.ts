@@ -112,6 +112,8 @@ export interface ProjectSourceOptions extends PathPatterns {
    * again); each is a skipped item with the reason. A pull takes their bytes as they are.
    */
   skipFailed?: boolean | undefined;
+  /** Documents asked for per page (default 1,000). */
+  pageSize?: number | undefined;
 }
 
 /** A document's fingerprint (ferry.sha256, or ferry.source for a migration) as a 53-bit hash. */
@@ -121,15 +123,8 @@ function fingerprintOf(id: Identity | undefined): number {
 }
 const NO_FINGERPRINT = -1;
 
-/**
- * Documents asked for per page (a service that caps pages lower is read on until totalCount). An
- * inventory takes each document in microseconds: large pages, fewer requests. A pull or a migration
- * takes each in a download, so a page lives for as long as its documents take to carry: at 1,000 a
- * page outlived young-generation collections and its documents piled up as old garbage (a pull of
- * 30,000 documents peaked at 155-203 MiB, three rounds; 137-140 MiB with pages of 200).
- */
-const INVENTORY_PAGE_SIZE = 1_000;
-const CONTENT_PAGE_SIZE = 200;
+/** Documents asked for per page unless told otherwise: a service that caps pages lower is read on until totalCount. */
+const LIST_PAGE_SIZE = 1_000;
 
 /** The content of an entry an inventory gave: never asked for (an inventory adopts, it does not carry). */
 const inventoryOnly = (): never => {
@@ -141,6 +136,7 @@ export class ProjectSource implements Source {
   private readonly prefix: string;
   private readonly wanted: (key: string) => boolean;
   private readonly skipFailed: boolean;
+  private readonly pageSize: number;
   /** The listing's totalCount once its first page is in: an upper bound (folders and other paths count too). */
   expectedCount: number | undefined;
 
@@ -154,6 +150,7 @@ export class ProjectSource implements Source {
     this.description = `project ${project}${from ? `/${from}` : ''}`;
     this.wanted = pathFilter(opts);
     this.skipFailed = opts.skipFailed === true;
+    this.pageSize = opts.pageSize ?? LIST_PAGE_SIZE;
   }
 
   async prepare(): Promise<void> {
@@ -209,7 +206,7 @@ export class ProjectSource implements Source {
       const list = this.client.documents.list(
         this.project,
         { flattenList: true, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true },
-        { pageSize: fingerprinted ? INVENTORY_PAGE_SIZE : CONTENT_PAGE_SIZE, identify: (d: Document) => d.objectIdentifier ?? undefined, ...(signal ? { signal } : {}) },
+        { pageSize: this.pageSize, identify: (d: Document) => d.objectIdentifier ?? undefined, ...(signal ? { signal } : {}) },
       );
       for await (const doc of list) {
         if (signal?.aborted) return;
