@@ -350,13 +350,17 @@ describe('a listing read page after page', () => {
     return res.body as { items: { objectIdentifier: string }[]; totalCount: number };
   };
   const ids = (p: { items: { objectIdentifier: string }[] }) => p.items.map((d) => d.objectIdentifier);
+  /** A project of `count` documents, processed: with nothing written between pages, each goes on from the last one's end. */
+  const processedProject = async (name: string, count: number) => {
+    const project = await newProject(name);
+    const uploadIdentifier = randomUUID();
+    for (let i = 0; i < count; i++) expect((await client.upload(project, `doc-${i}.txt`, `content ${i}`, { uploadIdentifier })).status).toBe(200);
+    expect(await client.processed(project, uploadIdentifier)).toHaveLength(count);
+    return { project, uploadIdentifier };
+  };
 
   it('gives each document once, in the order of one whole page, both ways; a write between pages is seen as OFFSET sees it', async () => {
-    const project = await newProject('Walked page by page');
-    const uploadIdentifier = randomUUID();
-    for (let i = 0; i < 25; i++) expect((await client.upload(project, `doc-${i}.txt`, `content ${i}`, { uploadIdentifier })).status).toBe(200);
-    // Processed first: with nothing written between pages, each page goes on from the last one's end.
-    expect(await client.processed(project, uploadIdentifier)).toHaveLength(25);
+    const { project, uploadIdentifier } = await processedProject('Walked page by page', 25);
     for (const desc of [true, false]) {
       const whole = ids(await page(project, 1, 100, desc));
       expect(whole).toHaveLength(25);
@@ -374,10 +378,7 @@ describe('a listing read page after page', () => {
   });
 
   it('gives the right page when pages asked ahead arrive out of order', async () => {
-    const project = await newProject('Walked out of order');
-    const uploadIdentifier = randomUUID();
-    for (let i = 0; i < 23; i++) expect((await client.upload(project, `doc-${i}.txt`, `content ${i}`, { uploadIdentifier })).status).toBe(200);
-    expect(await client.processed(project, uploadIdentifier)).toHaveLength(23);
+    const { project } = await processedProject('Walked out of order', 23);
     for (const desc of [true, false]) {
       const whole = ids(await page(project, 1, 100, desc));
       // Page 3 before page 2 (two connections), then 5 before 4, the last one short; page 2 again.
