@@ -29,6 +29,8 @@ const docs = [
   doc(6, '/plain/bell\u0007.txt'),
   doc(7, '/plain/line\u2028separator.txt'),
   doc(8, '/plain/back\\slash %41.txt'),
+  doc(9, '/plain/\ufeff'),
+  doc(10, '/plain/quote%22.txt'),
 ];
 
 beforeEach(async () => {
@@ -45,7 +47,7 @@ describe('a project listing with paths that cannot be carried', () => {
   it('refuses each with its reason and gives the rest', async () => {
     const entries = await collect(new ProjectSource(client, 'p1').entries());
     const files = entries.filter((e) => e.kind === 'file').map((e) => e.key);
-    expect(files.sort()).toEqual(['plain/a.txt', 'plain/back\\slash %41.txt', 'plain/line\u2028separator.txt'].sort());
+    expect(files.sort()).toEqual(['plain/a.txt', 'plain/back\\slash %41.txt', 'plain/line\u2028separator.txt', 'plain/\ufeff', 'plain/quote%22.txt'].sort());
     const refused = Object.fromEntries(entries.flatMap((e) => (e.kind === 'problem' ? [[e.key, `${e.outcome}: ${e.reason}`]] : [])));
     expect(refused).toEqual({
       'empty//segment.txt': `failed: ${SLASH_IN_NAME}`,
@@ -58,6 +60,6 @@ describe('a project listing with paths that cannot be carried', () => {
 
   it('adopts none of them on a cold start', async () => {
     const items = await collect(new ProjectSource(client, 'p1').inventory());
-    expect(items.map((i) => i.key).sort()).toEqual(['plain/a.txt', 'plain/back\\slash %41.txt', 'plain/line\u2028separator.txt'].sort());
+    expect(items.map((i) => i.key).sort()).toEqual(['plain/a.txt', 'plain/back\\slash %41.txt', 'plain/line\u2028separator.txt', 'plain/\ufeff', 'plain/quote%22.txt'].sort());
   });
 });
