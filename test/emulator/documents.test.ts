@@ -381,7 +381,7 @@ describe('a listing read page after page', () => {
     const { project } = await processedProject('Walked out of order', 23);
     for (const desc of [true, false]) {
       const whole = ids(await page(project, 1, 100, desc));
-      // Page 3 before page 2 (two connections), then 5 before 4, the last one short; page 2 again.
+      // Page 3 before page 2 (as two connections asking ahead can deliver them), then 5 before 4, the last one short; page 2 again.
       for (const n of [1, 3, 2, 5, 4, 2]) expect(ids(await page(project, n, 5, desc)), `page ${n}`).toEqual(whole.slice((n - 1) * 5, n * 5));
     }
   });
