@@ -22,7 +22,7 @@ import { describeTarget, hostOf } from '../src/api/target.js';
 import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-board.js';
 import { Progress, StatusLine, type ProgressState } from '../src/runner/progress.js';
 import { formatBytes } from '../src/runner/format.js';
-import { ProjectSource } from '../src/backends/project/source.js';
+import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';
 import type { RunCounts } from '../src/store/types.js';
 import { transfer } from '../src/sync/engine.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
@@ -205,7 +205,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   // Each project's listing adds to what is planned: no ETA until this one is listed too.
   w.state.discovering = true;
   const extra = await transfer({
-    source: new ProjectSource(w.from, project.objectIdentifier, { skipFailed: true }),
+    source: new ProjectSource(w.from, project.objectIdentifier, { skipFailed: true, pageSize: CARRIED_PAGE_SIZE }),
     destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '', markers: 'origin', madeByThisRun: madeNow }),
     store: w.store,
     jobKey: docsKey,

@@ -9,7 +9,7 @@ import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import type { FilterRule } from '../src/sync/patterns.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
-import { ProjectSource } from '../src/backends/project/source.js';
+import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { LocalFolderDestination } from '../src/backends/local/destination.js';
@@ -41,21 +41,13 @@ export interface PullDeps {
 
 export const JOB = 'pull';
 
-/**
- * A pull lists in pages of 200, not 1,000: a page lives for as long as its documents take to
- * download, and at 1,000 it outlived young-generation collections, its documents piling up as old
- * garbage (a pull of 30,000 documents peaked at 155-203 MiB, three rounds; 137-140 MiB with pages
- * of 200; at a million, 277 -> 244 MiB).
- */
-const PULL_PAGE_SIZE = 200;
-
 export function pullJobKey(baseUrl: string, opts: Pick<PullOptions, 'project' | 'from' | 'dir'>): string {
   const from = (opts.from ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
   return `pull|${baseUrl}|${opts.project}|${from}|${resolve(opts.dir)}`;
 }
 
 function parts(opts: PullOptions, deps: PullDeps, jobKey: string, dryRun = false) {
-  const source = new ProjectSource(deps.client, opts.project, { from: opts.from, include: opts.include, exclude: opts.exclude, rules: opts.rules, pageSize: PULL_PAGE_SIZE });
+  const source = new ProjectSource(deps.client, opts.project, { from: opts.from, include: opts.include, exclude: opts.exclude, rules: opts.rules, pageSize: CARRIED_PAGE_SIZE });
   const destination = new LocalFolderDestination({ root: resolve(opts.dir), store: deps.store, jobKey, caseInsensitive: opts.caseInsensitive, dryRun });
   return { source, destination };
 }
