@@ -103,6 +103,26 @@ const STEPS: readonly string[] = [
   `DROP INDEX items_by_state;
    DROP INDEX items_by_remote_id;
    CREATE INDEX items_uploading ON items (job_id, source_key) WHERE state = 'uploading';`,
+  // 7: the triggers of step 3 run their DELETE only for a job that has a digest at all. A job
+  // without one (a cold start adopting a listing, a first mirror) paid for a folder name cut out
+  // of every key it wrote and a search that found nothing: adopting 10,000 rows took 46-48 ms
+  // with it, 37-41 with the probe alone (medians of 8 rounds, twice).
+  `DROP TRIGGER items_insert_drops_digest;
+   DROP TRIGGER items_update_drops_digest;
+   DROP TRIGGER items_delete_drops_digest;
+   CREATE TRIGGER items_insert_drops_digest AFTER INSERT ON items
+   WHEN EXISTS (SELECT 1 FROM group_digests WHERE job_id = NEW.job_id) BEGIN
+     DELETE FROM group_digests WHERE job_id = NEW.job_id AND folder = rtrim(NEW.source_key, replace(NEW.source_key, '/', ''));
+   END;
+   CREATE TRIGGER items_update_drops_digest AFTER UPDATE ON items
+   WHEN EXISTS (SELECT 1 FROM group_digests WHERE job_id IN (OLD.job_id, NEW.job_id)) BEGIN
+     DELETE FROM group_digests WHERE job_id = OLD.job_id AND folder = rtrim(OLD.source_key, replace(OLD.source_key, '/', ''));
+     DELETE FROM group_digests WHERE job_id = NEW.job_id AND folder = rtrim(NEW.source_key, replace(NEW.source_key, '/', ''));
+   END;
+   CREATE TRIGGER items_delete_drops_digest AFTER DELETE ON items
+   WHEN EXISTS (SELECT 1 FROM group_digests WHERE job_id = OLD.job_id) BEGIN
+     DELETE FROM group_digests WHERE job_id = OLD.job_id AND folder = rtrim(OLD.source_key, replace(OLD.source_key, '/', ''));
+   END;`,
 ];
 
 export const SCHEMA_VERSION = STEPS.length;

@@ -86,6 +86,30 @@ describe('checkpoint store', () => {
     expect(store.groupDigest('another job', 'a/b/', 0)).toBeUndefined();
   });
 
+  it("drops a folder's digest on adoption and deletion too, whatever another job holds", () => {
+    const other = 'another job';
+    const row = (sourceKey: string) => ({ sourceKey, remoteId: `doc-${sourceKey}`, size: 1, mtimeMs: 1, sha256: null, parentId: null });
+    // Another job without a digest writes into the same folder names: this job's digests stay.
+    store.setGroupDigest(JOB, 'a/', 0, 'digest-a');
+    store.setGroupDigest(JOB, 'b/', 0, 'digest-b');
+    store.adopt(other, [row('a/x.txt'), row('b/y.txt')]);
+    store.forgetUploaded(other);
+    expect(store.groupDigest(JOB, 'a/', 0)).toBe('digest-a');
+    expect(store.groupDigest(JOB, 'b/', 0)).toBe('digest-b');
+    // This job adopts into a/ (an insert, then an update of the same row): a/'s digest goes.
+    store.adopt(JOB, [row('a/x.txt')]);
+    expect(store.groupDigest(JOB, 'a/', 0)).toBeUndefined();
+    store.setGroupDigest(JOB, 'a/', 0, 'digest-a');
+    store.adopt(JOB, [row('a/x.txt')]);
+    expect(store.groupDigest(JOB, 'a/', 0)).toBeUndefined();
+    expect(store.groupDigest(JOB, 'b/', 0)).toBe('digest-b');
+    // Forgetting what it uploaded (--resync) deletes a/x.txt: a/'s digest goes again, b/'s stays.
+    store.setGroupDigest(JOB, 'a/', 0, 'digest-a');
+    store.forgetUploaded(JOB);
+    expect(store.groupDigest(JOB, 'a/', 0)).toBeUndefined();
+    expect(store.groupDigest(JOB, 'b/', 0)).toBe('digest-b');
+  });
+
   it('remembers superseded documents when a changed file is uploaded again', () => {
     const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
     const intent = { size: 3, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id };
