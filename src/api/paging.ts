@@ -27,6 +27,12 @@ export interface ListOptions {
    * list moved down under the walk: something was added before it) is yielded once, not twice.
    */
   identify?: (item: never) => string | undefined;
+  /**
+   * Asks for the pages ahead as soon as a page arrives, not once half of it is taken: for a
+   * consumer that spends little on each item (a cold start's inventory), so that the service
+   * builds the next page while this one is read.
+   */
+  eager?: boolean;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -76,7 +82,8 @@ export class PagedList<T> implements AsyncIterable<T> {
     // second one too while pages come back full (the service honours the page size, so totalCount
     // says how many pages there are). Not sooner: a consumer that works on each item (a migration
     // downloads it) would have the service build pages it needs only later, in the way of the
-    // first downloads. A consumer that stops early leaves at most those requests unread.
+    // first downloads (an `eager` list asks at once). A consumer that stops early leaves at most
+    // those requests unread.
     const ahead: Promise<Page<T>>[] = [];
     let requested = pageNumber;
     const request = (n: number) => {
@@ -109,7 +116,7 @@ export class PagedList<T> implements AsyncIterable<T> {
       }
       const keep = this.opts.keep as ((item: T) => boolean) | undefined;
       const ids = new Set<string>();
-      const half = more ? taken >> 1 : -1;
+      const half = !more ? -1 : this.opts.eager ? 0 : taken >> 1;
       for (let i = 0; i < taken; i++) {
         if (i === half) readAhead();
         seen++;

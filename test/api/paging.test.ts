@@ -143,6 +143,25 @@ describe('paging', () => {
     expect(asked).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('asks for the pages ahead as soon as a page arrives when the list is eager', async () => {
+    const asked: number[] = [];
+    const all = items(50);
+    const list = new PagedList<{ objectIdentifier: string }>(
+      async (page, size) => {
+        asked.push(page);
+        return { items: slice(all, page, size), totalCount: all.length };
+      },
+      { pageSize: 10, eager: true },
+    );
+    const walk = list[Symbol.asyncIterator]();
+    expect((await walk.next()).value?.objectIdentifier).toBe('id-0');
+    expect(asked).toEqual([1, 2, 3]);
+    let rest = 0;
+    while (!(await walk.next()).done) rest++;
+    expect(rest).toBe(49);
+    expect(asked).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('honours a limit without reading further pages', async () => {
     server.handle('GET', '/projects', ({ res, url }) => {
       const page = Number(url.searchParams.get('pageNumber'));

@@ -215,7 +215,8 @@ export class ProjectSource implements Source {
       const list = this.client.documents.list(
         this.project,
         { flattenList: true, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true },
-        { pageSize: this.pageSize, identify: (d: Document) => d.objectIdentifier ?? undefined, ...(signal ? { signal } : {}) },
+        // An inventory adopts each document and moves on: the next pages are asked for at once.
+        { pageSize: this.pageSize, identify: (d: Document) => d.objectIdentifier ?? undefined, eager: fingerprinted, ...(signal ? { signal } : {}) },
       );
       for await (const doc of list) {
         if (signal?.aborted) return;
