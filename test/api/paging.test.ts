@@ -121,7 +121,8 @@ describe('paging', () => {
     expect(server.hits.get('GET /playbooks/pb/reference-materials')).toBe(1);
   });
 
-  it('asks for the pages ahead once half of the page being read is taken, not before', async () => {
+  /** Fifty items in pages of ten, and the pages asked for, in the order they were. */
+  const countedPages = (opts: { eager?: boolean } = {}) => {
     const asked: number[] = [];
     const all = items(50);
     const list = new PagedList<{ objectIdentifier: string }>(
@@ -129,8 +130,13 @@ describe('paging', () => {
         asked.push(page);
         return { items: slice(all, page, size), totalCount: all.length };
       },
-      { pageSize: 10 },
+      { pageSize: 10, ...opts },
     );
+    return { list, asked };
+  };
+
+  it('asks for the pages ahead once half of the page being read is taken, not before', async () => {
+    const { list, asked } = countedPages();
     const walk = list[Symbol.asyncIterator]();
     for (let i = 0; i < 5; i++) expect((await walk.next()).value?.objectIdentifier).toBe(`id-${i}`);
     // A consumer at work on each item (a migration downloads it) has the service build nothing early.
@@ -144,15 +150,7 @@ describe('paging', () => {
   });
 
   it('asks for the pages ahead as soon as a page arrives when the list is eager', async () => {
-    const asked: number[] = [];
-    const all = items(50);
-    const list = new PagedList<{ objectIdentifier: string }>(
-      async (page, size) => {
-        asked.push(page);
-        return { items: slice(all, page, size), totalCount: all.length };
-      },
-      { pageSize: 10, eager: true },
-    );
+    const { list, asked } = countedPages({ eager: true });
     const walk = list[Symbol.asyncIterator]();
     expect((await walk.next()).value?.objectIdentifier).toBe('id-0');
     expect(asked).toEqual([1, 2, 3]);
