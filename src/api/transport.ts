@@ -31,7 +31,7 @@ import {
   type RetryOptions,
 } from './backoff.js';
 import { sleep } from './sleep.js';
-import { noteWaited, waitOutsideSlot } from '../slots.js';
+import { noteWaited, type Slot, waitOutsideSlot } from '../slots.js';
 import { silentLogger } from '../log.js';
 
 export type Host = 'base' | 'settings';
@@ -138,6 +138,8 @@ export interface CallOptions<T = never> {
    */
   fence?: () => boolean;
   headers?: Record<string, string>;
+  /** The pool slot of the work item making the call: given to another item while a retry is waited for. */
+  slot?: Slot;
 }
 
 export interface RequestSpec {
@@ -319,7 +321,7 @@ export class Transport {
         const pause = this.pacer.delay();
         if (pause > 0) {
           this.stats.throttleWaitMs += pause;
-          noteWaited(pause);
+          noteWaited(opts.slot, pause);
           await sleep(pause, beforeSend);
         }
         token = sendToken ? (await this.tokens.token(signal)).value : undefined;
@@ -411,14 +413,14 @@ export class Transport {
     // Stopping: neither another attempt nor a question to the service; the failure stands.
     if (opts.stopBeforeSend?.aborted) return GIVE_UP;
     if (safeToRepeat) {
-      await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend));
+      await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend), opts.slot);
       return RETRY;
     }
     if (!opts.didItLand) return GIVE_UP;
     // The wait first, then the question: the service had the time it asked for, and the uploads
     // refused together meanwhile can be settled by one look (src/backends/project/landed.ts).
     const since = performance.now();
-    await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend));
+    await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend), opts.slot);
     const landed = await this.settle(opts.didItLand, since, retry.method, retry.path);
     return landed !== undefined ? { landed } : RETRY;
   }
@@ -427,6 +429,7 @@ export class Transport {
     retry: { method: string; path: string; attempt: number; status?: number; code?: string | undefined },
     retryAfterMs: number | undefined,
     signal: AbortSignal | undefined,
+    slot: Slot | undefined,
   ): Promise<void> {
     // Retry-After is waited in full when refusals persist (a limit is paced, or the last four
     // answers were all refusals); a refusal amid answers looks like the noise of a busy service,
@@ -441,7 +444,7 @@ export class Transport {
     this.stats.retries++;
     if (info.mark === 'throttled') this.stats.throttleWaitMs += delayMs;
     // The wait needs no worker: the slot goes to another item meanwhile.
-    await waitOutsideSlot(() => sleep(delayMs, signal));
+    await waitOutsideSlot(slot, () => sleep(delayMs, signal));
   }
 
   private async settle<T>(didItLand: (since: number) => Promise<T | undefined>, since: number, method: string, path: string): Promise<T | undefined> {

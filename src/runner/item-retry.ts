@@ -4,7 +4,7 @@
 import { isRetryable, markOf } from '../marks.js';
 import { backoffDelay } from '../api/backoff.js';
 import { sleep } from '../api/sleep.js';
-import { waitOutsideSlot } from '../slots.js';
+import { type Slot, waitOutsideSlot } from '../slots.js';
 
 export interface ItemRetryOptions {
   retries: number;
@@ -29,14 +29,15 @@ export function isFatal(err: unknown): boolean {
   return markOf(err) === 'fatal';
 }
 
-export async function withItemRetries<T>(fn: (attempt: number) => Promise<T>, opts: ItemRetryOptions, signal?: AbortSignal): Promise<T> {
+/** `slot`: the pool slot of the item, given back while it waits for its next try. */
+export async function withItemRetries<T>(fn: (attempt: number) => Promise<T>, opts: ItemRetryOptions, signal?: AbortSignal, slot?: Slot): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await fn(attempt);
     } catch (err) {
       if (attempt >= opts.retries || !isTransient(err) || signal?.aborted) throw err;
       const ms = backoffDelay(attempt, { maxRetries: opts.retries, baseDelayMs: opts.baseDelayMs, maxDelayMs: opts.maxDelayMs, maxRetryAfterMs: opts.maxDelayMs });
-      await waitOutsideSlot(() => sleep(ms, signal));
+      await waitOutsideSlot(slot, () => sleep(ms, signal));
     }
   }
 }

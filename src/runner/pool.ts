@@ -1,12 +1,12 @@
 // Runs work items from a stream with bounded concurrency and a bounded backlog, so memory stays
 // flat however long the stream: the producer waits while the backlog is full (rclone's
 // "--max-backlog" between its lister and its transfers). An item waiting out a retry gives its
-// slot back meanwhile (../slots.ts), so a refused request does not idle a worker; at most
+// slot back meanwhile (../slots.ts: the slot goes with the item's calls), so a refused request does not idle a worker; at most
 // WAITING_PER_SLOT x the limit wait so at once, and one coming back from its wait goes ahead of
 // new ones. (At 800 requests a second with 12 % of them asked to wait 1 s, about 100 wait at any
 // time: a cap of 4 x 16 held the pace of 6,000 files under that mix to 300/s, 16 x to 700/s.)
 // Hand-written over p-queue: a queue's task cannot hand its slot back and take it again.
-import { poolAtWork, runInSlot, type Slot } from '../slots.js';
+import type { Slot } from '../slots.js';
 import type { AdaptiveConcurrency } from './adaptive.js';
 
 /** Items that may wait out a retry without a slot, per slot: bounds what a stalled service keeps in memory. */
@@ -86,7 +86,7 @@ export class Slots {
  * ones in flight to settle. Errors thrown by `work` are the caller's to record: the pool
  * rethrows the first one only after everything in flight has settled.
  */
-export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Promise<void>, opts: PoolOptions): Promise<void> {
+export async function runPool<T>(items: AsyncIterable<T>, work: (item: T, slot: Slot) => Promise<void>, opts: PoolOptions): Promise<void> {
   const slots = new Slots(
     () => opts.concurrency.limit,
     () => opts.concurrency.limit * WAITING_PER_SLOT,
@@ -105,7 +105,7 @@ export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Pro
       try {
         // Stopped, or a fatal failure ended the job: what waits in the backlog is not started.
         if (opts.signal?.aborted || failure !== undefined) return;
-        await runInSlot(slots.slot(), () => work(item));
+        await work(item, slots.slot());
       } catch (err) {
         failure ??= err;
       } finally {
@@ -116,7 +116,6 @@ export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Pro
     void task.finally(() => running.delete(task));
   };
 
-  const done = poolAtWork();
   try {
     for await (const item of items) {
       if (opts.signal?.aborted || failure !== undefined) break;
@@ -128,7 +127,6 @@ export async function runPool<T>(items: AsyncIterable<T>, work: (item: T) => Pro
     }
   } finally {
     while (running.size > 0) await Promise.all(running);
-    done();
   }
   if (failure !== undefined) throw failure;
 }

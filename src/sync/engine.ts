@@ -14,7 +14,7 @@ import type { CheckpointStore, ItemRecord } from '../store/types.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { Bandwidth } from './bandwidth.js';
 import { noteError, noteProblem, type JobContext } from '../runner/job.js';
-import { waitedInSlot } from '../slots.js';
+import type { Slot } from '../slots.js';
 import { runPool } from '../runner/pool.js';
 import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/item-retry.js';
 import type { ProgressState } from '../runner/progress.js';
@@ -47,6 +47,8 @@ export interface WriteContext {
   gate?: () => Promise<void>;
   /** Asked synchronously as the write is handed to the wire: false holds it back for `gate` to decide. */
   fence?: () => boolean;
+  /** The pool slot the write holds: its calls give it to another entry while they wait out a retry. */
+  slot?: Slot;
 }
 
 /** What the destination already holds at a key, as a cold start adopts it into the store. */
@@ -391,19 +393,18 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     }
   };
 
-  const writeOne = async (pending: Pending) => {
+  const writeOne = async (pending: Pending, slot: Slot) => {
     const { entry, previous, group } = pending;
     // The first attempt takes what was prepared in the backlog; a retry prepares afresh.
     const ready = pending.prepared;
     pending.prepared = undefined;
     const placement = await (ready ?? prepare(entry));
     const started = Date.now();
-    const waited = waitedInSlot();
-    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, ...(ctx.writeGate ? { gate: ctx.writeGate } : {}), ...(ctx.writeFence ? { fence: ctx.writeFence } : {}) });
+    const waited = { ms: slot.waitedMs, retries: slot.retries };
+    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, slot, ...(ctx.writeGate ? { gate: ctx.writeGate } : {}), ...(ctx.writeFence ? { fence: ctx.writeFence } : {}) });
     // The service's latency, from items written at the first attempt (the waits for the pace left
     // out): a retried item's time is the fault's, not a sign of load.
-    const after = waitedInSlot();
-    concurrency.succeeded(after.retries === waited.retries ? Date.now() - started - (after.ms - waited.ms) : undefined);
+    concurrency.succeeded(slot.retries === waited.retries ? Date.now() - started - (slot.waitedMs - waited.ms) : undefined);
     claimed.add(remoteId);
     // The content's sha256 when the destination computed it: a later run with another time compares content.
     store.recordUploaded(jobKey, entry.key, { remoteId, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? sha256 ?? null, parentId: placement.parentId });
@@ -429,14 +430,14 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   };
 
   /** One entry through the item retries; its failure accounted by mark (fatal stops the job). */
-  const writeWithRetries = async (pending: Pending): Promise<void> => {
+  const writeWithRetries = async (pending: Pending, slot: Slot): Promise<void> => {
     const { entry } = pending;
     ctx.inFlight = (ctx.inFlight ?? 0) + 1;
     try {
       await withItemRetries(
         async () => {
           try {
-            await writeOne(pending);
+            await writeOne(pending, slot);
           } catch (err) {
             if (isThrottle(err)) concurrency.throttled();
             throw err;
@@ -444,6 +445,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
         },
         retry,
         ctx.signal,
+        slot,
       );
     } catch (err) {
       if (isFatal(err)) {
@@ -690,6 +692,6 @@ async function limited(entry: FileEntry, bandwidth: Bandwidth): Promise<FileEntr
     ...rest,
     ...(sha256 !== undefined ? { sha256 } : {}),
     open: () => bandwidth.throttle(entry.open() as Readable),
-    ...(openAsync ? { openAsync: async () => bandwidth.throttle(await openAsync()) } : {}),
+    ...(openAsync ? { openAsync: async (slot?: Slot) => bandwidth.throttle(await openAsync(slot)) } : {}),
   };
 }

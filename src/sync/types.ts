@@ -1,6 +1,7 @@
 // What a job reads from: a tree of entries with stable relative keys. The mirror engine knows
 // nothing else of where the bytes come from (a folder, a zip, later perhaps a bucket).
 import type { Mark } from '../marks.js';
+import type { Slot } from '../slots.js';
 import type { Readable } from 'node:stream';
 import { FerryError } from '../errors.js';
 
@@ -41,8 +42,11 @@ export interface FileEntry {
   mtimeMs: number;
   /** A fresh stream of the content; callers may open it more than once (retries). */
   open(): Readable;
-  /** The same once it is ready, without a stream in between (sources whose content arrives by request). */
-  openAsync?: () => Promise<Readable>;
+  /**
+   * The same once it is ready, without a stream in between (sources whose content arrives by
+   * request); `slot`, the pool slot of the write asking, is given away while its request waits out a retry.
+   */
+  openAsync?: (slot?: Slot) => Promise<Readable>;
   /** Absolute path when the content is a file on disk (lets uploads read it directly). */
   path?: string;
   /**

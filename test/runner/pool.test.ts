@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
 import { runPool, WAITING_PER_SLOT } from '../../src/runner/pool.js';
-import { detached, poolsAtWork, waitedInSlot, waitOutsideSlot } from '../../src/slots.js';
+import { noteWaited, waitOutsideSlot } from '../../src/slots.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { parseShard, shareOf } from '../../src/tenants/selection.js';
 
@@ -38,14 +38,14 @@ describe('pool', () => {
     async function* items() {
       for (let i = 0; i < 6; i++) yield i;
     }
-    await runPool(items(), async (i) => {
+    await runPool(items(), async (i, slot) => {
       holding++;
       most = Math.max(most, holding);
       log.push(`start ${i}`);
       if (i === 0) {
         holding--;
         // Item 0 is refused and waits its Retry-After without a slot; it ends once item 3 started.
-        await waitOutsideSlot(() => waiting);
+        await waitOutsideSlot(slot, () => waiting);
         holding++;
         log.push('0 back');
       } else {
@@ -75,9 +75,9 @@ describe('pool', () => {
     async function* items() {
       for (let i = 0; i < 60; i++) yield i;
     }
-    const done = runPool(items(), async () => {
+    const done = runPool(items(), async (_, slot) => {
       started++;
-      await waitOutsideSlot(() => gate);
+      await waitOutsideSlot(slot, () => gate);
     }, { concurrency: c, backlog: 10 });
     for (let i = 0; i < 60; i++) await new Promise((r) => setImmediate(r));
     sawStarted = started;
@@ -88,61 +88,33 @@ describe('pool', () => {
     expect(started).toBe(60);
   });
 
-  it('finishes when every slot awaits work one item began, if that work runs detached from its slot', async () => {
-    const c = new AdaptiveConcurrency({ max: 2 });
-    let shared: Promise<void> | undefined;
-    let done = 0;
-    async function* items() {
-      for (let i = 0; i < 6; i++) yield i;
-    }
-    // The first item begins a shared piece of work (a folder being made) whose retry waits out a
-    // delay; the others await it. Begun inside the first item's slot, its wait would give that
-    // slot away to an item that then awaits it too, and the first could never take one back
-    // (without detached() this test hangs).
-    await runPool(items(), async () => {
-      shared ??= detached(async () => {
-        await waitOutsideSlot(() => new Promise((r) => setTimeout(r, 20)));
-      });
-      await shared;
-      done++;
-    }, { concurrency: c, backlog: 10 });
-    expect(done).toBe(6);
-  });
-
-  it('counts the pools at work (the slot storage is off when none is), also one that failed, and gives slots again in the next', async () => {
-    const c = new AdaptiveConcurrency({ max: 2 });
-    let together = 0;
+  it('keeps the slot of a wait made without one, and counts the waits an item made in its own slot', async () => {
+    const c = new AdaptiveConcurrency({ max: 1 });
+    const seen = new Map<number, { retries: number; waitedMs: number }>();
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => (release = r));
-    async function* one() {
+    let second = false;
+    async function* two() {
       yield 1;
+      yield 2;
     }
-    // Two pools at work at once; the first to finish leaves the other's storage on.
-    const slow = runPool(one(), async () => {
-      await gate;
-      together = Math.max(together, poolsAtWork());
-      expect(waitedInSlot().retries).toBe(0);
-      await waitOutsideSlot(async () => undefined);
-      expect(waitedInSlot().retries).toBe(1);
+    await runPool(two(), async (i, slot) => {
+      if (i === 1) {
+        // Shared work (a folder being made) waits with no slot: item 2 gets none meanwhile.
+        const waited = waitOutsideSlot(undefined, () => gate);
+        for (let k = 0; k < 20; k++) await new Promise((r) => setImmediate(r));
+        expect(second).toBe(false);
+        release();
+        await waited;
+        // Its own wait for a retry, and a pause of the pacer it kept its slot through.
+        await waitOutsideSlot(slot, () => new Promise((r) => setTimeout(r, 5)));
+        noteWaited(slot, 1_000);
+      } else second = true;
+      seen.set(i, { retries: slot.retries, waitedMs: slot.waitedMs });
     }, { concurrency: c });
-    await runPool(one(), async () => {
-      together = Math.max(together, poolsAtWork());
-    }, { concurrency: c });
-    release();
-    await slow;
-    expect(together).toBe(2);
-    expect(poolsAtWork()).toBe(0);
-    // A pool whose work fails is done all the same.
-    await expect(runPool(one(), async () => Promise.reject(new Error('refused')), { concurrency: c })).rejects.toThrow('refused');
-    expect(poolsAtWork()).toBe(0);
-    // Off between pools: no slot outside one; the next pool's items have theirs again.
-    await waitOutsideSlot(async () => undefined);
-    expect(waitedInSlot().retries).toBe(0);
-    let retries = -1;
-    await runPool(one(), async () => {
-      await waitOutsideSlot(async () => undefined);
-      retries = waitedInSlot().retries;
-    }, { concurrency: c });
-    expect(retries).toBe(1);
+    expect(seen.get(1)?.retries).toBe(1);
+    expect(seen.get(1)?.waitedMs).toBeGreaterThanOrEqual(1_000);
+    // Each item its own slot (item 2 ran in the one item 1 gave away): nothing carried over.
+    expect(seen.get(2)).toEqual({ retries: 0, waitedMs: 0 });
   });
 });

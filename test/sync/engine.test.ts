@@ -187,6 +187,21 @@ describe('the transfer engine, alone', () => {
     expect(ctx.problems.find((p) => p.key === 'f/gone.txt')?.reason).toMatch(/^skipped: deleted since it was listed/);
   });
 
+  it('hands each write the slot it holds: an item retry waits outside it and is counted on it', async () => {
+    const store = newStore();
+    const seen: { key: string; attempt: number; retries: number | undefined }[] = [];
+    const hook: WriteHook = (entry, attempt, _dest, ctx) => {
+      seen.push({ key: entry.key, attempt, retries: ctx.slot?.retries });
+      if (entry.key === 'f/1.txt' && attempt === 1) throw new Marked('refused', 'transient');
+    };
+    const { ctx } = await run(store, tree(3), new MemoryDestination(hook));
+    expect(ctx.counts).toMatchObject({ uploaded: 3, failed: 0 });
+    // Every write had a slot; the retried one's second attempt in the slot its wait was counted on.
+    expect(seen.filter((s) => s.retries === undefined)).toEqual([]);
+    expect(seen.find((s) => s.key === 'f/1.txt' && s.attempt === 2)?.retries).toBe(1);
+    expect(seen.filter((s) => s.key !== 'f/1.txt').map((s) => s.retries)).toEqual([0, 0]);
+  });
+
   it('keeps the ids its writes became only for a destination that asks them, and sizes its sets once the source says how many', async () => {
     // Each write asks whether the first write's id is claimed: yes once it was written, for a
     // destination that asks; never for one that says it does not (nothing is kept for it).

@@ -40,7 +40,7 @@ export class MemorySource implements Source {
   async close(): Promise<void> {}
 }
 
-export type WriteHook = (entry: FileEntry, attempt: number, dest: MemoryDestination) => Promise<void> | void;
+export type WriteHook = (entry: FileEntry, attempt: number, dest: MemoryDestination, ctx: WriteContext) => Promise<void> | void;
 
 /** Documents by key; a hook may fail or delay a write. Records every attempt. */
 export class MemoryDestination implements Destination<Placement> {
@@ -65,12 +65,12 @@ export class MemoryDestination implements Destination<Placement> {
   async place(): Promise<Placement> {
     return { parentId: null };
   }
-  async write(entry: FileEntry, _placement: Placement, _ctx: WriteContext): Promise<{ remoteId: string }> {
+  async write(entry: FileEntry, _placement: Placement, ctx: WriteContext): Promise<{ remoteId: string }> {
     const attempt = (this.attempts.get(entry.key) ?? 0) + 1;
     this.attempts.set(entry.key, attempt);
     this.writesStarted++;
     try {
-      await this.hook(entry, attempt, this);
+      await this.hook(entry, attempt, this, ctx);
       return { remoteId: this.land(entry, await text(entry.open())) };
     } finally {
       this.writesDone++;

@@ -120,7 +120,7 @@ export class ProjectDestination implements Destination<Placement> {
       ? { path: entry.path, size: entry.size, filename: name }
       : entry.openAsync
         ? // Content that arrives by request: asked for first, so that a source that fails never starts an upload.
-          { stream: await entry.openAsync(), size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) }
+          { stream: await entry.openAsync(ctx.slot), size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) }
         : { open: () => entry.open() as Readable, size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) };
     const upload = client.documents.upload(
       project,
@@ -136,7 +136,7 @@ export class ProjectDestination implements Destination<Placement> {
       },
       // Not aborted on SIGINT/SIGTERM: an upload on the wire is let finish and recorded; only no
       // new attempt starts and no retry is waited for (the intent settles it on the next run).
-      { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}), ...(ctx.gate ? { beforeSend: ctx.gate } : {}), ...(ctx.fence ? { fence: ctx.fence } : {}) },
+      { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.slot ? { slot: ctx.slot } : {}), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}), ...(ctx.gate ? { beforeSend: ctx.gate } : {}), ...(ctx.fence ? { fence: ctx.fence } : {}) },
     );
     // A content response the upload did not read to the end is closed, not left holding a connection.
     const doc = await upload.catch((err: unknown) => {

@@ -4,7 +4,6 @@ import { posix } from 'node:path';
 import type { FerryClient } from '../../api/client.js';
 import { ConflictError, ApiError } from '../../api/errors.js';
 import { RELATIVE_PATH_KEY } from './landed.js';
-import { detached } from '../../slots.js';
 import type { CheckpointStore } from '../../store/types.js';
 
 export interface FolderStats {
@@ -104,8 +103,8 @@ export class RemoteFolders {
     if (full === '') return Promise.resolve(null);
     let pending = this.resolving.get(full);
     if (!pending) {
-      // Awaited by every file of the folder: run outside the slot of the item that asked first.
-      pending = detached(() => this.resolve(full));
+      // Awaited by every file of the folder: its calls carry no item's slot (src/slots.ts).
+      pending = this.resolve(full);
       this.resolving.set(full, pending);
     }
     return pending;

@@ -4,7 +4,6 @@
 import { posix } from 'node:path';
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
-import { detached } from '../../slots.js';
 import type { Claimed } from '../../sync/engine.js';
 import { RELATIVE_PATH_KEY } from './source.js';
 
@@ -84,8 +83,8 @@ export class LandedLookups {
     const key = `${uploadId}\u0000${wanted.parentId ?? ''}`;
     let listing = this.latest.get(key);
     if (!listing || listing.startedAt <= since) {
-      // Awaited by every lookup that shares it: run outside the slot of the item that began it.
-      const started = { startedAt: performance.now(), docs: detached(() => this.list(uploadId, wanted.parentId)) };
+      // Awaited by every lookup that shares it: its calls carry no item's slot (src/slots.ts).
+      const started = { startedAt: performance.now(), docs: this.list(uploadId, wanted.parentId) };
       listing = started;
       this.latest.delete(key);
       this.latest.set(key, started);

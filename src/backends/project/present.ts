@@ -11,7 +11,6 @@
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
 import { hash53, KeySet, NumberByKey } from '../../hashed-keys.js';
-import { detached } from '../../slots.js';
 import { logicalPath } from './source.js';
 import { readIdentity } from './identity.js';
 
@@ -38,8 +37,8 @@ export class PresentDocuments {
     const folder = parentId ?? '';
     let picture = this.pictures.get(folder);
     if (!picture) {
-      // Awaited by every entry of the folder: run outside the slot of the one that started it.
-      picture = detached(() => this.picture(parentId));
+      // Awaited by every entry of the folder: its calls carry no entry's slot (src/slots.ts).
+      picture = this.picture(parentId);
       this.pictures.set(folder, picture);
       // A failed listing is not kept: the next entry of the folder asks again.
       picture.catch(() => this.pictures.delete(folder));
@@ -47,7 +46,7 @@ export class PresentDocuments {
     if ((await picture).get(path) !== hash53(mark)) return undefined;
     let ids = this.ids.get(folder);
     if (!ids) {
-      ids = detached(() => this.matches(parentId));
+      ids = this.matches(parentId);
       this.ids.set(folder, ids);
       ids.catch(() => this.ids.delete(folder));
     }

@@ -13,6 +13,7 @@ import type { Document } from '../../api/types.js';
 import { hash53, NumberByKey } from '../../hashed-keys.js';
 import { checkDecodedName, hasControl } from '../names.js';
 import { OWN_METADATA, readIdentity, type Identity } from './identity.js';
+import type { Slot } from '../../slots.js';
 import { SourceError, SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from '../../sync/types.js';
 
 /**
@@ -301,7 +302,7 @@ export class ProjectSource implements Source {
           marker: doc.objectIdentifier as string,
           attributes: attributesOf(doc, this.project),
           open: () => this.download(record),
-          openAsync: async () => (await this.fetch(record)).body,
+          openAsync: async (slot) => (await this.fetch(record, slot)).body,
         };
         yield { entry, doc };
       }
@@ -313,9 +314,9 @@ export class ProjectSource implements Source {
   }
 
   /** The content's response; a document gone since it was listed is said so (a skipped item). */
-  private async fetch(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url'>) {
+  private async fetch(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url'>, slot?: Slot) {
     try {
-      return await this.client.documents.download(doc);
+      return await this.client.documents.download(doc, slot ? { slot } : {});
     } catch (err) {
       if (err instanceof NotFoundError) throw new SourceGoneError('the document is gone from the source since it was listed (its content answers 404)');
       throw err;
