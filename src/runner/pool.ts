@@ -1,10 +1,11 @@
 // Runs work items from a stream with bounded concurrency and a bounded backlog, so memory stays
 // flat however long the stream: the producer waits while the backlog is full (rclone's
 // "--max-backlog" between its lister and its transfers). An item waiting out a retry gives its
-// slot back meanwhile (../slots.ts: the slot goes with the item's calls), so a refused request does not idle a worker; at most
-// WAITING_PER_SLOT x the limit wait so at once, and one coming back from its wait goes ahead of
-// new ones. (At 800 requests a second with 12 % of them asked to wait 1 s, about 100 wait at any
-// time: a cap of 4 x 16 held the pace of 6,000 files under that mix to 300/s, 16 x to 700/s.)
+// slot back meanwhile (../slots.ts: the slot goes with the item's calls), so a refused request
+// does not idle a worker; at most WAITING_PER_SLOT x the limit wait so at once, and one coming
+// back from its wait goes ahead of new ones. (At 800 requests a second with 12 % of them asked to
+// wait 1 s, about 100 wait at any time: a cap of 4 x 16 held the pace of 6,000 files under that
+// mix to 300/s, 16 x to 700/s.)
 // Hand-written over p-queue: a queue's task cannot hand its slot back and take it again.
 import type { Slot } from '../slots.js';
 import type { AdaptiveConcurrency } from './adaptive.js';
