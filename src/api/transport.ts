@@ -31,6 +31,7 @@ import {
   type RetryOptions,
 } from './backoff.js';
 import { sleep } from './sleep.js';
+import { ListingLagWatch } from './listing-lag.js';
 import { noteWaited, type Slot, waitOutsideSlot } from '../slots.js';
 import { silentLogger } from '../log.js';
 
@@ -49,6 +50,11 @@ export interface ClientOptions {
   deadlineMs?: number;
   /** Client-wide cap on requests per second, shared by all calls (default unlimited). */
   requestsPerSecond?: number;
+  /**
+   * The longest the service takes to list a new item (default 0: at once). A look at the service
+   * after an ambiguous failure (didItLand) begins no sooner than this after the failure.
+   */
+  listingLagMs?: number;
   /** Keep-alive connections per host (default 32). */
   connectionsPerHost?: number;
   /** Extra CA certificates (PEM) for TLS; Node's NODE_EXTRA_CA_CERTS works too. */
@@ -219,6 +225,8 @@ export class Transport {
   private readonly random: () => number;
   private readonly ownOrigins: string[];
   /** What this client's calls came to, for a run's metrics: answers by status class, retries, waits. */
+  /** The service's listing lag as bounded for this client, and what was seen of it (./listing-lag.ts). */
+  readonly listingLag: ListingLagWatch;
   readonly stats: TransportStats = { responses: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, unanswered: 0, retries: 0, throttleWaitMs: 0 };
 
   constructor(opts: ClientOptions) {
@@ -239,6 +247,7 @@ export class Transport {
     const pool = { connections: opts.connectionsPerHost ?? 32, keepAliveTimeout: 30_000, ...(opts.ca ? { connect: { ca: opts.ca } } : {}) };
     this.dispatcher = opts.dispatcher ?? (proxyConfigured() ? new EnvHttpProxyAgent(pool) : new Agent(pool));
     this.requestsPerSecond = opts.requestsPerSecond;
+    this.listingLag = new ListingLagWatch(opts.listingLagMs ?? 0);
     if (opts.requestsPerSecond !== undefined) {
       if (!(opts.requestsPerSecond > 0)) throw new FerryError('requestsPerSecond must be a positive number');
       // One start per interval: a smooth rate rather than bursts at each second boundary.
@@ -421,7 +430,7 @@ export class Transport {
     // refused together meanwhile can be settled by one look (src/backends/project/landed.ts).
     const since = performance.now();
     await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend), opts.slot);
-    const landed = await this.settle(opts.didItLand, since, retry.method, retry.path);
+    const landed = await this.settle(opts.didItLand, since, retry.method, retry.path, opts.slot);
     return landed !== undefined ? { landed } : RETRY;
   }
 
@@ -447,7 +456,12 @@ export class Transport {
     await waitOutsideSlot(slot, () => sleep(delayMs, signal));
   }
 
-  private async settle<T>(didItLand: (since: number) => Promise<T | undefined>, since: number, method: string, path: string): Promise<T | undefined> {
+  private async settle<T>(didItLand: (since: number) => Promise<T | undefined>, failedAt: number, method: string, path: string, slot: Slot | undefined): Promise<T | undefined> {
+    // A request that took effect shows in lists only up to the listing lag later: the look that
+    // decides "it did not land" begins no sooner than that after the failure.
+    const since = failedAt + this.listingLag.boundMs;
+    const early = since - performance.now();
+    if (early > 0) await waitOutsideSlot(slot, () => sleep(early));
     const landed = await didItLand(since);
     this.logger.info({ method, path, landed: landed !== undefined }, 'checked whether an interrupted request took effect');
     return landed;

@@ -5,11 +5,17 @@ import { createLogger, type Logger } from '../log.js';
 import { writeStderr } from '../runner/terminal.js';
 import { resolveSettings, type ResolvedSettings } from '../config/profile.js';
 import type { GlobalOptions } from './main.js';
+import { parseListingLag } from '../api/listing-lag.js';
 
 export interface CommandContext {
   settings: ResolvedSettings;
   logger: Logger;
   client: FerryClient;
+}
+
+/** --listing-lag, which comes before FERRY_LISTING_LAG and the profile's listingLag (already in the settings). */
+export function listingLagFlagOf(g: GlobalOptions): { listingLagMs?: number } {
+  return g.listingLag === undefined ? {} : { listingLagMs: parseListingLag(g.listingLag, '--listing-lag') };
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {
@@ -36,6 +42,6 @@ export function createContext(cmd: Command): CommandContext {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: g.profile, configFile: g.config });
   const logger = loggerFor(cmd, settings);
-  const client = new FerryClient({ ...settings.clientOptions, ...(settings.profileName ? { label: settings.profileName } : {}), logger });
+  const client = new FerryClient({ ...settings.clientOptions, ...listingLagFlagOf(g), ...(settings.profileName ? { label: settings.profileName } : {}), logger });
   return { settings, logger, client };
 }

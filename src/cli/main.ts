@@ -77,6 +77,7 @@ export interface GlobalOptions {
   quiet?: boolean;
   metricsFile?: string;
   pushgateway?: string;
+  listingLag?: string;
 }
 
 /** The program with the commands `argv` needs (all of them when `argv` is not given). */
@@ -92,6 +93,7 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .option('--log-file <file>', 'append the log to this file (JSON lines) instead of writing it to stderr')
     .option('--metrics-file <file>', "job commands: write the run's Prometheus metrics to this file (node_exporter's textfile collector), atomically, at each --stats interval and at the end")
     .option('--pushgateway <url>', "job commands: push the run's Prometheus metrics to this Pushgateway at the end (grouped by job name and instance)")
+    .option('--listing-lag <duration>', "the longest the service takes to list a new item (default: FERRY_LISTING_LAG, else the profile's listingLag, else 0); decisions from listings wait it out. `ferry doctor --probe-lag` measures it")
     .showHelpAfterError()
     .exitOverride()
     // Every --json answer names its command (envelope.ts); the action's words are known here.

@@ -10,7 +10,7 @@ import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
 import { LeaseError, LeaseHeldError } from '../runner/lease.js';
 import { safeText } from '../backends/names.js';
-import { globalOptions, loggerFor } from './context.js';
+import { globalOptions, listingLagFlagOf, loggerFor } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { printJsonError } from './output.js';
 import { positiveNumber, type RunOptions } from './options.js';
@@ -47,6 +47,7 @@ function clientFor(cmd: Command, settings: ResolvedSettings, rpsFlag?: string | 
   const rps = rpsFlag !== undefined ? positiveNumber('--rps', String(rpsFlag)) : settings.clientOptions.requestsPerSecond;
   return new FerryClient({
     ...settings.clientOptions,
+    ...listingLagFlagOf(globalOptions(cmd)),
     ...(settings.profileName ? { label: settings.profileName } : {}),
     logger,
     ...(rps !== undefined ? { requestsPerSecond: rps } : {}),
@@ -63,7 +64,7 @@ export type OpenedPair = PairDeps & { concurrency: AdaptiveConcurrency; close():
  */
 export function openPairDeps(cmd: Command, fromProfile: string, toProfile: string, maxConcurrency: number, state: string | undefined): OpenedPair {
   const g = globalOptions(cmd);
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !(k in ENV_VARS) || k === 'FERRY_LOG_LEVEL'));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !(k in ENV_VARS) || k === 'FERRY_LOG_LEVEL' || k === 'FERRY_LISTING_LAG'));
   const fromSettings = resolveSettings({ profile: fromProfile, configFile: g.config, env });
   const toSettings = resolveSettings({ profile: toProfile, configFile: g.config, env });
   const concurrency = new AdaptiveConcurrency({ max: maxConcurrency });

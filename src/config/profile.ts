@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ConfigurationError } from '../api/errors.js';
 import type { ClientOptions } from '../api/transport.js';
 import { resolveAddress, type AddressInput, type ResolvedAddress } from '../api/addresses.js';
+import { parseListingLag } from '../api/listing-lag.js';
 
 const ProfileSchema = z
   .object({
@@ -25,6 +26,8 @@ const ProfileSchema = z
     /** Path of a file whose first line is the client secret. */
     clientSecretFile: z.string().min(1).optional(),
     requestsPerSecond: z.number().positive().optional(),
+    /** The longest the service takes to list a new item (a duration: `0`, `4s`); `ferry doctor --probe-lag` measures it. */
+    listingLag: z.union([z.string().min(1), z.number().nonnegative()]).optional(),
     timeoutMs: z.number().int().positive().optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
     /** Where every job of this profile pushes its metrics (as --pushgateway; docs/monitoring.md). */
@@ -56,6 +59,7 @@ export const ENV_VARS = {
   FERRY_AUDIENCE: 'audience',
   FERRY_CLIENT_ID: 'clientId',
   FERRY_LOG_LEVEL: 'logLevel',
+  FERRY_LISTING_LAG: 'listingLag',
 } as const satisfies Record<string, keyof Profile>;
 
 export interface ResolveOptions {
@@ -124,7 +128,7 @@ export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
     const value = env[name];
     if (!value) continue;
     const own = (profile as Record<string, unknown>)[field];
-    if (named && field !== 'logLevel' && own !== value) {
+    if (named && !PER_RUN.has(field) && own !== value) {
       throw new ConfigurationError(
         `profile "${profileName}" is named, but ${name} is set to "${value}" and the profile ${own === undefined ? `sets no ${field}` : `says "${String(own)}"`}: a named profile is used alone; unset ${name} or name no profile`,
       );
@@ -148,8 +152,18 @@ export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
       credentials: { clientId: profile.clientId as string, clientSecret: clientSecret as string, audience: profile.audience as string },
       ...(profile.requestsPerSecond !== undefined ? { requestsPerSecond: profile.requestsPerSecond } : {}),
       ...(profile.timeoutMs !== undefined ? { timeoutMs: profile.timeoutMs } : {}),
+      ...(profile.listingLag !== undefined ? { listingLagMs: listingLagOf(profile, env.FERRY_LISTING_LAG ? 'FERRY_LISTING_LAG' : `${profileName ? `profile "${profileName}"` : 'the profile'}: listingLag`) } : {}),
     },
   };
+}
+
+/** Variables that tune a run rather than name the tenant: they apply to a named profile too. */
+const PER_RUN = new Set<string>(['logLevel', 'listingLag']);
+
+/** The profile's listing lag in ms (a number is seconds, as a bare number is on the command line). */
+function listingLagOf(p: Profile, where: string): number | undefined {
+  if (p.listingLag === undefined) return undefined;
+  return parseListingLag(String(p.listingLag), where);
 }
 
 function toAddress(p: Profile): AddressInput {

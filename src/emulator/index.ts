@@ -19,6 +19,7 @@ import { buildServer } from './server.js';
 import { createDiskBlobStore, createMemoryBlobStore } from './state/blobs.js';
 import { openDatabase } from './state/database.js';
 import { createStores } from './state/index.js';
+import { attachListingLag, ListingLag } from './state/listing-lag.js';
 import { ContractValidator, contractPath, type ContractViolation } from './validate.js';
 
 export { parseFaultSpec, type FaultRule, type FaultSettings } from './faults.js';
@@ -49,6 +50,13 @@ export interface EmulatorOptions {
   /** Lists answer with at most this many items whatever page size was asked for (silently). */
   maxPageSize?: number;
   /**
+   * Lists and searches show a new item only this long (at most) after its create returned, and a
+   * removed one this long after its removal: each item's delay is drawn in [0, lag] from its id
+   * and `listingLagSeed`. Reading by id is never late. 0 (default): lists show everything at once.
+   */
+  listingLagMs?: number;
+  listingLagSeed?: number;
+  /**
    * The interface exactly as the spec shows it: no folder creation, no document-content route
    * (a document's `url` is a signed link). The mode options below override single answers.
    */
@@ -73,6 +81,8 @@ export interface EmulatorHandle extends EmulatorDescription {
   /** Every contract mismatch seen so far (tests assert it stays empty). */
   readonly contractViolations: ContractViolation[];
   setFaults(settings: string | FaultSettings): void;
+  /** Changes the listing lag on the fly (a service whose index falls behind). */
+  setListingLag(ms: number): void;
   setCredits(tenant: string, credits: number): void;
   credits(tenant: string): number;
   /** Moves the emulator's clock (token expiry, signed URLs, dates). */
@@ -99,8 +109,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const logger = options.logger ?? pino({ level: 'silent' });
   const validator = options.validateResponses ? loadValidator() : undefined;
   const db = openDatabase(options.dataDir);
-  const stores = createStores(db);
   const clock = createClock();
+  const listingLag = new ListingLag(() => clock.nowMs(), options.listingLagSeed ?? 1);
+  listingLag.set(options.listingLagMs ?? 0);
+  attachListingLag(db, listingLag);
+  const stores = createStores(db);
   const blobs = options.dataDir ? createDiskBlobStore(join(options.dataDir, 'blobs')) : createMemoryBlobStore();
   const events = new EventEmitter();
   const faults = new FaultInjector(options.faults ?? {});
@@ -162,6 +175,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     describe: () => structuredClone(description),
     contractViolations,
     setFaults: (settings) => faults.set(settings),
+    setListingLag: (ms) => listingLag.set(ms),
     setCredits: (tenant, credits) => stores.tenants.setCredits(tenant, credits),
     credits: (tenant) => stores.tenants.credits(tenant),
     advanceClock: (ms) => clock.advance(ms),

@@ -5,7 +5,8 @@ import type { Target } from '../api/client.js';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
-import { LeaseError, LeaseHeldError, LeaseLostError, type HeldLease } from './lease.js';
+import { LeaseError, LeaseHeldError, LeaseLostError, systemClock, type HeldLease } from './lease.js';
+import { ListingLagError, type ListingLagWatch } from '../api/listing-lag.js';
 import { stopOnSignals } from './signals.js';
 import { writeStderr } from './terminal.js';
 import { layout, outputWidth } from './layout.js';
@@ -119,7 +120,10 @@ export function liveRuns(): LiveRun[] {
  * The run's lease on the service: taken here (and released at the end), held already by the caller
  * (a job of several runs), or not used (`--no-lock`, said in the summary).
  */
-export type LeaseUse = { acquire: (lock: Pick<HeldLock, 'token' | 'replaced'>) => Promise<HeldLease> } | { held: HeldLease } | { off: string };
+export type LeaseUse = ({ acquire: (lock: Pick<HeldLock, 'token' | 'replaced'>) => Promise<HeldLease> } | { held: HeldLease } | { off: string }) & {
+  /** The destination service's listing lag, bounded (its writes are decided from its listings). */
+  listingLag?: ListingLagWatch;
+};
 
 export interface JobSummary {
   job: string;
@@ -198,7 +202,7 @@ export async function runJob(
     errors: [],
     problems: [],
     bytes: 0,
-    ...(lease ? { writeGate: () => lease.assertHeld(), writeFence: () => lease.fresh() } : {}),
+    ...writeChecks(lease, opts.lease?.listingLag),
   };
   const liveRun: LiveRun = { job: opts.job, params: opts.params, target: opts.target, ctx };
   live.add(liveRun);
@@ -211,6 +215,10 @@ export async function runJob(
   let fatal: unknown;
   try {
     if (leaseFailure !== undefined) throw leaseFailure;
+    // No lease under a listing lag: what earlier runs wrote is listed only the bound after they
+    // ended; the run's first decision from a listing waits for it (a lease's claim waits instead).
+    const lagMs = opts.lease && 'off' in opts.lease ? (opts.lease.listingLag?.boundMs ?? 0) : 0;
+    if (lagMs > 0) await systemClock.sleep(lagMs, stop.signal);
     extra = (await body(ctx)) ?? {};
     if (stop.reason()) status = 'interrupted';
     else if (ctx.unfinished) {
@@ -247,6 +255,7 @@ export async function runJob(
     problems: ctx.problems.slice(0, shown),
     ...(opts.target ? { target: opts.target } : {}),
     ...(lease ? { lease: lease.report() } : opts.lease && 'off' in opts.lease ? { lease: { off: opts.lease.off } } : {}),
+    ...(opts.lease?.listingLag ? { listingLag: opts.lease.listingLag.report() } : {}),
     ...(ctx.failedByMark ? { failedByMark: ctx.failedByMark } : {}),
     ...(ctx.skippedByReason ? { skippedByReason: ctx.skippedByReason } : {}),
     ...(notShown(ctx.errors.length, ctx.errorsDropped) ? { errorsNotShown: notShown(ctx.errors.length, ctx.errorsDropped) } : {}),
@@ -255,12 +264,27 @@ export async function runJob(
   };
   live.delete(liveRun);
   for (const o of observers) await o.finished?.(summary);
-  if (fatal !== undefined && !(fatal instanceof AuthenticationError || fatal instanceof PermissionDeniedError || fatal instanceof JobAbortedError || fatal instanceof LeaseLostError)) {
+  if (fatal !== undefined && !(fatal instanceof AuthenticationError || fatal instanceof PermissionDeniedError || fatal instanceof JobAbortedError || fatal instanceof LeaseLostError || fatal instanceof ListingLagError)) {
     // Not an expected way for a job to end: let the caller report it, the run is recorded.
     (fatal as { summary?: JobSummary }).summary = summary;
     throw fatal;
   }
   return summary;
+}
+
+/**
+ * What every write passes first: the lease still held (renewed when stale), and no listing seen
+ * later than the bound (a run that saw one writes nothing more).
+ */
+function writeChecks(lease: HeldLease | undefined, lag: ListingLagWatch | undefined): Pick<JobContext, 'writeGate' | 'writeFence'> {
+  if (!lease && !lag) return {};
+  return {
+    writeGate: async () => {
+      lag?.check();
+      await lease?.assertHeld();
+    },
+    writeFence: () => !lag?.exceeded && (lease?.fresh() ?? true),
+  };
 }
 
 async function leaseOf(use: LeaseUse | undefined, lock: HeldLock): Promise<HeldLease | undefined> {

@@ -42,15 +42,30 @@ export interface LeaseRecord {
   v?: number | undefined;
 }
 
-/** Where the records of one scope live: created, listed and removed, and nothing else. */
+/** Where the records of one scope live: created, listed and removed, and read by id. */
 export interface LeaseBoard {
   /** Creates a record; its id and the service's time of creation. */
   create(body: LeaseBody): Promise<{ id: string; at: number }>;
-  /** Every record of the scope, in any order. */
+  /** Every record of the scope the service lists now, in any order (new ones may be listed late). */
   list(): Promise<LeaseRecord[]>;
   /** Removes a record; one already gone is no error. */
   remove(id: string): Promise<void>;
+  /** Whether a record exists, read by its id (never late): tells a claim removed from one not listed yet. */
+  exists(id: string): Promise<boolean>;
 }
+
+/**
+ * The service's listing lag as the run bounds it (src/api/listing-lag.ts): how long after its
+ * create a record is surely listed, and where a record seen missing for longer is reported.
+ */
+export interface LagBound {
+  readonly boundMs: number;
+  /** One of this run's records was missing from a listing begun `lateByMs` after its create returned; an error when that is beyond the bound. */
+  missing(what: string, lateByMs: number): Error | undefined;
+}
+
+/** Items list at once: the bound of a service that lists what it just made. */
+const NO_LAG: LagBound = { boundMs: 0, missing: () => undefined };
 
 /** The local time a holder measures its own validity by (elapsed ms, never compared across machines). */
 export interface LeaseClock {
@@ -98,6 +113,8 @@ export interface LeaseOptions {
   deadOwners?: readonly string[];
   random?: () => number;
   onEvent?: (event: string, detail?: Record<string, unknown>) => void;
+  /** The service's listing lag, bounded (default: none; a record missing from a listing is then beyond the bound). */
+  lag?: LagBound;
 }
 
 /** Another run holds the lease (after --wait-lock, if any). */
@@ -286,32 +303,59 @@ export interface LeaseReport {
   lost?: string;
 }
 
+/** A record of this holder's, as created: when its create returned by the local clock, and whether a listing has shown it yet. */
+interface OwnRecord {
+  id: string;
+  at: number;
+  returnedAt: number;
+  listed: boolean;
+}
+
+interface HeldLeaseInit {
+  opts: Required<Pick<LeaseOptions, 'board' | 'description' | 'path' | 'owner' | 'host' | 'pid' | 'job' | 'clock'>> & { onEvent?: LeaseOptions['onEvent'] };
+  ttlMs: number;
+  claim: { id: string; at: number };
+  /** When the request that created the claim was sent, by the local clock. */
+  sentAt: number;
+  counter: { requests: number };
+  waitedMs: number;
+  tookOverFrom: LeaseHolder[];
+  lag: LagBound;
+}
+
 /**
  * A held lease. Writes call `assertHeld()` first: it answers at once while the last renewal is
  * fresh, and otherwise renews before it lets a write go (or throws LeaseLostError).
  */
 export class HeldLease {
+  readonly ttlMs: number;
+  private readonly opts: HeldLeaseInit['opts'];
+  private readonly claim: { id: string; at: number };
+  private readonly counter: { requests: number };
+  private readonly lag: LagBound;
   private lastAt: number;
   private validUntil: number;
-  private beat: string | undefined;
+  /** This holder's beats, oldest first; an older one is removed only once a newer one is listed. */
+  private beats: OwnRecord[] = [];
   private lost: LeaseLostError | undefined;
+  /** A listing later than the bound: no write may go (the run ends, exit 3). */
+  private lagged: Error | undefined;
+  /** A write was let go: the release waits for the lag before it removes the claim. */
+  private wrote = false;
   private renewing: Promise<void> | undefined;
   private readonly stopRenewals = new AbortController();
   private loop: Promise<void> | undefined;
   private renewals = 0;
   private failingSince: number | undefined;
 
-  constructor(
-    private readonly opts: Required<Pick<LeaseOptions, 'board' | 'description' | 'path' | 'owner' | 'host' | 'pid' | 'job' | 'clock'>> & { onEvent?: LeaseOptions['onEvent'] },
-    readonly ttlMs: number,
-    private readonly claim: { id: string; at: number },
-    sentAt: number,
-    private readonly counter: { requests: number },
-    private readonly waitedMs: number,
-    private readonly tookOverFrom: LeaseHolder[],
-  ) {
-    this.lastAt = claim.at;
-    this.validUntil = sentAt + this.validity();
+  constructor(private readonly init: HeldLeaseInit) {
+    this.opts = init.opts;
+    this.ttlMs = init.ttlMs;
+    this.claim = init.claim;
+    this.counter = init.counter;
+    this.lag = init.lag;
+    this.lastAt = init.claim.at;
+    this.validUntil = init.sentAt + this.validity();
   }
 
   /**
@@ -326,7 +370,7 @@ export class HeldLease {
   /** Starts renewing every quarter of the TTL, until released or lost. */
   start(): void {
     this.loop ??= (async () => {
-      while (!this.stopRenewals.signal.aborted && !this.lost) {
+      while (!this.stopRenewals.signal.aborted && !this.lost && !this.lagged) {
         await this.opts.clock.sleep(this.ttlMs / 4, this.stopRenewals.signal);
         if (this.stopRenewals.signal.aborted) break;
         await this.renew().catch(() => undefined);
@@ -336,15 +380,21 @@ export class HeldLease {
 
   /** Throws LeaseLostError when this run may no longer write; renews first if the last renewal is stale. */
   async assertHeld(): Promise<void> {
-    if (this.lost) throw this.lost;
+    this.wrote = true;
+    this.throwIfStopped();
     if (this.opts.clock.now() < this.validUntil) return;
     // Stale: a renewal decides (one at a time); failing renewals are tried until the TTL is over twice.
     for (;;) {
       await this.renew().catch(() => undefined);
-      if (this.lost) throw this.lost;
+      this.throwIfStopped();
       if (this.opts.clock.now() < this.validUntil) return;
       await this.opts.clock.sleep(Math.min(1_000, this.ttlMs / 8));
     }
+  }
+
+  private throwIfStopped(): void {
+    if (this.lost) throw this.lost;
+    if (this.lagged) throw this.lagged;
   }
 
   /** The service's time of the claim that won: the order in which holders of one lease follow each other. */
@@ -354,7 +404,7 @@ export class HeldLease {
 
   /** Synchronously: whether a write may leave right now (held, and the last renewal fresh). */
   fresh(): boolean {
-    return !this.lost && this.opts.clock.now() < this.validUntil;
+    return !this.lost && !this.lagged && this.opts.clock.now() < this.validUntil;
   }
 
   /** True while no renewal has shown the lease lost. */
@@ -362,7 +412,7 @@ export class HeldLease {
     return !this.lost;
   }
 
-  /** One renewal: a new beat, the listing that shows the claim still stands, the old beat removed. */
+  /** One renewal: a new beat, the listing that shows the claim still stands, the old beats removed. */
   renew(): Promise<void> {
     this.renewing ??= this.renewOnce().finally(() => {
       this.renewing = undefined;
@@ -371,12 +421,13 @@ export class HeldLease {
   }
 
   private async renewOnce(): Promise<void> {
-    if (this.lost) return;
+    if (this.lost || this.lagged) return;
     const { board, clock } = this.opts;
     const sentAt = clock.now();
     try {
       this.counter.requests++;
-      const beat = await board.create(this.body('beat'));
+      const created = await board.create(this.body('beat'));
+      const beat: OwnRecord = { ...created, returnedAt: clock.now(), listed: false };
       // A gap longer than the TTL between two of this holder's records: in it, another run may
       // have judged this lease expired and taken it. Whatever happened, this run writes no more.
       if (beat.at - this.lastAt > this.ttlMs) {
@@ -384,11 +435,14 @@ export class HeldLease {
         await this.removeQuietly(beat.id);
         return;
       }
+      this.beats.push(beat);
       this.counter.requests++;
+      const listedAt = clock.now();
       const records = await board.list();
       if (!records.some((r) => r.id === this.claim.id)) {
         // Removed by a run that judged this one expired (it went unrenewed past its TTL: a
-        // stopped process, a renewal that came back too late) or by `ferry lock break`.
+        // stopped process, a renewal that came back too late) or by `ferry lock break`. (Not late:
+        // the claim was listed before the lease was held.)
         const successor = leaseEntries(records).find((e) => e.holder && e.holder.run !== this.opts.owner && pathsConflict(e.holder.path, this.opts.path))?.holder;
         this.loseWith(
           `the lease on ${this.opts.description} is no longer this run's: its claim was removed from the service${successor ? `, and ${successor.job} run ${successor.run} on host ${successor.host} (pid ${successor.pid}) holds it since ${successor.since}` : ''} ` +
@@ -397,13 +451,12 @@ export class HeldLease {
         await this.removeQuietly(beat.id);
         return;
       }
-      const previous = this.beat;
-      this.beat = beat.id;
+      if (this.noteListed(records, listedAt)) return;
       this.lastAt = beat.at;
       this.validUntil = sentAt + this.validity();
       this.renewals++;
       this.failingSince = undefined;
-      if (previous) await this.removeQuietly(previous);
+      await this.removeOlderBeats();
       this.opts.onEvent?.('renewed', { at: beat.at });
     } catch (err) {
       this.failingSince ??= sentAt;
@@ -415,18 +468,62 @@ export class HeldLease {
     }
   }
 
+  /**
+   * What a listing shows of this holder's beats. A beat missing from a listing begun at least the
+   * bound after its create returned is later than the bound: the run stops writing (true).
+   */
+  private noteListed(records: readonly LeaseRecord[], listedAt: number): boolean {
+    const ids = new Set(records.map((r) => r.id));
+    for (const beat of this.beats) {
+      if (beat.listed || (beat.listed = ids.has(beat.id))) continue;
+      const lateBy = listedAt - beat.returnedAt;
+      if (lateBy < this.lag.boundMs) continue;
+      const err = this.lag.missing(`a renewal of the lease on ${this.opts.description}`, lateBy);
+      if (err) {
+        this.lagged = err;
+        this.stopRenewals.abort();
+        this.opts.onEvent?.('lagged', { message: err.message });
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Removes the beats older than the newest one a listing has shown. A contender judges this
+   * holder by its newest *listed* record; removing a beat before its successor is listed would
+   * leave a listing with neither, and the holder would look expired.
+   */
+  private async removeOlderBeats(): Promise<void> {
+    let newestListed = -1;
+    this.beats.forEach((b, i) => {
+      if (b.listed) newestListed = i;
+    });
+    if (newestListed <= 0) return;
+    const older = this.beats.splice(0, newestListed);
+    for (const b of older) await this.removeQuietly(b.id);
+  }
+
   private loseWith(message: string): void {
     this.lost ??= new LeaseLostError(message);
     this.stopRenewals.abort();
     this.opts.onEvent?.('lost', { message });
   }
 
-  /** Ends the lease: no more renewals, its records removed (a failure here only lets it expire). */
+  /**
+   * Ends the lease: no more renewals, its records removed (a failure here only lets it expire).
+   * A run that wrote waits out the listing lag first: once its claim is gone from the listings,
+   * the next holder decides from them, and they must show every write this run made by then.
+   */
   async release(): Promise<void> {
     this.stopRenewals.abort();
     await this.renewing?.catch(() => undefined);
     await this.loop;
-    if (this.beat) await this.removeQuietly(this.beat);
+    if (this.wrote && this.lag.boundMs > 0 && !this.lost) {
+      this.opts.onEvent?.('settling', { ms: this.lag.boundMs });
+      await this.opts.clock.sleep(this.lag.boundMs);
+    }
+    for (const b of this.beats) await this.removeQuietly(b.id);
     await this.removeQuietly(this.claim.id);
   }
 
@@ -437,10 +534,10 @@ export class HeldLease {
       ttlMs: this.ttlMs,
       run: this.opts.owner,
       since: new Date(this.claim.at).toISOString(),
-      waitedMs: Math.round(this.waitedMs),
+      waitedMs: Math.round(this.init.waitedMs),
       renewals: this.renewals,
       requests: this.counter.requests,
-      ...(this.tookOverFrom.length ? { tookOverFrom: this.tookOverFrom } : {}),
+      ...(this.init.tookOverFrom.length ? { tookOverFrom: this.init.tookOverFrom } : {}),
       ...(this.lost ? { lost: this.lost.message } : {}),
     };
   }
@@ -468,52 +565,60 @@ export function checkLeaseTtl(ttlMs: number, said = `${ttlMs} ms`): number {
   return ttlMs;
 }
 
+/** Claims removed before they were judged (an answer so late another run took them for expired): tried again this often. */
+const MAX_CLAIMS_REMOVED = 4;
+
 /**
- * Takes the lease: claims, lists, and holds it when no earlier live claim conflicts; otherwise
- * removes its claim and, within `waitMs`, tries again; then throws LeaseHeldError naming the holder.
+ * Takes the lease: claims, waits out the listing lag, lists, and holds it when no earlier live
+ * claim conflicts; otherwise removes its claim and, within `waitMs`, tries again; then throws
+ * LeaseHeldError naming the holder.
+ *
+ * Under a listing lag L (docs/scale-out.md, *Late listings*): the listing that judges begins at
+ * least L after the claim's create returned, so it shows every record made before the claim (and
+ * the claim itself, or the lag is beyond the bound and the run stops). A refusal is confirmed by
+ * one more listing L later, which shows a holder's release made before the first.
  */
 export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Promise<HeldLease> {
   const ttlMs = checkLeaseTtl(opts.ttlMs ?? DEFAULT_LEASE_TTL_MS);
   const clock = opts.clock ?? systemClock;
   const random = opts.random ?? Math.random;
+  const lag = opts.lag ?? NO_LAG;
   const started = clock.now();
   const counter = { requests: 0 };
   const base = { board: opts.board, description: opts.description, path: opts.path, owner: opts.owner, host: opts.host, pid: opts.pid, job: opts.job, clock, ...(opts.onEvent ? { onEvent: opts.onEvent } : {}) };
   const body: LeaseBody = { v: LEASE_PROTOCOL, kind: 'claim', owner: opts.owner, path: opts.path, ttlMs, host: opts.host, pid: opts.pid, job: opts.job };
+  const removeQuietly = async (id: string) => {
+    counter.requests++;
+    await opts.board.remove(id).catch(() => undefined);
+  };
   let ties = 0;
-  let missing = 0;
+  let removed = 0;
   for (;;) {
     if (signal?.aborted) throw new LeaseError(`stopped while waiting for the lease on ${opts.description}`);
     const sentAt = clock.now();
     counter.requests++;
     const mine = await opts.board.create(body);
+    const returnedAt = clock.now();
     let verdict: Verdict;
     try {
-      counter.requests++;
-      const records = await opts.board.list();
-      const own = records.find((r) => r.id === mine.id);
-      if (!own) {
-        // Removed already: its answer came so late that another run judged it expired. Try again,
-        // a few times; a listing that keeps missing what was just created cannot decide anything.
-        if (++missing > 4) throw new LeaseError(`the service did not list the lease record it had just created on ${opts.description}: a lease cannot be decided on a listing that misses records (--no-lock runs without one)`);
+      const decided = await claimAndJudge(opts, lag, counter, mine, returnedAt, ttlMs, clock, signal);
+      if (decided === 'removed') {
+        // Removed already: its answer came so late that another run judged it expired. Again, a few times.
+        if (++removed > MAX_CLAIMS_REMOVED) throw new LeaseError(`the lease claims made on ${opts.description} were removed by other runs before they could be judged, ${removed} times: the service answers too slowly for a lease of ${Math.round(ttlMs / 1000)} s (raise --lock-ttl; --no-lock runs without one)`);
         continue;
       }
-      verdict = judge(records, { ...own, at: mine.at }, opts.owner, opts.path, ttlMs, opts.deadOwners);
+      verdict = decided;
     } catch (err) {
-      await opts.board.remove(mine.id).catch(() => undefined);
+      await removeQuietly(mine.id);
       throw err;
     }
     if (verdict.held) {
-      const held = new HeldLease(base, ttlMs, mine, sentAt, counter, clock.now() - started, verdict.tookOverFrom);
-      for (const r of verdict.expired) {
-        counter.requests++;
-        await opts.board.remove(r.id).catch(() => undefined);
-      }
+      const held = new HeldLease({ opts: base, ttlMs, claim: mine, sentAt, counter, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag });
+      for (const r of verdict.expired) await removeQuietly(r.id);
       opts.onEvent?.('acquired', { at: mine.at });
       return held;
     }
-    counter.requests++;
-    await opts.board.remove(mine.id).catch(() => undefined);
+    await removeQuietly(mine.id);
     const waited = clock.now() - started;
     if (verdict.tie && !verdict.blocker && ties < 8) {
       // The same instant on the service: neither won; a short random pause breaks the tie.
@@ -534,6 +639,44 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
     const pause = Math.min(Math.max(untilExpiry, 250), ttlMs / 4, waitMs - waited) * (0.8 + random() * 0.4);
     await clock.sleep(Math.max(pause, 50), signal);
   }
+}
+
+/**
+ * One claim judged: waits until a listing begun now shows every record made before the claim (the
+ * bound after its create returned), lists, and judges; a refusal is listed once more, the bound
+ * later. 'removed': the claim was gone before it could be judged.
+ */
+async function claimAndJudge(
+  opts: LeaseOptions,
+  lag: LagBound,
+  counter: { requests: number },
+  mine: { id: string; at: number },
+  returnedAt: number,
+  ttlMs: number,
+  clock: LeaseClock,
+  signal: AbortSignal | undefined,
+): Promise<Verdict | 'removed'> {
+  const untilListed = returnedAt + lag.boundMs - clock.now();
+  if (untilListed > 0) await clock.sleep(untilListed, signal);
+  const judgeListing = async (): Promise<Verdict | 'removed'> => {
+    const listedAt = clock.now();
+    counter.requests++;
+    const records = await opts.board.list();
+    const own = records.find((r) => r.id === mine.id);
+    if (!own) {
+      counter.requests++;
+      if (!(await opts.board.exists(mine.id))) return 'removed';
+      // There, and not listed a bound after it was made: the service lists later than the bound.
+      // (Begun the bound after the create returned, or later: at least the bound, whatever a clock's rounding says.)
+      throw lag.missing(`the lease claim on ${opts.description}`, Math.max(listedAt - returnedAt, lag.boundMs)) ?? new LeaseError(`the service did not list the lease record it had just created on ${opts.description}: a lease cannot be decided on a listing that misses records (--listing-lag sets how late the service may list; --no-lock runs without a lease)`);
+    }
+    return judge(records, { ...own, at: mine.at }, opts.owner, opts.path, ttlMs, opts.deadOwners);
+  };
+  const first = await judgeListing();
+  if (first === 'removed' || first.held || !first.blocker || lag.boundMs === 0) return first;
+  // The holder may have released meanwhile, its removal not yet listed: a listing the bound later shows it.
+  await clock.sleep(lag.boundMs, signal);
+  return judgeListing();
 }
 
 /** The records of a scope, by owner, as the operator sees them (`ferry lock status|break`). */

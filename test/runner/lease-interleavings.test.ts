@@ -21,6 +21,8 @@ interface Event {
 }
 
 interface Stats {
+  /** Runs that stopped on a listing later than their bound (acquiring or renewing). */
+  noticed?: number;
   schedules: number;
   tasks: number;
   writes: number;
@@ -32,11 +34,36 @@ interface Stats {
 
 const never = new Promise<never>(() => undefined);
 
-/** The service as the protocol sees it: records, each given the service's time when it is processed. */
+/**
+ * The service as the protocol sees it: records, each given the service's time when it is processed,
+ * and listed late: each record shows in lists only `delay` after it was made, and a removed one
+ * stays listed `delay` after its removal (a delay per record, drawn from the seed, up to `lagMs`).
+ * Reading by id is never late.
+ */
 class ModelService {
   now = 0;
   private seq = 0;
   readonly records = new Map<string, LeaseRecord>();
+  private readonly removed = new Map<string, LeaseRecord>();
+  /** When each record is listed from, and (removed) until. */
+  private readonly shown = new Map<string, { from: number; until: number }>();
+
+  constructor(
+    private readonly lagMs = 0,
+    private readonly seed = 0,
+  ) {}
+
+  private delay(id: string, salt: number): number {
+    let h = (this.seed ^ salt) >>> 0;
+    for (const ch of id) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
+    return (((h ^ (h >>> 12)) >>> 0) / 4294967296) * this.lagMs;
+  }
+
+  /** A record's delay beyond `boundMs`, by how much (0 when listed within it). */
+  lateBeyond(id: string, boundMs: number): number {
+    return Math.max(0, this.delay(id, 1) - boundMs);
+  }
 
   board(s: fc.Scheduler, who: number, crashed: () => boolean, stats: Stats): LeaseBoard {
     const call = async <R>(label: string, effect: () => R): Promise<R> => {
@@ -54,10 +81,25 @@ class ModelService {
         call('create', () => {
           const id = `r${++this.seq}`;
           this.records.set(id, { id, at: this.now, body: { ...body }, v: body.v });
+          this.shown.set(id, { from: this.now + this.delay(id, 1), until: Infinity });
           return { id, at: this.now };
         }),
-      list: () => call('list', () => [...this.records.values()].map((r) => ({ ...r }))),
-      remove: (id: string) => call('remove', () => void this.records.delete(id)),
+      list: () =>
+        call('list', () =>
+          [...this.shown.entries()]
+            .filter(([, w]) => w.from <= this.now && this.now < w.until)
+            .map(([id]) => ({ ...(this.records.get(id) ?? this.removed.get(id)) as LeaseRecord })),
+        ),
+      remove: (id: string) =>
+        call('remove', () => {
+          const r = this.records.get(id);
+          if (!r) return;
+          this.records.delete(id);
+          this.removed.set(id, r);
+          const w = this.shown.get(id);
+          if (w) w.until = this.now + this.delay(id, 2);
+        }),
+      exists: (id: string) => call('get', () => this.records.has(id)),
     };
   }
 
@@ -91,9 +133,32 @@ const contenderArb = fc.record({
   crashAt: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
 });
 
+/** The bound the contenders are given under a lag: less than half the TTL, more than a renewal's period. */
+const BOUND = 4_000;
+
+/** How late the model lists, against the bound the contenders honour. */
+interface Lag {
+  /** The longest a record takes to be listed (service time). */
+  lagMs: number;
+  /** The bound each contender is told (its own elapsed time). */
+  boundMs: number;
+  seed: number;
+}
+
+class LagNoticed extends Error {}
+
+/**
+ * Within the bound in every contender's clock: a contender's clock runs at up to 1.25 times the
+ * service's, so its bound of 4 s may be 3.2 s of the service's time.
+ */
+const lagArb = fc.oneof(
+  fc.constant<Lag>({ lagMs: 0, boundMs: 0, seed: 0 }),
+  fc.integer({ min: 0, max: 2 ** 31 }).map((seed): Lag => ({ lagMs: BOUND / 1.25, boundMs: BOUND, seed })),
+);
+
 const debug: unknown[] = [];
-async function race(s: fc.Scheduler, contenders: fc.infer<typeof contenderArb>[], stats: Stats): Promise<Event[]> {
-  const service = new ModelService();
+async function race(s: fc.Scheduler, contenders: fc.infer<typeof contenderArb>[], stats: Stats, lag: Lag = { lagMs: 0, boundMs: 0, seed: 0 }): Promise<Event[]> {
+  const service = new ModelService(lag.lagMs, lag.seed);
   const log: Event[] = [];
   debug.length = 0;
   const runs = contenders.map(async (c, who) => {
@@ -116,10 +181,15 @@ async function race(s: fc.Scheduler, contenders: fc.infer<typeof contenderArb>[]
         job: 'mirror',
         random: () => 0.5,
         onEvent: (e, d) => debug.push([who, e, service.now, d]),
+        lag: { boundMs: lag.boundMs, missing: (what, lateBy) => (lateBy >= lag.boundMs ? new LagNoticed(`${what} not listed ${lateBy} ms after it was made`) : undefined) },
       });
     } catch (err) {
       if (err instanceof LeaseHeldError) {
         stats.refused++;
+        return;
+      }
+      if (err instanceof LagNoticed) {
+        stats.noticed = (stats.noticed ?? 0) + 1;
         return;
       }
       throw err;
@@ -138,8 +208,9 @@ async function race(s: fc.Scheduler, contenders: fc.infer<typeof contenderArb>[]
       try {
         await lease.assertHeld();
       } catch (err) {
-        if (!(err instanceof LeaseLostError)) throw err;
-        stats.lost++;
+        if (err instanceof LagNoticed) stats.noticed = (stats.noticed ?? 0) + 1;
+        else if (err instanceof LeaseLostError) stats.lost++;
+        else throw err;
         await lease.release();
         return;
       }
@@ -173,14 +244,18 @@ function violation(log: readonly Event[]): string | undefined {
 }
 
 describe('the lease protocol under every interleaving the scheduler finds', () => {
-  it('never lets two holders of conflicting leases both write: contenders, renewals, expiries, pauses, crashes and ties', async () => {
-    const stats: Stats = { schedules: 0, tasks: 0, writes: 0, takeovers: 0, lost: 0, refused: 0, crashed: 0 };
+  it('never lets two holders of conflicting leases both write: contenders, renewals, expiries, pauses, crashes and ties, with records listed at once or late within the bound', async () => {
+    const stats: Stats = { schedules: 0, tasks: 0, writes: 0, takeovers: 0, lost: 0, refused: 0, crashed: 0, noticed: 0 };
+    let lagging = 0;
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.array(contenderArb, { minLength: 2, maxLength: 4 }), async (s, contenders) => {
+      fc.asyncProperty(fc.scheduler(), fc.array(contenderArb, { minLength: 2, maxLength: 4 }), lagArb, async (s, contenders, lag) => {
         stats.schedules++;
-        const log = await race(s, contenders, stats);
+        if (lag.lagMs > 0) lagging++;
+        const log = await race(s, contenders, stats, lag);
         const found = violation(log);
-        if (found) throw new Error(`${found}\n${JSON.stringify(log)}\n${JSON.stringify(debug)}`);
+        if (found) throw new Error(`${found}\n${JSON.stringify(lag)}\n${JSON.stringify(log)}\n${JSON.stringify(debug)}`);
+        // A lag within the bound is never taken for one beyond it.
+        if (stats.noticed) throw new Error(`a run stopped on a listing lag within its bound\n${JSON.stringify(lag)}\n${JSON.stringify(debug)}`);
       }),
       { numRuns: Number(process.env.LEASE_SCHEDULES ?? 5_000) },
     );
@@ -191,7 +266,8 @@ describe('the lease protocol under every interleaving the scheduler finds', () =
     expect(stats.lost).toBeGreaterThan(10);
     expect(stats.refused).toBeGreaterThan(10);
     expect(stats.crashed).toBeGreaterThan(10);
-    console.info(`lease interleavings: ${stats.schedules} schedules, ${stats.tasks} scheduled steps, ${stats.writes} writes, ${stats.takeovers} take-overs, ${stats.lost} leases lost, ${stats.refused} refused, ${stats.crashed} holders killed`);
+    expect(lagging).toBeGreaterThan(1_000);
+    console.info(`lease interleavings: ${stats.schedules} schedules (${lagging} listing late within the bound), ${stats.tasks} scheduled steps, ${stats.writes} writes, ${stats.takeovers} take-overs, ${stats.lost} leases lost, ${stats.refused} refused, ${stats.crashed} holders killed`);
   }, Math.max(120_000, 3 * Number(process.env.LEASE_SCHEDULES ?? 0)));
 
   it('the property is not one the protocol passes by luck: a holder that never checks its lease again writes after its successor took over', async () => {
@@ -229,6 +305,81 @@ describe('the lease protocol under every interleaving the scheduler finds', () =
     );
     expect(found.failed).toBe(true);
     // Failed by a write after a successor acquired, not by an error.
+    expect(String(found.errorInstance)).toMatch(/returning false/);
+  }, 120_000);
+});
+
+describe('the lease protocol when the service lists later than the bound', () => {
+  it('a run whose own claim or renewal is listed later than its bound stops and says so, never loops', async () => {
+    const stats: Stats = { schedules: 0, tasks: 0, writes: 0, takeovers: 0, lost: 0, refused: 0, crashed: 0, noticed: 0 };
+    let violations = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.array(contenderArb, { minLength: 2, maxLength: 3 }), fc.integer({ min: 0, max: 2 ** 31 }), async (s, contenders, seed) => {
+        stats.schedules++;
+        // Up to three times the bound: most records are listed within it, some far beyond.
+        const log = await race(s, contenders, stats, { lagMs: 3 * BOUND, boundMs: BOUND, seed });
+        if (violation(log)) violations++;
+      }),
+      { numRuns: Number(process.env.LEASE_LAG_SCHEDULES ?? 1_000) },
+    );
+    // Every schedule ended (no run waits for ever on a claim that is not listed), and runs noticed.
+    expect(stats.noticed).toBeGreaterThan(50);
+    console.info(`lease beyond the bound: ${stats.schedules} schedules, ${stats.noticed} runs stopped on a late listing, ${stats.writes} writes, ${violations} schedules with two writing holders (records later than the bound, not noticed by the run that trusted the listing)`);
+  }, 120_000);
+
+  it('the lag is not one the protocol survives by luck: contenders that ignore it (no wait, their own records merged into what is listed) let two holders write', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(fc.scheduler(), fc.array(contenderArb, { minLength: 2, maxLength: 3 }), fc.integer({ min: 0, max: 2 ** 31 }), async (s, contenders, seed) => {
+        const stats: Stats = { schedules: 0, tasks: 0, writes: 0, takeovers: 0, lost: 0, refused: 0, crashed: 0 };
+        const service = new ModelService(BOUND, seed);
+        const log: Event[] = [];
+        const ignoring = { boundMs: 0, missing: () => undefined };
+        await s.waitFor(
+          Promise.all(
+            contenders.map(async (c, who) => {
+              const clock = service.clock(s, c.rate, c.offset, () => false, stats);
+              await clock.sleep(c.startAfter);
+              // A protocol that knows its own writes (as kopia's journal of them) and trusts the listing for the rest.
+              const board = service.board(s, who, () => false, stats);
+              const own = new Map<string, LeaseRecord>();
+              const merging: LeaseBoard = {
+                ...board,
+                create: async (body) => {
+                  const r = await board.create(body);
+                  own.set(r.id, { ...r, body, v: body.v });
+                  return r;
+                },
+                list: async () => {
+                  const listed = await board.list();
+                  const ids = new Set(listed.map((r) => r.id));
+                  return [...listed, ...[...own.values()].filter((r) => !ids.has(r.id))];
+                },
+                remove: async (id) => {
+                  own.delete(id);
+                  await board.remove(id);
+                },
+              };
+              try {
+                const lease = await acquireLease({ board: merging, clock, ttlMs: TTL, description: 'm', path: c.path, owner: `run-${who}`, host: 'm', pid: who, job: 'mirror', random: () => 0.5, lag: ignoring });
+                log.push({ type: 'acquired', who, path: c.path, era: lease.claimAt });
+                lease.start();
+                for (const pause of c.pauses) {
+                  await clock.sleep(pause);
+                  await lease.assertHeld();
+                  log.push({ type: 'write', who, path: c.path, era: lease.claimAt });
+                }
+                await lease.release();
+              } catch (err) {
+                if (!(err instanceof LeaseHeldError || err instanceof LeaseLostError || /did not list/.test(String(err)))) throw err;
+              }
+            }),
+          ),
+        );
+        return violation(log) === undefined;
+      }),
+      { numRuns: 2_000, endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
     expect(String(found.errorInstance)).toMatch(/returning false/);
   }, 120_000);
 });

@@ -1,6 +1,7 @@
 // Remote folders by relative path: found and reused when they exist, created through the folder
 // extension when the service offers it, otherwise the nearest existing folder takes the files.
 import { posix } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FerryClient } from '../../api/client.js';
 import { ConflictError, ApiError } from '../../api/errors.js';
 import { RELATIVE_PATH_KEY } from './landed.js';
@@ -171,14 +172,11 @@ export class RemoteFolders {
       return id;
     } catch (err) {
       if (err instanceof ConflictError) {
-        // Someone made it meanwhile.
-        this.children.delete(parentId ?? '');
-        const id = (await this.childFolders(parentId)).get(name);
-        if (id) {
-          this.stats.reused++;
-          this.remember(full, id);
-          return id;
-        }
+        // It exists: made meanwhile by someone else, or not yet listed when its parent was.
+        const id = await this.findConflicting(parentId, name);
+        this.stats.reused++;
+        this.remember(full, id);
+        return id;
       }
       // Any answer but a refusal of the route says folders can be made (a 400 refuses this one only).
       if (err instanceof ApiError && !REFUSALS.has(err.status)) this.creationAnswered = true;
@@ -201,6 +199,27 @@ export class RemoteFolders {
         return this.flatten(full);
       }
       throw err;
+    }
+  }
+
+  /**
+   * The folder a create answered 409 for. It exists, so a listing begun the listing lag after that
+   * answer shows it; until then it is looked for again every quarter second. Not listed by then:
+   * the service lists later than the bound, and the run stops (ListingLagError).
+   */
+  private async findConflicting(parentId: string | null, name: string): Promise<string> {
+    const lag = this.client.transport.listingLag;
+    const answeredAt = performance.now();
+    for (;;) {
+      const listedAt = performance.now();
+      this.children.delete(parentId ?? '');
+      const id = (await this.childFolders(parentId)).get(name);
+      if (id) return id;
+      const lateBy = listedAt - answeredAt;
+      if (lateBy >= lag.boundMs) {
+        throw lag.missing(`a folder the service answered 409 for ("${name}" already exists)`, Math.max(lateBy, 1)) as Error;
+      }
+      await sleep(Math.min(250, lag.boundMs - lateBy));
     }
   }
 

@@ -82,6 +82,16 @@ export class ProjectLeaseBoard implements LeaseBoard {
     });
   }
 
+  async exists(id: string): Promise<boolean> {
+    try {
+      const project = await this.client.projects.get(id);
+      return project.name === this.name;
+    } catch (err) {
+      if (err instanceof NotFoundError) return false;
+      throw err;
+    }
+  }
+
   async remove(id: string): Promise<void> {
     try {
       await this.client.projects.delete(id);
@@ -123,8 +133,10 @@ export interface LeaseTarget {
 
 /** The lease a job's run takes on the service (runner/job's LeaseUse), or none under --no-lock. */
 export function serviceLease(client: FerryClient, target: LeaseTarget, settings: LeaseSettings = {}): LeaseUse {
-  if (settings.off) return { off: '--no-lock' };
+  const listingLag = client.transport.listingLag;
+  if (settings.off) return { off: '--no-lock', listingLag };
   return {
+    listingLag,
     acquire: (lock) =>
       acquireLease({
         board: new ProjectLeaseBoard(client, target.scope),
@@ -141,6 +153,7 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
         ...(settings.ttlMs !== undefined ? { ttlMs: settings.ttlMs } : {}),
         ...(settings.waitMs !== undefined ? { waitMs: settings.waitMs } : {}),
         onEvent: sayOnStderr(),
+        lag: client.transport.listingLag,
       }).catch((err: unknown) => {
         throw unreachable(err) ?? err;
       }),

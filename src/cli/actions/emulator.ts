@@ -5,6 +5,7 @@ import { createLogger } from '../../log.js';
 import { loadSeedFile, parseFaultSpec, startEmulator } from '../../emulator/index.js';
 import { flagLevel, globalOptions } from '../context.js';
 import { ProfilesFileError, writeProfilesFile } from '../emulator-profiles.js';
+import { parseListingLag } from '../../api/listing-lag.js';
 
 interface EmulatorCliOptions {
   host: string;
@@ -14,6 +15,7 @@ interface EmulatorCliOptions {
   faults?: string;
   tokenTtl?: string;
   maxPageSize?: string;
+  listingLag?: string;
   strict?: boolean;
   folders?: 'extension' | 'none';
   dateCompleted?: 'when-processed' | 'at-patch';
@@ -28,6 +30,9 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
   if (!Number.isInteger(ttl) || ttl < 1) throw new ConfigurationError(`--token-ttl must be a positive number of seconds, not "${opts.tokenTtl}"`);
   const maxPageSize = opts.maxPageSize === undefined ? undefined : Number(opts.maxPageSize);
   if (maxPageSize !== undefined && !(Number.isInteger(maxPageSize) && maxPageSize >= 1)) throw new ConfigurationError(`--max-page-size must be a whole number of at least 1, not "${opts.maxPageSize}"`);
+  // The global --listing-lag (ferry's bound) and the emulator's own flag share a name: here it is the emulator's.
+  const lagText = opts.listingLag ?? globalOptions(cmd).listingLag;
+  const listingLagMs = lagText === undefined ? undefined : parseListingLag(lagText, '--listing-lag');
   const faults = opts.faults ? asConfig('--faults', () => parseFaultSpec(opts.faults as string)) : undefined;
   const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
   // Logs to stderr only: stdout carries exactly the one ready line.
@@ -40,6 +45,7 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     logger,
     ...(opts.data ? { dataDir: opts.data } : {}),
     ...(maxPageSize ? { maxPageSize } : {}),
+    ...(listingLagMs ? { listingLagMs } : {}),
     ...(faults ? { faults } : {}),
     ...(seed ? { seed } : {}),
     ...(opts.strict ? { strict: true } : {}),

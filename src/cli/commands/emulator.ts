@@ -14,6 +14,7 @@ export function registerEmulator(program: Command): void {
     .option('--write-profiles <file>', 'when ready, write a ferry config file with a profile per client (use it with --config or FERRY_CONFIG)')
     .option('--faults <spec>', 'inject faults, e.g. 429=0.05,503=0.05,reset=0.02,latency=20,seed=7')
     .addOption(new Option('--token-ttl <seconds>', 'lifetime of issued tokens').default('3600'))
+    .option('--listing-lag <duration>', 'list and search each new item only up to this long after its create returned, and a removed one as long after (each item its own delay, out of order), as a service that lists from a search index')
     .option('--max-page-size <n>', 'answer every list with at most n items per page, silently, as services that cap page sizes do')
     .option('--strict', 'the interface exactly as the spec shows it: no folder creation, no document-content route (url is a signed link)')
     .addOption(new Option('--folders <mode>', 'folder creation: the extension, or none (404)').choices(['extension', 'none']))

@@ -155,7 +155,7 @@ export const projectRoutes: CoreRoutePlugin = (app, ctx) => {
     async (req, reply) => {
       ctx.requireWrite(req);
       const project = visibleProject(ctx, req, req.params.projectIdentifier);
-      projects.delete(project.objectIdentifier);
+      projects.delete(project.objectIdentifier, Date.parse(ctx.now()));
       ctx.events.emit('projectDeleted', { tenant: project.tenant, projectIdentifier: project.objectIdentifier });
       return reply.code(204).send();
     },

@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import { applyMigrations } from './database.js';
 import { StatementCache } from './list-query.js';
+import { listedCondition } from './listing-lag.js';
 
 export interface DocumentUploadRecord {
   objectIdentifier: string;
@@ -54,7 +55,7 @@ export class DocumentUploadStore {
   private readonly deleteOne;
   private readonly lists: StatementCache;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     applyMigrations(db, 'playbook-document-uploads', MIGRATIONS);
     this.insert = db.prepare(
       `INSERT INTO playbook_document_uploads (object_identifier, tenant, playbook_identifier, seq, name, file_count, date_added, complete_requested, date_completed)
@@ -89,6 +90,7 @@ export class DocumentUploadStore {
     const direction = query.desc ? 'DESC' : 'ASC';
     const sql = `SELECT * FROM playbook_document_uploads WHERE playbook_identifier = @playbook
                  AND (@searchText IS NULL OR instr(fold_case(name), fold_case(@searchText)) > 0)
+                 ${listedCondition(this.db, 'object_identifier', 'date_added').map((c) => `AND ${c}`).join(' ')}
                  ORDER BY ${query.sortByName ? 'fold_case(name)' : 'date_added'} ${direction}, seq ${direction} LIMIT @limit OFFSET @offset`;
     const rows = this.lists.get(sql).all({ playbook: playbookIdentifier, searchText: query.searchText || null, limit: query.limit, offset: query.offset });
     return (rows as UploadRow[]).map(toUpload);

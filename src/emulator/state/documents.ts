@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type { UploadStats } from '../context.js';
 import { applyMigrations } from './database.js';
 import { type ColumnFilter, filterClause, StatementCache } from './list-query.js';
+import { listedCondition } from './listing-lag.js';
 import type { Owner } from './projects.js';
 
 export const UPLOAD_FAILED_REASONS = [
@@ -229,7 +230,7 @@ export class DocumentStore {
   private readonly changes;
   private readonly walks = new ListingWalks();
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     applyMigrations(db, 'documents', MIGRATIONS);
     this.lists = new StatementCache(db);
     this.changes = db.prepare<[], number>('SELECT total_changes()').pluck();
@@ -350,7 +351,10 @@ export class DocumentStore {
   }
 
   list(query: DocumentQuery): { items: ListedDocument[]; totalCount: number } {
-    const conditions = ['d.tenant = @tenant', 'd.project_identifier = @projectIdentifier'];
+    // Late lists (a listing lag): a document shows once its delay has passed; what a listing holds
+    // then changes with time alone, so no walk is remembered between its pages.
+    const late = listedCondition(this.db, 'd.object_identifier', 'd.date_added');
+    const conditions = ['d.tenant = @tenant', 'd.project_identifier = @projectIdentifier', ...late];
     const params: Record<string, unknown> = { tenant: query.tenant, projectIdentifier: query.projectIdentifier };
     let prefix = '';
     if (!query.flatten) {
@@ -380,7 +384,7 @@ export class DocumentStore {
     // costs the same at page 1 and page 10,000: its count is taken once, and each page in the
     // date order goes on from where the one before it ended instead of passing over every row
     // before it (OFFSET). Any write starts it over; other orders and jumps use OFFSET.
-    const walk = this.walks.of(`${prefix}|${where}|${query.sortExpression}|${direction}|${query.limit}|${JSON.stringify(params)}`, this.changes.get() as number);
+    const walk = this.walks.of(`${prefix}|${where}|${query.sortExpression}|${direction}|${query.limit}|${JSON.stringify(params)}`, late.length ? Number.NaN : (this.changes.get() as number));
     walk.count ??= this.lists.get(`${prefix} SELECT count(*) FROM documents d WHERE ${where}`).pluck().get(params) as number;
     const totalCount = walk.count;
     const after = query.sortExpression === 'd.date_added' && query.offset > 0 ? walk.ends.get(query.offset) : undefined;

@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import { applyMigrations } from './database.js';
 import { StatementCache } from './list-query.js';
+import { listedCondition } from './listing-lag.js';
 import { PLAYBOOK_METADATA_TABLE } from './playbook-metadata.js';
 import type { Owner } from './projects.js';
 
@@ -122,7 +123,7 @@ export class PlaybookStore {
   private readonly selectOne;
   private readonly lists: StatementCache;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     applyMigrations(db, 'playbooks', MIGRATIONS);
     this.lists = new StatementCache(db);
     this.insert = db.prepare(
@@ -157,7 +158,7 @@ export class PlaybookStore {
   }
 
   search(query: PlaybookQuery): { items: PlaybookRecord[]; totalCount: number } {
-    const conditions = ['tenant = @tenant'];
+    const conditions = ['tenant = @tenant', ...listedCondition(this.db, 'object_identifier', 'date_added')];
     const params: Record<string, unknown> = { tenant: query.tenant };
     if (query.visibleTo !== undefined) {
       conditions.push(VISIBLE);

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type { StoredMetadataValue } from '../metadata-values.js';
 import { applyMigrations } from './database.js';
 import { type ColumnFilter, filterClause, StatementCache } from './list-query.js';
+import { listedCondition, listingLagOf } from './listing-lag.js';
 
 export interface Owner {
   id: string;
@@ -62,9 +63,13 @@ const MIGRATIONS = [
    CREATE INDEX projects_by_tenant ON projects (tenant, seq);
    CREATE UNIQUE INDEX projects_by_seq ON projects (seq);
    CREATE UNIQUE INDEX one_personal_project_per_user ON projects (tenant, owner_id) WHERE is_personal = 1;`,
+  // A project removed while the service lists late stays listed a while (src/emulator/state/listing-lag.ts):
+  // its row is kept, marked with the time of its removal (ms), and gone for everything but lists.
+  `ALTER TABLE projects ADD COLUMN removed_at INTEGER;`,
 ];
 
 const VISIBLE = 'tenant = @tenant AND (is_personal = 0 OR owner_id = @userId)';
+const PRESENT = 'removed_at IS NULL';
 
 export class ProjectStore {
   private readonly insert;
@@ -73,9 +78,11 @@ export class ProjectStore {
   private readonly selectPersonal;
   private readonly updateProject;
   private readonly deleteProject;
+  private readonly markRemoved;
+  private readonly purgeRemoved;
   private readonly lists: StatementCache;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     applyMigrations(db, 'projects', MIGRATIONS);
     this.lists = new StatementCache(db);
     this.insert = db.prepare(
@@ -84,14 +91,16 @@ export class ProjectStore {
                @isPersonal, @ownerId, @ownerName, @ownerEmail, @metadataValues)`,
     );
     this.selectVisible = db.prepare<{ tenant: string; userId: string; id: string }, ProjectRow>(
-      `SELECT * FROM projects WHERE object_identifier = @id AND ${VISIBLE}`,
+      `SELECT * FROM projects WHERE object_identifier = @id AND ${VISIBLE} AND ${PRESENT}`,
     );
-    this.selectExists = db.prepare<[string, string], number>('SELECT 1 FROM projects WHERE tenant = ? AND object_identifier = ?').pluck();
-    this.selectPersonal = db.prepare<[string, string], ProjectRow>('SELECT * FROM projects WHERE tenant = ? AND owner_id = ? AND is_personal = 1');
+    this.selectExists = db.prepare<[string, string], number>(`SELECT 1 FROM projects WHERE tenant = ? AND object_identifier = ? AND ${PRESENT}`).pluck();
+    this.selectPersonal = db.prepare<[string, string], ProjectRow>(`SELECT * FROM projects WHERE tenant = ? AND owner_id = ? AND is_personal = 1 AND ${PRESENT}`);
     this.updateProject = db.prepare(
       'UPDATE projects SET name = @name, description = @description, metadata_values = @metadataValues WHERE object_identifier = @objectIdentifier',
     );
     this.deleteProject = db.prepare('DELETE FROM projects WHERE object_identifier = ?');
+    this.markRemoved = db.prepare('UPDATE projects SET removed_at = ? WHERE object_identifier = ?');
+    this.purgeRemoved = db.prepare('DELETE FROM projects WHERE removed_at IS NOT NULL AND removed_at < ?');
   }
 
   create(project: ProjectRecord): void {
@@ -133,12 +142,21 @@ export class ProjectStore {
     });
   }
 
-  delete(id: string): void {
-    this.deleteProject.run(id);
+  delete(id: string, nowMs: number): void {
+    const lag = listingLagOf(this.db);
+    if (!lag) {
+      this.deleteProject.run(id);
+      return;
+    }
+    this.markRemoved.run(nowMs, id);
+    // Rows whose removal every list shows by now are dropped for good.
+    this.purgeRemoved.run(nowMs - lag.ms);
   }
 
   list(query: ProjectQuery): { items: ProjectRecord[]; totalCount: number } {
-    const conditions = [VISIBLE];
+    // Late lists (a listing lag): a new project shows once its delay has passed, a removed one until its delay has.
+    const lagging = listingLagOf(this.db) !== undefined;
+    const conditions = [VISIBLE, lagging ? '(removed_at IS NULL OR still_listed(object_identifier, removed_at) = 1)' : PRESENT, ...listedCondition(this.db, 'object_identifier', 'date_added')];
     const params: Record<string, unknown> = { tenant: query.tenant, userId: query.userId };
     if (query.searchText) {
       conditions.push('instr(fold_case(name), fold_case(@searchText)) > 0');
