@@ -232,6 +232,14 @@ export async function runJob(
   } finally {
     clearInterval(persist);
     stop.dispose();
+    if (ownsLease) await lease?.release();
+    // The release's last look may have shown the service listing later than the bound since the
+    // last write: the run's writes stand, but the next run's decisions would not hold. Said, exit 3.
+    const lagged = opts.lease?.listingLag?.exceeded;
+    if (lagged && status === 'succeeded') {
+      status = 'aborted';
+      ctx.errors.unshift({ key: '(job)', error: lagged.message });
+    }
     // Stopped or aborted: what was discovered and did not end is said as such, so the counts add up.
     const c = ctx.counts;
     const open = c.discovered - c.uploaded - c.reconciled - c.skipped - c.failed;
@@ -239,7 +247,6 @@ export async function runJob(
     // The run record keeps both, problems after errors, as lines (ferry jobs show).
     const kept = [...ctx.errors.map((e) => `${e.key}: ${e.error}`), ...ctx.problems.map((p) => `${p.key}: ${p.reason}`)];
     store.finishRun(run.id, status, { counts: ctx.counts, bytes: ctx.bytes, errors: kept.slice(0, opts.maxErrors ?? 100) });
-    if (ownsLease) await lease?.release();
     if (!opts.lock) lock.release();
   }
   const shown = opts.maxErrors ?? 100;

@@ -522,6 +522,13 @@ export class HeldLease {
     if (this.wrote && this.lag.boundMs > 0 && !this.lost) {
       this.opts.onEvent?.('settling', { ms: this.lag.boundMs });
       await this.opts.clock.sleep(this.lag.boundMs);
+      // Beats not yet seen listed must be by now: one look tells a lag that grew past the bound.
+      if (!this.lagged && this.beats.some((b) => !b.listed)) {
+        const listedAt = this.opts.clock.now();
+        this.counter.requests++;
+        const records = await this.opts.board.list().catch(() => undefined);
+        if (records) this.noteListed(records, listedAt);
+      }
     }
     for (const b of this.beats) await this.removeQuietly(b.id);
     await this.removeQuietly(this.claim.id);

@@ -184,7 +184,7 @@ export function tenantLeaseTarget(path: string, job: string, description: string
 function sayOnStderr(): (event: string, detail?: Record<string, unknown>) => void {
   let waiting = false;
   return (event, detail) => {
-    if (event === 'lost') writeStderr(`ferry: ${safeText(String(detail?.message ?? 'the lease was lost'))}\n`);
+    if (event === 'lost' || event === 'lagged') writeStderr(`ferry: ${safeText(String(detail?.message ?? 'the lease was lost'))}\n`);
     if (event === 'waiting' && !waiting) {
       waiting = true;
       writeStderr(`ferry: another run holds the lease (${safeText(String(detail?.holder ?? ''))}): waiting for it (--wait-lock)\n`);

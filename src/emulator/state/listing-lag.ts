@@ -8,13 +8,15 @@ import type Database from 'better-sqlite3';
 
 export class ListingLag {
   private maxMs = 0;
+  /** The lag in force from each change on: an item keeps the lag of the moment it was made (or removed), so what is listed stays listed. */
+  private readonly history: { fromMs: number; ms: number }[] = [];
 
   constructor(
     private readonly nowMs: () => number,
     private readonly seed = 1,
   ) {}
 
-  /** The longest an item takes to be listed (changed on the fly by tests: a lag that grows). */
+  /** The longest a new item takes to be listed now (changed on the fly by tests: a lag that grows). */
   get ms(): number {
     return this.maxMs;
   }
@@ -22,21 +24,34 @@ export class ListingLag {
   set(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) throw new Error(`a listing lag must be a duration of 0 or more, not ${ms}`);
     this.maxMs = ms;
+    this.history.push({ fromMs: this.nowMs(), ms });
   }
 
-  /** This item's delay: its share of the current lag, fixed per item (a fraction scaled, so a grown lag grows each delay). */
-  delayOf(id: string, salt: string): number {
-    return share(`${this.seed}\u0000${salt}\u0000${id}`) * this.maxMs;
+  /** The longest lag ever in force: how long a removed item may still be listed. */
+  get longestMs(): number {
+    return Math.max(0, ...this.history.map((h) => h.ms));
+  }
+
+  /** The lag in force at a moment. */
+  private lagAt(atMs: number): number {
+    for (let i = this.history.length - 1; i >= 0; i--) if ((this.history[i] as { fromMs: number }).fromMs <= atMs) return (this.history[i] as { ms: number }).ms;
+    return 0;
+  }
+
+  /** This item's delay: its own share, fixed by its id, of the lag in force when it was made (or removed). */
+  delayOf(id: string, salt: string, atMs: number): number {
+    return share(`${this.seed}\u0000${salt}\u0000${id}`) * this.lagAt(atMs);
   }
 
   /** Whether an item created at `dateAdded` (ISO) shows in lists yet. */
   listed(id: string, dateAdded: string): boolean {
-    return Date.parse(dateAdded) + this.delayOf(id, 'created') <= this.nowMs();
+    const at = Date.parse(dateAdded);
+    return at + this.delayOf(id, 'created', at) <= this.nowMs();
   }
 
   /** Whether an item removed at `removedAtMs` still shows in lists. */
   stillListed(id: string, removedAtMs: number): boolean {
-    return removedAtMs + this.delayOf(id, 'removed') > this.nowMs();
+    return removedAtMs + this.delayOf(id, 'removed', removedAtMs) > this.nowMs();
   }
 }
 

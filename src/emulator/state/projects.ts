@@ -150,7 +150,7 @@ export class ProjectStore {
     }
     this.markRemoved.run(nowMs, id);
     // Rows whose removal every list shows by now are dropped for good.
-    this.purgeRemoved.run(nowMs - lag.ms);
+    this.purgeRemoved.run(nowMs - lag.longestMs);
   }
 
   list(query: ProjectQuery): { items: ProjectRecord[]; totalCount: number } {

@@ -1,0 +1,184 @@
+// Exactly once against a service that lists late: real `ferry` processes, each with a store of its
+// own (or none), against the emulator with --listing-lag, ferry told a bound above it. The cases
+// of issue 44: a cold run right after another, three cold runs at once, kill -9 resumed at once,
+// two warm stores one after the other; the same with no bound given (refusals allowed, never a
+// copy); a lag that grows during a run; bad bounds. FERRY_TEST_LAG_MS sets the emulator's lag
+// (default 1 s; the closing note's run used 3 s with a bound of 4 s).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson, runFerry, type CliResult } from '../helpers/cli.js';
+
+const LAG_MS = Number(process.env.FERRY_TEST_LAG_MS ?? 1_000);
+const BOUND = `${Math.ceil((LAG_MS * 4) / 3)}ms`;
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService({ listingLagMs: LAG_MS, faults: { latencyMs: 2 } });
+});
+afterAll(() => service.close());
+
+type Answer = {
+  status: string;
+  exitCode: number;
+  error?: string;
+  counts?: Record<string, number>;
+  errors?: { key: string; error: string }[];
+  listingLag?: { boundMs: number; observedMaxMs: number; exceeded?: string };
+};
+
+async function workspace(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'ferry-lag-'));
+}
+
+async function newProject(name: string): Promise<string> {
+  return (await service.client().projects.create({ name, description: 'listing lag test' })).objectIdentifier;
+}
+
+async function tree(root: string, folders: number, files: number, prefix = 'd'): Promise<number> {
+  const out: Record<string, string> = {};
+  for (let d = 0; d < folders; d++) for (let f = 0; f < files; f++) out[`${prefix}${d}/file-${f}.txt`] = `${prefix} ${d} ${f}\n`;
+  await writeTree(root, out);
+  return folders * files;
+}
+
+/** Every path on the service once (read once the lag has passed: the check must not itself read late). */
+async function pathsOnce(project: string): Promise<number> {
+  await sleep(LAG_MS + 50);
+  const docs = await remoteFiles(service.client(), project);
+  const seen = new Map<string, number>();
+  for (const d of docs) seen.set(d.path ?? '', (seen.get(d.path ?? '') ?? 0) + 1);
+  expect([...seen].filter(([, n]) => n > 1), 'paths on the service more than once').toEqual([]);
+  return docs.length;
+}
+
+async function documentCount(project: string): Promise<number> {
+  return (await service.client().projects.analytics(project)).documentCount ?? 0;
+}
+
+function env(dir: string, store: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...service.env(), FERRY_STATE_DIR: join(dir, store), ...extra };
+}
+
+function mirror(src: string, project: string, e: Record<string, string>, flags: string[] = [], onSpawn?: (c: ChildProcess) => void): Promise<CliResult> {
+  return runFerry(['mirror', src, '--project', project, '--json', '--listing-lag', BOUND, ...flags], e, onSpawn);
+}
+
+const answer = (r: CliResult) => onlyJson(r) as unknown as Answer;
+
+describe(`a service that lists new items up to ${LAG_MS} ms late, ferry told ${BOUND}`, () => {
+  it('a cold run right after another: the second uploads nothing, every path once', async () => {
+    const dir = await workspace();
+    const src = join(dir, 'tree');
+    const n = await tree(src, 15, 20);
+    const project = await newProject('cold after cold');
+    const first = answer(await mirror(src, project, env(dir, 'a')));
+    expect(first.exitCode, JSON.stringify(first)).toBe(0);
+    expect(first.counts?.uploaded).toBe(n);
+    expect(first.listingLag).toMatchObject({ boundMs: Math.ceil((LAG_MS * 4) / 3) });
+    const second = answer(await mirror(src, project, env(dir, 'b')));
+    expect(second.exitCode, JSON.stringify(second)).toBe(0);
+    expect(second.counts?.uploaded).toBe(0);
+    expect(await pathsOnce(project)).toBe(n);
+  });
+
+  it('three cold runs at once: each exit 0 or a refusal naming the holder (4), every path once', async () => {
+    const dir = await workspace();
+    const src = join(dir, 'tree');
+    const n = await tree(src, 10, 20);
+    const project = await newProject('three cold at once');
+    const answers = (await Promise.all([0, 1, 2].map((i) => mirror(src, project, env(dir, `s${i}`))))).map(answer);
+    for (const a of answers) expect([0, 4], JSON.stringify(a)).toContain(a.exitCode);
+    expect(answers.reduce((s, a) => s + (a.exitCode === 0 ? (a.counts?.uploaded ?? 0) : 0), 0)).toBe(n);
+    expect(await pathsOnce(project)).toBe(n);
+  });
+
+  it('kill -9 mid-run, resumed at once from the same store: every path once', async () => {
+    const dir = await workspace();
+    const src = join(dir, 'tree');
+    const n = await tree(src, 10, 20);
+    const project = await newProject('killed and resumed');
+    let holder: ChildProcess | undefined;
+    const killed = mirror(src, project, env(dir, 'one'), ['--concurrency', '2'], (c) => (holder = c));
+    while ((await documentCount(project)) < 40) await sleep(20);
+    holder!.kill('SIGKILL');
+    await killed;
+    const again = answer(await mirror(src, project, env(dir, 'one')));
+    expect(again.exitCode, JSON.stringify(again)).toBe(0);
+    expect(await pathsOnce(project)).toBe(n);
+  });
+
+  it('two warm stores one after the other: the second takes what the first uploaded, no copies', async () => {
+    const dir = await workspace();
+    const src = join(dir, 'tree');
+    const first = await tree(src, 2, 5, 'old');
+    const project = await newProject('two warm stores');
+    for (const store of ['a', 'b']) expect(answer(await mirror(src, project, env(dir, store))).exitCode).toBe(0);
+    const added = await tree(src, 8, 20, 'new');
+    const a = answer(await mirror(src, project, env(dir, 'a')));
+    const b = answer(await mirror(src, project, env(dir, 'b')));
+    expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
+    expect(a.counts?.uploaded).toBe(added);
+    expect(b.counts?.uploaded).toBe(0);
+    expect(await pathsOnce(project)).toBe(first + added);
+  });
+
+  it('no bound given: a run either finishes or is refused for the late listing it saw (exit 3, the setting named); never a copy', async () => {
+    const dir = await workspace();
+    const src = join(dir, 'tree');
+    const n = await tree(src, 6, 10);
+    const project = await newProject('no bound');
+    const run = (store: string) => runFerry(['mirror', src, '--project', project, '--json'], env(dir, store));
+    for (const store of ['x', 'y', 'z']) {
+      const r = answer(await run(store));
+      expect([0, 3], JSON.stringify(r)).toContain(r.exitCode);
+      if (r.exitCode === 3) expect(r.error ?? JSON.stringify(r.errors)).toMatch(/--listing-lag/);
+    }
+    expect(await pathsOnce(project)).toBeLessThanOrEqual(n);
+  });
+
+  it('a lag that grows past the bound during a run is caught at a renewal or at the last look before release: the run stops writing, exit 3, listingLag in the summary', async () => {
+    const dir = await workspace();
+    const src = join(dir, 'tree');
+    await tree(src, 10, 30);
+    const project = await newProject('lag grows');
+    let child: ChildProcess | undefined;
+    const running = mirror(src, project, env(dir, 'g'), ['--concurrency', '1', '--lock-ttl', '2s'], (c) => (child = c));
+    while ((await documentCount(project)) < 10) await sleep(20);
+    service.emulator.setListingLag(20 * LAG_MS);
+    try {
+      const r = await running;
+      const a = answer(r);
+      expect(a.exitCode, JSON.stringify(a)).toBe(3);
+      expect(a.listingLag?.exceeded).toMatch(/later than the listing lag .*--listing-lag/);
+      expect(a.listingLag?.observedMaxMs).toBeGreaterThanOrEqual(a.listingLag?.boundMs ?? Infinity);
+      expect(r.stderr).toMatch(/listing lag/);
+      expect(child).toBeDefined();
+    } finally {
+      service.emulator.setListingLag(LAG_MS);
+    }
+  });
+
+  it('bad bounds are refused before anything is attempted (exit 2, the setting named)', async () => {
+    const dir = await workspace();
+    const project = await newProject('bad bounds');
+    for (const [bound, why] of [
+      ['-1s', /negative/],
+      ['soon', /not a duration/],
+      ['2h', /above 1h/],
+    ] as const) {
+      const r = await runFerry(['mirror', dir, '--project', project, '--listing-lag', bound], env(dir, 'bad'));
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(why);
+      expect(r.stderr).toMatch(/--listing-lag/);
+    }
+    const fromEnv = await runFerry(['mirror', dir, '--project', project], env(dir, 'bad', { FERRY_LISTING_LAG: 'soon' }));
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toMatch(/FERRY_LISTING_LAG "soon" is not a duration/);
+    expect(await documentCount(project)).toBe(0);
+  });
+});
