@@ -9,6 +9,7 @@ import type { FerryClient } from '../../api/client.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
+import { describeProbe, probeListingLag, type LagProbe } from './probe-lag.js';
 
 export interface Check {
   name: string;
@@ -21,8 +22,9 @@ export interface Check {
 /** Clock differences beyond this make token renewal unreliable. */
 const MAX_SKEW_MS = 60_000;
 
-export async function doctorAction(opts: { json?: boolean }, cmd: Command): Promise<void> {
+export async function doctorAction(opts: { json?: boolean; probeLag?: boolean }, cmd: Command): Promise<void> {
   const { client, settings } = createContext(cmd);
+  if (opts.probeLag) return lagAction(client, settings.profileName, opts.json === true);
   let checks: Check[];
   try {
     checks = await runChecks(client);
@@ -39,6 +41,29 @@ export async function doctorAction(opts: { json?: boolean }, cmd: Command): Prom
   process.exitCode = ok ? EXIT.ok : EXIT.failed;
 }
 
+
+/** `--probe-lag`: the listing lag measured, the bound to set said; Ctrl-C stops it with its canary removed. */
+async function lagAction(client: FerryClient, profile: string | undefined, json: boolean): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let probe: LagProbe;
+  try {
+    probe = await probeListingLag(client, stop.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await client.close();
+  }
+  const ok = probe.worstMs !== null && !stop.signal.aborted;
+  const code = stop.signal.aborted ? EXIT.aborted : ok ? EXIT.ok : EXIT.failed;
+  const lines = describeProbe(probe);
+  const check: Check = { name: 'listing lag', ok, detail: lines.slice(-2).join('; ') };
+  if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : ok ? 'succeeded' : 'failed', code, { ok, profile: profile ?? null, target: client.target, checks: [check], listingLag: probe });
+  else process.stdout.write(`listing lag of ${describeTarget(client.target)}:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+  process.exitCode = code;
+}
 
 export async function runChecks(client: FerryClient): Promise<Check[]> {
   const checks: Check[] = [];

@@ -7,6 +7,7 @@ export function registerDoctor(program: Command): void {
   program
     .command('doctor')
     .description('check a profile end to end: addresses, token, clock, a read call per host, permissions')
+    .option('--probe-lag', 'measure how late the service lists a new item (makes and removes a canary project; needs a writing client) and say what --listing-lag to set')
     .option('--json', 'print the checks as JSON')
     .action(later(() => import('../actions/doctor.js'), 'doctorAction'));
 }
