@@ -167,6 +167,12 @@ export class RunMetrics {
     counter('ferry_throttle_wait_seconds_total', 'Time spent waiting because the service pushed back (429, 503, the pace learned from them).').inc(labels, calls.throttleWaitMs / 1000);
     counter('ferry_lease_wait_seconds_total', "Time spent waiting for the destination's lease on the service (--wait-lock).").inc(labels, sum((r) => r.leaseWaitMs) / 1000);
 
+    const lagged = runs.filter((r) => r.listingLag);
+    if (lagged.length) {
+      gauge('ferry_listing_lag_bound_seconds', 'The listing lag the run honoured (--listing-lag): decisions from listings waited it out.').set(labels, Math.max(...lagged.map((r) => r.listingLag?.boundMs ?? 0)) / 1000);
+      gauge('ferry_listing_lag_observed_seconds', "The longest one of the run's own writes was seen missing from a listing begun after it (a lower bound of the service's lag); above the bound, the run stopped.").set(labels, Math.max(...lagged.map((r) => r.listingLag?.observedMaxMs ?? 0)) / 1000);
+    }
+
     // Upload batches: what the service failed, by reason, beside how many documents the batches hold.
     const batches = runs.filter((r) => r.failedReasonSummary);
     if (batches.length) {
@@ -249,6 +255,8 @@ interface RunView {
   skippedByReason: Record<string, number>;
   repeatedNotices: number;
   leaseWaitMs: number;
+  /** The run's listing lag: its bound and the longest one of its own writes was seen missing. */
+  listingLag: { boundMs: number; observedMaxMs: number } | undefined;
   failedReasonSummary: Record<string, number> | undefined;
   healed: { quarantinedAs?: string }[];
   index: string | undefined;
@@ -263,6 +271,7 @@ function viewOfSummary(s: JobSummary): RunView {
     skippedByReason: (s.skippedByReason as Record<string, number> | undefined) ?? {},
     repeatedNotices: (s.repeatedNotices as number | undefined) ?? 0,
     leaseWaitMs: (s.lease as { waitedMs?: number } | undefined)?.waitedMs ?? 0,
+    listingLag: s.listingLag as RunView['listingLag'],
     failedReasonSummary: s.failedReasonSummary as Record<string, number> | undefined,
     healed: (s.healed as { quarantinedAs?: string }[] | undefined) ?? [],
     index: s.index as string | undefined,
@@ -278,6 +287,7 @@ function viewOfLive(r: LiveRun): RunView {
     skippedByReason: r.ctx.skippedByReason ?? {},
     repeatedNotices: 0,
     leaseWaitMs: 0,
+    listingLag: undefined,
     failedReasonSummary: undefined,
     healed: [],
     index: undefined,

@@ -6,7 +6,7 @@
 // (default 1 s; the closing note's run used 3 s with a bound of 4 s).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -147,7 +147,8 @@ describe(`a service that lists new items up to ${LAG_MS} ms late, ferry told ${B
     await tree(src, 10, 30);
     const project = await newProject('lag grows');
     let child: ChildProcess | undefined;
-    const running = mirror(src, project, env(dir, 'g'), ['--concurrency', '1', '--lock-ttl', '2s'], (c) => (child = c));
+    const metrics = join(dir, 'run.prom');
+    const running = runFerry(['--metrics-file', metrics, 'mirror', src, '--project', project, '--json', '--listing-lag', BOUND, '--concurrency', '1', '--lock-ttl', '2s'], env(dir, 'g'), (c) => (child = c));
     while ((await documentCount(project)) < 10) await sleep(20);
     service.emulator.setListingLag(20 * LAG_MS);
     try {
@@ -158,6 +159,11 @@ describe(`a service that lists new items up to ${LAG_MS} ms late, ferry told ${B
       expect(a.listingLag?.observedMaxMs).toBeGreaterThanOrEqual(a.listingLag?.boundMs ?? Infinity);
       expect(r.stderr).toMatch(/listing lag/);
       expect(child).toBeDefined();
+      // The metrics file says it too: the bound, and a lag seen above it.
+      const prom = await readFile(metrics, 'utf8');
+      const gauge = (name: string) => Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(prom)?.[1]);
+      expect(gauge('ferry_listing_lag_bound_seconds')).toBeCloseTo((a.listingLag?.boundMs ?? 0) / 1000, 3);
+      expect(gauge('ferry_listing_lag_observed_seconds')).toBeGreaterThanOrEqual(gauge('ferry_listing_lag_bound_seconds'));
     } finally {
       service.emulator.setListingLag(LAG_MS);
     }
