@@ -8,6 +8,13 @@ const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/backends/project-*.test.ts',
  */
 const NOT_MODE_DEPENDENT = ['test/jobs/overlap.test.ts', 'test/jobs/listing-lag.test.ts'];
 
+/**
+ * The job suites that decide from listings (cold start, a crash, overlapping runs, the lease, a
+ * migration without its store, playbook replay), run a third time against an emulator that lists
+ * each new item up to 300 ms late, ferry told a bound of 400 ms (test/helpers/service.ts).
+ */
+const LISTING_SUITES = ['test/jobs/cold-start.test.ts', 'test/jobs/mirror-crash.test.ts', 'test/jobs/overlap.test.ts', 'test/jobs/lease-processes.test.ts', 'test/tenants/migrate-stateless.test.ts', 'test/playbooks/roundtrip.test.ts'];
+
 export default defineConfig({
   test: {
     // Integration tests start servers and move real files; none asserts on time.
@@ -24,6 +31,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'strict', include: JOB_SUITES, exclude: NOT_MODE_DEPENDENT, env: { FERRY_TEST_EMULATOR: 'strict' } } },
+      { extends: true, test: { name: 'lagging', include: LISTING_SUITES, env: { FERRY_TEST_LISTING_LAG_MS: '300' } } },
     ],
   },
 });

@@ -67,7 +67,7 @@ export class ListingLagWatch {
    */
   missing(what: string, lateByMs: number): ListingLagError | undefined {
     this.observed = Math.max(this.observed, Math.round(lateByMs));
-    if (lateByMs >= this.boundMs && lateByMs > 0) this.failure ??= new ListingLagError(this.boundMs, lateByMs, what);
+    if (lateByMs >= this.boundMs) this.failure ??= new ListingLagError(this.boundMs, lateByMs, what);
     return this.failure;
   }
 

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { FerryClient } from '../../src/api/index.js';
 import type { TenantDescription } from '../../src/emulator/index.js';
 import { FERRY_BIN } from './cli.js';
-import { STRICT, STRICT_FLAGS } from './service.js';
+import { LAG_BOUND_MS, LAG_MS, STRICT, STRICT_FLAGS } from './service.js';
 
 export interface Region {
   child: ChildProcess;
@@ -21,7 +21,7 @@ export interface Region {
 }
 
 export async function startRegion(args: string[] = []): Promise<Region> {
-  const child = spawn(process.execPath, [FERRY_BIN, 'emulator', '--port', '0', ...(STRICT ? STRICT_FLAGS : []), ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [FERRY_BIN, 'emulator', '--port', '0', ...(STRICT ? STRICT_FLAGS : []), ...(LAG_MS ? ['--listing-lag', `${LAG_MS}ms`] : []), ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const ready = JSON.parse(line) as Omit<Region, 'child' | 'client' | 'stop'>;
   const clients: FerryClient[] = [];
@@ -30,7 +30,7 @@ export async function startRegion(args: string[] = []): Promise<Region> {
     child,
     client(tenant) {
       const t = ready.tenants[tenant]!;
-      const c = new FerryClient({ address: { baseUrl: ready.baseUrl, settingsUrl: ready.settingsUrl, authUrl: ready.authUrl }, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: ready.audience }, retry: { baseDelayMs: 5, maxDelayMs: 50 } });
+      const c = new FerryClient({ address: { baseUrl: ready.baseUrl, settingsUrl: ready.settingsUrl, authUrl: ready.authUrl }, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: ready.audience }, retry: { baseDelayMs: 5, maxDelayMs: 50 }, ...(LAG_MS ? { listingLagMs: LAG_BOUND_MS } : {}) });
       clients.push(c);
       return c;
     },
@@ -44,7 +44,7 @@ export async function startRegion(args: string[] = []): Promise<Region> {
 
 /** A config file naming each (region, tenant) as a profile; secrets in the returned environment. */
 export async function writeProfiles(file: string, profiles: Record<string, { region: Region; tenant: number }>): Promise<Record<string, string>> {
-  const env: Record<string, string> = { FERRY_CONFIG: file };
+  const env: Record<string, string> = { FERRY_CONFIG: file, ...(LAG_MS ? { FERRY_LISTING_LAG: `${LAG_BOUND_MS}ms` } : {}) };
   const lines = ['profiles:'];
   for (const [name, { region, tenant }] of Object.entries(profiles)) {
     const t = region.tenants[tenant]!;

@@ -29,6 +29,19 @@ export interface Service {
  */
 export const STRICT = process.env.FERRY_TEST_EMULATOR === 'strict';
 
+/**
+ * The lagging project of the matrix (vitest.config.ts): the suites that decide from listings run
+ * against an emulator that lists each new item up to LAG_MS late, every ferry told a bound of
+ * LAG_BOUND_MS. The test's own checks read once the lag has passed (settled()).
+ */
+export const LAG_MS = Number(process.env.FERRY_TEST_LISTING_LAG_MS ?? 0);
+export const LAG_BOUND_MS = Math.ceil((LAG_MS * 4) / 3);
+
+/** Waits out the emulator's listing lag before a test reads what was written (nothing when it lists at once). */
+export async function settled(): Promise<void> {
+  if (LAG_MS > 0) await new Promise((r) => setTimeout(r, LAG_MS + 20));
+}
+
 /** The strict answers, as emulator options and as `ferry emulator` flags. */
 export const STRICT_OPTIONS: EmulatorOptions = { strict: true, dateCompleted: 'at-patch', streamFormat: 'no-final', maxPageSize: 100 };
 export const STRICT_FLAGS = ['--strict', '--date-completed', 'at-patch', '--stream-format', 'no-final', '--max-page-size', '100'];
@@ -39,7 +52,7 @@ export function whereFoldersExist(folders: string[]): string[] {
 }
 
 export async function startService(opts: EmulatorOptions = {}): Promise<Service> {
-  const emulator = await startEmulator({ validateResponses: 'throw', processing: { minDelayMs: 1, maxDelayMs: 5, seed: 1 }, ...(STRICT ? STRICT_OPTIONS : {}), ...opts });
+  const emulator = await startEmulator({ validateResponses: 'throw', processing: { minDelayMs: 1, maxDelayMs: 5, seed: 1 }, ...(STRICT ? STRICT_OPTIONS : {}), ...(LAG_MS ? { listingLagMs: LAG_MS } : {}), ...opts });
   const clients: FerryClient[] = [];
   const address = { baseUrl: emulator.baseUrl, settingsUrl: emulator.settingsUrl, authUrl: emulator.authUrl };
   return {
@@ -47,7 +60,7 @@ export async function startService(opts: EmulatorOptions = {}): Promise<Service>
     project: emulator.tenants[0]!.assistants[0]!.projectIdentifier,
     client(extra = {}, tenant = 0) {
       const t = emulator.tenants[tenant]!;
-      const c = new FerryClient({ address, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: emulator.audience }, retry: { baseDelayMs: 5, maxDelayMs: 50 }, ...extra });
+      const c = new FerryClient({ address, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: emulator.audience }, retry: { baseDelayMs: 5, maxDelayMs: 50 }, ...(LAG_MS ? { listingLagMs: LAG_BOUND_MS } : {}), ...extra });
       clients.push(c);
       return c;
     },
@@ -60,6 +73,7 @@ export async function startService(opts: EmulatorOptions = {}): Promise<Service>
         FERRY_AUDIENCE: emulator.audience,
         FERRY_CLIENT_ID: t.clientId,
         FERRY_CLIENT_SECRET: t.clientSecret,
+        ...(LAG_MS ? { FERRY_LISTING_LAG: `${LAG_BOUND_MS}ms` } : {}),
       };
     },
     /** Stops everything, and fails the file if any response broke the contract along the way. */
@@ -120,11 +134,13 @@ export async function mirroredProject(client: FerryClient, src: string, files: R
  * flattened by a service without folders is the path ferry kept in its metadata.
  */
 export async function remoteFiles(client: FerryClient, project: string): Promise<Document[]> {
+  await settled();
   const docs = await collect(client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false }));
   return docs.filter((d) => !d.isDirectory).map((d) => ({ ...d, path: logicalPath(d) ?? null }));
 }
 
 export async function remoteFolders(client: FerryClient, project: string): Promise<string[]> {
+  await settled();
   const docs = await collect(client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false }));
   return docs.filter((d) => d.isDirectory).map((d) => d.path ?? '').sort();
 }

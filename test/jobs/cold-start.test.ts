@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { STRICT, countingDispatcher, mirroredProject, remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { LAG_BOUND_MS, LAG_MS, STRICT, countingDispatcher, mirroredProject, remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
@@ -39,7 +39,7 @@ describe('mirror with no checkpoint file', () => {
     const config = join(dir, 'config.yaml');
     const t = service.emulator.tenants[0]!;
     const profile = (name: string) =>
-      `  ${name}:\n    baseUrl: ${service.emulator.baseUrl}\n    settingsUrl: ${service.emulator.settingsUrl}\n    authUrl: ${service.emulator.authUrl}\n    audience: ${service.emulator.audience}\n    clientId: ${t.clientId}\n    clientSecretEnv: NIGHTLY_SECRET\n`;
+      `  ${name}:\n    baseUrl: ${service.emulator.baseUrl}\n    settingsUrl: ${service.emulator.settingsUrl}\n    authUrl: ${service.emulator.authUrl}\n    audience: ${service.emulator.audience}\n    clientId: ${t.clientId}\n    clientSecretEnv: NIGHTLY_SECRET\n${LAG_MS ? `    listingLag: ${LAG_BOUND_MS}ms\n` : ''}`;
     await writeFile(config, `profiles:\n${profile('nightly')}${profile('renamed')}`);
     const run = async (profileName: string, stateDir: string): Promise<Summary> => {
       const r = await runFerry(['-p', profileName, 'mirror', src, '--project', project, '--json'], { FERRY_CONFIG: config, NIGHTLY_SECRET: t.clientSecret, FERRY_STATE_DIR: join(dir, stateDir) });

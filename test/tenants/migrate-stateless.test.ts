@@ -53,7 +53,8 @@ async function targetProjects(name: string): Promise<string[]> {
 
 async function documentsOnTarget(): Promise<number> {
   let n = 0;
-  for (const p of await dst.projects.list().all()) n += (await remoteFiles(dst, p.objectIdentifier)).length;
+  // Counted by id (analytics), never from a listing of documents, which may be late.
+  for (const p of await dst.projects.list().all()) n += (await dst.projects.analytics(p.objectIdentifier)).documentCount ?? 0;
   return n;
 }
 
