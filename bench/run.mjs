@@ -174,14 +174,14 @@ async function benchNoop(count) {
 }
 
 /** A client of the emulator whose requests are counted on the wire, by method and path. */
-function countingClient(emu) {
+function countingClient(emu, extra = {}) {
   const counts = new Map();
   const dispatcher = new Agent().compose((dispatch) => (options, handler) => {
     const key = `${options.method} ${String(options.path).split('?')[0]}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
     return dispatch(options, handler);
   });
-  return { client: new FerryClient({ address: emu.address, credentials: emu.credentials, dispatcher }), counts };
+  return { client: new FerryClient({ address: emu.address, credentials: emu.credentials, dispatcher, ...extra }), counts };
 }
 
 /** Whether processes can be pinned to cores here (Linux's taskset). */
@@ -960,6 +960,59 @@ async function benchLease(rounds = 7, files = 2_000) {
 }
 
 /**
+ * What a listing-lag bound costs a run (issue 44): the same runs, alternated, with the bound at 0
+ * and at 5 s, against an emulator that lists at once (so the cost is the bound's waits alone): a
+ * warm no-op (the claim's commit wait), a cold no-op of a full project from a fresh store (the
+ * same), and a first mirror (the commit wait and, having written, the wait before the release).
+ * Requests are counted on the wire: the bound adds none to a run that finds the lease free.
+ */
+async function benchLag(rounds = 5, files = 2_000, boundMs = 5_000) {
+  const emu = await startEmulatorProcess();
+  const root = join(work, 'lag');
+  await makeTree(root, files, 1024);
+  const sides = { 0: countingClient(emu), [boundMs]: countingClient(emu, { listingLagMs: boundMs }) };
+  const runs = ['warm no-op', 'cold no-op', 'first mirror'];
+  const ms = Object.fromEntries(runs.map((r) => [r, { 0: [], [boundMs]: [] }]));
+  const requests = Object.fromEntries(runs.map((r) => [r, { 0: [], [boundMs]: [] }]));
+  const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  for (let round = 0; round <= rounds; round++) {
+    for (const bound of round % 2 ? [boundMs, 0] : [0, boundMs]) {
+      const { client, counts } = sides[bound];
+      const project = (await client.projects.create({ name: `lag ${bound} ${round}`, description: 'bench' })).objectIdentifier;
+      const opts = { source: root, project, progress: false };
+      const measure = async (name, store) => {
+        counts.clear();
+        const t = await timed(() => mirror(opts, { client, store }));
+        // Round 0 warms up the emulator and this process: not counted.
+        if (round === 0) return t.result;
+        ms[name][bound].push(t.ms);
+        requests[name][bound].push([...counts.values()].reduce((a, b) => a + b, 0));
+        return t.result;
+      };
+      const store = new SqliteCheckpointStore(join(work, `lag-${bound}-${round}.sqlite`));
+      const first = await measure('first mirror', store);
+      if (first.counts.uploaded !== files) throw new Error(`lag bench: ${JSON.stringify(first.counts)}`);
+      if ((await measure('warm no-op', store)).counts.uploaded !== 0) throw new Error('lag bench: the warm no-op uploaded');
+      store.close();
+      const fresh = new SqliteCheckpointStore(join(work, `lag-${bound}-${round}-cold.sqlite`));
+      if ((await measure('cold no-op', fresh)).counts.uploaded !== 0) throw new Error('lag bench: the cold no-op uploaded');
+      fresh.close();
+    }
+    if (round > 0) console.error(`lag round ${round}: ${runs.map((r) => `${r} ${Math.round(ms[r][0][round - 1])} / ${Math.round(ms[r][boundMs][round - 1])} ms`).join(', ')} (bound 0 / ${boundMs / 1000} s)`);
+  }
+  await Promise.all(Object.values(sides).map((s) => s.client.close()));
+  await emu.stop();
+  for (const r of runs) {
+    const at0 = median(ms[r][0]);
+    const atBound = median(ms[r][boundMs]);
+    record(`listing lag: ${r} of ${files} files, time with a bound of ${boundMs / 1000} s over a bound of 0`, Math.round(atBound), Math.round(at0), 'ms', atBound / at0, undefined, `informational: medians of ${rounds} alternated rounds after a warm-up (bound ${boundMs / 1000} s: ${ms[r][boundMs].map(Math.round).join('/')} ms; bound 0: ${ms[r][0].map(Math.round).join('/')} ms); the bound's cost is ${Math.round(atBound - at0)} ms`);
+    const reqAt0 = median(requests[r][0]);
+    const reqAtBound = median(requests[r][boundMs]);
+    record(`listing lag: ${r}, requests with a bound of ${boundMs / 1000} s over a bound of 0`, reqAtBound, reqAt0, 'requests', reqAtBound / reqAt0, '<= 1', `counted on the wire, medians of ${rounds} (bound: ${requests[r][boundMs].join('/')}; 0: ${requests[r][0].join('/')})`);
+  }
+}
+
+/**
  * The emulator's page of a project's documents, at page 1 and at the last page, as the project
  * grows (issue 31: a page must cost the same at page 1 and page 10,000). The bare side: the same
  * rows read by a plain indexed SELECT of the seq range, no count, no join, what a page cannot cost
@@ -1019,7 +1072,7 @@ async function benchEmulatorPages(sizes = [10_000, 100_000, 1_000_000]) {
   record(`emulator: a whole listing walked page by page, time per document at ${large.size} over ${small.size}`, Number((large.perItem * 1000).toFixed(1)), Number((small.perItem * 1000).toFixed(1)), 'µs', large.perItem / small.perItem, '<= 1.2', `bare: a plain SELECT of each seq range, no count, no join (${detail})`);
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, pages).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, lag, pages).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -1042,6 +1095,7 @@ try {
   if (wanted('bwlimit')) await benchBwlimit();
   if (wanted('migrate')) await benchMigrate();
   if (wanted('lease')) await benchLease();
+  if (wanted('lag')) await benchLag();
   if (wanted('pages')) await benchEmulatorPages();
 } finally {
   await rm(work, { recursive: true, force: true });
