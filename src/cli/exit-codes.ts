@@ -6,7 +6,7 @@ export const EXIT = {
   failed: 1,
   /** Bad usage or configuration: nothing was attempted. */
   usage: 2,
-  /** Aborted: interrupted, authentication failed, or the service refused the job. */
+  /** Aborted: interrupted, authentication failed, the service refused the job, or it listed later than the bound. */
   aborted: 3,
   /** Another run holds the job's lock: in this checkpoint store, or its lease on the service. */
   locked: 4,

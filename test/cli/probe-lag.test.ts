@@ -29,7 +29,7 @@ describe('ferry doctor --probe-lag', () => {
   it('a service that lists at once: every round 0 or near it, --listing-lag 0 said, the canaries removed', async () => {
     const r = await runFerry(['doctor', '--probe-lag', '--json'], atOnce.env());
     expect(r.code, r.stderr).toBe(0);
-    const probe = (onlyJson(r) as { listingLag: Probe }).listingLag;
+    const probe = (onlyJson(r) as { lagProbe: Probe }).lagProbe;
     expect(probe.rounds).toHaveLength(3);
     expect(probe.suggested).toBe('0');
     expect(probe.canary).toEqual({ created: 3, removed: 3 });
@@ -41,7 +41,7 @@ describe('ferry doctor --probe-lag', () => {
   it(`a service that lists up to ${LAG_MS} ms late: a lag measured, a bound above it said`, async () => {
     const r = await runFerry(['doctor', '--probe-lag', '--json'], late.env());
     expect(r.code, r.stderr).toBe(0);
-    const probe = (onlyJson(r) as { listingLag: Probe }).listingLag;
+    const probe = (onlyJson(r) as { lagProbe: Probe }).lagProbe;
     expect(probe.worstMs).toBeGreaterThan(0);
     expect(probe.worstMs).toBeLessThanOrEqual(LAG_MS + 1_000);
     // The bound said covers what was measured, with margin.
@@ -70,9 +70,9 @@ describe('ferry doctor --probe-lag', () => {
         });
       });
       expect(r.code, r.stdout + r.stderr).toBe(3);
-      const answer = onlyJson(r) as { status: string; listingLag: Probe };
+      const answer = onlyJson(r) as { status: string; lagProbe: Probe };
       expect(answer.status).toBe('interrupted');
-      expect(answer.listingLag.canary.created).toBe(answer.listingLag.canary.removed);
+      expect(answer.lagProbe.canary.created).toBe(answer.lagProbe.canary.removed);
     } finally {
       late.emulator.setListingLag(LAG_MS);
     }

@@ -60,7 +60,7 @@ async function lagAction(client: FerryClient, profile: string | undefined, json:
   const code = stop.signal.aborted ? EXIT.aborted : ok ? EXIT.ok : EXIT.failed;
   const lines = describeProbe(probe);
   const check: Check = { name: 'listing lag', ok, detail: lines.slice(-2).join('; ') };
-  if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : ok ? 'succeeded' : 'failed', code, { ok, profile: profile ?? null, target: client.target, checks: [check], listingLag: probe });
+  if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : ok ? 'succeeded' : 'failed', code, { ok, profile: profile ?? null, target: client.target, checks: [check], lagProbe: probe });
   else process.stdout.write(`listing lag of ${describeTarget(client.target)}:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
   process.exitCode = code;
 }
