@@ -225,6 +225,11 @@ export class Transport {
   private readonly random: () => number;
   private readonly ownOrigins: string[];
   /** What this client's calls came to, for a run's metrics: answers by status class, retries, waits. */
+  /**
+   * Requests sent that may change the service (any method but GET and HEAD, answered or not): what
+   * a lease's release asks to know whether the run wrote, and must wait for its writes to be listed.
+   */
+  writesSent = 0;
   /** The service's listing lag as bounded for this client, and what was seen of it (./listing-lag.ts). */
   readonly listingLag: ListingLagWatch;
   readonly stats: TransportStats = { responses: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, unanswered: 0, retries: 0, throttleWaitMs: 0 };
@@ -343,6 +348,7 @@ export class Transport {
           }
         }
         onWire = true;
+        if (method !== 'GET' && method !== 'HEAD') this.writesSent++;
         res = await request(url, {
           method: method as Dispatcher.HttpMethod,
           dispatcher,

@@ -115,6 +115,11 @@ export interface LeaseOptions {
   onEvent?: (event: string, detail?: Record<string, unknown>) => void;
   /** The service's listing lag, bounded (default: none; a record missing from a listing is then beyond the bound). */
   lag?: LagBound;
+  /**
+   * Whether the run has sent a write of its own (not the lease's) to the service: a release waits
+   * the bound only then. Default: whether any write was let through the lease's gate.
+   */
+  wroteOwn?: () => boolean;
 }
 
 /** Another run holds the lease (after --wait-lock, if any). */
@@ -321,6 +326,7 @@ interface HeldLeaseInit {
   waitedMs: number;
   tookOverFrom: LeaseHolder[];
   lag: LagBound;
+  wroteOwn: (() => boolean) | undefined;
 }
 
 /**
@@ -340,8 +346,8 @@ export class HeldLease {
   private lost: LeaseLostError | undefined;
   /** A listing later than the bound: no write may go (the run ends, exit 3). */
   private lagged: Error | undefined;
-  /** A write was let go: the release waits for the lag before it removes the claim. */
-  private wrote = false;
+  /** A write was let through the gate (what the release asks when it is told nothing better: wroteOwn). */
+  private gated = false;
   private renewing: Promise<void> | undefined;
   private readonly stopRenewals = new AbortController();
   private loop: Promise<void> | undefined;
@@ -380,7 +386,7 @@ export class HeldLease {
 
   /** Throws LeaseLostError when this run may no longer write; renews first if the last renewal is stale. */
   async assertHeld(): Promise<void> {
-    this.wrote = true;
+    this.gated = true;
     this.throwIfStopped();
     if (this.opts.clock.now() < this.validUntil) return;
     // Stale: a renewal decides (one at a time); failing renewals are tried until the TTL is over twice.
@@ -519,7 +525,8 @@ export class HeldLease {
     this.stopRenewals.abort();
     await this.renewing?.catch(() => undefined);
     await this.loop;
-    if (this.wrote && this.lag.boundMs > 0 && !this.lost) {
+    const wrote = this.init.wroteOwn ? this.init.wroteOwn() : this.gated;
+    if (wrote && this.lag.boundMs > 0 && !this.lost) {
       this.opts.onEvent?.('settling', { ms: this.lag.boundMs });
       await this.opts.clock.sleep(this.lag.boundMs);
       // Beats not yet seen listed must be by now: one look tells a lag that grew past the bound.
@@ -620,7 +627,7 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
       throw err;
     }
     if (verdict.held) {
-      const held = new HeldLease({ opts: base, ttlMs, claim: mine, sentAt, counter, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag });
+      const held = new HeldLease({ opts: base, ttlMs, claim: mine, sentAt, counter, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag, wroteOwn: opts.wroteOwn });
       for (const r of verdict.expired) await removeQuietly(r.id);
       opts.onEvent?.('acquired', { at: mine.at });
       return held;

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry, type CliResult } from '../helpers/cli.js';
+import { leaseName } from '../../src/backends/project/lease-board.js';
 
 const LAG_MS = Number(process.env.FERRY_TEST_LAG_MS ?? 1_000);
 const BOUND = `${Math.ceil((LAG_MS * 4) / 3)}ms`;
@@ -139,6 +140,9 @@ describe(`a service that lists new items up to ${LAG_MS} ms late, ferry told ${B
       if (r.exitCode === 3) expect(r.error ?? JSON.stringify(r.errors)).toMatch(/--listing-lag/);
     }
     expect(await pathsOnce(project)).toBeLessThanOrEqual(n);
+    // A refused run removes the claim it made: none is left to block the next run for a TTL.
+    const leases = await service.client().projects.list({ searchText: leaseName(`project:${project}`) }, { leaseRecords: true }).all();
+    expect(leases).toEqual([]);
   });
 
   it('a lag that grows past the bound during a run is caught at a renewal or at the last look before release: the run stops writing, exit 3, listingLag in the summary', async () => {

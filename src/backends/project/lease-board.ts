@@ -63,7 +63,11 @@ export class ProjectLeaseBoard implements LeaseBoard {
     this.name = leaseName(scope);
   }
 
+  /** Write requests this board made (its records' creation and removal), so a run can tell its own writes from the lease's. */
+  writes = 0;
+
   async create(body: LeaseBody): Promise<{ id: string; at: number }> {
+    this.writes++;
     const description = JSON.stringify(body);
     const project = await this.client.projects.create(
       { name: this.name, description },
@@ -93,6 +97,7 @@ export class ProjectLeaseBoard implements LeaseBoard {
   }
 
   async remove(id: string): Promise<void> {
+    this.writes++;
     try {
       await this.client.projects.delete(id);
     } catch (err) {
@@ -137,9 +142,13 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
   if (settings.off) return { off: '--no-lock', listingLag };
   return {
     listingLag,
-    acquire: (lock) =>
-      acquireLease({
-        board: new ProjectLeaseBoard(client, target.scope),
+    acquire: (lock) => {
+      const board = new ProjectLeaseBoard(client, target.scope);
+      // Writes of the run's own, beyond the lease's: counted on the wire (retries too, which only ever say "wrote").
+      const before = client.transport.writesSent;
+      return acquireLease({
+        board,
+        wroteOwn: () => client.transport.writesSent - before > board.writes,
         description: target.description,
         path: target.path,
         // The store lock's token: the next run of this store, finding this process dead, knows
@@ -156,7 +165,8 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
         lag: client.transport.listingLag,
       }).catch((err: unknown) => {
         throw unreachable(err) ?? err;
-      }),
+      });
+    },
   };
 }
 
