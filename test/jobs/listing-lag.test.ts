@@ -152,8 +152,9 @@ describe(`a service that lists new items up to ${LAG_MS} ms late, ferry told ${B
     const project = await newProject('lag grows');
     let child: ChildProcess | undefined;
     const metrics = join(dir, 'run.prom');
-    const running = runFerry(['--metrics-file', metrics, 'mirror', src, '--project', project, '--json', '--listing-lag', BOUND, '--concurrency', '1', '--lock-ttl', '2s'], env(dir, 'g'), (c) => (child = c));
-    while ((await documentCount(project)) < 10) await sleep(20);
+    const running = runFerry(['--metrics-file', metrics, 'mirror', src, '--project', project, '--json', '--listing-lag', BOUND, '--concurrency', '1', '--lock-ttl', `${3 * Math.ceil((LAG_MS * 4) / 3)}ms`], env(dir, 'g'), (c) => (child = c));
+    // (A run that ended before writing ten ends the wait too: its answer then says why.)
+    while ((await documentCount(project)) < 10 && child?.exitCode === null) await sleep(20);
     service.emulator.setListingLag(20 * LAG_MS);
     try {
       const r = await running;
@@ -186,6 +187,10 @@ describe(`a service that lists new items up to ${LAG_MS} ms late, ferry told ${B
       expect(r.stderr).toMatch(why);
       expect(r.stderr).toMatch(/--listing-lag/);
     }
+    // A TTL the bound does not fit in: the claim is held only the bound after it was made.
+    const short = await runFerry(['mirror', dir, '--project', project, '--listing-lag', '4s', '--lock-ttl', '5s'], env(dir, 'bad'));
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/--lock-ttl 5\.0 s is too short for --listing-lag 4\.0 s.*at least 3 times the lag \(12 s\)/);
     const fromEnv = await runFerry(['mirror', dir, '--project', project], env(dir, 'bad', { FERRY_LISTING_LAG: 'soon' }));
     expect(fromEnv.code).toBe(2);
     expect(fromEnv.stderr).toMatch(/FERRY_LISTING_LAG "soon" is not a duration/);

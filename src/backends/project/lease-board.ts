@@ -11,7 +11,9 @@ import type { FerryClient } from '../../api/client.js';
 import { NotFoundError } from '../../api/errors.js';
 import type { Project } from '../../api/types.js';
 import { LEASE_RECORD_PREFIX } from '../../api/resources/projects.js';
-import { acquireLease, LeaseError, type LeaseBoard, type LeaseBody, type LeaseRecord } from '../../runner/lease.js';
+import { acquireLease, DEFAULT_LEASE_TTL_MS, LeaseError, MAX_LEASE_TTL_MS, type LeaseBoard, type LeaseBody, type LeaseRecord } from '../../runner/lease.js';
+import { ConfigurationError } from '../../errors.js';
+import { formatLag } from '../../api/listing-lag.js';
 import type { LeaseUse } from '../../runner/job.js';
 import { unreachable } from './source.js';
 import { writeStderr } from '../../runner/terminal.js';
@@ -140,6 +142,7 @@ export interface LeaseTarget {
 export function serviceLease(client: FerryClient, target: LeaseTarget, settings: LeaseSettings = {}): LeaseUse {
   const listingLag = client.transport.listingLag;
   if (settings.off) return { off: '--no-lock', listingLag };
+  const ttlMs = leaseTtlFor(settings.ttlMs, listingLag.boundMs);
   return {
     listingLag,
     acquire: (lock) => {
@@ -159,7 +162,7 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
         pid: process.pid,
         job: target.job,
         breakHint: target.breakHint,
-        ...(settings.ttlMs !== undefined ? { ttlMs: settings.ttlMs } : {}),
+        ttlMs,
         ...(settings.waitMs !== undefined ? { waitMs: settings.waitMs } : {}),
         onEvent: sayOnStderr(),
         lag: client.transport.listingLag,
@@ -168,6 +171,25 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
       });
     },
   };
+}
+
+/**
+ * The lease's TTL under a listing lag. A claim is held only once the bound has passed since it was
+ * made, and the holder must renew within its TTL of the claim, so the TTL must outlast the bound
+ * with room for the round trips: at least LAG_TTL_FACTOR times it. Unset, the default grows to
+ * that; set shorter, it is refused before anything is attempted (exit 2).
+ */
+const LAG_TTL_FACTOR = 3;
+
+export function leaseTtlFor(asked: number | undefined, lagMs: number): number {
+  const least = LAG_TTL_FACTOR * lagMs;
+  if (asked === undefined) return Math.min(MAX_LEASE_TTL_MS, Math.max(DEFAULT_LEASE_TTL_MS, least));
+  if (asked < least) {
+    throw new ConfigurationError(
+      `--lock-ttl ${formatLag(asked)} is too short for --listing-lag ${formatLag(lagMs)}: a lease is held only once the listing lag has passed since its claim, and must be renewed within its TTL; give a TTL of at least ${LAG_TTL_FACTOR} times the lag (${formatLag(least)}), or leave --lock-ttl out`,
+    );
+  }
+  return asked;
 }
 
 /** The lease target of a project and a folder in it (mirror, upload, a migration's target). */
