@@ -14,7 +14,7 @@ import { onlyJson, runFerry } from '../helpers/cli.js';
 import { startRegion, writeProfiles, type Region } from '../helpers/regions.js';
 import { remoteFiles, writeTree } from '../helpers/service.js';
 
-const LAG_MS = 1_000;
+const LAG_MS = Number(process.env.FERRY_TEST_LAG_MS ?? 1_000);
 let uk: Region;
 let us: Region;
 let dir: string;
