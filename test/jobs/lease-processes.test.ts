@@ -8,7 +8,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { startService, type Service } from '../helpers/service.js';
+import { documentCount as countDocuments, numberedTree, pathsOnce as checkPathsOnce } from '../helpers/runs.js';
 import { onlyJson, runFerry, type CliResult } from '../helpers/cli.js';
 import { leaseName } from '../../src/backends/project/lease-board.js';
 
@@ -39,27 +40,9 @@ async function newProject(name: string): Promise<string> {
   return (await service.client().projects.create({ name, description: 'lease test' })).objectIdentifier;
 }
 
-/** `folders` folders of `files` files each, under `root`. */
-async function tree(root: string, folders: number, files: number, prefix = 'f'): Promise<number> {
-  const out: Record<string, string> = {};
-  for (let d = 0; d < folders; d++) for (let f = 0; f < files; f++) out[`${prefix}${d}/file-${f}.txt`] = `${prefix} ${d} ${f}\n`;
-  await writeTree(root, out);
-  return folders * files;
-}
-
-/** Every path on the service exactly once, and how many there are. */
-async function pathsOnce(project: string): Promise<number> {
-  const docs = await remoteFiles(service.client(), project);
-  const seen = new Map<string, number>();
-  for (const d of docs) seen.set(d.path ?? '', (seen.get(d.path ?? '') ?? 0) + 1);
-  const twice = [...seen].filter(([, n]) => n > 1);
-  expect(twice, 'paths on the service more than once').toEqual([]);
-  return docs.length;
-}
-
-async function documentCount(project: string): Promise<number> {
-  return (await service.client().projects.analytics(project)).documentCount ?? 0;
-}
+const tree = (root: string, folders: number, files: number, prefix = 'f') => numberedTree(root, folders, files, prefix);
+const pathsOnce = (project: string) => checkPathsOnce(service.client(), project);
+const documentCount = (project: string) => countDocuments(service.client(), project);
 
 function env(dir: string, store: string, extra: Record<string, string> = {}): Record<string, string> {
   return { ...service.env(), FERRY_STATE_DIR: join(dir, store), ...extra };

@@ -10,7 +10,8 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { startService, type Service } from '../helpers/service.js';
+import { documentCount as countDocuments, numberedTree, pathsOnce as checkPathsOnce } from '../helpers/runs.js';
 import { onlyJson, runFerry, type CliResult } from '../helpers/cli.js';
 import { leaseName } from '../../src/backends/project/lease-board.js';
 
@@ -40,26 +41,13 @@ async function newProject(name: string): Promise<string> {
   return (await service.client().projects.create({ name, description: 'listing lag test' })).objectIdentifier;
 }
 
-async function tree(root: string, folders: number, files: number, prefix = 'd'): Promise<number> {
-  const out: Record<string, string> = {};
-  for (let d = 0; d < folders; d++) for (let f = 0; f < files; f++) out[`${prefix}${d}/file-${f}.txt`] = `${prefix} ${d} ${f}\n`;
-  await writeTree(root, out);
-  return folders * files;
-}
-
-/** Every path on the service once (read once the lag has passed: the check must not itself read late). */
-async function pathsOnce(project: string): Promise<number> {
+const tree = (root: string, folders: number, files: number, prefix = 'd') => numberedTree(root, folders, files, prefix);
+/** Read once this file's lag has passed: the check must not itself read late. */
+const pathsOnce = async (project: string) => {
   await sleep(LAG_MS + 50);
-  const docs = await remoteFiles(service.client(), project);
-  const seen = new Map<string, number>();
-  for (const d of docs) seen.set(d.path ?? '', (seen.get(d.path ?? '') ?? 0) + 1);
-  expect([...seen].filter(([, n]) => n > 1), 'paths on the service more than once').toEqual([]);
-  return docs.length;
-}
-
-async function documentCount(project: string): Promise<number> {
-  return (await service.client().projects.analytics(project)).documentCount ?? 0;
-}
+  return checkPathsOnce(service.client(), project);
+};
+const documentCount = (project: string) => countDocuments(service.client(), project);
 
 function env(dir: string, store: string, extra: Record<string, string> = {}): Record<string, string> {
   return { ...service.env(), FERRY_STATE_DIR: join(dir, store), ...extra };
