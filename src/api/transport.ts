@@ -224,7 +224,6 @@ export class Transport {
   private readonly onRetry: ((info: RetryInfo) => void) | undefined;
   private readonly random: () => number;
   private readonly ownOrigins: string[];
-  /** What this client's calls came to, for a run's metrics: answers by status class, retries, waits. */
   /**
    * Requests sent that may change the service (any method but GET and HEAD, answered or not): what
    * a lease's release asks to know whether the run wrote, and must wait for its writes to be listed.
@@ -232,6 +231,7 @@ export class Transport {
   writesSent = 0;
   /** The service's listing lag as bounded for this client, and what was seen of it (./listing-lag.ts). */
   readonly listingLag: ListingLagWatch;
+  /** What this client's calls came to, for a run's metrics: answers by status class, retries, waits. */
   readonly stats: TransportStats = { responses: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, unanswered: 0, retries: 0, throttleWaitMs: 0 };
 
   constructor(opts: ClientOptions) {

@@ -217,7 +217,8 @@ export class RemoteFolders {
       if (id) return id;
       const lateBy = listedAt - answeredAt;
       if (lateBy >= lag.boundMs) {
-        throw lag.missing(`a folder the service answered 409 for ("${name}" already exists)`, Math.max(lateBy, 1)) as Error;
+        // (The folder's name stays out of the message: it is the service's, and messages reach terminals.)
+        throw lag.missing('a folder the service answered 409 for (it already exists)', Math.max(lateBy, 1)) as Error;
       }
       await sleep(Math.min(250, lag.boundMs - lateBy));
     }
