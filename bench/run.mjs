@@ -1008,7 +1008,10 @@ async function benchLag(rounds = 5, files = 2_000, boundMs = 5_000) {
     record(`listing lag: ${r} of ${files} files, time with a bound of ${boundMs / 1000} s over a bound of 0`, Math.round(atBound), Math.round(at0), 'ms', atBound / at0, undefined, `informational: medians of ${rounds} alternated rounds after a warm-up (bound ${boundMs / 1000} s: ${ms[r][boundMs].map(Math.round).join('/')} ms; bound 0: ${ms[r][0].map(Math.round).join('/')} ms); the bound's cost is ${Math.round(atBound - at0)} ms`);
     const reqAt0 = median(requests[r][0]);
     const reqAtBound = median(requests[r][boundMs]);
-    record(`listing lag: ${r}, requests with a bound of ${boundMs / 1000} s over a bound of 0`, reqAtBound, reqAt0, 'requests', reqAtBound / reqAt0, '<= 1', `counted on the wire, medians of ${rounds} (bound: ${requests[r][boundMs].join('/')}; 0: ${requests[r][0].join('/')})`);
+    // A run that wrote makes one more beat before its release's wait (create, list, remove) and
+    // looks once more after it: up to 4 requests; a no-op none.
+    const allowed = r === 'first mirror' ? 4 : 0;
+    record(`listing lag: ${r}, requests a bound of ${boundMs / 1000} s adds`, reqAtBound, reqAt0, 'requests', reqAtBound - reqAt0, `<= ${allowed}`, `counted on the wire, medians of ${rounds}; the ratio column is the difference (bound: ${requests[r][boundMs].join('/')}; 0: ${requests[r][0].join('/')})`);
   }
 }
 
