@@ -7,7 +7,7 @@ import { JobAbortedError } from '../runner/job.js';
 import { printJsonError } from './output.js';
 import { commandFromArgv, commandName, commandPath, setCommand, writeEnvelope } from './envelope.js';
 import { onImmediateExit } from '../runner/signals.js';
-import { safeText } from '../backends/names.js';
+import { safeText, visible } from '../backends/names.js';
 
 /**
  * Each command's module, loaded only when that command runs: start-up pays for commander and the
@@ -80,6 +80,43 @@ export interface GlobalOptions {
   listingLag?: string;
 }
 
+/**
+ * Commander checks required flags before unknown ones, so a misspelt `--projct ID` reads "required
+ * option '--project <id>' not specified" and never names the typo. Said instead: the unknown flag,
+ * and the known one it is closest to.
+ */
+export function plainUsageError(text: string, argv: readonly string[], program: Command): string {
+  if (!/required option .* not specified/.test(text)) return text;
+  let cmd = program;
+  const known = new Set<string>(['-h', '--help']);
+  const learn = (c: Command) => c.options.forEach((o) => [o.long, o.short, o.negate ? o.long : undefined].forEach((f) => f && known.add(f)));
+  learn(cmd);
+  for (const arg of argv) {
+    if (arg.startsWith('-')) continue;
+    const sub = cmd.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (!sub) break;
+    cmd = sub;
+    learn(cmd);
+  }
+  const unknown = argv.find((a) => a.startsWith('-') && a !== '-' && a !== '--' && !known.has(a.split('=')[0] as string));
+  if (unknown === undefined) return text;
+  const flag = unknown.split('=')[0] as string;
+  const near = [...known].filter((k) => k.startsWith('--') && editDistance(k, flag) <= 2).sort((a, b) => editDistance(a, flag) - editDistance(b, flag))[0];
+  // As commander words its own unknown option.
+  return `error: unknown option '${visible(flag)}'\n${near ? `(Did you mean ${near}?)\n` : ''}`;
+}
+
+/** Levenshtein distance, for the flag a typo was closest to (flags are short: the plain table is enough). */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] as number) + 1, (next[j - 1] as number) + 1, (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length] as number;
+}
+
 /** The program with the commands `argv` needs (all of them when `argv` is not given). */
 export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command('ferry')
@@ -94,7 +131,9 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .option('--metrics-file <file>', "job commands: write the run's Prometheus metrics to this file (node_exporter's textfile collector), atomically, at each --stats interval and at the end")
     .option('--pushgateway <url>', "job commands: push the run's Prometheus metrics to this Pushgateway at the end (grouped by job name and instance)")
     .option('--listing-lag <duration>', "the longest the service takes to list a new item (default: FERRY_LISTING_LAG, else the profile's listingLag, else 0); decisions from listings wait it out. `ferry doctor --probe-lag` measures it")
-    .showHelpAfterError()
+    // One line that points at --help after a usage error, not the whole help burying the error.
+    .showHelpAfterError('(add --help to see every flag)')
+    .configureOutput({ outputError: (text, write) => write(plainUsageError(text, argv ?? [], program)) })
     .exitOverride()
     // Every --json answer names its command (envelope.ts); the action's words are known here.
     .hook('preAction', async (_root, action) => {

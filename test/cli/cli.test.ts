@@ -105,6 +105,22 @@ describe('ferry api', () => {
     expect(r.stderr).toMatch(/missing client id .*audience .*client secret/);
   });
 
+  it('names a misspelt flag even when it leaves a required one missing, with the flag it was closest to, in a few lines, not the whole help', async () => {
+    for (const argv of [['mirror', '/tmp', '--projct', 'x'], ['lock', 'status', '--projct', 'x']]) {
+      const r = await ferry(argv, env);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.stderr).toContain("error: unknown option '--projct'");
+      expect(r.stderr).toContain('(Did you mean --project?)');
+      expect(r.stderr).not.toContain('not specified');
+      expect(r.stderr).not.toMatch(/Usage:/);
+      expect(r.stderr.trim().split('\n').length).toBeLessThanOrEqual(3);
+    }
+    // A required flag that is truly missing is still said as such, with the one-line pointer.
+    const missing = await ferry(['mirror', '/tmp'], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe("error: required option '--project <id>' not specified\n(add --help to see every flag)\n");
+  });
+
   it('has no flag that takes a secret', async () => {
     const r = await ferry(['api', 'GET', '/projects', '--client-secret', 'x'], env);
     expect(r.code).toBe(2);
