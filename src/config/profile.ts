@@ -136,13 +136,23 @@ export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
     (profile as Record<string, unknown>)[field] = value;
   }
 
-  const address = toAddress(profile);
+  // With no profile at all, where one would come from is said too: the settings may simply be in a file not found.
+  const noProfile = profileName
+    ? ''
+    : `; or use a profile: --config FILE or FERRY_CONFIG, and -p NAME (${file ? `${file} names no default profile` : `no config file at ${defaultConfigFile(env)}`})`;
+  let address: AddressInput;
+  try {
+    address = toAddress(profile);
+  } catch (err) {
+    if (err instanceof ConfigurationError && noProfile) throw new ConfigurationError(`${err.message}${noProfile}`);
+    throw err;
+  }
   const missing: string[] = [];
   if (!profile.clientId) missing.push('client id (FERRY_CLIENT_ID or clientId)');
   if (!profile.audience) missing.push('audience (FERRY_AUDIENCE or audience)');
   const clientSecret = readSecret(profile, env, named);
   if (!clientSecret) missing.push('client secret (FERRY_CLIENT_SECRET, or clientSecretEnv / clientSecretFile in the profile)');
-  if (missing.length) throw new ConfigurationError(`missing ${missing.join('; ')}`);
+  if (missing.length) throw new ConfigurationError(`missing ${missing.join('; ')}${noProfile}`);
 
   return {
     profileName,

@@ -61,6 +61,21 @@ describe('profiles', () => {
     expect(() => resolveSettings({ profile: 'p', configFile: file, env })).toThrow(/requestsPerSecond/);
   });
 
+  it('with no profile and no config file, says where a profile would come from (FERRY_CONFIG, --config, the default path)', () => {
+    const noFile = { XDG_CONFIG_HOME: '/nonexistent/xdg' };
+    expect(() => resolveSettings({ env: noFile })).toThrow(/no service address: .*; or use a profile: --config FILE or FERRY_CONFIG, and -p NAME \(no config file at \/nonexistent\/xdg\/ferry\/config\.yaml\)/);
+    expect(() => resolveSettings({ env: { ...noFile, FERRY_BASE_URL: 'http://a', FERRY_SETTINGS_URL: 'http://a', FERRY_AUTH_URL: 'http://a' } })).toThrow(/missing client id.*or use a profile: --config FILE or FERRY_CONFIG/);
+  });
+
+  it('reads the listing lag from the profile, FERRY_LISTING_LAG over it, even for a named profile; a bad one names its source', async () => {
+    const file = await configFile('profiles:\n  p:\n    baseUrl: http://a\n    settingsUrl: http://a\n    authUrl: http://a\n    audience: x\n    clientId: c\n    listingLag: 4s\n');
+    expect(resolveSettings({ profile: 'p', configFile: file, env }).clientOptions.listingLagMs).toBe(4_000);
+    expect(resolveSettings({ profile: 'p', configFile: file, env: { ...env, FERRY_LISTING_LAG: '1500ms' } }).clientOptions.listingLagMs).toBe(1_500);
+    expect(() => resolveSettings({ profile: 'p', configFile: file, env: { ...env, FERRY_LISTING_LAG: '-1s' } })).toThrow(/FERRY_LISTING_LAG "-1s" is negative/);
+    const bad = await configFile('profiles:\n  p:\n    baseUrl: http://a\n    settingsUrl: http://a\n    authUrl: http://a\n    audience: x\n    clientId: c\n    listingLag: soon\n');
+    expect(() => resolveSettings({ profile: 'p', configFile: bad, env })).toThrow(/profile "p": listingLag "soon" is not a duration/);
+  });
+
   it('lists everything that is missing', () => {
     expect(() => resolveSettings({ env: { FERRY_TENANT: 't', FERRY_REGION: 'uk', FERRY_DOMAIN: 'example.com' } })).toThrow(
       /missing client id .*; audience .*; client secret/,
