@@ -563,14 +563,15 @@ export class HeldLease {
     return { v: LEASE_PROTOCOL, kind, owner, path, ttlMs: this.ttlMs, host, pid, job };
   }
 
-  private async removeQuietly(id: string): Promise<void> {
-    try {
-      this.counter.requests++;
-      await this.opts.board.remove(id);
-    } catch {
-      // Left behind, it expires with the TTL and the next winner removes it.
-    }
+  private removeQuietly(id: string): Promise<void> {
+    return removeQuietly(this.opts.board, this.counter, id);
   }
+}
+
+/** Removes a record, counted; one that cannot be removed is left to expire with its TTL (the next winner removes it). */
+async function removeQuietly(board: LeaseBoard, counter: { requests: number }, id: string): Promise<void> {
+  counter.requests++;
+  await board.remove(id).catch(() => undefined);
 }
 
 /** Checks a TTL: a positive duration the protocol can renew within. */
@@ -603,10 +604,6 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
   const counter = { requests: 0 };
   const base = { board: opts.board, description: opts.description, path: opts.path, owner: opts.owner, host: opts.host, pid: opts.pid, job: opts.job, clock, ...(opts.onEvent ? { onEvent: opts.onEvent } : {}) };
   const body: LeaseBody = { v: LEASE_PROTOCOL, kind: 'claim', owner: opts.owner, path: opts.path, ttlMs, host: opts.host, pid: opts.pid, job: opts.job };
-  const removeQuietly = async (id: string) => {
-    counter.requests++;
-    await opts.board.remove(id).catch(() => undefined);
-  };
   let ties = 0;
   let removed = 0;
   for (;;) {
@@ -625,16 +622,16 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
       }
       verdict = decided;
     } catch (err) {
-      await removeQuietly(mine.id);
+      await removeQuietly(opts.board, counter, mine.id);
       throw err;
     }
     if (verdict.held) {
       const held = new HeldLease({ opts: base, ttlMs, claim: mine, sentAt, counter, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag, wroteOwn: opts.wroteOwn });
-      for (const r of verdict.expired) await removeQuietly(r.id);
+      for (const r of verdict.expired) await removeQuietly(opts.board, counter, r.id);
       opts.onEvent?.('acquired', { at: mine.at });
       return held;
     }
-    await removeQuietly(mine.id);
+    await removeQuietly(opts.board, counter, mine.id);
     const waited = clock.now() - started;
     if (verdict.tie && !verdict.blocker && ties < 8) {
       // The same instant on the service: neither won; a short random pause breaks the tie.
