@@ -8,6 +8,7 @@ import { printJsonError } from './output.js';
 import { commandFromArgv, commandName, commandPath, setCommand, writeEnvelope } from './envelope.js';
 import { onImmediateExit } from '../runner/signals.js';
 import { safeText, visible } from '../backends/names.js';
+import { parseListingLag } from '../api/listing-lag.js';
 
 /**
  * Each command's module, loaded only when that command runs: start-up pays for commander and the
@@ -138,6 +139,9 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     // Every --json answer names its command (envelope.ts); the action's words are known here.
     .hook('preAction', async (_root, action) => {
       setCommand(commandPath(action));
+      // A bad --listing-lag is the one thing said, before settings that may be missing too.
+      const lag = action.optsWithGlobals<GlobalOptions>().listingLag;
+      if (lag !== undefined) parseListingLag(lag, '--listing-lag');
       metrics = await startMetrics(action);
     });
   const named = argv === undefined ? undefined : commandNamed(argv);

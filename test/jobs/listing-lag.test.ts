@@ -179,6 +179,10 @@ describe(`a service that lists new items up to ${LAG_MS} ms late, ferry told ${B
     const short = await runFerry(['mirror', dir, '--project', project, '--listing-lag', '4s', '--lock-ttl', '5s'], env(dir, 'bad'));
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/--lock-ttl 5\.0 s is too short for --listing-lag 4\.0 s.*at least 3 times the lag \(12 s\)/);
+    // Said first, whatever else is missing: no address, no credentials.
+    const alone = await runFerry(['--listing-lag', 'soon', 'ls'], {});
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/^ferry: --listing-lag "soon" is not a duration/);
     const fromEnv = await runFerry(['mirror', dir, '--project', project], env(dir, 'bad', { FERRY_LISTING_LAG: 'soon' }));
     expect(fromEnv.code).toBe(2);
     expect(fromEnv.stderr).toMatch(/FERRY_LISTING_LAG "soon" is not a duration/);
