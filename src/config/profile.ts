@@ -98,7 +98,9 @@ export function loadConfigFile(path: string): z.infer<typeof ConfigFileSchema> {
   try {
     raw = parseYaml(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new ConfigurationError(`cannot read config file ${path}: ${(err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EISDIR' ? 'it is a folder; give the path of a YAML file' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    throw new ConfigurationError(`cannot read config file ${path}: ${why} (--config FILE or FERRY_CONFIG)`);
   }
   if (raw && typeof raw === 'object') rejectSecrets(raw as Record<string, unknown>, path);
   const parsed = ConfigFileSchema.safeParse(raw);

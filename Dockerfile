@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# ferry as a container image, for the CronJob and the sharded Job in deploy/kubernetes:
+#   docker build -t registry.example.com/ferry:0.1.0 .
+# (docs/scale-out.md, "The container image"). The run stage holds Node, tini, and ferry with its
+# production dependencies under /opt/ferry; it runs as user 65532, writes only to
+# /var/lib/ferry (FERRY_STATE_DIR, a volume) and /tmp, and so works with a read-only root.
+# test/deploy/image.test.ts lays out the same tree with deploy/image/layout.sh and runs it.
+
+ARG NODE_VERSION=20.19
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+# better-sqlite3 builds from source where no prebuilt binary can be fetched.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY package.json package-lock.json ./
+# The build tools only (tsc): the addon is built where the tarball is installed, below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN node deploy/package/pack.mjs --out /tmp \
+  && sh deploy/image/layout.sh /tmp/ferry-*.tgz /image
+
+FROM node:${NODE_VERSION}-bookworm-slim
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends tini \
+  && rm -rf /var/lib/apt/lists/*
+COPY --from=build /image/opt/ferry /opt/ferry
+COPY --from=build --chown=65532:65532 /image/var/lib/ferry /var/lib/ferry
+ENV PATH=/opt/ferry/bin:$PATH \
+    FERRY_STATE_DIR=/var/lib/ferry \
+    HOME=/var/lib/ferry \
+    NODE_ENV=production
+USER 65532:65532
+WORKDIR /var/lib/ferry
+VOLUME ["/var/lib/ferry"]
+# tini is PID 1: it forwards SIGTERM and SIGINT to ferry, which stops cleanly and leaves a
+# resumable store, and it reaps any child.
+ENTRYPOINT ["/usr/bin/tini", "--", "ferry"]
+CMD ["--help"]
