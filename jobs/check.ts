@@ -58,6 +58,12 @@ export interface CheckReport {
   /** Of the matching files, those compared by size alone (the document carries no fingerprint). */
   matchingBySizeOnly: number;
   differenceCount: number;
+  /**
+   * Older documents at a path whose newest document is the one compared, with other content (an
+   * earlier upload of a changed file, kept by the service): not a difference. With the same
+   * content they are *twice on the service*.
+   */
+  olderVersions: number;
   /** Entries a mirror skips on purpose (a symbolic link, a path twice in a zip): said, not differences. */
   skipped: number;
   /** The first MAX_KEPT of them, with the reason. */
@@ -83,6 +89,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     to,
     matching: 0,
     matchingBySizeOnly: 0,
+    olderVersions: 0,
     differenceCount: 0,
     skipped: 0,
     problems: [],
@@ -139,6 +146,12 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     });
     // Newest first: the first document at a path is the one that counts (INSERT OR IGNORE).
     for await (const doc of listing.inventory(opts.signal)) {
+      // An earlier upload of a changed file (the service replaces nothing): no difference, but
+      // counted, so that check and ls add up.
+      if ('older' in doc) {
+        report.olderVersions++;
+        continue;
+      }
       if ('copy' in doc) {
         differ('twice on the service', doc.key, `document ${doc.remoteId} holds the same content as the newer document at this path`);
         continue;

@@ -152,7 +152,11 @@ describe('ferry check', () => {
     expect((await mirrorWith('c.sqlite')).counts.uploaded).toBe(1);
     await writeFile(join(src, 'a.txt'), 'alpha');
     expect((await mirrorWith('c.sqlite')).counts.uploaded).toBe(1);
-    expect(onlyJson(await runFerry(args, env))).toMatchObject({ counts: { twiceOnTheService: 2 } });
+    // The six documents ls shows add up: 2 matching, 2 older versions (ALPHA!, and the first alpha
+    // under ALPHA!), 2 copies.
+    expect(onlyJson(await runFerry(args, env))).toMatchObject({ matching: 2, olderVersions: 2, counts: { twiceOnTheService: 2 } });
+    expect((await runFerry(args.slice(0, -1), env)).stdout).toMatch(/matching 2 {2}older versions 2 \(earlier uploads of changed files, kept by the service\)/);
+    expect((await runFerry(['ls', project, '-R', '--json'], env)).stdout.match(/"isDirectory":false/g)).toHaveLength(6);
     expect((await mirrorWith('d.sqlite')).coldStart).toMatchObject({ adopted: 2, copies: 2 });
   });
 });

@@ -170,6 +170,7 @@ export class ProjectDestination implements Destination<Placement> {
       if (!folders.has(relDir)) folders.set(relDir, id);
     };
     for await (const doc of listing.inventory(signal, learn)) {
+      if ('older' in doc) continue; // a superseded version: not adopted
       if ('copy' in doc) {
         yield doc;
         continue;

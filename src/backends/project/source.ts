@@ -91,6 +91,17 @@ export interface InventoryCopy {
   copy: true;
 }
 
+/**
+ * An older document at a path the inventory already gave, with other content than the one just
+ * newer there: a version a mirror superseded and keeps on purpose (the service replaces nothing).
+ * Given so that a count of the project's documents adds up; adopted by no one.
+ */
+export interface InventoryOlder {
+  key: string;
+  remoteId: string;
+  older: true;
+}
+
 /** A document as a cold start adopts it: where it is, and what it says of itself. */
 export interface InventoryItem {
   key: string;
@@ -180,13 +191,14 @@ export class ProjectSource implements Source {
    * does not exist yet holds nothing (the first run creates it). Folders met are told to
    * `onFolder` (path under the folder, id), so that a cold start need not list them again.
    */
-  async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void): AsyncIterable<InventoryItem | InventoryCopy> {
-    for await (const { entry, doc, copy, identity } of this.walk(signal, false)) {
+  async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder> {
+    for await (const { entry, doc, copy, older, identity } of this.walk(signal, false)) {
       if (entry.kind === 'dir') {
         if (doc?.objectIdentifier) onFolder?.(entry.key, doc.objectIdentifier);
         continue;
       }
       if (copy && doc) yield { key: entry.key, remoteId: doc.objectIdentifier as string, copy: true };
+      else if (older && doc) yield { key: entry.key, remoteId: doc.objectIdentifier as string, older: true };
       if (entry.kind !== 'file' || !doc) continue;
       yield {
         key: entry.key,
@@ -200,7 +212,7 @@ export class ProjectSource implements Source {
     }
   }
 
-  private async *walk(signal: AbortSignal | undefined, requireFrom: boolean): AsyncIterable<{ entry: SourceEntry; doc?: Document; copy?: true; identity?: Identity | undefined }> {
+  private async *walk(signal: AbortSignal | undefined, requireFrom: boolean): AsyncIterable<{ entry: SourceEntry; doc?: Document; copy?: true; older?: true; identity?: Identity | undefined }> {
     // Newest first, so the first document seen at a path is the one to pull and entries flow to
     // the transfer while the listing goes on. Per path only the date of that document is kept
     // (slot 0), and for an inventory a hash of its fingerprint (slot 1), to tell a copy from an
@@ -282,7 +294,7 @@ export class ProjectSource implements Source {
         if (seen !== undefined && added <= seen) {
           const copy = mark !== NO_FINGERPRINT && seenPaths.get(key, 1) === mark;
           if (fingerprinted) seenPaths.set(key, mark, 1);
-          yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' }, doc, ...(copy ? { copy: true as const } : {}) };
+          yield { entry: { kind: 'problem', key, outcome: 'skipped', reason: 'an older document at the same path (a file uploaded again); the newest is pulled' }, doc, older: true, ...(copy ? { copy: true as const } : {}) };
           continue;
         }
         seenPaths.set(key, added);
