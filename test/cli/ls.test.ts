@@ -64,6 +64,10 @@ describe('ferry ls', () => {
     const all = await lsJson(project, '-R');
     const files = all.items.filter((i) => !i.isDirectory).map((i) => [i.path, i.size]).sort();
     expect(files).toEqual([['/a/b/two.txt', 7], [`/a/${HOSTILE}`, 1], ['/a/one.txt', 4], ['/top.txt', 3]]);
+    // In order, unsorted by the test: by path segment by segment, each folder just before its contents.
+    expect(all.items.map((i) => i.path)).toEqual(['/a', '/a/b', '/a/b/two.txt', `/a/${HOSTILE}`, '/a/one.txt', '/top.txt']);
+    const text = await runFerry(['ls', project, '-R'], env);
+    expect(text.stdout.split('\n').filter(Boolean).map((l) => l.slice(35))).toEqual(['/a/', '/a/b/', '/a/b/two.txt', visible(`/a/${HOSTILE}`), '/a/one.txt', '/top.txt']);
     const underB = await lsJson(`${project}/a/b`, '--recursive');
     expect(underB.items.map((i) => i.path)).toEqual(['/a/b/two.txt']);
   });

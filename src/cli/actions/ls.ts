@@ -1,6 +1,7 @@
-// `ferry ls`: projects, or a project's folders and documents, streamed from the service as they
-// come: text for people (sizes, dates, names escaped), one JSON object (one line) for machines whose
-// `items` are written one by one, so a project of a million documents is never held in memory.
+// `ferry ls`: projects, or a project's folders and documents sorted by path (a folder before its
+// contents): text for people (sizes, dates, names escaped), one JSON object (one line) for machines
+// whose `items` are written one by one. The listing is sorted on disk as it comes (SpillSort), so a
+// project of a million documents is never held in memory.
 import type { Command } from 'commander';
 import type { FerryClient } from '../../api/client.js';
 import { FerryError, NotFoundError } from '../../api/errors.js';
@@ -12,6 +13,7 @@ import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { uuidFlag } from '../shared.js';
 import { JsonItems } from '../json-items.js';
+import { SpillSort, pathSortKey } from '../../store/spill-sort.js';
 
 interface LsOptions {
   recursive?: boolean;
@@ -41,8 +43,12 @@ async function listing(cmd: Command, json: boolean, command: string, where: stri
     await fill(client, out);
     out.end(EXIT.ok);
   } catch (err) {
-    // Under --json the object is closed with the error; otherwise it is reported as any other.
-    if (!json) throw err;
+    // Under --json the object is closed with the error; otherwise it is reported as any other,
+    // after what was listed before it.
+    if (!json) {
+      out.end(EXIT.failed);
+      throw err;
+    }
     out.end(EXIT.failed, err instanceof Error ? err.message : String(err));
   } finally {
     await client.close();
@@ -118,11 +124,16 @@ function day(date: string | null | undefined): string {
   return date ? date.slice(0, 19).replace('T', ' ') : '-'.padEnd(19);
 }
 
-/** Where the entries go: a line each, or the items of one JSON object written as they come. */
+/**
+ * Where the entries go: a line each, or the items of one JSON object. A project's documents are
+ * written sorted by path, a folder just before its contents (the service's order is by date, and
+ * a flattened listing may give a folder after its files), sorted on disk as they come.
+ */
 class Listing {
   private count = 0;
   private bytes = 0;
   private readonly items: JsonItems | undefined;
+  private sorter: SpillSort<{ json: Record<string, unknown>; text: string }> | undefined;
 
   constructor(
     json: boolean,
@@ -137,10 +148,26 @@ class Listing {
     const dir = doc.isDirectory === true;
     const size = dir ? null : (doc.size ?? null);
     if (size !== null) this.bytes += size;
-    this.item(
-      { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null) },
-      `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}`,
+    this.sorter ??= new SpillSort();
+    this.sorter.add(
+      pathSortKey(path),
+      {
+        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null) },
+        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}`,
+      },
+      doc.dateAdded ?? '',
     );
+  }
+
+  /** Writes the documents gathered so far, in order. */
+  private drain(): void {
+    if (!this.sorter) return;
+    try {
+      for (const { json, text } of this.sorter.sorted()) this.item(json, text);
+    } finally {
+      this.sorter.close();
+      this.sorter = undefined;
+    }
   }
 
   item(json: Record<string, unknown>, text: string): void {
@@ -150,6 +177,7 @@ class Listing {
   }
 
   end(exitCode: number, error?: string): void {
+    this.drain();
     process.exitCode = exitCode;
     if (this.items) {
       this.items.end(error ? 'failed' : 'succeeded', exitCode, { count: this.count, bytes: this.bytes, ...(error ? { error } : {}) });
