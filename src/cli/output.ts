@@ -56,10 +56,16 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   const c = summary.counts;
   const pulled = summary.job === 'pull';
   const verb = writtenVerb(summary.job);
+  // A run that found everything already in place and has nothing else to say: one line, with the tenant.
+  if (isNoOp(summary)) {
+    out.write(`${layout(`${summary.job} run ${summary.runId}: nothing to do, all ${c.discovered} ${c.discovered === 1 ? 'entry' : 'entries'} already in place (checked in ${formatDuration(summary.durationMs)}${summary.target ? `; target ${describeTarget(summary.target as Target)}` : ''})`)}\n`);
+    return;
+  }
   const lines = [
     `${summary.job} run ${summary.runId}: ${summary.status} in ${formatDuration(summary.durationMs)}`,
     `  discovered ${c.discovered}  ${verb} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
-    `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
+    // The batch only when something went into it.
+    `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier && c.uploaded + c.failed > 0 ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
   ];
   if (summary.status === 'interrupted' && c.interrupted) {
     const resumable = summary.job === 'mirror' || summary.job === 'upload';
@@ -95,6 +101,16 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   listed('  errors:', summary.errors.map((e) => ({ key: e.key, text: e.error })));
   listed('  skipped or noted (nothing failed):', (summary.problems ?? []).map((p) => ({ key: p.key, text: p.reason })));
   out.write(`${layout(lines.join('\n'))}\n`);
+}
+
+/** Succeeded, wrote, adopted, failed and said nothing: every entry was already where it belongs. */
+function isNoOp(summary: JobSummary): boolean {
+  const c = summary.counts;
+  const said = (summary.problems ?? []).filter((p) => p.key !== '(lease)' || !p.reason.startsWith('warning: no lease'));
+  const folders = summary.folders as { created?: number; flattened?: number } | undefined;
+  const deleted = summary.deletedLocally as { count?: number } | undefined;
+  return summary.status === 'succeeded' && c.discovered > 0 && c.uploaded === 0 && c.failed === 0 && c.reconciled === 0 && !c.interrupted &&
+    summary.errors.length === 0 && said.length === 0 && !folders?.created && !folders?.flattened && !deleted?.count && !summary.supersededCount && !summary.renamed && !summary.repeatedNotices;
 }
 
 /**

@@ -8,14 +8,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FerryClient } from '../../api/client.js';
-import { NotFoundError } from '../../api/errors.js';
+import { NotFoundError, PermissionDeniedError } from '../../api/errors.js';
+import { describeTarget } from '../../api/target.js';
 import type { Project } from '../../api/types.js';
 import { LEASE_RECORD_PREFIX } from '../../api/resources/projects.js';
 import { acquireLease, DEFAULT_LEASE_TTL_MS, LeaseError, MAX_LEASE_TTL_MS, type LeaseBoard, type LeaseBody, type LeaseRecord } from '../../runner/lease.js';
 import { ConfigurationError } from '../../errors.js';
 import { formatLag } from '../../api/listing-lag.js';
 import type { LeaseUse } from '../../runner/job.js';
-import { unreachable } from './source.js';
+import { noteVerified, unreachable } from './source.js';
 import { writeStderr } from '../../runner/terminal.js';
 import { safeText } from '../names.js';
 
@@ -130,6 +131,8 @@ export interface LeaseSettings {
 /** What a job asks a lease on: a scope of the service (a project…) and a path within it. */
 export interface LeaseTarget {
   scope: string;
+  /** The project the work writes to, checked before the lease is taken. */
+  project?: string;
   path: string;
   job: string;
   /** For messages: what the lease is on. */
@@ -145,7 +148,9 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
   const ttlMs = leaseTtlFor(settings.ttlMs, listingLag.boundMs);
   return {
     listingLag,
-    acquire: (lock) => {
+    acquire: async (lock) => {
+      // A project that is not there is said before a lease is taken, with where to look.
+      if (target.project) await checkProject(client, target.project);
       const board = new ProjectLeaseBoard(client, target.scope);
       // Writes of the run's own, beyond the lease's: counted on the wire (retries too, which only ever say "wrote").
       const before = client.transport.writesSent;
@@ -167,10 +172,28 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
         onEvent: sayOnStderr(),
         lag: client.transport.listingLag,
       }).catch((err: unknown) => {
+        // The lease's first record is the run's first write: refused, the client may only read.
+        if (err instanceof PermissionDeniedError && board.writes === 1) {
+          throw new LeaseError(`this client may read but not write (${describeTarget(client.target)}): the service refused ferry's first write (${err.status}), and nothing was written; use a profile whose application may write (ferry doctor says what a profile may do)`);
+        }
         throw unreachable(err) ?? err;
       });
     },
   };
+}
+
+/** The target project, asked for by id: not there is a LeaseError (exit 3, no run, no lease) suggesting `ferry ls`. */
+async function checkProject(client: FerryClient, project: string): Promise<void> {
+  try {
+    await client.projects.get(project);
+  } catch (err) {
+    if (err instanceof NotFoundError) {
+      throw new LeaseError(`no project ${project} at ${describeTarget(client.target)} (the service answered ${err.status}): \`ferry ls\` lists the projects this client sees`);
+    }
+    // Unreachable, refused: the run is recorded and says so, as before.
+    return;
+  }
+  noteVerified(client, project);
 }
 
 /**
@@ -196,6 +219,7 @@ export function leaseTtlFor(asked: number | undefined, lagMs: number): number {
 export function projectLeaseTarget(project: string, path: string, job: string): LeaseTarget {
   return {
     scope: `project:${project}`,
+    project,
     path,
     job,
     description: `project ${project}${path ? `, folder ${path}` : ''}`,

@@ -10,6 +10,7 @@ import type { FerryClient } from '../../api/client.js';
 import { AuthenticationError, ConnectionError, NotFoundError, PermissionDeniedError, TimeoutError } from '../../api/errors.js';
 import { JobAbortedError } from '../../runner/job.js';
 import type { Document } from '../../api/types.js';
+import { describeTarget } from '../../api/target.js';
 import { hash53, NumberByKey } from '../../hashed-keys.js';
 import { checkDecodedName, hasControl } from '../names.js';
 import { OWN_METADATA, readIdentity, type Identity } from './identity.js';
@@ -39,13 +40,32 @@ export function logicalPath(doc: Pick<Document, 'path' | 'name' | 'metadata'>): 
  * (exit 3, naming the host); anything else is a plain refusal of the job.
  */
 export async function requireProject(client: FerryClient, project: string, use: 'read' | 'used'): Promise<void> {
+  if (takeVerified(client, project)) return;
   try {
     await client.projects.get(project);
   } catch (err) {
     if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) throw err;
+    if (err instanceof NotFoundError) throw new JobAbortedError(`no project ${project} at ${describeTarget(client.target)} (the service answered ${err.status}): \`ferry ls\` lists the projects this client sees`);
     // Say which host, not which project: the project was never asked about.
     throw unreachable(err) ?? new JobAbortedError(`project ${project} cannot be ${use}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Projects a run's lease found before it was taken (lease-board's checkProject), by client: the
+ * run's destination takes the finding once instead of asking again, so the check costs no request.
+ * Taken, not kept: a later run asks again.
+ */
+const verified = new WeakMap<FerryClient, Set<string>>();
+
+export function noteVerified(client: FerryClient, project: string): void {
+  let set = verified.get(client);
+  if (!set) verified.set(client, (set = new Set()));
+  set.add(project);
+}
+
+function takeVerified(client: FerryClient, project: string): boolean {
+  return verified.get(client)?.delete(project) ?? false;
 }
 
 /** A host that cannot be reached, said as the reason the job stopped (exit 3); undefined for other errors. */

@@ -12,6 +12,7 @@ import { SqliteCheckpointStore } from '../../store/index.js';
 import { mirror } from '../../../jobs/mirror.js';
 import { explain } from '../../report/reasons.js';
 import { printSummary } from '../output.js';
+import { visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 
 // Assembled at run time so that no file in the repository carries the antivirus test signature.
@@ -56,23 +57,33 @@ export async function runDemo(out: NodeJS.WritableStream = process.stdout): Prom
       }
     }
     const project = tenant.assistants[0]!.projectIdentifier;
-    out.write(`ferry demo: emulator at ${emulator.baseUrl}, tenant ${tenant.name}, project ${project}\n`);
-    out.write(`mirroring ${Object.keys(SAMPLE_TREE).length} sample entries from ${source} into folder "Demo"...\n\n`);
+    const files = Object.keys(SAMPLE_TREE).filter((k) => !k.endsWith('/'));
+    const folders = new Set(Object.keys(SAMPLE_TREE).flatMap((k) => k.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+    out.write(`ferry demo: an emulator of the service, started for this demo in memory (each run of the demo starts over)\n`);
+    out.write(`  ${emulator.baseUrl}, tenant ${tenant.name}, project ${project}\n`);
+    out.write(`  the sample: ${files.length} files in ${folders.size} folders (one of them empty), in ${source}\n\n`);
+
+    out.write(`1. ferry mirror ${source} --project ${project} --to Demo\n`);
     const summary = await mirror({ source, project, to: 'Demo', progress: false, metadata: { source: 'ferry demo' } }, { client, store });
     printSummary(summary, false, out);
+    out.write(`   "succeeded": the service took all ${summary.counts.uploaded} files, in ${(summary.folders as { created: number }).created} new folders (Demo and the sample's ${folders.size}). Processing them is its own step, which may still refuse some.\n\n`);
 
-    out.write('\nwaiting for the service to process the uploads...\n');
+    out.write('2. waiting for the service to process the uploads (ferry watch does this for any batch)...\n');
     const docs = await waitForProcessing(client, project, String(summary.uploadIdentifier));
     const failed = docs.filter((d) => d.uploadFailedReason);
-    out.write(`processed: ${docs.length - failed.length} indexed, ${failed.length} failed\n`);
+    out.write(`   processed: ${docs.length - failed.length} of ${docs.length} indexed, ${failed.length} refused by processing (ferry report shows this for any batch)\n`);
     const byReason = new Map<string, Document[]>();
     for (const d of failed) byReason.set(String(d.uploadFailedReason), [...(byReason.get(String(d.uploadFailedReason)) ?? []), d]);
     for (const [reason, list] of [...byReason].sort((a, b) => b[1].length - a[1].length)) {
       const help = explain(reason);
-      out.write(`\n  ${reason} (${list.length}): ${help.meaning}\n    what to do: ${help.action}\n`);
-      for (const d of list) out.write(`    - ${d.path ?? d.name}\n`);
+      out.write(`\n   ${reason} (${list.length}): ${help.meaning}\n     what to do: ${help.action}\n`);
+      for (const d of list) out.write(`     - ${visible(d.path ?? d.name ?? '')}\n`);
     }
-    out.write('\nrun it again and nothing is uploaded twice: ferry remembers what it sent in its checkpoint store.\n');
+
+    out.write(`\n3. the same mirror again, with the same checkpoint store\n`);
+    const again = await mirror({ source, project, to: 'Demo', progress: false, metadata: { source: 'ferry demo' } }, { client, store });
+    printSummary(again, false, out);
+    out.write(`   nothing was uploaded twice: run ${String(again.runId)} uploaded ${again.counts.uploaded}. A run with no checkpoint store at all finds the files on the service instead.\n`);
     return EXIT.ok;
   } finally {
     store.close();
