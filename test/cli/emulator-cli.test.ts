@@ -1,4 +1,4 @@
-// `ferry emulator` as users start it: one JSON line on stdout when ready, logs on stderr only,
+// `ferry emulator` as users start it: one ready line on stdout (JSON with --ready-json), logs on stderr only,
 // state kept across a restart with --data, and a clean stop on SIGTERM.
 import { describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,7 +20,7 @@ interface Started {
 }
 
 async function startCli(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, [bin, 'emulator', '--port', '0', ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'info' } });
+  const child = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--ready-json', ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'info' } });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const lines = createInterface({ input: child.stdout! });
@@ -48,7 +48,7 @@ function clientOf(ready: Record<string, any>): FerryClient {
 }
 
 describe('ferry emulator (CLI)', () => {
-  it('prints one JSON line when ready, serves the API, keeps state with --data, and stops on SIGTERM', async () => {
+  it('prints one JSON line when ready (--ready-json), serves the API, keeps state with --data, and stops on SIGTERM', async () => {
     const data = await mkdtemp(join(tmpdir(), 'ferry-emu-cli-'));
     const first = await startCli(['--data', data]);
     expect(Object.keys(first.ready).sort()).toEqual(['audience', 'authUrl', 'baseUrl', 'settingsUrl', 'tenants']);
@@ -163,5 +163,39 @@ describe('ferry emulator --write-profiles', () => {
     expect(code).toBe(2);
     expect(err).toContain('was not written by ferry emulator');
     expect(await readFile(mine, 'utf8')).toBe('profiles: {}\n');
+  });
+
+  it('without --ready-json, says it is ready in one plain line with no secret, and logs nothing below a warning', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-emu-plain-'));
+    const file = join(dir, 'profiles.yaml');
+    const child = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--write-profiles', file], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent' } });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    expect(line).toMatch(new RegExp(`^ferry emulator: ready at http://127\\.0\\.0\\.1:\\d+, tenants contoso \\(uk\\), fabrikam \\(us\\); profiles contoso, contoso-reader, fabrikam, fabrikam-reader in ${file.replace(/[.]/g, '\\.')} \\(export FERRY_CONFIG=.*\\); Ctrl-C or SIGTERM stops it$`));
+    expect(line).not.toMatch(/secret/i);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+  });
+
+  it('started with `npx ferry emulator &`, stops with npm\'s wrapper, even one killed with SIGKILL (which it cannot pass on)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-emu-npx-'));
+    const repo = fileURLToPath(new URL('../..', import.meta.url));
+    // The README's way: in the background under npx, its pid, then kill.
+    const script = `npx ferry emulator --port 0 --ready-json > ${dir}/ready.json 2>${dir}/err.log &\nwrapper=$!\nfor i in $(seq 1 600); do [ -s ${dir}/ready.json ] && break; sleep 0.1; done\nkill -KILL $wrapper\nwait $wrapper 2>/dev/null\ncat ${dir}/ready.json`;
+    const shell = spawn('bash', ['-c', script], { cwd: repo, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' } });
+    let out = '';
+    shell.stdout.on('data', (d) => (out += d));
+    await once(shell, 'exit');
+    const ready = JSON.parse(out.trim()) as { baseUrl: string };
+    // The emulator itself, found by the port it listens on, is gone: its address stops answering.
+    let answering = true;
+    for (let i = 0; i < 200 && answering; i++) {
+      answering = await fetch(`${ready.baseUrl}/settings/health`).then(() => true, () => false);
+      if (answering) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(answering).toBe(false);
   });
 });

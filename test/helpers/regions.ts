@@ -21,7 +21,7 @@ export interface Region {
 }
 
 export async function startRegion(args: string[] = []): Promise<Region> {
-  const child = spawn(process.execPath, [FERRY_BIN, 'emulator', '--port', '0', ...(STRICT ? STRICT_FLAGS : []), ...(LAG_MS ? ['--listing-lag', `${LAG_MS}ms`] : []), ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [FERRY_BIN, 'emulator', '--port', '0', '--ready-json', ...(STRICT ? STRICT_FLAGS : []), ...(LAG_MS ? ['--listing-lag', `${LAG_MS}ms`] : []), ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const ready = JSON.parse(line) as Omit<Region, 'child' | 'client' | 'stop'>;
   const clients: FerryClient[] = [];

@@ -1,11 +1,13 @@
 // `ferry emulator`: the service itself, on this machine, for tests and offline scripts.
 import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
 import { ConfigurationError } from '../../api/errors.js';
 import { createLogger } from '../../log.js';
 import { loadSeedFile, parseFaultSpec, startEmulator } from '../../emulator/index.js';
 import { flagLevel, globalOptions } from '../context.js';
 import { ProfilesFileError, writeProfilesFile } from '../emulator-profiles.js';
 import { parseListingLag } from '../../api/listing-lag.js';
+import { visible } from '../../backends/names.js';
 
 interface EmulatorCliOptions {
   host: string;
@@ -21,6 +23,7 @@ interface EmulatorCliOptions {
   dateCompleted?: 'when-processed' | 'at-patch';
   streamFormat?: 'events' | 'json' | 'no-final';
   writeProfiles?: string;
+  readyJson?: boolean;
 }
 
 export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Promise<void> {
@@ -35,9 +38,9 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
   const listingLagMs = lagText === undefined ? undefined : parseListingLag(lagText, '--listing-lag');
   const faults = opts.faults ? asConfig('--faults', () => parseFaultSpec(opts.faults as string)) : undefined;
   const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
-  // Logs to stderr only: stdout carries exactly the one ready line.
+  // Logs to stderr only, warnings and worse unless asked: stdout carries exactly the one ready line.
   const g = globalOptions(cmd);
-  const logger = createLogger({ level: flagLevel(g) ?? process.env.FERRY_LOG_LEVEL ?? 'info', ...(g.logFile ? { file: g.logFile } : {}) });
+  const logger = createLogger({ level: flagLevel(g) ?? process.env.FERRY_LOG_LEVEL ?? 'warn', ...(g.logFile ? { file: g.logFile } : {}) });
   const handle = await startEmulator({
     host: opts.host,
     port,
@@ -53,25 +56,77 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     ...(opts.dateCompleted ? { dateCompleted: opts.dateCompleted } : {}),
     ...(opts.streamFormat ? { streamFormat: opts.streamFormat } : {}),
   });
+  const described = handle.describe();
+  let written: string[] = [];
   if (opts.writeProfiles) {
     try {
-      const names = writeProfilesFile(opts.writeProfiles, handle.describe());
-      process.stderr.write(`profiles ${names.join(', ')} written to ${opts.writeProfiles}: ferry --config ${opts.writeProfiles} -p ${names[0]} ls\n`);
+      written = writeProfilesFile(opts.writeProfiles, described);
     } catch (err) {
       await handle.close();
       if (err instanceof ProfilesFileError) throw new ConfigurationError(err.message);
       throw err;
     }
   }
-  process.stdout.write(`${JSON.stringify(handle.describe())}\n`);
+  // The ready line: plain, no secret (a terminal, a CI log); with every client's secret only
+  // under --ready-json, for the script that asked.
+  if (opts.readyJson) process.stdout.write(`${JSON.stringify(described)}\n`);
+  else {
+    const tenants = described.tenants.map((t) => `${t.name} (${t.region})`).join(', ');
+    const profiles = opts.writeProfiles ? `; profiles ${written.join(', ')} in ${visible(opts.writeProfiles)} (export FERRY_CONFIG=${visible(opts.writeProfiles)})` : '; --write-profiles FILE writes its clients as ferry profiles';
+    process.stdout.write(`ferry emulator: ready at ${described.baseUrl}, tenants ${tenants}${profiles}; Ctrl-C or SIGTERM stops it\n`);
+  }
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    // Started by npm (npx, npm exec, npm run): the emulator stops with npm's wrapper rather than
+    // serve on, orphaned, when the wrapper is killed in a way it cannot pass on.
+    if (process.env.npm_command) watchParent(stop);
   });
   await handle.close();
 }
 
+
+/**
+ * Calls `gone` once npm's process that started this one has exited. npm runs a bin through a
+ * shell (npm exec -> sh -c -> node), so the npm process is found up the chain of parents (Linux:
+ * /proc); elsewhere, the direct parent.
+ */
+function watchParent(gone: () => void): void {
+  const npm = npmAncestor();
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent || (npm !== undefined && !alive(npm))) {
+      clearInterval(timer);
+      gone();
+    }
+  }, 250);
+  timer.unref();
+}
+
+function npmAncestor(): number | undefined {
+  let pid = process.ppid;
+  for (let hop = 0; hop < 4 && pid > 1; hop++) {
+    try {
+      // npm names its process `npm exec …` / `npm run …` (process.title).
+      if (/^npm\b|\/npm-cli\.js|\bnpx\b/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' '))) return pid;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /** Bad input named as a usage error (exit 2). */
 function asConfig<T>(what: string, fn: () => T): T {

@@ -6,12 +6,13 @@ import { later } from '../later.js';
 export function registerEmulator(program: Command): void {
   program
     .command('emulator')
-    .description('run a local, stateful emulator of the whole service; prints one JSON line with its URLs and clients when ready')
+    .description('run a local, stateful emulator of the whole service; prints one line when ready (its URL and tenants; --ready-json: its URLs and clients as JSON)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0 takes any free port)', '4010')
     .option('--data <dir>', 'keep state and blobs in this folder across restarts (default: in memory)')
     .option('--seed <file>', 'JSON seed replacing the default tenants, clients, metadata and models')
     .option('--write-profiles <file>', 'when ready, write a ferry config file with a profile per client (use it with --config or FERRY_CONFIG)')
+    .option('--ready-json', 'print the ready line as one JSON object with the URLs, tenants and every client with its secret (for scripts)')
     .option('--faults <spec>', 'inject faults, e.g. 429=0.05,503=0.05,reset=0.02,latency=20,seed=7')
     .addOption(new Option('--token-ttl <seconds>', 'lifetime of issued tokens').default('3600'))
     .option('--listing-lag <duration>', 'list and search each new item only up to this long after its create returned, and a removed one as long after (each item its own delay, out of order), as a service that lists from a search index')
