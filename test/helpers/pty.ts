@@ -54,8 +54,14 @@ export interface Session {
 
 /** `ferry ARGS` in a terminal `cols` wide. */
 export function inTerminal(cols: number, args: string[], env: Record<string, string>): Session {
-  const child = spawn('python3', ['-c', PTY, String(cols), 'sh', '-c', 'sleep 0.3; exec "$0" "$@"', process.execPath, FERRY_BIN, ...args], {
+  return commandInTerminal(cols, [process.execPath, FERRY_BIN, ...args], env);
+}
+
+/** Any command (argv) in a terminal `cols` wide: a shell script with `['bash', '-c', script]`. */
+export function commandInTerminal(cols: number, argv: string[], env: Record<string, string>, cwd?: string): Session {
+  const child = spawn('python3', ['-c', PTY, String(cols), 'sh', '-c', 'sleep 0.3; exec "$0" "$@"', ...argv], {
     env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', TERM: 'xterm', ...env },
+    ...(cwd ? { cwd } : {}),
   });
   let output = '';
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];
