@@ -24,6 +24,12 @@ interface EmulatorCliOptions {
   streamFormat?: 'events' | 'json' | 'no-final';
   writeProfiles?: string;
   readyJson?: boolean;
+  search?: 'substring' | 'prefix' | 'word';
+  searchCase?: 'insensitive' | 'sensitive';
+  timeResolution?: string;
+  linkTtl?: string;
+  linkAuth?: 'none' | 'token';
+  metadata?: 'kept' | 'dropped';
 }
 
 export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Promise<void> {
@@ -36,6 +42,8 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
   // The global --listing-lag (ferry's bound) and the emulator's own flag share a name: here it is the emulator's.
   const lagText = opts.listingLag ?? globalOptions(cmd).listingLag;
   const listingLagMs = lagText === undefined ? undefined : parseListingLag(lagText, '--listing-lag');
+  const timeResolutionMs = opts.timeResolution === undefined ? undefined : wholeAtLeastOne('--time-resolution', opts.timeResolution);
+  const linkTtlSeconds = opts.linkTtl === undefined ? undefined : wholeAtLeastOne('--link-ttl', opts.linkTtl);
   const faults = opts.faults ? asConfig('--faults', () => parseFaultSpec(opts.faults as string)) : undefined;
   const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
   // Logs to stderr only, warnings and worse unless asked: stdout carries exactly the one ready line.
@@ -55,6 +63,12 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     ...(opts.folders ? { folders: opts.folders } : {}),
     ...(opts.dateCompleted ? { dateCompleted: opts.dateCompleted } : {}),
     ...(opts.streamFormat ? { streamFormat: opts.streamFormat } : {}),
+    ...(opts.search ? { search: opts.search } : {}),
+    ...(opts.searchCase ? { searchCase: opts.searchCase } : {}),
+    ...(timeResolutionMs ? { timeResolutionMs } : {}),
+    ...(linkTtlSeconds ? { linkTtlSeconds } : {}),
+    ...(opts.linkAuth ? { linkAuth: opts.linkAuth } : {}),
+    ...(opts.metadata ? { metadata: opts.metadata } : {}),
   });
   const described = handle.describe();
   let written: string[] = [];
@@ -67,6 +81,15 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
       throw err;
     }
   }
+  // Listening for the stop before saying ready: a script that reads the line and stops it at once is heard.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    // Started by npm (npx, npm exec, npm run): the emulator stops with npm's wrapper rather than
+    // serve on, orphaned, when the wrapper is killed in a way it cannot pass on.
+    if (process.env.npm_command) watchParent(stop);
+  });
   // The ready line: plain, no secret (a terminal, a CI log); with every client's secret only
   // under --ready-json, for the script that asked.
   if (opts.readyJson) process.stdout.write(`${JSON.stringify(described)}\n`);
@@ -75,14 +98,7 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     const profiles = opts.writeProfiles ? `; profiles ${written.join(', ')} in ${visible(opts.writeProfiles)} (export FERRY_CONFIG=${visible(opts.writeProfiles)})` : '; --write-profiles FILE writes its clients as ferry profiles';
     process.stdout.write(`ferry emulator: ready at ${described.baseUrl}, tenants ${tenants}${profiles}; Ctrl-C or SIGTERM stops it\n`);
   }
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    // Started by npm (npx, npm exec, npm run): the emulator stops with npm's wrapper rather than
-    // serve on, orphaned, when the wrapper is killed in a way it cannot pass on.
-    if (process.env.npm_command) watchParent(stop);
-  });
+  await stopped;
   await handle.close();
 }
 
@@ -126,6 +142,12 @@ function alive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+function wholeAtLeastOne(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigurationError(`${flag} must be a whole number of at least 1, not "${text}"`);
+  return n;
 }
 
 /** Bad input named as a usage error (exit 2). */
