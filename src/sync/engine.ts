@@ -180,7 +180,7 @@ const GROUP_MIN = 8;
  * Entries read ahead while a cold start lists a destination that says it holds at most
  * READ_AHEAD_HELD: a walk of 10,000 files is then done by the time the listing is. Not beside the
  * listing of a larger one: at a million, walking while listing raised the cold no-op's peak from
- * 238-240 MiB to 272-291 (docs/performance.md), and a bounded read-ahead hides a small share of it.
+ * 238-240 MiB to 272-291 (bench/NOTES.md), and a bounded read-ahead hides a small share of it.
  */
 const READ_AHEAD = 10_000;
 const READ_AHEAD_HELD = 20_000;

@@ -123,10 +123,14 @@ describe('the package (npm run package, then npm install --global --omit=dev)', 
   });
 
   it('carries the docs the README links to, the licence, and no test or source tree', async () => {
-    for (const file of ['README.md', 'LICENSE', 'docs/cli.md', 'docs/scale-out.md', 'docs/emulator.md']) expect(existsSync(join(installed(), file)), file).toBe(true);
-    const readme = await readFile(join(installed(), 'README.md'), 'utf8');
-    for (const [, link] of readme.matchAll(/\]\(((?:docs|config|deploy)\/[^)#]+)/g)) {
-      if ((link as string).startsWith('docs/')) expect(existsSync(join(installed(), link as string)), link).toBe(true);
+    for (const file of ['README.md', 'LICENSE', 'docs/cli.md', 'docs/scale-out.md', 'docs/emulator.md', 'bench/NOTES.md']) expect(existsSync(join(installed(), file)), file).toBe(true);
+    // Every relative link of the README and the docs leads to a file of the installed copy.
+    for (const doc of ['README.md', ...(await readdir(join(installed(), 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]) {
+      const text = await readFile(join(installed(), doc), 'utf8');
+      for (const [, link] of text.matchAll(/\]\((?!https?:|#|mailto:)([^)#\s]+)/g)) {
+        const target = join(installed(), doc.includes('/') ? 'docs' : '', link as string);
+        expect(existsSync(target), `${doc} links to ${link}`).toBe(true);
+      }
     }
     expect(existsSync(join(installed(), 'test'))).toBe(false);
     expect(existsSync(join(installed(), 'src/cli'))).toBe(false);
