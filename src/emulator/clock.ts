@@ -6,11 +6,12 @@ export interface Clock {
   advance(ms: number): void;
 }
 
-export function createClock(): Clock {
+/** `resolutionMs`: the times it gives (nowIso) are cut to this granularity, as some services store them. */
+export function createClock(resolutionMs = 1): Clock {
   let offsetMs = 0;
   return {
     nowMs: () => Date.now() + offsetMs,
-    nowIso: () => new Date(Date.now() + offsetMs).toISOString(),
+    nowIso: () => new Date(Math.floor((Date.now() + offsetMs) / resolutionMs) * resolutionMs).toISOString(),
     advance: (ms) => {
       offsetMs += ms;
     },

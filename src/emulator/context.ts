@@ -69,12 +69,33 @@ export interface EmulatorModes {
   dateCompleted: 'when-processed' | 'at-patch';
   /** What `stream: true` answers: `events` (deltas, the message, done), `json` (the Message as JSON), `no-final` (deltas and done only). */
   streamFormat: 'events' | 'json' | 'no-final';
+  /** How `searchText` matches a name: anywhere in it, at its start, or whole words. */
+  search: 'substring' | 'prefix' | 'word';
+  /** Whether `searchText` tells upper from lower case. */
+  searchCase: 'insensitive' | 'sensitive';
+  /** The granularity of the times the service gives (`dateAdded`…), ms: 1 gives every millisecond. */
+  timeResolutionMs: number;
+  /** How long a signed document link (no content route) works, s. */
+  linkTtlSeconds: number;
+  /** `none`: a signed link works on its own; `token`: it also wants the bearer token. */
+  linkAuth: 'none' | 'token';
+  /** Whether an upload's `metadataJson` is kept as the document's `metadata`. */
+  metadata: 'kept' | 'dropped';
 }
 
-export const DEFAULT_MODES: EmulatorModes = { folders: 'extension', contentRoute: true, dateCompleted: 'when-processed', streamFormat: 'events' };
+export const DEFAULT_MODES: EmulatorModes = {
+  folders: 'extension',
+  contentRoute: true,
+  dateCompleted: 'when-processed',
+  streamFormat: 'events',
+  search: 'substring',
+  searchCase: 'insensitive',
+  timeResolutionMs: 1,
+  linkTtlSeconds: 3600,
+  linkAuth: 'none',
+  metadata: 'kept',
+};
 
-/** Lifetime of the signed document links of the strict mode. */
-export const DOCUMENT_LINK_TTL_SECONDS = 3600;
 
 export interface EmulatorContext {
   /** The answers to what the spec leaves open. */

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { signedBlobPath } from './blob-urls.js';
 import type { Clock } from './clock.js';
-import { type Caller, type EmulatorContext, DOCUMENT_LINK_TTL_SECONDS, HttpError } from './context.js';
+import { type Caller, type EmulatorContext, HttpError } from './context.js';
 import { contentUrl } from './document-view.js';
 import type { FaultInjector } from './faults.js';
 import type { DocumentProcessor } from './processing.js';
@@ -92,7 +92,7 @@ export function createCoreContext(deps: CoreDependencies): CoreContext {
     modes: deps.modes,
     documentUrl(d) {
       if (deps.modes.contentRoute) return contentUrl(deps.baseUrl(), d);
-      return signedBlobUrl(d.blobKey, DOCUMENT_LINK_TTL_SECONDS, d.contentType ?? 'application/octet-stream');
+      return signedBlobUrl(d.blobKey, deps.modes.linkTtlSeconds, d.contentType ?? 'application/octet-stream');
     },
   };
 }

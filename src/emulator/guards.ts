@@ -46,7 +46,8 @@ export function registerGuards(app: FastifyInstance, ctx: CoreContext, rateLimit
 
   app.addHook('onRequest', async (req, reply) => {
     const path = pathOf(req.url);
-    if (PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix))) return;
+    // A signed document link works on its own, unless the mode wants the token with it too.
+    if (PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix)) && !(path.startsWith('/_blobs/') && ctx.modes.linkAuth === 'token')) return;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
     const unauthorized = (detail: string) => {
       reply.header('www-authenticate', `Bearer error="invalid_token", error_description="${detail}"`);

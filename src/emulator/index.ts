@@ -64,6 +64,12 @@ export interface EmulatorOptions {
   folders?: EmulatorModes['folders'];
   dateCompleted?: EmulatorModes['dateCompleted'];
   streamFormat?: EmulatorModes['streamFormat'];
+  search?: EmulatorModes['search'];
+  searchCase?: EmulatorModes['searchCase'];
+  timeResolutionMs?: number;
+  linkTtlSeconds?: number;
+  linkAuth?: EmulatorModes['linkAuth'];
+  metadata?: EmulatorModes['metadata'];
   logger?: Logger;
 }
 
@@ -108,8 +114,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const audience = options.audience ?? DEFAULT_AUDIENCE;
   const logger = options.logger ?? pino({ level: 'silent' });
   const validator = options.validateResponses ? loadValidator() : undefined;
-  const db = openDatabase(options.dataDir);
-  const clock = createClock();
+  const modes = modesOf(options);
+  const db = openDatabase(options.dataDir, modes);
+  const clock = createClock(modes.timeResolutionMs);
   const listingLag = new ListingLag(() => clock.nowMs(), options.listingLagSeed ?? 1);
   listingLag.set(options.listingLagMs ?? 0);
   attachListingLag(db, listingLag);
@@ -138,7 +145,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     audience,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     baseUrl: () => baseUrl,
-    modes: modesOf(options),
+    modes,
   });
   const contractViolations: ContractViolation[] = [];
   const app = await buildServer(ctx, {
@@ -198,12 +205,18 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 }
 
 /** The answers to what the spec leaves open: the defaults, `strict`, then each mode option. */
-export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat'>): EmulatorModes {
+export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat' | 'search' | 'searchCase' | 'timeResolutionMs' | 'linkTtlSeconds' | 'linkAuth' | 'metadata'>): EmulatorModes {
   return {
     folders: options.folders ?? (options.strict ? 'none' : DEFAULT_MODES.folders),
     contentRoute: !options.strict,
     dateCompleted: options.dateCompleted ?? DEFAULT_MODES.dateCompleted,
     streamFormat: options.streamFormat ?? DEFAULT_MODES.streamFormat,
+    search: options.search ?? DEFAULT_MODES.search,
+    searchCase: options.searchCase ?? DEFAULT_MODES.searchCase,
+    timeResolutionMs: options.timeResolutionMs ?? DEFAULT_MODES.timeResolutionMs,
+    linkTtlSeconds: options.linkTtlSeconds ?? DEFAULT_MODES.linkTtlSeconds,
+    linkAuth: options.linkAuth ?? DEFAULT_MODES.linkAuth,
+    metadata: options.metadata ?? DEFAULT_MODES.metadata,
   };
 }
 

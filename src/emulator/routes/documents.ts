@@ -369,6 +369,8 @@ function parseMetadataJson(ctx: CoreContext, text: string | undefined): Document
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
     throw malformed('metadataJson must be a JSON object of string values.');
   }
+  // `--metadata dropped`: accepted, checked, and not kept, as a service that ignores the field would.
+  if (ctx.modes.metadata === 'dropped') return null;
   return Object.entries(parsed as Record<string, string>).map(([key, value]) => ({ objectIdentifier: ctx.newId(), key, value }));
 }
 

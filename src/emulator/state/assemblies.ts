@@ -76,7 +76,7 @@ export class AssemblyStore {
          @playbook_group_identifier, @date_added, @date_modified, @owner_id, @owner_name, @owner_email, @blob_key, @file_name, @size, @rich_text)`,
     );
     this.selectOne = db.prepare<[string, string], AssemblyRow>('SELECT * FROM assemblies WHERE playbook_identifier = ? AND object_identifier = ?');
-    const search = `playbook_identifier = @playbook AND (@searchText IS NULL OR instr(fold_case(name), fold_case(@searchText)) > 0)`;
+    const search = `playbook_identifier = @playbook AND (@searchText IS NULL OR search_match(name, @searchText))`;
     this.selectPage = db.prepare<{ playbook: string; searchText: string | null; limit: number; offset: number }, AssemblyRow>(
       `SELECT * FROM assemblies WHERE ${search} ORDER BY seq LIMIT @limit OFFSET @offset`,
     );

@@ -163,7 +163,7 @@ export class AssistantStore {
   }
 
   listMessages(query: MessageQuery): StoredMessage[] {
-    const search = query.searchText ? 'AND instr(fold_case(text), fold_case(@searchText)) > 0' : '';
+    const search = query.searchText ? 'AND search_match(text, @searchText)' : '';
     const direction = query.desc ? 'DESC' : 'ASC';
     const rows = this.lists
       .get(`SELECT * FROM messages WHERE assistant_identifier = @assistantIdentifier ${search} ORDER BY seq ${direction} LIMIT @limit OFFSET @offset`)

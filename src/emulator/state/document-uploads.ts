@@ -89,7 +89,7 @@ export class DocumentUploadStore {
   list(playbookIdentifier: string, query: UploadQuery): DocumentUploadRecord[] {
     const direction = query.desc ? 'DESC' : 'ASC';
     const sql = `SELECT * FROM playbook_document_uploads WHERE playbook_identifier = @playbook
-                 AND (@searchText IS NULL OR instr(fold_case(name), fold_case(@searchText)) > 0)
+                 AND (@searchText IS NULL OR search_match(name, @searchText))
                  ${listedCondition(this.db, 'object_identifier', 'date_added').map((c) => `AND ${c}`).join(' ')}
                  ORDER BY ${query.sortByName ? 'fold_case(name)' : 'date_added'} ${direction}, seq ${direction} LIMIT @limit OFFSET @offset`;
     const rows = this.lists.get(sql).all({ playbook: playbookIdentifier, searchText: query.searchText || null, limit: query.limit, offset: query.offset });

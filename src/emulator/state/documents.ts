@@ -366,7 +366,7 @@ export class DocumentStore {
       params.parentIdentifier = query.parentIdentifier;
     }
     if (query.searchText) {
-      conditions.push('instr(fold_case(d.name), fold_case(@searchText)) > 0');
+      conditions.push('search_match(d.name, @searchText)');
       params.searchText = query.searchText;
     }
     if (query.indexingStatus) conditions.push(INDEXING_STATUS_CONDITIONS[query.indexingStatus] as string);

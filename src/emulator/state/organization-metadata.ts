@@ -98,7 +98,7 @@ export class OrganizationMetadataStore {
 
   listOptions(definitionId: string, query: OptionQuery): MetadataOption[] {
     const order = `${query.sortByName ? 'fold_case(name)' : 'seq'} ${query.desc ? 'DESC' : 'ASC'}, seq ${query.desc ? 'DESC' : 'ASC'}`;
-    const search = query.searchText ? 'AND instr(fold_case(name), fold_case(@searchText)) > 0' : '';
+    const search = query.searchText ? 'AND search_match(name, @searchText)' : '';
     const sql = `SELECT object_identifier AS objectIdentifier, name FROM organization_metadata_options
                  WHERE metadata_identifier = @definitionId ${search} ORDER BY ${order} LIMIT @limit OFFSET @offset`;
     return this.listQueries.get(sql).all({ definitionId, limit: query.limit, offset: query.offset, ...(query.searchText ? { searchText: query.searchText } : {}) }) as MetadataOption[];

@@ -165,7 +165,7 @@ export class PlaybookStore {
       params.visibleTo = query.visibleTo;
     }
     if (query.searchText) {
-      conditions.push('(instr(fold_case(name), fold_case(@searchText)) > 0 OR instr(fold_case(coalesce(description, \'\')), fold_case(@searchText)) > 0)');
+      conditions.push('(search_match(name, @searchText) OR search_match(coalesce(description, \'\'), @searchText))');
       params.searchText = query.searchText;
     }
     query.metadata.forEach((filter, index) => {

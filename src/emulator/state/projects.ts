@@ -159,7 +159,7 @@ export class ProjectStore {
     const conditions = [VISIBLE, lagging ? '(removed_at IS NULL OR still_listed(object_identifier, removed_at) = 1)' : PRESENT, ...listedCondition(this.db, 'object_identifier', 'date_added')];
     const params: Record<string, unknown> = { tenant: query.tenant, userId: query.userId };
     if (query.searchText) {
-      conditions.push('instr(fold_case(name), fold_case(@searchText)) > 0');
+      conditions.push('search_match(name, @searchText)');
       params.searchText = query.searchText;
     }
     if (query.filter) {
