@@ -10,6 +10,8 @@ import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { describeProbe, probeListingLag, type LagProbe } from './probe-lag.js';
+import { describeFindings, probeService, type ProbeReport } from './probe.js';
+import { parseListingLag } from '../../api/listing-lag.js';
 
 export interface Check {
   name: string;
@@ -22,8 +24,10 @@ export interface Check {
 /** Clock differences beyond this make token renewal unreliable. */
 const MAX_SKEW_MS = 60_000;
 
-export async function doctorAction(opts: { json?: boolean; probeLag?: boolean }, cmd: Command): Promise<void> {
+export async function doctorAction(opts: { json?: boolean; probeLag?: boolean; probe?: boolean; probeLinkWait?: string }, cmd: Command): Promise<void> {
+  const linkWaitMs = opts.probe ? parseListingLag(opts.probeLinkWait ?? '60s', '--probe-link-wait') : 0;
   const { client, settings } = createContext(cmd);
+  if (opts.probe) return probeAction(client, settings.profileName, opts.json === true, linkWaitMs);
   if (opts.probeLag) return lagAction(client, settings.profileName, opts.json === true);
   let checks: Check[];
   try {
@@ -41,6 +45,28 @@ export async function doctorAction(opts: { json?: boolean; probeLag?: boolean },
   process.exitCode = ok ? EXIT.ok : EXIT.failed;
 }
 
+
+/** `--probe`: every open question asked; Ctrl-C stops it with its scratch project removed (exit 3). */
+async function probeAction(client: FerryClient, profile: string | undefined, json: boolean, linkWaitMs: number): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let report: ProbeReport;
+  try {
+    report = await probeService(client, { linkWaitMs, signal: stop.signal, say: (line) => process.stderr.write(`ferry: ${line}\n`) });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await client.close();
+  }
+  const code = stop.signal.aborted ? EXIT.aborted : EXIT.ok;
+  const unknown = Object.entries(report.probe).filter(([, v]) => 'unknown' in v).map(([k]) => k);
+  const check: Check = { name: 'probe', ok: !stop.signal.aborted, detail: `${Object.keys(report.probe).length - unknown.length} questions answered${unknown.length ? `, unknown: ${unknown.join(', ')}` : ''}`, ...(unknown.length ? { warning: true } : {}) };
+  if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : 'succeeded', code, { ok: check.ok, profile: profile ?? null, target: client.target, checks: [check], ...report });
+  else process.stdout.write(`what ${describeTarget(client.target)} answers:\n${describeFindings(report).map((l) => `  ${l}`).join('\n')}\n`);
+  process.exitCode = code;
+}
 
 /** `--probe-lag`: the listing lag measured, the bound to set said; Ctrl-C stops it with its canary removed. */
 async function lagAction(client: FerryClient, profile: string | undefined, json: boolean): Promise<void> {

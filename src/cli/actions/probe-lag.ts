@@ -3,6 +3,7 @@
 // is removed and they are read until neither does; a few rounds, the worst kept, and the bound to
 // give ferry (--listing-lag) said. The canary is removed whatever happens, Ctrl-C included.
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FerryClient } from '../../api/client.js';
 import { PermissionDeniedError } from '../../api/errors.js';
@@ -34,10 +35,10 @@ export interface LagProbe {
   canary: { created: number; removed: number };
 }
 
-export async function probeListingLag(client: FerryClient, signal: AbortSignal): Promise<LagProbe> {
+export async function probeListingLag(client: FerryClient, signal: AbortSignal, roundCount = ROUNDS): Promise<LagProbe> {
   const rounds: LagRound[] = [];
   const canary = { created: 0, removed: 0 };
-  for (let i = 0; i < ROUNDS && !signal.aborted; i++) rounds.push(await oneRound(client, canary, signal));
+  for (let i = 0; i < roundCount && !signal.aborted; i++) rounds.push(await oneRound(client, canary, signal));
   const figures = rounds.flatMap((r) => [r.listedMs, r.searchedMs, r.goneMs]);
   const worstMs = figures.some((f) => f === null) ? null : Math.max(0, ...(figures as number[]));
   return { rounds, worstMs, suggested: worstMs === null ? null : worstMs < POLL_MS ? '0' : `${Math.ceil((worstMs * 1.5) / 1000)}s`, canary };
@@ -47,7 +48,9 @@ async function oneRound(client: FerryClient, canary: LagProbe['canary'], signal:
   const name = `${CANARY_PREFIX}${randomUUID()}`;
   let id: string;
   try {
-    id = (await client.projects.create({ name, description: 'made by `ferry doctor --probe-lag` to measure how late the service lists a new item; removed by it at once' })).objectIdentifier;
+    // Who made it, so that a canary a `kill -9` left is removed by the next probe from this host (probe.ts).
+    const description = JSON.stringify({ note: 'made by `ferry doctor --probe-lag` to measure how late the service lists a new item; removed by it at once', host: hostname(), pid: process.pid });
+    id = (await client.projects.create({ name, description })).objectIdentifier;
   } catch (err) {
     if (err instanceof PermissionDeniedError) throw new ConfigurationError('ferry doctor --probe-lag needs a client that can write: it creates a canary project and removes it again, and this profile\'s client is read-only (403). Run it with a writing profile (-p NAME)');
     throw err;
@@ -74,7 +77,7 @@ async function oneRound(client: FerryClient, canary: LagProbe['canary'], signal:
 }
 
 /** Ms from `since` to the start of the first look that answered `wanted` (null: not within the give-up time, or stopped). */
-async function until(look: () => Promise<boolean>, wanted: boolean, since: number, signal: AbortSignal): Promise<number | null> {
+export async function until(look: () => Promise<boolean>, wanted: boolean, since: number, signal: AbortSignal): Promise<number | null> {
   for (;;) {
     const startedAt = performance.now();
     if ((await look()) === wanted) return Math.round(startedAt - since);

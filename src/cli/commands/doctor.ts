@@ -8,6 +8,8 @@ export function registerDoctor(program: Command): void {
     .command('doctor')
     .description('check a profile end to end: addresses, token, clock, a read call per host, permissions')
     .option('--probe-lag', 'measure how late the service lists a new item (makes and removes a canary project; needs a writing client) and say what --listing-lag to set')
+    .option('--probe', 'find which answer this service gives to each question its interface leaves open (folder route, content links, page cap, listing lag, time resolution, search, metadata), in a scratch project it makes and removes; says which emulator flags behave the same')
+    .option('--probe-link-wait <duration>', 'with --probe: how long after it is handed out a document link is tried again', '60s')
     .option('--json', 'print the checks as JSON')
     .action(later(() => import('../actions/doctor.js'), 'doctorAction'));
 }

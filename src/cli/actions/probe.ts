@@ -1,0 +1,341 @@
+// `ferry doctor --probe`: which answer the live tenant gives to each question the spec leaves open
+// (docs/emulator.md, "Modes: the other answers"), asked on the service itself, in a scratch
+// project made for it and removed at the end (Ctrl-C included; one a `kill -9` left is removed by
+// the next probe from the same host). Each finding says which emulator mode it matches, and
+// `matches` gives them back as the flags of `ferry emulator` that behave the same.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FerryClient } from '../../api/client.js';
+import { ApiError, PermissionDeniedError } from '../../api/errors.js';
+import type { Document, Project } from '../../api/types.js';
+import { formatLag } from '../../api/listing-lag.js';
+import { CANARY_PREFIX, probeListingLag, until } from './probe-lag.js';
+
+/** Scratch projects are named so; the description says who made it (host, pid), so that a leftover can be told from a live probe. */
+export const SCRATCH_PREFIX = '.ferry-probe Scratch ';
+const SCRATCH_DESCRIPTION = 'made by `ferry doctor --probe` to find how this service answers what its interface leaves open; removed by it at the end';
+/** Tiny documents uploaded into the scratch project (the page cap is looked for with them). */
+const DOCUMENTS = 10;
+/** Metadata that must come back as sent: non-ASCII keys and values, and a value of 1 KiB. */
+const METADATA: Record<string, string> = { 'ferry.probe': 'Grüße ✓ 日本', 'clé': 'x'.repeat(1024) };
+
+export type Unknown = { unknown: string };
+
+export interface ProbeFindings {
+  folderRoute: { offered: boolean; status?: number } | Unknown;
+  contentRoute: { route: boolean; linkNeedsToken?: boolean; linkWorksAfterMs?: number | null } | Unknown;
+  /** The largest page the service gave for a larger pageSize, or null: none seen below `checkedUpTo`. */
+  pageCap: { cap: number | null; checkedUpTo: number } | Unknown;
+  listingLagMs: { worstMs: number; suggested: string } | Unknown;
+  dateAddedResolutionMs: { ms: number; samples: number } | Unknown;
+  search: { match: 'substring' | 'prefix' | 'word'; caseSensitive: boolean } | Unknown;
+  metadataRoundTrip: { kept: 'kept' | 'dropped' | 'altered' } | Unknown;
+  dateCompleted: Unknown;
+  streamFormat: Unknown;
+}
+
+export interface ProbeReport {
+  probe: ProbeFindings;
+  /** The `ferry emulator` flags that answer as this service did ('' when it answers as the default). */
+  matches: string;
+  /** What was made on the service, and removed. */
+  scratch: { created: number; removed: number; leftoversRemoved: number };
+}
+
+export interface ProbeOptions {
+  /** How long after it was handed out a document link is tried again (the service may sign links for a short time). */
+  linkWaitMs: number;
+  signal: AbortSignal;
+  /** Said as the probe goes (stderr). */
+  say: (line: string) => void;
+}
+
+const unknown = (err: unknown): Unknown => ({ unknown: err instanceof Error ? err.message : String(err) });
+
+/**
+ * Runs one question; a failure makes that finding unknown, with the reason, and the rest goes on.
+ * Once the probe is stopped (Ctrl-C) no question is asked any more.
+ */
+function asker(signal: AbortSignal): <T>(question: () => Promise<T>) => Promise<T | Unknown> {
+  return async (question) => {
+    if (signal.aborted) return { unknown: 'not asked: the probe was stopped' };
+    try {
+      return await question();
+    } catch (err) {
+      return signal.aborted ? { unknown: 'not asked: the probe was stopped' } : unknown(err);
+    }
+  };
+}
+
+export async function probeService(client: FerryClient, opts: ProbeOptions): Promise<ProbeReport> {
+  const ask = asker(opts.signal);
+  const scratch = { created: 0, removed: 0, leftoversRemoved: await removeLeftovers(client, opts) };
+  const name = `${SCRATCH_PREFIX}${randomUUID()}`;
+  let project: Project;
+  try {
+    project = await client.projects.create({ name, description: JSON.stringify({ note: SCRATCH_DESCRIPTION, host: hostname(), pid: process.pid }) });
+  } catch (err) {
+    if (err instanceof PermissionDeniedError) return readOnly(client, scratch, opts);
+    throw err;
+  }
+  scratch.created++;
+  const id = project.objectIdentifier;
+  opts.say(`scratch project ${id} made (${name}); removed at the end`);
+  try {
+    const times: string[] = [project.dateAdded ?? ''];
+    const listingLagMs = await ask(async () => {
+      const lag = await probeListingLag(client, opts.signal, 1);
+      const documentLag = await documentListingLag(client, id, opts, times);
+      const worstMs = lag.worstMs === null ? null : Math.max(lag.worstMs, documentLag);
+      if (worstMs === null) throw new Error('a canary was not listed within the give-up time');
+      scratch.created += lag.canary.created;
+      scratch.removed += lag.canary.removed;
+      return { worstMs, suggested: worstMs < 100 ? '0' : `${Math.ceil((worstMs * 1.5) / 1000)}s` };
+    });
+    const settle = 'worstMs' in listingLagMs ? listingLagMs.worstMs : 0;
+    const docs = await ask(() => uploadDocuments(client, id, opts, times));
+    if (settle > 0) await sleep(settle, undefined, { signal: opts.signal }).catch(() => undefined);
+    const findings: ProbeFindings = {
+      folderRoute: await ask(() => folderRoute(client, id)),
+      contentRoute: 'unknown' in docs ? docs : await ask(() => contentRoute(client, id, docs[0] as Document, opts)),
+      pageCap: await ask(() => pageCap(client, id)),
+      listingLagMs,
+      dateAddedResolutionMs: await ask(async () => resolutionOf(times)),
+      search: await ask(() => searchStyle(client, name)),
+      metadataRoundTrip: 'unknown' in docs ? docs : await ask(() => metadataRoundTrip(client, id)),
+      dateCompleted: { unknown: 'not asked: it needs a playbook ferry may write to (--playbook ID), which this probe does not take yet' },
+      streamFormat: { unknown: 'not asked: it needs an assistant and a model (--playbook ID --model ID), which this probe does not take yet' },
+    };
+    return { probe: findings, matches: matchesOf(findings), scratch };
+  } finally {
+    await client.projects.delete(id).then(
+      () => scratch.removed++,
+      (err: unknown) => opts.say(`the scratch project ${id} could not be removed (${err instanceof Error ? err.message : String(err)}); the next probe from this host removes it`),
+    );
+  }
+}
+
+/** A read-only client: what reading alone can tell, and what it could not. */
+async function readOnly(client: FerryClient, scratch: ProbeReport['scratch'], opts: ProbeOptions): Promise<ProbeReport> {
+  const ask = asker(opts.signal);
+  opts.say('this client may only read: the questions that need a write are unknown');
+  const cannot = { unknown: 'needs a client that may write (this one is read-only: 403)' };
+  const times: string[] = [];
+  for (const p of (await client.projects.list({ sorting: 'dateAdded', desc: true }, { leaseRecords: true }).page(1, 20)).items) if (p.dateAdded) times.push(p.dateAdded);
+  const findings: ProbeFindings = {
+    folderRoute: cannot,
+    contentRoute: cannot,
+    pageCap: await ask(async () => {
+      const page = await client.projects.list({}, { leaseRecords: true }).page(1, 1000);
+      const total = page.totalCount ?? page.items.length;
+      return { cap: page.items.length < Math.min(1000, total) ? page.items.length : null, checkedUpTo: Math.min(1000, total) };
+    }),
+    listingLagMs: cannot,
+    dateAddedResolutionMs: await ask(async () => resolutionOf(times)),
+    search: cannot,
+    metadataRoundTrip: cannot,
+    dateCompleted: cannot,
+    streamFormat: cannot,
+  };
+  return { probe: findings, matches: matchesOf(findings), scratch };
+}
+
+/** Scratch projects and canaries of earlier probes from this host whose process is gone (a `kill -9`), removed. */
+async function removeLeftovers(client: FerryClient, opts: ProbeOptions): Promise<number> {
+  let removed = 0;
+  const page = await client.projects.list({ searchText: CANARY_PREFIX.trim() }, { leaseRecords: true }).page(1, 100).catch(() => undefined);
+  for (const p of page?.items ?? []) {
+    // Scratch projects and listing-lag canaries (`.ferry-probe <uuid>`) alike.
+    if (!p.name?.startsWith(CANARY_PREFIX)) continue;
+    let owner: { host?: string; pid?: number } = {};
+    try {
+      owner = JSON.parse(p.description ?? '{}') as typeof owner;
+    } catch {
+      continue;
+    }
+    if (owner.host !== hostname() || typeof owner.pid !== 'number' || alive(owner.pid)) continue;
+    await client.projects.delete(p.objectIdentifier).then(
+      () => {
+        removed++;
+        opts.say(`removed the scratch project ${p.objectIdentifier} an earlier probe (pid ${owner.pid}) left behind`);
+      },
+      () => undefined,
+    );
+  }
+  return removed;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function tiny(i: number): { open: () => Readable; size: number; filename: string; contentType: string } {
+  const body = Buffer.from(`ferry probe document ${i}\n`);
+  return { open: () => Readable.from([body]), size: body.length, filename: `probe-${String(i).padStart(2, '0')}.txt`, contentType: 'text/plain' };
+}
+
+/** How late one new document shows in the project's list and in a `searchText` search, ms. */
+async function documentListingLag(client: FerryClient, project: string, opts: ProbeOptions, times: string[]): Promise<number> {
+  const batch = randomUUID();
+  const doc = await client.documents.upload(project, tiny(0), { documentUploadIdentifier: batch, metadata: METADATA });
+  if (doc.dateAdded) times.push(doc.dateAdded);
+  const at = performance.now();
+  const name = doc.name ?? 'probe-00.txt';
+  const listed = until(async () => (await client.documents.list(project, {}).page(1, 50)).items.some((d) => d.objectIdentifier === doc.objectIdentifier), true, at, opts.signal);
+  const searched = until(async () => (await client.documents.list(project, { searchText: name }).page(1, 50)).items.some((d) => d.objectIdentifier === doc.objectIdentifier), true, at, opts.signal);
+  const [a, b] = await Promise.all([listed, searched]);
+  if (a === null || b === null) throw new Error('a new document was not listed within the give-up time');
+  return Math.max(a, b);
+}
+
+/** The rest of the tiny documents (the first went in with the lag probe); their answers. */
+async function uploadDocuments(client: FerryClient, project: string, opts: ProbeOptions, times: string[]): Promise<Document[]> {
+  const batch = randomUUID();
+  const docs: Document[] = [];
+  for (let i = 1; i < DOCUMENTS && !opts.signal.aborted; i++) {
+    const doc = await client.documents.upload(project, tiny(i), { documentUploadIdentifier: batch });
+    if (doc.dateAdded) times.push(doc.dateAdded);
+    docs.push(doc);
+  }
+  return docs;
+}
+
+async function folderRoute(client: FerryClient, project: string): Promise<{ offered: boolean; status?: number }> {
+  try {
+    await client.documents.createFolder(project, 'probe folder', undefined, { idempotent: false });
+    return { offered: true };
+  } catch (err) {
+    if (err instanceof ApiError && err.status !== null && err.status !== undefined && err.status < 500) return { offered: false, status: err.status };
+    throw err;
+  }
+}
+
+async function contentRoute(client: FerryClient, project: string, uploaded: Document, opts: ProbeOptions): Promise<{ route: boolean; linkNeedsToken?: boolean; linkWorksAfterMs?: number | null }> {
+  // A link fresh from a listing, timed from the moment it was handed out.
+  const doc = (await freshDocument(client, project, uploaded)) ?? uploaded;
+  const handedOut = performance.now();
+  if (!doc.url) throw new Error('the service gave the document no url');
+  const url = new URL(doc.url, client.transport.address.baseUrl);
+  const route = url.pathname.endsWith(`/documents/${doc.objectIdentifier}/content`);
+  if (route) return { route: true };
+  // A link: tried with no token (fetch carries none), then again after the wait.
+  const plain = await fetch(url, { signal: opts.signal });
+  await plain.body?.cancel();
+  const linkNeedsToken = plain.status === 401 || plain.status === 403;
+  const tryIt = async () => {
+    try {
+      const r = await client.documents.download(doc, { idempotent: true });
+      r.body.resume();
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status !== null && err.status !== undefined && err.status < 500) return false;
+      throw err;
+    }
+  };
+  // Still working after the wait, or the moment it stopped (from when the link was handed out).
+  const started = handedOut;
+  while (performance.now() - started < opts.linkWaitMs && !opts.signal.aborted) {
+    if (!(await tryIt())) return { route: false, linkNeedsToken, linkWorksAfterMs: Math.round(performance.now() - started) };
+    await sleep(Math.min(250, opts.linkWaitMs), undefined, { signal: opts.signal }).catch(() => undefined);
+  }
+  return { route: false, linkNeedsToken, linkWorksAfterMs: (await tryIt()) ? null : Math.round(performance.now() - started) };
+}
+
+/** The document as a listing gives it now (its link signed afresh, where links are signed). */
+async function freshDocument(client: FerryClient, project: string, doc: Document): Promise<Document | undefined> {
+  if (!doc.name) return undefined;
+  const page = await client.documents.list(project, { searchText: doc.name }).page(1, 50);
+  return page.items.find((d) => d.objectIdentifier === doc.objectIdentifier);
+}
+
+async function pageCap(client: FerryClient, project: string): Promise<{ cap: number | null; checkedUpTo: number }> {
+  let checkedUpTo = 0;
+  for (const page of [await client.documents.list(project, { flattenList: true }).page(1, 1000), await client.projects.list({}, { leaseRecords: true }).page(1, 1000)]) {
+    const total = page.totalCount ?? page.items.length;
+    if (page.items.length < Math.min(1000, total)) return { cap: page.items.length, checkedUpTo: Math.min(1000, total) };
+    checkedUpTo = Math.max(checkedUpTo, Math.min(1000, total));
+  }
+  return { cap: null, checkedUpTo };
+}
+
+/** The coarsest of 1 ms, 10, 100, 1 s and 1 min that every time given is a whole multiple of. */
+function resolutionOf(times: string[]): { ms: number; samples: number } {
+  const ms = times.map((t) => Date.parse(t)).filter((t) => Number.isFinite(t));
+  if (ms.length < 3) throw new Error(`too few times to tell (${ms.length})`);
+  let resolution = 1;
+  for (const step of [10, 100, 1000, 60_000]) if (ms.every((t) => t % step === 0)) resolution = step;
+  return { ms: resolution, samples: ms.length };
+}
+
+async function searchStyle(client: FerryClient, name: string): Promise<{ match: 'substring' | 'prefix' | 'word'; caseSensitive: boolean }> {
+  const found = async (text: string) => (await client.projects.list({ searchText: text }, { leaseRecords: true }).page(1, 50)).items.some((p) => p.name === name);
+  const uuid = name.slice(SCRATCH_PREFIX.length);
+  const [g1 = '', g2 = ''] = uuid.split('-');
+  const inside = `${g1.slice(3)}-${g2}`; // begins inside a word: only a substring search finds it
+  const word = 'Scratch'; // a whole word, not at the start
+  const prefix = `${SCRATCH_PREFIX}${g1}`; // the name's start, ending on a word
+  const match = (await found(inside)) ? 'substring' : (await found(word)) ? 'word' : (await found(prefix)) ? 'prefix' : undefined;
+  if (!match) throw new Error('no search found the scratch project by its name');
+  const asked = match === 'prefix' ? prefix : word;
+  const flipped = asked.replace(/[a-zA-Z]/g, (c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()));
+  return { match, caseSensitive: !(await found(flipped)) };
+}
+
+async function metadataRoundTrip(client: FerryClient, project: string): Promise<{ kept: 'kept' | 'dropped' | 'altered' }> {
+  const page = await client.documents.list(project, { searchText: 'probe-00' }).page(1, 50);
+  const doc = page.items.find((d) => d.name === 'probe-00.txt');
+  if (!doc) throw new Error('the document sent with metadata is not listed');
+  const back = Object.fromEntries((doc.metadata ?? []).map((m) => [m.key ?? '', m.value ?? '']));
+  const sent = Object.entries(METADATA);
+  if (sent.every(([k, v]) => back[k] === v)) return { kept: 'kept' };
+  return { kept: sent.some(([k]) => k in back) ? 'altered' : 'dropped' };
+}
+
+/** The `ferry emulator` flags that answer as found. */
+export function matchesOf(f: ProbeFindings): string {
+  const flags: string[] = [];
+  const content = 'unknown' in f.contentRoute ? undefined : f.contentRoute;
+  const folders = 'unknown' in f.folderRoute ? undefined : f.folderRoute;
+  if (content && !content.route) {
+    flags.push('--strict');
+    if (folders?.offered) flags.push('--folders extension');
+    if (content.linkNeedsToken) flags.push('--link-auth token');
+    if (content.linkWorksAfterMs !== null && content.linkWorksAfterMs !== undefined) flags.push(`--link-ttl ${Math.max(1, Math.round(content.linkWorksAfterMs / 1000))}`);
+  } else if (folders && !folders.offered) flags.push('--folders none');
+  if (!('unknown' in f.pageCap) && f.pageCap.cap !== null) flags.push(`--max-page-size ${f.pageCap.cap}`);
+  if (!('unknown' in f.listingLagMs) && f.listingLagMs.suggested !== '0') flags.push(`--listing-lag ${formatLag(f.listingLagMs.worstMs)}`);
+  if (!('unknown' in f.dateAddedResolutionMs) && f.dateAddedResolutionMs.ms > 1) flags.push(`--time-resolution ${f.dateAddedResolutionMs.ms}`);
+  if (!('unknown' in f.search)) {
+    if (f.search.match !== 'substring') flags.push(`--search ${f.search.match}`);
+    if (f.search.caseSensitive) flags.push('--search-case sensitive');
+  }
+  if (!('unknown' in f.metadataRoundTrip) && f.metadataRoundTrip.kept === 'dropped') flags.push('--metadata dropped');
+  return flags.join(' ');
+}
+
+/** The findings as lines for a person: each answer, the mode it matches, what ferry does. */
+export function describeFindings(r: ProbeReport): string[] {
+  const f = r.probe;
+  const line = (name: string, x: object, said: (v: never) => string) => `${name}: ${'unknown' in x ? `unknown (${(x as Unknown).unknown})` : said(x as never)}`;
+  return [
+    line('folderRoute', f.folderRoute, (v: { offered: boolean; status?: number }) => (v.offered ? 'offered: ferry makes folders' : `absent (${v.status}): ferry flattens files of missing folders into the nearest one, their path in metadata ferry.relativePath`)),
+    line('contentRoute', f.contentRoute, (v: { route: boolean; linkNeedsToken?: boolean; linkWorksAfterMs?: number | null }) =>
+      v.route ? 'a content route: ferry reads content through it' : `only a url link${v.linkNeedsToken ? ' that wants the token' : ' that works without the token'}, ${v.linkWorksAfterMs === null ? 'still working after the wait' : `working for ${formatLag(v.linkWorksAfterMs ?? 0)}`}: ferry reads each link right after listing it`),
+    line('pageCap', f.pageCap, (v: { cap: number | null; checkedUpTo: number }) => (v.cap === null ? `none seen up to ${v.checkedUpTo}` : `${v.cap} items a page whatever is asked: ferry follows totalCount, not page length`)),
+    line('listingLagMs', f.listingLagMs, (v: { worstMs: number; suggested: string }) => (v.suggested === '0' ? `${v.worstMs} ms: lists at once; --listing-lag 0 is right` : `${v.worstMs} ms: set --listing-lag ${v.suggested}`)),
+    line('dateAddedResolutionMs', f.dateAddedResolutionMs, (v: { ms: number; samples: number }) => `${v.ms} ms (from ${v.samples} times)${v.ms >= 1000 ? ': records made within one tick share a time, and the lease decides between them by the service\'s order' : ''}`),
+    line('search', f.search, (v: { match: string; caseSensitive: boolean }) => `${v.match} match, ${v.caseSensitive ? 'case-sensitive' : 'case-insensitive'}: the lease finds its records by their whole name`),
+    line('metadataRoundTrip', f.metadataRoundTrip, (v: { kept: string }) => (v.kept === 'kept' ? 'kept, non-ASCII and 1 KiB values included: ferry recognises its documents' : `${v.kept}: ferry cannot recognise its documents by their metadata; a fresh store re-uploads`)),
+    line('dateCompleted', f.dateCompleted, () => ''),
+    line('streamFormat', f.streamFormat, () => ''),
+    `matches: ferry emulator ${r.matches || '(the defaults)'}`,
+    `scratch: ${r.scratch.created} made, ${r.scratch.removed} removed${r.scratch.leftoversRemoved ? `, ${r.scratch.leftoversRemoved} left by an earlier probe removed` : ''}`,
+  ];
+}

@@ -1,0 +1,150 @@
+// `ferry doctor --probe` against the emulator in each of its modes: the probe reports the mode the
+// emulator was started in, and `matches` gives back its flags. The scratch project is gone after
+// a clean probe, after Ctrl-C, and after the next probe that follows a kill -9.
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator/index.js';
+import { FerryClient } from '../../src/api/index.js';
+import { FERRY_BIN, onlyJson, runFerry } from '../helpers/cli.js';
+
+const started: EmulatorHandle[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((e) => e.close()));
+});
+
+async function emulator(opts: EmulatorOptions): Promise<{ emu: EmulatorHandle; env: Record<string, string>; client: FerryClient }> {
+  const emu = await startEmulator(opts);
+  started.push(emu);
+  const t = emu.tenants[0]!;
+  const env = { FERRY_BASE_URL: emu.baseUrl, FERRY_SETTINGS_URL: emu.settingsUrl, FERRY_AUTH_URL: emu.authUrl, FERRY_AUDIENCE: emu.audience, FERRY_CLIENT_ID: t.clientId, FERRY_CLIENT_SECRET: t.clientSecret };
+  const client = new FerryClient({ address: { baseUrl: emu.baseUrl, settingsUrl: emu.settingsUrl, authUrl: emu.authUrl }, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: emu.audience } });
+  return { emu, env, client };
+}
+
+async function scratchLeft(client: FerryClient): Promise<number> {
+  const page = await client.projects.list({ searchText: '.ferry-probe' }, { leaseRecords: true }).page(1, 100);
+  return page.items.filter((p) => p.name?.startsWith('.ferry-probe')).length;
+}
+
+type Report = { probe: Record<string, Record<string, unknown>>; matches: string; scratch: { created: number; removed: number; leftoversRemoved: number } };
+
+async function probe(env: Record<string, string>, extra: string[] = []): Promise<Report> {
+  const r = await runFerry(['doctor', '--probe', '--json', '--probe-link-wait', '1s', ...extra], env);
+  expect(r.code, r.stderr).toBe(0);
+  return onlyJson(r) as unknown as Report;
+}
+
+/** Each mode: the emulator's options, the flags `ferry emulator` takes for it, and what the probe must say. */
+const MODES: { name: string; opts: EmulatorOptions; flags: string; check?: (p: Report['probe']) => void }[] = [
+  { name: 'default', opts: {}, flags: '', check: (p) => expect(p).toMatchObject({ folderRoute: { offered: true }, contentRoute: { route: true }, pageCap: { cap: null }, search: { match: 'substring', caseSensitive: false }, metadataRoundTrip: { kept: 'kept' }, dateAddedResolutionMs: { ms: 1 } }) },
+  { name: '--strict', opts: { strict: true }, flags: '--strict', check: (p) => expect(p).toMatchObject({ folderRoute: { offered: false, status: 404 }, contentRoute: { route: false, linkNeedsToken: false, linkWorksAfterMs: null } }) },
+  { name: '--max-page-size 7', opts: { maxPageSize: 7 }, flags: '--max-page-size 7', check: (p) => expect(p.pageCap).toMatchObject({ cap: 7 }) },
+  { name: '--folders none', opts: { folders: 'none' }, flags: '--folders none' },
+  { name: '--search prefix', opts: { search: 'prefix' }, flags: '--search prefix' },
+  { name: '--search word --search-case sensitive', opts: { search: 'word', searchCase: 'sensitive' }, flags: '--search word --search-case sensitive' },
+  { name: '--search-case sensitive', opts: { searchCase: 'sensitive' }, flags: '--search-case sensitive' },
+  { name: '--time-resolution 1000', opts: { timeResolutionMs: 1000 }, flags: '--time-resolution 1000' },
+  { name: '--metadata dropped', opts: { metadata: 'dropped' }, flags: '--metadata dropped' },
+  { name: '--strict --link-auth token', opts: { strict: true, linkAuth: 'token' }, flags: '--strict --link-auth token' },
+];
+
+describe('ferry doctor --probe', () => {
+  for (const mode of MODES) {
+    it(`finds the emulator's mode: ${mode.name}`, async () => {
+      const { env, client } = await emulator(mode.opts);
+      try {
+        const report = await probe(env);
+        mode.check?.(report.probe);
+        expect(report.matches).toBe(mode.flags);
+        expect(report.scratch.created).toBe(report.scratch.removed);
+        expect(await scratchLeft(client)).toBe(0);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  it('a listing lag: found, and given back as the flag', async () => {
+    const { env, client } = await emulator({ listingLagMs: 1500 });
+    try {
+      const report = await probe(env);
+      const lag = report.probe.listingLagMs as { worstMs: number; suggested: string };
+      expect(lag.worstMs).toBeGreaterThan(0);
+      expect(lag.worstMs).toBeLessThanOrEqual(2500);
+      expect(report.matches).toMatch(/^--listing-lag \d/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a link that expires: found, with the TTL given back within the second the service counts in', async () => {
+    const { env, client } = await emulator({ strict: true, linkTtlSeconds: 2 });
+    try {
+      const report = await probe(env, ['--probe-link-wait', '4s']);
+      const content = report.probe.contentRoute as { linkWorksAfterMs: number };
+      expect(content.linkWorksAfterMs).toBeGreaterThan(500);
+      expect(content.linkWorksAfterMs).toBeLessThanOrEqual(2600);
+      expect(report.matches).toMatch(/^--strict --link-ttl [123]$/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a read-only client: says what it could not ask, makes nothing, exit 0', async () => {
+    const { emu, client } = await emulator({});
+    const t = emu.tenants[0]!;
+    try {
+      const env = { FERRY_BASE_URL: emu.baseUrl, FERRY_SETTINGS_URL: emu.settingsUrl, FERRY_AUTH_URL: emu.authUrl, FERRY_AUDIENCE: emu.audience, FERRY_CLIENT_ID: t.readOnlyClientId, FERRY_CLIENT_SECRET: t.readOnlyClientSecret };
+      const report = await probe(env);
+      expect(report.probe.folderRoute).toEqual({ unknown: expect.stringMatching(/may write/) });
+      expect(report.probe.pageCap).toMatchObject({ cap: null });
+      expect(report.scratch).toEqual({ created: 0, removed: 0, leftoversRemoved: 0 });
+      expect(await scratchLeft(client)).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('Ctrl-C: exit 3 with the scratch project removed; after a kill -9, the next probe removes what it left', async () => {
+    const { env, client, emu } = await emulator({ listingLagMs: 3000 });
+    try {
+      const run = (signal: NodeJS.Signals) => {
+        const child = spawn(process.execPath, [FERRY_BIN, 'doctor', '--probe', '--json', '--probe-link-wait', '1s'], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env } });
+        let stderr = '';
+        child.stderr.on('data', (d) => {
+          stderr += d;
+          if (/scratch project \S+ made/.test(stderr)) child.kill(signal);
+        });
+        return once(child, 'exit').then(([code]) => ({ code: code as number | null, stderr }));
+      };
+      const interrupted = await run('SIGINT');
+      expect(interrupted.code).toBe(3);
+      // Past the lag: what is listed now is what the service holds.
+      emu.advanceClock(10_000);
+      expect(await scratchLeft(client)).toBe(0);
+      const killed = await run('SIGKILL');
+      expect(killed.code).toBe(null);
+      emu.advanceClock(10_000);
+      // The scratch project, and the lag probe's canary when it was made before the kill.
+      const left = await scratchLeft(client);
+      expect(left).toBeGreaterThanOrEqual(1);
+      const next = await probe(env);
+      expect(next.scratch.leftoversRemoved).toBe(left);
+      emu.advanceClock(10_000);
+      expect(await scratchLeft(client)).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a bad --probe-link-wait is exit 2, nothing made', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-probe-'));
+    const r = await runFerry(['doctor', '--probe', '--probe-link-wait', 'soon'], { FERRY_STATE_DIR: dir, FERRY_BASE_URL: 'http://127.0.0.1:9', FERRY_SETTINGS_URL: 'http://127.0.0.1:9', FERRY_AUTH_URL: 'http://127.0.0.1:9', FERRY_AUDIENCE: 'a', FERRY_CLIENT_ID: 'a', FERRY_CLIENT_SECRET: 'b' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--probe-link-wait');
+  });
+});
