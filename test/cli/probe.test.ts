@@ -68,6 +68,61 @@ describe('ferry doctor --probe', () => {
     });
   }
 
+  for (const when of ['when-processed', 'at-patch'] as const) {
+    it(`dateCompleted ${when}: found in the playbook it is given, its document upload removed`, async () => {
+      const { env, client } = await emulator({ dateCompleted: when, processing: { minDelayMs: 400, maxDelayMs: 600, seed: 1 } });
+      try {
+        const playbook = (await client.playbooks.create({ name: 'probe playbook', isPrivate: false, organizationWide: true })).objectIdentifier;
+        const report = await probe(env, ['--playbook', playbook]);
+        expect(report.probe.dateCompleted).toEqual({ when });
+        expect(report.matches).toBe(when === 'at-patch' ? '--date-completed at-patch' : '');
+        expect((await client.documentUploads.list(playbook).all()).filter((u) => u.name?.startsWith('.ferry-probe'))).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  for (const format of ['events', 'json', 'no-final'] as const) {
+    it(`a streamed reply, --stream-format ${format}: found with the assistant and model it is given`, async () => {
+      const { emu, env, client } = await emulator({ streamFormat: format });
+      try {
+        const chat = emu.tenants[0]!.assistants[0]!;
+        const model = (await client.models.list().all())[0]!.objectIdentifier as string;
+        const report = await probe(env, ['--assistant', `${chat.projectIdentifier}/${chat.assistantIdentifier}`, '--model', model]);
+        expect(report.probe.streamFormat).toEqual({ format });
+        expect(report.matches).toBe(format === 'events' ? '' : `--stream-format ${format}`);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  it('without --playbook or --assistant, says what it did not ask and how to ask it', async () => {
+    const { env, client } = await emulator({});
+    try {
+      const report = await probe(env);
+      expect(report.probe.dateCompleted).toEqual({ unknown: expect.stringContaining('--playbook ID') });
+      expect(report.probe.streamFormat).toEqual({ unknown: expect.stringContaining('--assistant PROJECT/ASSISTANT --model ID') });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a probe step the service answers 500: that finding is unknown with the reason, the rest answered', async () => {
+    const { emu, env, client } = await emulator({});
+    try {
+      emu.setFaults({ rules: [{ kind: '500', method: 'POST', path: /^\/projects\/[^/]+\/folders$/ }] });
+      const report = await probe(env);
+      expect(report.probe.folderRoute).toEqual({ unknown: expect.stringMatching(/500/) });
+      expect(report.probe.search).toMatchObject({ match: 'substring' });
+      expect(report.probe.metadataRoundTrip).toMatchObject({ kept: 'kept' });
+    } finally {
+      emu.setFaults('');
+      await client.close();
+    }
+  });
+
   it('a listing lag: found, and given back as the flag', async () => {
     const { env, client } = await emulator({ listingLagMs: 1500 });
     try {

@@ -10,7 +10,9 @@ import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { describeProbe, probeListingLag, type LagProbe } from './probe-lag.js';
-import { describeFindings, probeService, type ProbeReport } from './probe.js';
+import { describeFindings, probeService, type ProbeOptions, type ProbeReport } from './probe.js';
+import { ConfigurationError } from '../../errors.js';
+import { uuidFlag } from '../shared.js';
 import { parseListingLag } from '../../api/listing-lag.js';
 
 export interface Check {
@@ -24,10 +26,21 @@ export interface Check {
 /** Clock differences beyond this make token renewal unreliable. */
 const MAX_SKEW_MS = 60_000;
 
-export async function doctorAction(opts: { json?: boolean; probeLag?: boolean; probe?: boolean; probeLinkWait?: string }, cmd: Command): Promise<void> {
+interface DoctorOptions {
+  json?: boolean;
+  probeLag?: boolean;
+  probe?: boolean;
+  probeLinkWait?: string;
+  playbook?: string;
+  assistant?: string;
+  model?: string;
+}
+
+export async function doctorAction(opts: DoctorOptions, cmd: Command): Promise<void> {
   const linkWaitMs = opts.probe ? parseListingLag(opts.probeLinkWait ?? '60s', '--probe-link-wait') : 0;
+  const asks = probeTargets(opts);
   const { client, settings } = createContext(cmd);
-  if (opts.probe) return probeAction(client, settings.profileName, opts.json === true, linkWaitMs);
+  if (opts.probe) return probeAction(client, settings.profileName, opts.json === true, { linkWaitMs, ...asks });
   if (opts.probeLag) return lagAction(client, settings.profileName, opts.json === true);
   let checks: Check[];
   try {
@@ -46,15 +59,28 @@ export async function doctorAction(opts: { json?: boolean; probeLag?: boolean; p
 }
 
 
+/** --playbook, --assistant, --model: checked before anything is sent (exit 2 naming the flag). */
+function probeTargets(opts: DoctorOptions): Pick<ProbeOptions, 'playbook' | 'assistant' | 'model'> {
+  if (!opts.probe && (opts.playbook || opts.assistant || opts.model)) throw new ConfigurationError('--playbook, --assistant and --model go with --probe');
+  const playbook = opts.playbook === undefined ? undefined : uuidFlag('--playbook', opts.playbook);
+  let assistant: ProbeOptions['assistant'];
+  if (opts.assistant !== undefined) {
+    const [p = '', a = ''] = opts.assistant.split('/');
+    assistant = { projectIdentifier: uuidFlag('--assistant PROJECT', p), assistantIdentifier: uuidFlag('--assistant ASSISTANT', a) };
+  }
+  if ((assistant === undefined) !== (opts.model === undefined)) throw new ConfigurationError('--assistant PROJECT/ASSISTANT and --model ID go together: the stream is asked of that assistant with that model');
+  return { playbook, assistant, model: opts.model };
+}
+
 /** `--probe`: every open question asked; Ctrl-C stops it with its scratch project removed (exit 3). */
-async function probeAction(client: FerryClient, profile: string | undefined, json: boolean, linkWaitMs: number): Promise<void> {
+async function probeAction(client: FerryClient, profile: string | undefined, json: boolean, asks: Omit<ProbeOptions, 'signal' | 'say'>): Promise<void> {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let report: ProbeReport;
   try {
-    report = await probeService(client, { linkWaitMs, signal: stop.signal, say: (line) => process.stderr.write(`ferry: ${line}\n`) });
+    report = await probeService(client, { ...asks, signal: stop.signal, say: (line) => process.stderr.write(`ferry: ${line}\n`) });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -32,8 +32,10 @@ export interface ProbeFindings {
   dateAddedResolutionMs: { ms: number; samples: number } | Unknown;
   search: { match: 'substring' | 'prefix' | 'word'; caseSensitive: boolean } | Unknown;
   metadataRoundTrip: { kept: 'kept' | 'dropped' | 'altered' } | Unknown;
-  dateCompleted: Unknown;
-  streamFormat: Unknown;
+  /** When a playbook document upload's `dateCompleted` is set: once nothing of it processes, or at the PATCH. */
+  dateCompleted: { when: 'when-processed' | 'at-patch' } | Unknown;
+  /** What `stream: true` answers: events with the Message, plain JSON, or events without it. */
+  streamFormat: { format: 'events' | 'json' | 'no-final' } | Unknown;
 }
 
 export interface ProbeReport {
@@ -47,6 +49,11 @@ export interface ProbeReport {
 export interface ProbeOptions {
   /** How long after it was handed out a document link is tried again (the service may sign links for a short time). */
   linkWaitMs: number;
+  /** A playbook the probe may add a document upload to (it removes the upload; a playbook cannot be removed, so never one of ours). */
+  playbook?: string | undefined;
+  /** An assistant's chat (`PROJECT/ASSISTANT`) and a model the probe may send one message to. */
+  assistant?: { projectIdentifier: string; assistantIdentifier: string } | undefined;
+  model?: string | undefined;
   signal: AbortSignal;
   /** Said as the probe goes (stderr). */
   say: (line: string) => void;
@@ -105,8 +112,8 @@ export async function probeService(client: FerryClient, opts: ProbeOptions): Pro
       dateAddedResolutionMs: await ask(async () => resolutionOf(times)),
       search: await ask(() => searchStyle(client, name)),
       metadataRoundTrip: 'unknown' in docs ? docs : await ask(() => metadataRoundTrip(client, id)),
-      dateCompleted: { unknown: 'not asked: it needs a playbook ferry may write to (--playbook ID), which this probe does not take yet' },
-      streamFormat: { unknown: 'not asked: it needs an assistant and a model (--playbook ID --model ID), which this probe does not take yet' },
+      dateCompleted: opts.playbook ? await ask(() => dateCompleted(client, id, opts.playbook as string, opts)) : { unknown: 'not asked: name a playbook the probe may add a document upload to (--playbook ID)' },
+      streamFormat: opts.assistant && opts.model ? await ask(() => streamFormat(client, opts.assistant!, opts.model as string)) : { unknown: 'not asked: name an assistant and a model the probe may send one message to (--assistant PROJECT/ASSISTANT --model ID)' },
     };
     return { probe: findings, matches: matchesOf(findings), scratch };
   } finally {
@@ -298,6 +305,44 @@ async function metadataRoundTrip(client: FerryClient, project: string): Promise<
   return { kept: sent.some(([k]) => k in back) ? 'altered' : 'dropped' };
 }
 
+/**
+ * A document upload in the named playbook with one tiny document, marked complete at once: a
+ * `dateCompleted` while the document still processes is set at the PATCH. The upload is removed.
+ */
+async function dateCompleted(client: FerryClient, project: string, playbook: string, opts: ProbeOptions): Promise<{ when: 'when-processed' | 'at-patch' }> {
+  const batch = (await client.documentUploads.create(playbook, { name: `${CANARY_PREFIX}${randomUUID()}`, fileCount: 1 })).objectIdentifier;
+  try {
+    await client.documents.upload(project, tiny(DOCUMENTS), { documentUploadIdentifier: batch });
+    await client.documentUploads.complete(playbook, batch);
+    const first = await client.documentUploads.details(playbook, batch);
+    if (first.dateCompleted && (first.processingDocumentCount ?? 0) > 0) return { when: 'at-patch' };
+    if (first.dateCompleted) throw new Error('the document had finished processing before the PATCH: the two answers cannot be told apart this time');
+    // Not yet: set once processing ends?
+    const startedAt = performance.now();
+    while (performance.now() - startedAt < 60_000 && !opts.signal.aborted) {
+      await sleep(200, undefined, { signal: opts.signal }).catch(() => undefined);
+      const d = await client.documentUploads.details(playbook, batch);
+      if (d.dateCompleted) return { when: 'when-processed' };
+    }
+    throw new Error('dateCompleted was not set within a minute of the PATCH');
+  } finally {
+    await client.documentUploads.delete(playbook, batch).catch(() => undefined);
+  }
+}
+
+/** One message sent with `stream: true` to the named assistant: what comes back. */
+async function streamFormat(client: FerryClient, chat: { projectIdentifier: string; assistantIdentifier: string }, model: string): Promise<{ format: 'events' | 'json' | 'no-final' }> {
+  const stream = client.messages.stream(chat, { text: 'ferry doctor --probe: a test message; any reply will do', modelIdentifier: model });
+  let events = 0;
+  let final = false;
+  for await (const event of stream) {
+    events++;
+    if (event.data.startsWith('{') && /"isAssistant"/.test(event.data)) final = true;
+  }
+  if (events === 0) return { format: 'json' };
+  return { format: final ? 'events' : 'no-final' };
+}
+
 /** The `ferry emulator` flags that answer as found. */
 export function matchesOf(f: ProbeFindings): string {
   const flags: string[] = [];
@@ -317,6 +362,8 @@ export function matchesOf(f: ProbeFindings): string {
     if (f.search.caseSensitive) flags.push('--search-case sensitive');
   }
   if (!('unknown' in f.metadataRoundTrip) && f.metadataRoundTrip.kept === 'dropped') flags.push('--metadata dropped');
+  if (!('unknown' in f.dateCompleted) && f.dateCompleted.when === 'at-patch') flags.push('--date-completed at-patch');
+  if (!('unknown' in f.streamFormat) && f.streamFormat.format !== 'events') flags.push(`--stream-format ${f.streamFormat.format}`);
   return flags.join(' ');
 }
 
@@ -333,8 +380,8 @@ export function describeFindings(r: ProbeReport): string[] {
     line('dateAddedResolutionMs', f.dateAddedResolutionMs, (v: { ms: number; samples: number }) => `${v.ms} ms (from ${v.samples} times)${v.ms >= 1000 ? ': records made within one tick share a time, and the lease decides between them by the service\'s order' : ''}`),
     line('search', f.search, (v: { match: string; caseSensitive: boolean }) => `${v.match} match, ${v.caseSensitive ? 'case-sensitive' : 'case-insensitive'}: the lease finds its records by their whole name`),
     line('metadataRoundTrip', f.metadataRoundTrip, (v: { kept: string }) => (v.kept === 'kept' ? 'kept, non-ASCII and 1 KiB values included: ferry recognises its documents' : `${v.kept}: ferry cannot recognise its documents by their metadata; a fresh store re-uploads`)),
-    line('dateCompleted', f.dateCompleted, () => ''),
-    line('streamFormat', f.streamFormat, () => ''),
+    line('dateCompleted', f.dateCompleted, (v: { when: string }) => (v.when === 'at-patch' ? 'set at the PATCH, while documents still process: ferry upload waits for every document it sent' : 'set once nothing of the upload processes')),
+    line('streamFormat', f.streamFormat, (v: { format: string }) => (v.format === 'events' ? 'events ending with the Message' : v.format === 'json' ? 'plain JSON: ferry reads the Message as is' : 'events without the Message: ferry reads the reply back from the chat')),
     `matches: ferry emulator ${r.matches || '(the defaults)'}`,
     `scratch: ${r.scratch.created} made, ${r.scratch.removed} removed${r.scratch.leftoversRemoved ? `, ${r.scratch.leftoversRemoved} left by an earlier probe removed` : ''}`,
   ];

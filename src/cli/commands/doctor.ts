@@ -10,6 +10,9 @@ export function registerDoctor(program: Command): void {
     .option('--probe-lag', 'measure how late the service lists a new item (makes and removes a canary project; needs a writing client) and say what --listing-lag to set')
     .option('--probe', 'find which answer this service gives to each question its interface leaves open (folder route, content links, page cap, listing lag, time resolution, search, metadata), in a scratch project it makes and removes; says which emulator flags behave the same')
     .option('--probe-link-wait <duration>', 'with --probe: how long after it is handed out a document link is tried again', '60s')
+    .option('--playbook <id>', 'with --probe: a playbook it may add a document upload to (and remove it), to find when dateCompleted is set')
+    .option('--assistant <project/assistant>', 'with --probe and --model: an assistant it may send one message to, to find what a streamed reply looks like')
+    .option('--model <id>', 'with --probe and --assistant: the model for that message')
     .option('--json', 'print the checks as JSON')
     .action(later(() => import('../actions/doctor.js'), 'doctorAction'));
 }
