@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { hostname } from 'node:os';
 import { migrate } from './migrations.js';
+import { pidAlive } from '../processes.js';
 import type {
   CheckpointStore,
   Intent,
@@ -502,11 +503,7 @@ function walMode(db: Database.Database): void {
  */
 function isAlive(holder: LockHolder & { processStart: string | null }): boolean {
   if (holder.host !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
+  if (!pidAlive(holder.pid)) return false;
   const now = processStart(holder.pid);
   return holder.processStart === null || now === null || now === holder.processStart;
 }

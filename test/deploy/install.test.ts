@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { parseAllDocuments } from 'yaml';
 import { numberedTree, pathsOnce } from '../helpers/runs.js';
+import { runCommand, type CliResult } from '../helpers/cli.js';
 import { startService, type Service } from '../helpers/service.js';
 
 const run = promisify(execFile);
@@ -45,17 +46,8 @@ function imageEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { PATH: `${join(root, 'opt/ferry/bin')}:${process.env.PATH ?? ''}`, FERRY_STATE_DIR: join(root, 'var/lib/ferry'), HOME: join(root, 'var/lib/ferry'), TMPDIR: join(dir, 'scratch'), NODE_ENV: 'production', FERRY_LOG_LEVEL: 'silent', ...extra };
 }
 
-function ferry(args: string[], env: Record<string, string>, as: { uid?: number; gid?: number } = {}, onSpawn?: (c: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(ferryBin(), args, { env, ...as, cwd: dir });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    onSpawn?.(child);
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function ferry(args: string[], env: Record<string, string>, as: { uid?: number; gid?: number } = {}, onSpawn?: (c: ChildProcess) => void): Promise<CliResult> {
+  return runCommand(ferryBin(), args, env, onSpawn, { ...as, cwd: dir });
 }
 
 beforeAll(async () => {

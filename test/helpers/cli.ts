@@ -13,8 +13,13 @@ export interface CliResult {
 
 /** `as`: run as another user (root reads every file, so unreadable-file cases run as nobody). */
 export function runFerry(args: string[], env: Record<string, string>, onSpawn?: (child: ChildProcess) => void, as: { uid?: number; gid?: number } = {}): Promise<CliResult> {
+  return runCommand(process.execPath, [FERRY_BIN, ...args], { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env }, onSpawn, as);
+}
+
+/** Any command (an installed `ferry`), with exactly `env`: its exit code and output. */
+export function runCommand(file: string, args: string[], env: Record<string, string>, onSpawn?: (child: ChildProcess) => void, opts: { uid?: number; gid?: number; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FERRY_BIN, ...args], { ...as, env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env } });
+    const child = spawn(file, args, { ...opts, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

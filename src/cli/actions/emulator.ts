@@ -8,6 +8,7 @@ import { flagLevel, globalOptions } from '../context.js';
 import { ProfilesFileError, writeProfilesFile } from '../emulator-profiles.js';
 import { parseListingLag } from '../../api/listing-lag.js';
 import { visible } from '../../backends/names.js';
+import { pidAlive } from '../../processes.js';
 
 interface EmulatorCliOptions {
   host: string;
@@ -112,7 +113,7 @@ function watchParent(gone: () => void): void {
   const npm = npmAncestor();
   const parent = process.ppid;
   const timer = setInterval(() => {
-    if (process.ppid !== parent || (npm !== undefined && !alive(npm))) {
+    if (process.ppid !== parent || (npm !== undefined && !pidAlive(npm))) {
       clearInterval(timer);
       gone();
     }
@@ -135,14 +136,6 @@ function npmAncestor(): number | undefined {
   return undefined;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function wholeAtLeastOne(flag: string, text: string): number {
   const n = Number(text);

@@ -12,6 +12,7 @@ import { ApiError, PermissionDeniedError } from '../../api/errors.js';
 import type { Document, Project } from '../../api/types.js';
 import { formatLag } from '../../api/listing-lag.js';
 import { CANARY_PREFIX, probeListingLag, until } from './probe-lag.js';
+import { pidAlive } from '../../processes.js';
 
 /** Scratch projects are named so; the description says who made it (host, pid), so that a leftover can be told from a live probe. */
 export const SCRATCH_PREFIX = '.ferry-probe Scratch ';
@@ -162,7 +163,7 @@ async function removeLeftovers(client: FerryClient, opts: ProbeOptions): Promise
     } catch {
       continue;
     }
-    if (owner.host !== hostname() || typeof owner.pid !== 'number' || alive(owner.pid)) continue;
+    if (owner.host !== hostname() || typeof owner.pid !== 'number' || pidAlive(owner.pid)) continue;
     await client.projects.delete(p.objectIdentifier).then(
       () => {
         removed++;
@@ -174,14 +175,6 @@ async function removeLeftovers(client: FerryClient, opts: ProbeOptions): Promise
   return removed;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function tiny(i: number): { open: () => Readable; size: number; filename: string; contentType: string } {
   const body = Buffer.from(`ferry probe document ${i}\n`);
@@ -272,12 +265,16 @@ async function pageCap(client: FerryClient, project: string): Promise<{ cap: num
   return { cap: null, checkedUpTo };
 }
 
-/** The coarsest of 1 ms, 10, 100, 1 s and 1 min that every time given is a whole multiple of. */
+/**
+ * The coarsest of 1 ms, 10, 100 and 1 s that every time given is a whole multiple of. A probe
+ * lasts seconds, so a coarser granularity (whole minutes) cannot be told from whole seconds: 1000
+ * means whole seconds or coarser.
+ */
 function resolutionOf(times: string[]): { ms: number; samples: number } {
   const ms = times.map((t) => Date.parse(t)).filter((t) => Number.isFinite(t));
   if (ms.length < 3) throw new Error(`too few times to tell (${ms.length})`);
   let resolution = 1;
-  for (const step of [10, 100, 1000, 60_000]) if (ms.every((t) => t % step === 0)) resolution = step;
+  for (const step of [10, 100, 1000]) if (ms.every((t) => t % step === 0)) resolution = step;
   return { ms: resolution, samples: ms.length };
 }
 
