@@ -140,10 +140,11 @@ describe('ferry doctor --probe', () => {
     const { env, client } = await emulator({ strict: true, linkTtlSeconds: 2 });
     try {
       const report = await probe(env, ['--probe-link-wait', '4s']);
+      // Tried at doubling intervals: the last time it worked is before its 2 s ran out.
       const content = report.probe.contentRoute as { linkWorksAfterMs: number };
-      expect(content.linkWorksAfterMs).toBeGreaterThan(500);
-      expect(content.linkWorksAfterMs).toBeLessThanOrEqual(2600);
-      expect(report.matches).toMatch(/^--strict --link-ttl [123]$/);
+      expect(content.linkWorksAfterMs).toBeGreaterThan(0);
+      expect(content.linkWorksAfterMs).toBeLessThan(2000);
+      expect(report.matches).toMatch(/^--strict --link-ttl [12]$/);
     } finally {
       await client.close();
     }

@@ -9,8 +9,8 @@ import type { FerryClient } from '../../api/client.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
-import { describeProbe, probeListingLag, type LagProbe } from './probe-lag.js';
-import { describeFindings, probeService, type ProbeOptions, type ProbeReport } from './probe.js';
+import { describeProbe, probeListingLag } from './probe-lag.js';
+import { describeFindings, probeService, type ProbeOptions } from './probe.js';
 import { ConfigurationError } from '../../errors.js';
 import { uuidFlag } from '../shared.js';
 import { parseListingLag } from '../../api/listing-lag.js';
@@ -72,20 +72,27 @@ function probeTargets(opts: DoctorOptions): Pick<ProbeOptions, 'playbook' | 'ass
   return { playbook, assistant, model: opts.model };
 }
 
-/** `--probe`: every open question asked; Ctrl-C stops it with its scratch project removed (exit 3). */
-async function probeAction(client: FerryClient, profile: string | undefined, json: boolean, asks: Omit<ProbeOptions, 'signal' | 'say'>): Promise<void> {
+/**
+ * Runs a probe that SIGINT or SIGTERM stops (through its signal: it then cleans up what it made
+ * and returns), and closes the client after it.
+ */
+async function untilStopped<T>(client: FerryClient, probe: (signal: AbortSignal) => Promise<T>): Promise<{ result: T; stop: AbortController }> {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let report: ProbeReport;
   try {
-    report = await probeService(client, { ...asks, signal: stop.signal, say: (line) => process.stderr.write(`ferry: ${line}\n`) });
+    return { result: await probe(stop.signal), stop };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await client.close();
   }
+}
+
+/** `--probe`: every open question asked; Ctrl-C stops it with its scratch project removed (exit 3). */
+async function probeAction(client: FerryClient, profile: string | undefined, json: boolean, asks: Omit<ProbeOptions, 'signal' | 'say'>): Promise<void> {
+  const { result: report, stop } = await untilStopped(client, (signal) => probeService(client, { ...asks, signal, say: (line) => process.stderr.write(`ferry: ${line}\n`) }));
   const code = stop.signal.aborted ? EXIT.aborted : EXIT.ok;
   const unknown = Object.entries(report.probe).filter(([, v]) => 'unknown' in v).map(([k]) => k);
   const check: Check = { name: 'probe', ok: !stop.signal.aborted, detail: `${Object.keys(report.probe).length - unknown.length} questions answered${unknown.length ? `, unknown: ${unknown.join(', ')}` : ''}`, ...(unknown.length ? { warning: true } : {}) };
@@ -96,18 +103,7 @@ async function probeAction(client: FerryClient, profile: string | undefined, jso
 
 /** `--probe-lag`: the listing lag measured, the bound to set said; Ctrl-C stops it with its canary removed. */
 async function lagAction(client: FerryClient, profile: string | undefined, json: boolean): Promise<void> {
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  let probe: LagProbe;
-  try {
-    probe = await probeListingLag(client, stop.signal);
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await client.close();
-  }
+  const { result: probe, stop } = await untilStopped(client, (signal) => probeListingLag(client, signal));
   const ok = probe.worstMs !== null && !stop.signal.aborted;
   const code = stop.signal.aborted ? EXIT.aborted : ok ? EXIT.ok : EXIT.failed;
   const lines = describeProbe(probe);

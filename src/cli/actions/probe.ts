@@ -26,6 +26,7 @@ export type Unknown = { unknown: string };
 
 export interface ProbeFindings {
   folderRoute: { offered: boolean; status?: number } | Unknown;
+  /** A route, or a link: whether it wants the token, and the last time it was seen working (null: still after the wait). */
   contentRoute: { route: boolean; linkNeedsToken?: boolean; linkWorksAfterMs?: number | null } | Unknown;
   /** The largest page the service gave for a larger pageSize, or null: none seen below `checkedUpTo`. */
   pageCap: { cap: number | null; checkedUpTo: number } | Unknown;
@@ -239,13 +240,18 @@ async function contentRoute(client: FerryClient, project: string, uploaded: Docu
       throw err;
     }
   };
-  // Still working after the wait, or the moment it stopped (from when the link was handed out).
-  const started = handedOut;
-  while (performance.now() - started < opts.linkWaitMs && !opts.signal.aborted) {
-    if (!(await tryIt())) return { route: false, linkNeedsToken, linkWorksAfterMs: Math.round(performance.now() - started) };
-    await sleep(Math.min(250, opts.linkWaitMs), undefined, { signal: opts.signal }).catch(() => undefined);
+  // Tried again at doubling intervals (0.25 s, 0.5, 1, 2 … up to the wait: nine tries in a minute):
+  // still working at the end (null), or the last time it worked (from when it was handed out).
+  let lastWorked = 0;
+  for (let pause = 250; !opts.signal.aborted; pause *= 2) {
+    const at = Math.min(handedOut + lastWorked + pause, handedOut + opts.linkWaitMs);
+    await sleep(Math.max(0, at - performance.now()), undefined, { signal: opts.signal }).catch(() => undefined);
+    const triedAt = Math.round(performance.now() - handedOut);
+    if (!(await tryIt())) return { route: false, linkNeedsToken, linkWorksAfterMs: lastWorked };
+    lastWorked = triedAt;
+    if (triedAt >= opts.linkWaitMs) break;
   }
-  return { route: false, linkNeedsToken, linkWorksAfterMs: (await tryIt()) ? null : Math.round(performance.now() - started) };
+  return { route: false, linkNeedsToken, linkWorksAfterMs: null };
 }
 
 /** The document as a listing gives it now (its link signed afresh, where links are signed). */
@@ -349,7 +355,7 @@ export function matchesOf(f: ProbeFindings): string {
     flags.push('--strict');
     if (folders?.offered) flags.push('--folders extension');
     if (content.linkNeedsToken) flags.push('--link-auth token');
-    if (content.linkWorksAfterMs !== null && content.linkWorksAfterMs !== undefined) flags.push(`--link-ttl ${Math.max(1, Math.round(content.linkWorksAfterMs / 1000))}`);
+    if (content.linkWorksAfterMs !== null && content.linkWorksAfterMs !== undefined) flags.push(`--link-ttl ${Math.max(1, Math.ceil(content.linkWorksAfterMs / 1000))}`);
   } else if (folders && !folders.offered) flags.push('--folders none');
   if (!('unknown' in f.pageCap) && f.pageCap.cap !== null) flags.push(`--max-page-size ${f.pageCap.cap}`);
   if (!('unknown' in f.listingLagMs) && f.listingLagMs.suggested !== '0') flags.push(`--listing-lag ${formatLag(f.listingLagMs.worstMs)}`);
