@@ -16,7 +16,7 @@ import { acquireLease, DEFAULT_LEASE_TTL_MS, LeaseError, MAX_LEASE_TTL_MS, type 
 import { ConfigurationError } from '../../errors.js';
 import { formatLag } from '../../api/listing-lag.js';
 import type { LeaseUse } from '../../runner/job.js';
-import { noteVerified, unreachable } from './source.js';
+import { noSuchProject, noteVerified, unreachable } from './source.js';
 import { writeStderr } from '../../runner/terminal.js';
 import { safeText } from '../names.js';
 
@@ -188,7 +188,7 @@ async function checkProject(client: FerryClient, project: string): Promise<void>
     await client.projects.get(project);
   } catch (err) {
     if (err instanceof NotFoundError) {
-      throw new LeaseError(`no project ${project} at ${describeTarget(client.target)} (the service answered ${err.status}): \`ferry ls\` lists the projects this client sees`);
+      throw new LeaseError(noSuchProject(client, project, err));
     }
     // Unreachable, refused: the run is recorded and says so, as before.
     return;

@@ -45,10 +45,15 @@ export async function requireProject(client: FerryClient, project: string, use: 
     await client.projects.get(project);
   } catch (err) {
     if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) throw err;
-    if (err instanceof NotFoundError) throw new JobAbortedError(`no project ${project} at ${describeTarget(client.target)} (the service answered ${err.status}): \`ferry ls\` lists the projects this client sees`);
+    if (err instanceof NotFoundError) throw new JobAbortedError(noSuchProject(client, project, err));
     // Say which host, not which project: the project was never asked about.
     throw unreachable(err) ?? new JobAbortedError(`project ${project} cannot be ${use}: ${(err as Error).message}`);
   }
+}
+
+/** A project the service does not know, said with where to look (the lease's check says the same). */
+export function noSuchProject(client: FerryClient, project: string, err: NotFoundError): string {
+  return `no project ${project} at ${describeTarget(client.target)} (the service answered ${err.status}): \`ferry ls\` lists the projects this client sees`;
 }
 
 /**
