@@ -103,7 +103,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
   const fromHost = hostOf(from.transport.address.baseUrl);
   const leasePath = `migrate/${fromHost}${opts.shard ? `/shard-${opts.shard.index}-of-${opts.shard.count}` : ''}`;
   const lease = serviceLease(to, tenantLeaseTarget(leasePath, JOB, `migrations from ${fromHost}${opts.shard ? ` (shard ${opts.shard.index}/${opts.shard.count})` : ''} into ${describeTarget(to.target)}`), opts.lock);
-  return runJob({ store, job: JOB, jobKey, params, target: to.target, lease }, async (ctx) => {
+  return runJob({ store, job: JOB, jobKey, params, target: to.target, lease, pages: [from.transport.pages, to.transport.pages] }, async (ctx) => {
     const ids = new IdMap(store, `${jobKey}|ids`, ctx.run.id, ctx.uploadId, ctx.writeGate);
     // Reads only, before any write: the target projects earlier runs made (whatever store they
     // used) are found again; a same-named project that is not theirs stops the run here.

@@ -84,7 +84,7 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const lease = serviceLease(deps.client, projectLeaseTarget(opts.project, normaliseRemotePath(opts.to), opts.job ?? JOB), opts.lock);
-  return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease }, (ctx) =>
+  return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease, pages: [deps.client.transport.pages] }, (ctx) =>
     mirrorInRun(opts, deps, source, ctx),
   );
 }

@@ -128,7 +128,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
     const source = await open(mirrorOpts);
     let report: BatchReport | undefined;
     const summary = await runJob(
-      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock, lease },
+      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock, lease, pages: [client.transport.pages] },
       async (ctx) => {
         const extra = await mirrorInRun(mirrorOpts, deps, source, ctx);
         if (ctx.signal.aborted) return extra;

@@ -33,6 +33,11 @@ export interface ListOptions {
    * builds the next page while this one is read.
    */
   eager?: boolean;
+  /**
+   * Told once per walk when a page came back shorter than asked and more followed it: the
+   * service caps its pages below the size asked for (the walk still reads every item).
+   */
+  onShortPage?: (given: number, asked: number) => void;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -75,6 +80,9 @@ export class PagedList<T> implements AsyncIterable<T> {
     // the next page, no further, as long as fewer than a page were added between two reads.
     const identify = this.opts.identify as ((item: T) => string | undefined) | undefined;
     let previousIds = new Set<string>();
+    // The last page's length when it was shorter than asked: a cap, if another page follows it.
+    let short: number | undefined;
+    let toldShort = false;
     let firstTotal: number | undefined;
     this.moved = undefined;
     // Pages are asked for ahead of their use, so that a long listing costs the service's time, not
@@ -100,6 +108,11 @@ export class PagedList<T> implements AsyncIterable<T> {
       const first = page.items.length > 0 ? JSON.stringify(page.items[0]) : undefined;
       if (first !== undefined && first === previousFirst) return;
       previousFirst = first;
+      if (short !== undefined && page.items.length > 0 && !toldShort) {
+        this.opts.onShortPage?.(short, pageSize);
+        toldShort = true;
+      }
+      short = page.items.length > 0 && page.items.length < pageSize ? page.items.length : undefined;
       const taken = Math.min(page.items.length, limit - seen);
       const more = taken === page.items.length && seen + taken < limit && nextPageNeeded(page, pageSize, seen + taken);
       const seenBefore = seen;
@@ -132,6 +145,47 @@ export class PagedList<T> implements AsyncIterable<T> {
       if (!more) return;
       pageNumber++;
     }
+  }
+}
+
+/**
+ * What one client saw of the service's page sizes. The profile's `pageSize` (measured by `ferry
+ * doctor --probe --write-profile`) is the most a page of this service holds: no list asks for
+ * more. A page shorter than asked with more after it means the service caps lower than that (or,
+ * with nothing recorded, lower than ferry asks): every item is still read, since walks follow
+ * totalCount, and a run says so once (`warning`).
+ */
+export class PageWatch {
+  /** Walks that met a capped page, so far: a run compares it with the count at its start. */
+  count = 0;
+  private smallest: { given: number; asked: number; path: string } | undefined;
+
+  constructor(readonly recordedCap?: number) {}
+
+  /** The page size a list asks for: what it wants, never more than the recorded cap. */
+  size(wanted = DEFAULT_PAGE_SIZE): number {
+    return this.recordedCap !== undefined ? Math.min(wanted, this.recordedCap) : wanted;
+  }
+
+  /** A list's options with the page size bounded and its short pages reported here. */
+  listOptions(path: string, opts: ListOptions): ListOptions {
+    return { ...opts, pageSize: this.size(opts.pageSize), onShortPage: (given, asked) => this.short(path, given, asked) };
+  }
+
+  short(path: string, given: number, asked: number): void {
+    this.count++;
+    if (!this.smallest || given < this.smallest.given) this.smallest = { given, asked, path };
+  }
+
+  /** What a run says when it met capped pages (undefined when it met none since `from`). */
+  warning(from: number): string | undefined {
+    const s = this.smallest;
+    if (this.count <= from || !s) return undefined;
+    const seen = `the service gave ${s.given} items in a page where ${s.asked} were asked (GET ${s.path}, ${this.count - from} list${this.count - from === 1 ? '' : 's'} so)`;
+    const read = 'every item was still read, by totalCount';
+    return this.recordedCap !== undefined
+      ? `warning: ${seen}: the profile records pages of ${this.recordedCap} (pageSize), so the service caps lower than when it was measured; ${read}. Measure it again: ferry doctor --probe --write-profile`
+      : `warning: ${seen}: the service caps its pages; ${read}. ferry doctor --probe --write-profile records the cap as the profile's pageSize, and ferry then asks for no more`;
   }
 }
 

@@ -32,6 +32,7 @@ import {
 } from './backoff.js';
 import { sleep } from './sleep.js';
 import { ListingLagWatch } from './listing-lag.js';
+import { PageWatch } from './paging.js';
 import { noteWaited, type Slot, waitOutsideSlot } from '../slots.js';
 import { silentLogger } from '../log.js';
 
@@ -55,6 +56,8 @@ export interface ClientOptions {
    * after an ambiguous failure (didItLand) begins no sooner than this after the failure.
    */
   listingLagMs?: number;
+  /** The most items a page of this service holds (the profile's pageSize, measured by `ferry doctor --probe`): no list asks for more. */
+  pageSize?: number;
   /** Keep-alive connections per host (default 32). */
   connectionsPerHost?: number;
   /** Extra CA certificates (PEM) for TLS; Node's NODE_EXTRA_CA_CERTS works too. */
@@ -231,6 +234,8 @@ export class Transport {
   writesSent = 0;
   /** The service's listing lag as bounded for this client, and what was seen of it (./listing-lag.ts). */
   readonly listingLag: ListingLagWatch;
+  /** The service's page cap as recorded for this client, and the capped pages its lists met (./paging.ts). */
+  readonly pages: PageWatch;
   /** What this client's calls came to, for a run's metrics: answers by status class, retries, waits. */
   readonly stats: TransportStats = { responses: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, unanswered: 0, retries: 0, throttleWaitMs: 0 };
 
@@ -253,6 +258,7 @@ export class Transport {
     this.dispatcher = opts.dispatcher ?? (proxyConfigured() ? new EnvHttpProxyAgent(pool) : new Agent(pool));
     this.requestsPerSecond = opts.requestsPerSecond;
     this.listingLag = new ListingLagWatch(opts.listingLagMs ?? 0);
+    this.pages = new PageWatch(opts.pageSize);
     if (opts.requestsPerSecond !== undefined) {
       if (!(opts.requestsPerSecond > 0)) throw new FerryError('requestsPerSecond must be a positive number');
       // One start per interval: a smooth rate rather than bursts at each second boundary.

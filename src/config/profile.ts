@@ -11,6 +11,9 @@ import type { ClientOptions } from '../api/transport.js';
 import { resolveAddress, type AddressInput, type ResolvedAddress } from '../api/addresses.js';
 import { parseListingLag } from '../api/listing-lag.js';
 
+/** The largest page size a profile may record (the largest the probe asks for). */
+export const MAX_PAGE_SIZE = 1000;
+
 const ProfileSchema = z
   .object({
     tenant: z.string().min(1).optional(),
@@ -26,8 +29,10 @@ const ProfileSchema = z
     /** Path of a file whose first line is the client secret. */
     clientSecretFile: z.string().min(1).optional(),
     requestsPerSecond: z.number().positive().optional(),
-    /** The longest the service takes to list a new item (a duration: `0`, `4s`); `ferry doctor --probe-lag` measures it. */
+    /** The longest the service takes to list a new item (a duration: `0`, `4s`); `ferry doctor --probe --write-profile` measures and records it. */
     listingLag: z.union([z.string().min(1), z.number().nonnegative()]).optional(),
+    /** The most items a page of this service holds (`ferry doctor --probe --write-profile` measures it): no list asks for more. */
+    pageSize: z.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
     timeoutMs: z.number().int().positive().optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
     /** Where every job of this profile pushes its metrics (as --pushgateway; docs/monitoring.md). */
@@ -164,6 +169,7 @@ export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
       credentials: { clientId: profile.clientId as string, clientSecret: clientSecret as string, audience: profile.audience as string },
       ...(profile.requestsPerSecond !== undefined ? { requestsPerSecond: profile.requestsPerSecond } : {}),
       ...(profile.timeoutMs !== undefined ? { timeoutMs: profile.timeoutMs } : {}),
+      ...(profile.pageSize !== undefined ? { pageSize: profile.pageSize } : {}),
       ...(profile.listingLag !== undefined ? { listingLagMs: listingLagOf(profile, env.FERRY_LISTING_LAG ? 'FERRY_LISTING_LAG' : `${profileName ? `profile "${profileName}"` : 'the profile'}: listingLag`) } : {}),
     },
   };

@@ -7,6 +7,7 @@ import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/
 import { takeLock, type HeldLock } from './lock.js';
 import { LeaseError, LeaseHeldError, LeaseLostError, systemClock, type HeldLease } from './lease.js';
 import { ListingLagError, type ListingLagWatch } from '../api/listing-lag.js';
+import type { PageWatch } from '../api/paging.js';
 import { stopOnSignals } from './signals.js';
 import { writeStderr } from './terminal.js';
 import { layout, outputWidth } from './layout.js';
@@ -155,6 +156,8 @@ export interface RunJobOptions {
   lock?: HeldLock | undefined;
   /** The lease on the destination, held on the service (see LeaseUse). */
   lease?: LeaseUse | undefined;
+  /** The page watches of the services the run lists: a capped page met during the run is said once, as a warning. */
+  pages?: readonly PageWatch[] | undefined;
 }
 
 export async function runJob(
@@ -204,6 +207,7 @@ export async function runJob(
     bytes: 0,
     ...writeChecks(lease, opts.lease?.listingLag),
   };
+  const pagesFrom = (opts.pages ?? []).map((w) => w.count);
   const liveRun: LiveRun = { job: opts.job, params: opts.params, target: opts.target, ctx };
   live.add(liveRun);
   if (opts.lease && 'off' in opts.lease) noteProblem(ctx, '(lease)', `warning: no lease held on the service (${opts.lease.off}): a run from another store or machine at the same moment may write the same files twice`);
@@ -240,6 +244,10 @@ export async function runJob(
       status = 'aborted';
       ctx.errors.unshift({ key: '(job)', error: lagged.message });
     }
+    (opts.pages ?? []).forEach((w, i) => {
+      const said = w.warning(pagesFrom[i] ?? 0);
+      if (said) noteProblem(ctx, '(service)', said);
+    });
     // Stopped or aborted: what was discovered and did not end is said as such, so the counts add up.
     const c = ctx.counts;
     const open = c.discovered - c.uploaded - c.reconciled - c.skipped - c.failed;

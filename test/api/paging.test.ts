@@ -180,4 +180,52 @@ describe('paging', () => {
     expect(await collect(client.playbooks.searchAll({ searchText: 'x' }, { pageSize: 5 }))).toHaveLength(7);
     expect(pagesAsked).toEqual([{ page: 1, size: 5 }, { page: 2, size: 5 }]);
   });
+
+  describe('a capped page, told to the client\'s page watch', () => {
+    const capped = (cap: number, all: unknown[], bare = false) =>
+      server.handle('GET', '/projects/p1/documents', ({ res, url }) => {
+        const page = Number(url.searchParams.get('pageNumber'));
+        const size = Number(url.searchParams.get('pageSize'));
+        pagesAsked.push({ page, size });
+        const start = (page - 1) * Math.min(size, cap);
+        const got = all.slice(start, start + Math.min(size, cap));
+        json(res, 200, bare ? got : { items: got, totalCount: all.length });
+      });
+
+    it('a page shorter than asked with more after it: one warning for the walk, every item read', async () => {
+      capped(7, items(30));
+      const from = client.transport.pages.count;
+      expect(await collect(client.documents.list('p1', {}, { pageSize: 10 }))).toHaveLength(30);
+      expect(client.transport.pages.count - from).toBe(1);
+      expect(client.transport.pages.warning(from)).toMatch(/^warning: the service gave 7 items in a page where 10 were asked \(GET \/projects\/p1\/documents, 1 list so\): the service caps its pages/);
+      expect(client.transport.pages.warning(client.transport.pages.count)).toBeUndefined();
+    });
+
+    it('a bare array capped: told once the next page holds more', async () => {
+      capped(7, items(16), true);
+      const from = client.transport.pages.count;
+      expect(await collect(client.documents.list('p1', {}, { pageSize: 10 }))).toHaveLength(16);
+      expect(client.transport.pages.count - from).toBe(1);
+    });
+
+    it('only the last page short: nothing told', async () => {
+      capped(1000, items(25));
+      const from = client.transport.pages.count;
+      expect(await collect(client.documents.list('p1', {}, { pageSize: 10 }))).toHaveLength(25);
+      expect(client.transport.pages.count).toBe(from);
+    });
+
+    it('a recorded pageSize: no list asks for more, a larger wish is cut to it', async () => {
+      capped(1000, items(12));
+      const recorded = new FerryClient({ ...clientOptionsFor(server), pageSize: 5 });
+      try {
+        expect(await collect(recorded.documents.list('p1', {}, { pageSize: 1000 }))).toHaveLength(12);
+        expect(pagesAsked.map((p) => p.size)).toEqual([5, 5, 5]);
+        expect(recorded.transport.pages.count).toBe(0);
+      } finally {
+        await recorded.close();
+      }
+    });
+  });
 });
+

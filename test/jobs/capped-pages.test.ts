@@ -87,4 +87,52 @@ describe(`a service capping pages at ${CAP}`, () => {
     expect(docs).toHaveLength(DOCS);
     expect(new Set(docs.map((d) => d.name)).size).toBe(DOCS);
   });
+
+  describe('a run says the cap once, and a recorded pageSize stops it asking for more', () => {
+    let src: string;
+    let dir: string;
+    let project: string;
+    beforeAll(async () => {
+      ({ dir, src } = await tree());
+      const client = service.client();
+      project = (await client.projects.create({ name: 'capped-warn', description: 'warnings' })).objectIdentifier;
+      const store = new SqliteCheckpointStore(join(dir, 'seed.sqlite'));
+      expect((await mirror({ source: src, project, progress: false }, { client, store })).counts.uploaded).toBe(DOCS);
+      store.close();
+    });
+    // A fresh store: the run reads the project's documents whole, in pages.
+    const cold = async (pageSize?: number) => {
+      const client = service.client(pageSize === undefined ? {} : { pageSize });
+      const store = new SqliteCheckpointStore(join(dir, `cold-${pageSize ?? 'none'}.sqlite`));
+      try {
+        return await mirror({ source: src, project, progress: false }, { client, store });
+      } finally {
+        store.close();
+      }
+    };
+    const serviceSaid = (s: { problems: { key: string; reason: string }[] }) => s.problems.filter((p) => p.key === '(service)').map((p) => p.reason);
+
+    it('nothing recorded: one warning naming the page given and asked for, nothing sent again', async () => {
+      const run = await cold();
+      expect(run.status).toBe('succeeded');
+      expect(run.counts).toMatchObject({ discovered: DOCS, uploaded: 0, failed: 0 });
+      const said = serviceSaid(run);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(new RegExp(`gave ${CAP} items in a page where \\d+ were asked .*every item was still read.*ferry doctor --probe --write-profile records the cap`));
+    });
+
+    it(`pageSize ${CAP} recorded: no page is asked larger, nothing is said`, async () => {
+      const run = await cold(CAP);
+      expect(run.counts).toMatchObject({ discovered: DOCS, uploaded: 0, failed: 0 });
+      expect(serviceSaid(run)).toEqual([]);
+    });
+
+    it('a larger pageSize recorded than the service now gives: the run says the service changed', async () => {
+      const run = await cold(CAP + 3);
+      expect(run.counts).toMatchObject({ discovered: DOCS, uploaded: 0, failed: 0 });
+      const said = serviceSaid(run);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(new RegExp(`gave ${CAP} items in a page where ${CAP + 3} were asked.*profile records pages of ${CAP + 3} \\(pageSize\\).*Measure it again`));
+    });
+  });
 });

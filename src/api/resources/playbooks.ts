@@ -30,7 +30,7 @@ export class Playbooks extends Resource {
     // A search changes nothing, so its POST is safe to repeat.
     return new PagedList<Playbook>(
       (pageNumber, pageSize, signal) => this.t.json({ method: 'POST', path, json: { ...body, pageNumber, pageSize } }, { signal, idempotent: true }),
-      opts,
+      this.t.pages.listOptions(path, opts),
     );
   }
 }

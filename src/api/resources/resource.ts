@@ -24,7 +24,7 @@ export function pagedGet<T>(
   return new PagedList<T>(
     (pageNumber, pageSize, signal) =>
       t.json({ method: 'GET', path, host, query: { ...clean(query), [names.page]: pageNumber, [names.size]: pageSize } }, { signal }),
-    opts,
+    t.pages.listOptions(path, opts),
   );
 }
 
