@@ -33,7 +33,7 @@ export class ListingLagError extends FerryError {
   ) {
     super(
       `the service listed ${what} later than the listing lag ferry was told to allow: not listed ${formatLag(observedMs)} after it was made, with --listing-lag ${formatLag(boundMs)}; ` +
-        `decisions made from its listings could write copies, so this run writes nothing more. Measure the service with \`ferry doctor --probe-lag\`, then raise --listing-lag (or the profile's listingLag, FERRY_LISTING_LAG) above ${formatLag(observedMs)}`,
+        `decisions made from its listings could write copies, so this run writes nothing more. Measure the service again with \`ferry doctor --probe --write-profile\` (it records the profile's listingLag), or raise --listing-lag (or FERRY_LISTING_LAG) above ${formatLag(observedMs)}`,
     );
   }
   override get mark(): Mark {

@@ -181,11 +181,12 @@ export class PageWatch {
   warning(from: number): string | undefined {
     const s = this.smallest;
     if (this.count <= from || !s) return undefined;
-    const seen = `the service gave ${s.given} items in a page where ${s.asked} were asked (GET ${s.path}, ${this.count - from} list${this.count - from === 1 ? '' : 's'} so)`;
-    const read = 'every item was still read, by totalCount';
+    const lists = this.count - from;
+    const seen = `it gave ${s.given} items where a page of ${s.asked} was asked (GET ${s.path}; ${lists} list${lists === 1 ? '' : 's'} met it)`;
+    const read = 'Every item was still read (by totalCount)';
     return this.recordedCap !== undefined
-      ? `warning: ${seen}: the profile records pages of ${this.recordedCap} (pageSize), so the service caps lower than when it was measured; ${read}. Measure it again: ferry doctor --probe --write-profile`
-      : `warning: ${seen}: the service caps its pages; ${read}. ferry doctor --probe --write-profile records the cap as the profile's pageSize, and ferry then asks for no more`;
+      ? `warning: the service caps its pages lower than the profile records (pageSize ${this.recordedCap}): ${seen}. ${read}. Measure it again: ferry doctor --probe --write-profile`
+      : `warning: the service caps its pages: ${seen}. ${read}. ferry doctor --probe --write-profile records the cap as the profile's pageSize, and ferry then asks for no more`;
   }
 }
 

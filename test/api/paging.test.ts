@@ -197,7 +197,7 @@ describe('paging', () => {
       const from = client.transport.pages.count;
       expect(await collect(client.documents.list('p1', {}, { pageSize: 10 }))).toHaveLength(30);
       expect(client.transport.pages.count - from).toBe(1);
-      expect(client.transport.pages.warning(from)).toMatch(/^warning: the service gave 7 items in a page where 10 were asked \(GET \/projects\/p1\/documents, 1 list so\): the service caps its pages/);
+      expect(client.transport.pages.warning(from)).toMatch(/^warning: the service caps its pages: it gave 7 items where a page of 10 was asked \(GET \/projects\/p1\/documents; 1 list met it\)\. Every item was still read/);
       expect(client.transport.pages.warning(client.transport.pages.count)).toBeUndefined();
     });
 

@@ -65,8 +65,10 @@ describe('ferry doctor --probe-lag', () => {
     try {
       const r = await runFerry(['doctor', '--probe-lag', '--json'], late.env(), (child) => {
         // Once the canary is made (it says so on stderr), while its listing is awaited.
+        let sent = false;
         child.stderr!.on('data', (d: Buffer) => {
-          if (String(d).includes('canary project')) child.kill('SIGINT');
+          // Once: a second Ctrl-C exits at once.
+          if (!sent && String(d).includes('canary project')) sent = child.kill('SIGINT');
         });
       });
       expect(r.code, r.stdout + r.stderr).toBe(3);

@@ -4,12 +4,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator/index.js';
 import { FerryClient } from '../../src/api/index.js';
 import { FERRY_BIN, onlyJson, runFerry } from '../helpers/cli.js';
+import { writeTree } from '../helpers/service.js';
 
 const started: EmulatorHandle[] = [];
 afterAll(async () => {
@@ -171,9 +172,11 @@ describe('ferry doctor --probe', () => {
       const run = (signal: NodeJS.Signals) => {
         const child = spawn(process.execPath, [FERRY_BIN, 'doctor', '--probe', '--json', '--probe-link-wait', '1s'], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env } });
         let stderr = '';
+        let sent = false;
         child.stderr.on('data', (d) => {
           stderr += d;
-          if (/scratch project \S+ made/.test(stderr)) child.kill(signal);
+          // Once: a second Ctrl-C exits at once (the next test).
+          if (!sent && /scratch project \S+ made/.test(stderr)) sent = child.kill(signal);
         });
         return once(child, 'exit').then(([code]) => ({ code: code as number | null, stderr }));
       };
@@ -192,6 +195,122 @@ describe('ferry doctor --probe', () => {
       expect(next.scratch.leftoversRemoved).toBe(left);
       emu.advanceClock(10_000);
       expect(await scratchLeft(client)).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('interrupted twice: the second Ctrl-C exits at once (exit 3), and the next probe removes what was left', async () => {
+    const { env, client, emu } = await emulator({});
+    try {
+      // Removals answer 503 for now: the first Ctrl-C's clean-up is still under way when the second comes.
+      emu.setFaults({ rules: [{ kind: '503', method: 'DELETE', path: /^\/projects\/[^/]+$/ }] });
+      const child = spawn(process.execPath, [FERRY_BIN, 'doctor', '--probe', '--json', '--probe-link-wait', '1s'], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env } });
+      let stderr = '';
+      let stdout = '';
+      let sent = 0;
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => {
+        stderr += d;
+        if (sent === 0 && /scratch project \S+ made/.test(stderr)) child.kill('SIGINT'), sent++;
+        if (sent === 1 && /SIGINT received: the probe stops/.test(stderr)) child.kill('SIGINT'), sent++;
+      });
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(3);
+      expect(stderr).toMatch(/SIGINT again: exiting now; what the probe made and had not removed yet is left, and the next probe from this host removes it/);
+      expect(stdout).toBe('');
+      emu.setFaults('');
+      const left = await scratchLeft(client);
+      expect(left).toBeGreaterThanOrEqual(1);
+      const next = await probe(env);
+      expect(next.scratch.leftoversRemoved).toBe(left);
+      expect(await scratchLeft(client)).toBe(0);
+    } finally {
+      emu.setFaults('');
+      await client.close();
+    }
+  });
+
+  it('--write-profile records listingLag and pageSize with when; a service that then caps lower is warned of by the next run', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-probe-profile-'));
+    const dataDir = join(dir, 'service');
+    const first = await startEmulator({ dataDir, maxPageSize: 20 });
+    const port = Number(new URL(first.baseUrl).port);
+    const t = first.tenants[0]!;
+    const config = join(dir, 'config.yaml');
+    await writeFile(
+      config,
+      [
+        '# the team\'s profiles',
+        'defaultProfile: live',
+        'profiles:',
+        '  live:',
+        `    baseUrl: ${first.baseUrl}`,
+        `    settingsUrl: ${first.settingsUrl}`,
+        `    authUrl: ${first.authUrl}`,
+        `    audience: ${first.audience}`,
+        `    clientId: ${t.clientId}`,
+        '    clientSecretEnv: LIVE_SECRET',
+        '    # asked of us by the service owners',
+        '    requestsPerSecond: 200',
+        '',
+      ].join('\n'),
+    );
+    const env = { LIVE_SECRET: t.clientSecret, FERRY_CONFIG: config, FERRY_STATE_DIR: join(dir, 'state') };
+    let second: EmulatorHandle | undefined;
+    try {
+      // More projects than a page holds, so that the cap shows.
+      const seed = new FerryClient({ address: { baseUrl: first.baseUrl, settingsUrl: first.settingsUrl, authUrl: first.authUrl }, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: first.audience } });
+      for (let i = 0; i < 25; i++) await seed.projects.create({ name: `team project ${i}`, description: '' });
+      const project = (await seed.projects.create({ name: 'archive', description: '' })).objectIdentifier;
+      await seed.close();
+
+      for (let round = 0; round < 2; round++) {
+        const r = await runFerry(['doctor', '--probe', '--json', '--probe-link-wait', '1s', '--write-profile'], env);
+        expect(r.code, r.stderr).toBe(0);
+        const out = onlyJson(r) as unknown as Report & { profileWritten: { file: string; profile: string; set: Record<string, unknown>; removed: string[] } };
+        expect(out.probe.pageCap).toMatchObject({ cap: 20 });
+        expect(out.profileWritten).toMatchObject({ file: config, profile: 'live', set: { listingLag: 0, pageSize: 20 }, removed: [] });
+        expect(r.stderr).toMatch(/recorded in profile "live" of .*config\.yaml: listingLag 0, pageSize 20 \(worst listing lag [^,]+, pages capped at 20\)/);
+      }
+      const text = await readFile(config, 'utf8');
+      // The rest of the file as it was, and one comment of when (the second probe's replaced the first's).
+      expect(text).toMatch(/^# the team's profiles\n/);
+      expect(text).toContain('    # asked of us by the service owners\n    requestsPerSecond: 200\n');
+      expect(text.match(/# measured by ferry doctor --probe on \d{4}-\d\d-\d\dT\d\d:\d\dZ: worst listing lag [^,]+, pages capped at 20\n/g)).toHaveLength(1);
+      expect(text).toMatch(/\n {4}listingLag: 0\n {4}pageSize: 20\n/);
+
+      const src = join(dir, 'archive');
+      await writeTree(src, Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`file-${i}.txt`, `document ${i}`])));
+      const seeded = await runFerry(['mirror', src, '--project', project, '--json'], env);
+      expect(seeded.code, seeded.stderr).toBe(0);
+
+      // The service changes: its pages now hold 7. A run from a fresh store reads the project whole.
+      await first.close();
+      second = await startEmulator({ dataDir, port, maxPageSize: 7 });
+      const later = await runFerry(['mirror', src, '--project', project, '--json', '--state', join(dir, 'fresh.sqlite')], env);
+      expect(later.code, later.stderr).toBe(0);
+      const summary = onlyJson(later) as { counts: Record<string, number>; problems: { key: string; reason: string }[] };
+      expect(summary.counts).toMatchObject({ discovered: 30, uploaded: 0, failed: 0 });
+      expect(summary.problems.filter((p) => p.key === '(service)')).toEqual([
+        { key: '(service)', reason: expect.stringMatching(/the service caps its pages lower than the profile records \(pageSize 20\): it gave 7 items where a page of 20 was asked \(GET \/projects\/[0-9a-f-]+\/documents; 1 list met it\)\. Every item was still read \(by totalCount\)\. Measure it again: ferry doctor --probe --write-profile/) },
+      ]);
+    } finally {
+      await first.close().catch(() => undefined);
+      await second?.close();
+    }
+  });
+
+  it('--write-profile with no config file in use: exit 2 naming what to give, nothing made', async () => {
+    const { env, client } = await emulator({});
+    try {
+      const r = await runFerry(['doctor', '--probe', '--write-profile'], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/--write-profile records into a profile of a config file, and none is in use: name one with --config FILE \(or FERRY_CONFIG\) and -p NAME/);
+      expect(await scratchLeft(client)).toBe(0);
+      const alone = await runFerry(['doctor', '--write-profile'], env);
+      expect(alone.code).toBe(2);
+      expect(alone.stderr).toMatch(/--write-profile go with --probe/);
     } finally {
       await client.close();
     }

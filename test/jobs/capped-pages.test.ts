@@ -118,7 +118,7 @@ describe(`a service capping pages at ${CAP}`, () => {
       expect(run.counts).toMatchObject({ discovered: DOCS, uploaded: 0, failed: 0 });
       const said = serviceSaid(run);
       expect(said).toHaveLength(1);
-      expect(said[0]).toMatch(new RegExp(`gave ${CAP} items in a page where \\d+ were asked .*every item was still read.*ferry doctor --probe --write-profile records the cap`));
+      expect(said[0]).toMatch(new RegExp(`the service caps its pages: it gave ${CAP} items where a page of \\d+ was asked .*Every item was still read.*ferry doctor --probe --write-profile records the cap`));
     });
 
     it(`pageSize ${CAP} recorded: no page is asked larger, nothing is said`, async () => {
@@ -132,7 +132,7 @@ describe(`a service capping pages at ${CAP}`, () => {
       expect(run.counts).toMatchObject({ discovered: DOCS, uploaded: 0, failed: 0 });
       const said = serviceSaid(run);
       expect(said).toHaveLength(1);
-      expect(said[0]).toMatch(new RegExp(`gave ${CAP} items in a page where ${CAP + 3} were asked.*profile records pages of ${CAP + 3} \\(pageSize\\).*Measure it again`));
+      expect(said[0]).toMatch(new RegExp(`lower than the profile records \\(pageSize ${CAP + 3}\\): it gave ${CAP} items where a page of ${CAP + 3} was asked.*Measure it again`));
     });
   });
 });

@@ -6,14 +6,15 @@ import type { Command } from 'commander';
 import { decodeJwtClaims } from '../../api/auth.js';
 import { NotFoundError, PermissionDeniedError } from '../../api/errors.js';
 import type { FerryClient } from '../../api/client.js';
-import { createContext } from '../context.js';
+import { createContext, globalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { describeProbe, probeListingLag } from './probe-lag.js';
-import { describeFindings, probeService, type ProbeOptions } from './probe.js';
+import { describeFindings, probeService, type ProbeOptions, type ProbeReport } from './probe.js';
+import { profileWriteTarget, recordInProfile, type ProfileWriteTarget } from '../../config/profile-write.js';
 import { ConfigurationError } from '../../errors.js';
 import { uuidFlag } from '../shared.js';
-import { parseListingLag } from '../../api/listing-lag.js';
+import { formatLag, parseListingLag } from '../../api/listing-lag.js';
 
 export interface Check {
   name: string;
@@ -34,13 +35,16 @@ interface DoctorOptions {
   playbook?: string;
   assistant?: string;
   model?: string;
+  writeProfile?: boolean;
 }
 
 export async function doctorAction(opts: DoctorOptions, cmd: Command): Promise<void> {
   const linkWaitMs = opts.probe ? parseListingLag(opts.probeLinkWait ?? '60s', '--probe-link-wait') : 0;
   const asks = probeTargets(opts);
   const { client, settings } = createContext(cmd);
-  if (opts.probe) return probeAction(client, settings.profileName, opts.json === true, { linkWaitMs, ...asks });
+  // Where the findings go is checked before anything is sent: a probe is not run for nothing.
+  const record = opts.writeProfile ? profileWriteTarget(globalOptions(cmd).config, settings.profileName) : undefined;
+  if (opts.probe) return probeAction(client, settings.profileName, opts.json === true, { linkWaitMs, ...asks }, record);
   if (opts.probeLag) return lagAction(client, settings.profileName, opts.json === true);
   let checks: Check[];
   try {
@@ -61,7 +65,7 @@ export async function doctorAction(opts: DoctorOptions, cmd: Command): Promise<v
 
 /** --playbook, --assistant, --model: checked before anything is sent (exit 2 naming the flag). */
 function probeTargets(opts: DoctorOptions): Pick<ProbeOptions, 'playbook' | 'assistant' | 'model'> {
-  if (!opts.probe && (opts.playbook || opts.assistant || opts.model)) throw new ConfigurationError('--playbook, --assistant and --model go with --probe');
+  if (!opts.probe && (opts.playbook || opts.assistant || opts.model || opts.writeProfile)) throw new ConfigurationError('--playbook, --assistant, --model and --write-profile go with --probe');
   const playbook = opts.playbook === undefined ? undefined : uuidFlag('--playbook', opts.playbook);
   let assistant: ProbeOptions['assistant'];
   if (opts.assistant !== undefined) {
@@ -74,11 +78,20 @@ function probeTargets(opts: DoctorOptions): Pick<ProbeOptions, 'playbook' | 'ass
 
 /**
  * Runs a probe that SIGINT or SIGTERM stops (through its signal: it then cleans up what it made
- * and returns), and closes the client after it.
+ * and returns), and closes the client after it. A second signal exits at once, as a job's does:
+ * what the probe made and had not removed yet is left, and the next probe from this host removes it.
  */
 async function untilStopped<T>(client: FerryClient, probe: (signal: AbortSignal) => Promise<T>): Promise<{ result: T; stop: AbortController }> {
   const stop = new AbortController();
-  const onSignal = () => stop.abort();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (!stop.signal.aborted) {
+      process.stderr.write(`ferry: ${sig} received: the probe stops and removes what it made (${sig === 'SIGINT' ? 'Ctrl-C' : sig} again exits at once)\n`);
+      stop.abort();
+      return;
+    }
+    process.stderr.write(`ferry: ${sig} again: exiting now; what the probe made and had not removed yet is left, and the next probe from this host removes it\n`);
+    process.exit(EXIT.aborted);
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
@@ -91,14 +104,37 @@ async function untilStopped<T>(client: FerryClient, probe: (signal: AbortSignal)
 }
 
 /** `--probe`: every open question asked; Ctrl-C stops it with its scratch project removed (exit 3). */
-async function probeAction(client: FerryClient, profile: string | undefined, json: boolean, asks: Omit<ProbeOptions, 'signal' | 'say'>): Promise<void> {
-  const { result: report, stop } = await untilStopped(client, (signal) => probeService(client, { ...asks, signal, say: (line) => process.stderr.write(`ferry: ${line}\n`) }));
+async function probeAction(client: FerryClient, profile: string | undefined, json: boolean, asks: Omit<ProbeOptions, 'signal' | 'say'>, record: ProfileWriteTarget | undefined): Promise<void> {
+  const say = (line: string) => process.stderr.write(`ferry: ${line}\n`);
+  const { result: report, stop } = await untilStopped(client, (signal) => probeService(client, { ...asks, signal, say }));
   const code = stop.signal.aborted ? EXIT.aborted : EXIT.ok;
+  // A stopped probe records nothing: its findings are partial.
+  const written = record && !stop.signal.aborted ? writeFindings(record, report, client.transport.pages.recordedCap) : undefined;
+  if (written) say(written.said);
   const unknown = Object.entries(report.probe).filter(([, v]) => 'unknown' in v).map(([k]) => k);
   const check: Check = { name: 'probe', ok: !stop.signal.aborted, detail: `${Object.keys(report.probe).length - unknown.length} questions answered${unknown.length ? `, unknown: ${unknown.join(', ')}` : ''}`, ...(unknown.length ? { warning: true } : {}) };
-  if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : 'succeeded', code, { ok: check.ok, profile: profile ?? null, target: client.target, checks: [check], ...report });
+  if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : 'succeeded', code, { ok: check.ok, profile: profile ?? null, target: client.target, checks: [check], ...report, ...(written ? { profileWritten: written.json } : {}) });
   else process.stdout.write(`what ${describeTarget(client.target)} answers:\n${describeFindings(report).map((l) => `  ${l}`).join('\n')}\n`);
   process.exitCode = code;
+}
+
+/**
+ * The findings a profile can hold, recorded: the suggested listingLag, and the page cap as
+ * pageSize (no cap seen as far as a recorded one: it is removed; not checked that far: kept).
+ */
+function writeFindings(target: ProfileWriteTarget, report: ProbeReport, recordedCap: number | undefined): { said: string; json: Record<string, unknown> } {
+  const f = report.probe;
+  const lag = 'unknown' in f.listingLagMs ? undefined : f.listingLagMs;
+  const cap = 'unknown' in f.pageCap ? undefined : f.pageCap;
+  const pageSize = cap === undefined ? undefined : cap.cap !== null ? cap.cap : recordedCap !== undefined && recordedCap <= cap.checkedUpTo ? null : undefined;
+  const measured = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
+  const said = [lag ? `worst listing lag ${formatLag(lag.worstMs)}` : 'listing lag unknown', cap ? (cap.cap === null ? `no page cap up to ${cap.checkedUpTo}` : `pages capped at ${cap.cap}`) : 'page cap unknown'];
+  const { set, removed } = recordInProfile(target, { listingLag: lag ? (lag.suggested === '0' ? 0 : lag.suggested) : undefined, pageSize }, `on ${measured}: ${said.join(', ')}`);
+  const what = [...Object.entries(set).map(([k, v]) => `${k} ${v}`), ...removed.map((k) => `${k} removed`)];
+  return {
+    said: what.length ? `recorded in profile "${target.profile}" of ${target.file}: ${what.join(', ')} (${said.join(', ')})` : `nothing recorded in profile "${target.profile}": ${said.join(', ')}`,
+    json: { file: target.file, profile: target.profile, measured, set, removed },
+  };
 }
 
 /** `--probe-lag`: the listing lag measured, the bound to set said; Ctrl-C stops it with its canary removed. */
