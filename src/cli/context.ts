@@ -6,6 +6,7 @@ import { writeStderr } from '../runner/terminal.js';
 import { resolveSettings, type ResolvedSettings } from '../config/profile.js';
 import type { GlobalOptions } from './main.js';
 import { parseListingLag } from '../api/listing-lag.js';
+import { positiveNumber } from './options.js';
 
 export interface CommandContext {
   settings: ResolvedSettings;
@@ -38,10 +39,17 @@ export function loggerFor(cmd: Command, settings: ResolvedSettings, fallback = '
   return createLogger({ level: logLevelOf(cmd, settings, fallback), ...(file ? { file } : { stderr: writeStderr }) });
 }
 
-export function createContext(cmd: Command): CommandContext {
+/** `rps`: a command's --rps, which comes before the profile's requestsPerSecond. */
+export function createContext(cmd: Command, rps?: string): CommandContext {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: g.profile, configFile: g.config });
   const logger = loggerFor(cmd, settings);
-  const client = new FerryClient({ ...settings.clientOptions, ...listingLagFlagOf(g), ...(settings.profileName ? { label: settings.profileName } : {}), logger });
+  const client = new FerryClient({
+    ...settings.clientOptions,
+    ...listingLagFlagOf(g),
+    ...(settings.profileName ? { label: settings.profileName } : {}),
+    logger,
+    ...(rps !== undefined ? { requestsPerSecond: positiveNumber('--rps', rps) } : {}),
+  });
   return { settings, logger, client };
 }

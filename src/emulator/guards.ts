@@ -14,18 +14,25 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** POSTs that only read (searches carry their criteria in a body): open to read-only clients. */
 export const READ_ONLY_POSTS = new Set(['/playbooks/search', '/playbooks/search/all']);
 
+/** What reached the emulator: requests (the token endpoint left out), and those its rate limit refused (429). */
+export interface Traffic {
+  requests: number;
+  throttled: number;
+}
+
 export interface GuardState {
   /** True when a fault, not a route, produced the response (the contract does not apply). */
   faultInjected(req: FastifyRequest): boolean;
 }
 
-export function registerGuards(app: FastifyInstance, ctx: CoreContext, rateLimit?: RateLimitSettings): GuardState {
+export function registerGuards(app: FastifyInstance, ctx: CoreContext, rateLimit?: RateLimitSettings, traffic?: Traffic): GuardState {
   const injected = new WeakSet<FastifyRequest>();
   const resetAfter = new WeakSet<FastifyRequest>();
   const limiter = rateLimit && new RateLimiter(rateLimit);
 
   app.addHook('onRequest', async (req, reply) => {
     const path = pathOf(req.url);
+    if (traffic && path !== TOKEN_PATH) traffic.requests++;
     const decision = ctx.faults.decide(req.method, path, path === TOKEN_PATH);
     if (decision.latencyMs > 0) await sleep(decision.latencyMs);
     if (!decision.kind) return;
@@ -69,6 +76,7 @@ export function registerGuards(app: FastifyInstance, ctx: CoreContext, rateLimit
     if (limiter) {
       const waitSeconds = limiter.take(client.clientId, ctx.clock.nowMs());
       if (waitSeconds > 0) {
+        if (traffic) traffic.throttled++;
         injected.add(req);
         reply.header('retry-after', String(waitSeconds));
         return sendProblem(req, reply, 429, 'Rate limit exceeded.');

@@ -16,6 +16,8 @@ import { routePlugins } from './routes/index.js';
 import { SETTINGS_PREFIX } from './routes/models.js';
 import { applySeed, defaultSeed, type SeedData, type TenantDescription } from './seed.js';
 import { buildServer } from './server.js';
+import type { Traffic } from './guards.js';
+export type { Traffic } from './guards.js';
 import { createDiskBlobStore, createMemoryBlobStore } from './state/blobs.js';
 import { openDatabase } from './state/database.js';
 import { createStores } from './state/index.js';
@@ -86,6 +88,8 @@ export interface EmulatorHandle extends EmulatorDescription {
   describe(): EmulatorDescription;
   /** Every contract mismatch seen so far (tests assert it stays empty). */
   readonly contractViolations: ContractViolation[];
+  /** Requests so far (the token endpoint left out), and how many the rate limit refused with 429. */
+  traffic(): Traffic;
   setFaults(settings: string | FaultSettings): void;
   /** Changes the listing lag on the fly (a service whose index falls behind). */
   setListingLag(ms: number): void;
@@ -148,8 +152,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     modes,
   });
   const contractViolations: ContractViolation[] = [];
+  const traffic: Traffic = { requests: 0, throttled: 0 };
   const app = await buildServer(ctx, {
     routes: routePlugins,
+    traffic,
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
     ...(validator ? { validator } : {}),
     validationMode: options.validateResponses === 'throw' ? 'throw' : 'record',
@@ -181,6 +187,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...description,
     describe: () => structuredClone(description),
     contractViolations,
+    traffic: () => ({ ...traffic }),
     setFaults: (settings) => faults.set(settings),
     setListingLag: (ms) => listingLag.set(ms),
     setCredits: (tenant, credits) => stores.tenants.setCredits(tenant, credits),

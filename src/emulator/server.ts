@@ -5,7 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { Readable } from 'node:stream';
 import type { CoreContext, CoreRoutePlugin } from './core-context.js';
 import { HttpError } from './context.js';
-import { registerGuards } from './guards.js';
+import { registerGuards, type Traffic } from './guards.js';
 import { MULTIPART_LIMITS } from './multipart-form.js';
 import { pathOf, problem, sendProblem } from './problem.js';
 import type { RateLimitSettings } from './rate-limit.js';
@@ -14,6 +14,8 @@ import type { ContractValidator, ContractViolation } from './validate.js';
 export interface ServerOptions {
   routes: readonly CoreRoutePlugin[];
   rateLimit?: RateLimitSettings;
+  /** Counted as requests arrive. */
+  traffic?: Traffic;
   validator?: ContractValidator;
   /** `throw`: a mismatching response becomes a 500 naming the mismatch. */
   validationMode: 'record' | 'throw';
@@ -58,7 +60,7 @@ export async function buildServer(ctx: CoreContext, options: ServerOptions): Pro
   });
   app.setNotFoundHandler((req, reply) => sendProblem(req, reply, 404, `No route ${req.method} ${pathOf(req.url)}.`));
 
-  const guards = registerGuards(app, ctx, options.rateLimit);
+  const guards = registerGuards(app, ctx, options.rateLimit, options.traffic);
   if (options.maxPageSize !== undefined) capPageSizes(app, options.maxPageSize);
 
   const validator = options.validator;

@@ -316,6 +316,27 @@ describe('ferry doctor --probe', () => {
     }
   });
 
+  it('sends a few dozen requests, and keeps to --rps (a service that refuses more than 10 a second, 5 at once, refuses none of them at --rps 4)', async () => {
+    // A margin of 2.5 times and a burst of 5: a stalled event loop on either side bunches requests up, it does not make ferry's rate wrong.
+    const { emu, env, client } = await emulator({ rateLimit: { rps: 10, burst: 5 } });
+    try {
+      await probe(env, ['--rps', '4']);
+      const paced = emu.traffic();
+      expect(paced.throttled).toBe(0);
+      expect(paced.requests).toBeGreaterThanOrEqual(20);
+      expect(paced.requests).toBeLessThanOrEqual(40);
+      // Unpaced, the probe's back-to-back requests go over the limit: the check above can fail.
+      await probe(env);
+      expect(emu.traffic().throttled).toBeGreaterThan(0);
+      const zero = await runFerry(['doctor', '--probe', '--rps', '0'], env);
+      expect(zero.code).toBe(2);
+      expect(zero.stderr).toContain('--rps must be a positive number, not "0"');
+      expect(await scratchLeft(client)).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a bad --probe-link-wait is exit 2, nothing made', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-probe-'));
     const r = await runFerry(['doctor', '--probe', '--probe-link-wait', 'soon'], { FERRY_STATE_DIR: dir, FERRY_BASE_URL: 'http://127.0.0.1:9', FERRY_SETTINGS_URL: 'http://127.0.0.1:9', FERRY_AUTH_URL: 'http://127.0.0.1:9', FERRY_AUDIENCE: 'a', FERRY_CLIENT_ID: 'a', FERRY_CLIENT_SECRET: 'b' });

@@ -36,12 +36,13 @@ interface DoctorOptions {
   assistant?: string;
   model?: string;
   writeProfile?: boolean;
+  rps?: string;
 }
 
 export async function doctorAction(opts: DoctorOptions, cmd: Command): Promise<void> {
   const linkWaitMs = opts.probe ? parseListingLag(opts.probeLinkWait ?? '60s', '--probe-link-wait') : 0;
   const asks = probeTargets(opts);
-  const { client, settings } = createContext(cmd);
+  const { client, settings } = createContext(cmd, opts.rps);
   // Where the findings go is checked before anything is sent: a probe is not run for nothing.
   const record = opts.writeProfile ? profileWriteTarget(globalOptions(cmd).config, settings.profileName) : undefined;
   if (opts.probe) return probeAction(client, settings.profileName, opts.json === true, { linkWaitMs, ...asks }, record);
