@@ -14,6 +14,7 @@ import { describeFindings, probeService, type ProbeOptions, type ProbeReport } f
 import { profileWriteTarget, recordInProfile, type ProfileWriteTarget } from '../../config/profile-write.js';
 import { ConfigurationError } from '../../errors.js';
 import { uuidFlag } from '../shared.js';
+import { safeText } from '../../backends/names.js';
 import { formatLag, parseListingLag } from '../../api/listing-lag.js';
 
 export interface Check {
@@ -133,7 +134,9 @@ function writeFindings(target: ProfileWriteTarget, report: ProbeReport, recorded
   const { set, removed } = recordInProfile(target, { listingLag: lag ? (lag.suggested === '0' ? 0 : lag.suggested) : undefined, pageSize }, `on ${measured}: ${said.join(', ')}`);
   const what = [...Object.entries(set).map(([k, v]) => `${k} ${v}`), ...removed.map((k) => `${k} removed`)];
   return {
-    said: what.length ? `recorded in profile "${target.profile}" of ${target.file}: ${what.join(', ')} (${said.join(', ')})` : `nothing recorded in profile "${target.profile}": ${said.join(', ')}`,
+    said: `${what.length ? `recorded in profile "${safeText(target.profile)}" of ${safeText(target.file)}: ${what.join(', ')} (${said.join(', ')})` : `nothing recorded in profile "${safeText(target.profile)}": ${said.join(', ')}`}${
+      'listingLag' in set && process.env.FERRY_LISTING_LAG ? `; FERRY_LISTING_LAG=${safeText(process.env.FERRY_LISTING_LAG)} is set and still comes before the profile's listingLag` : ''
+    }`,
     json: { file: target.file, profile: target.profile, measured, set, removed },
   };
 }
