@@ -1,104 +1,21 @@
-// `ferry doctor --probe` against the emulator in each of its modes: the probe reports the mode the
-// emulator was started in, and `matches` gives back its flags. The scratch project is gone after
-// a clean probe, after Ctrl-C, and after the next probe that follows a kill -9.
-import { afterAll, describe, expect, it } from 'vitest';
+// `ferry doctor --probe` beyond the modes: what it cannot ask, a step answered 500, a listing lag,
+// an expiring link, a read-only client, Ctrl-C once and twice and a kill -9 (the scratch project
+// gone after, or removed by the next probe), --write-profile and what a later run says, --rps.
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator/index.js';
+import { startEmulator, type EmulatorHandle } from '../../src/emulator/index.js';
 import { FerryClient } from '../../src/api/index.js';
 import { FERRY_BIN, onlyJson, runFerry } from '../helpers/cli.js';
 import { writeTree } from '../helpers/service.js';
+import { probe, probeEmulators, scratchLeft, type ProbeAnswer } from '../helpers/probe.js';
 
-const started: EmulatorHandle[] = [];
-afterAll(async () => {
-  await Promise.all(started.map((e) => e.close()));
-});
-
-async function emulator(opts: EmulatorOptions): Promise<{ emu: EmulatorHandle; env: Record<string, string>; client: FerryClient }> {
-  const emu = await startEmulator(opts);
-  started.push(emu);
-  const t = emu.tenants[0]!;
-  const env = { FERRY_BASE_URL: emu.baseUrl, FERRY_SETTINGS_URL: emu.settingsUrl, FERRY_AUTH_URL: emu.authUrl, FERRY_AUDIENCE: emu.audience, FERRY_CLIENT_ID: t.clientId, FERRY_CLIENT_SECRET: t.clientSecret };
-  const client = new FerryClient({ address: { baseUrl: emu.baseUrl, settingsUrl: emu.settingsUrl, authUrl: emu.authUrl }, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: emu.audience } });
-  return { emu, env, client };
-}
-
-async function scratchLeft(client: FerryClient): Promise<number> {
-  const page = await client.projects.list({ searchText: '.ferry-probe' }, { leaseRecords: true }).page(1, 100);
-  return page.items.filter((p) => p.name?.startsWith('.ferry-probe')).length;
-}
-
-type Report = { probe: Record<string, Record<string, unknown>>; matches: string; scratch: { created: number; removed: number; leftoversRemoved: number } };
-
-async function probe(env: Record<string, string>, extra: string[] = []): Promise<Report> {
-  const r = await runFerry(['doctor', '--probe', '--json', '--probe-link-wait', '1s', ...extra], env);
-  expect(r.code, r.stderr).toBe(0);
-  return onlyJson(r) as unknown as Report;
-}
-
-/** Each mode: the emulator's options, the flags `ferry emulator` takes for it, and what the probe must say. */
-const MODES: { name: string; opts: EmulatorOptions; flags: string; check?: (p: Report['probe']) => void }[] = [
-  { name: 'default', opts: {}, flags: '', check: (p) => expect(p).toMatchObject({ folderRoute: { offered: true }, contentRoute: { route: true }, pageCap: { cap: null }, search: { match: 'substring', caseSensitive: false }, metadataRoundTrip: { kept: 'kept' }, dateAddedResolutionMs: { ms: 1 } }) },
-  { name: '--strict', opts: { strict: true }, flags: '--strict', check: (p) => expect(p).toMatchObject({ folderRoute: { offered: false, status: 404 }, contentRoute: { route: false, linkNeedsToken: false, linkWorksAfterMs: null } }) },
-  { name: '--max-page-size 7', opts: { maxPageSize: 7 }, flags: '--max-page-size 7', check: (p) => expect(p.pageCap).toMatchObject({ cap: 7 }) },
-  { name: '--folders none', opts: { folders: 'none' }, flags: '--folders none' },
-  { name: '--search prefix', opts: { search: 'prefix' }, flags: '--search prefix' },
-  { name: '--search word --search-case sensitive', opts: { search: 'word', searchCase: 'sensitive' }, flags: '--search word --search-case sensitive' },
-  { name: '--search-case sensitive', opts: { searchCase: 'sensitive' }, flags: '--search-case sensitive' },
-  { name: '--time-resolution 1000', opts: { timeResolutionMs: 1000 }, flags: '--time-resolution 1000' },
-  { name: '--metadata dropped', opts: { metadata: 'dropped' }, flags: '--metadata dropped' },
-  { name: '--strict --link-auth token', opts: { strict: true, linkAuth: 'token' }, flags: '--strict --link-auth token' },
-];
+const emulator = probeEmulators();
 
 describe('ferry doctor --probe', () => {
-  for (const mode of MODES) {
-    it(`finds the emulator's mode: ${mode.name}`, async () => {
-      const { env, client } = await emulator(mode.opts);
-      try {
-        const report = await probe(env);
-        mode.check?.(report.probe);
-        expect(report.matches).toBe(mode.flags);
-        expect(report.scratch.created).toBe(report.scratch.removed);
-        expect(await scratchLeft(client)).toBe(0);
-      } finally {
-        await client.close();
-      }
-    });
-  }
-
-  for (const when of ['when-processed', 'at-patch'] as const) {
-    it(`dateCompleted ${when}: found in the playbook it is given, its document upload removed`, async () => {
-      const { env, client } = await emulator({ dateCompleted: when, processing: { minDelayMs: 400, maxDelayMs: 600, seed: 1 } });
-      try {
-        const playbook = (await client.playbooks.create({ name: 'probe playbook', isPrivate: false, organizationWide: true })).objectIdentifier;
-        const report = await probe(env, ['--playbook', playbook]);
-        expect(report.probe.dateCompleted).toEqual({ when });
-        expect(report.matches).toBe(when === 'at-patch' ? '--date-completed at-patch' : '');
-        expect((await client.documentUploads.list(playbook).all()).filter((u) => u.name?.startsWith('.ferry-probe'))).toEqual([]);
-      } finally {
-        await client.close();
-      }
-    });
-  }
-
-  for (const format of ['events', 'json', 'no-final'] as const) {
-    it(`a streamed reply, --stream-format ${format}: found with the assistant and model it is given`, async () => {
-      const { emu, env, client } = await emulator({ streamFormat: format });
-      try {
-        const chat = emu.tenants[0]!.assistants[0]!;
-        const model = (await client.models.list().all())[0]!.objectIdentifier as string;
-        const report = await probe(env, ['--assistant', `${chat.projectIdentifier}/${chat.assistantIdentifier}`, '--model', model]);
-        expect(report.probe.streamFormat).toEqual({ format });
-        expect(report.matches).toBe(format === 'events' ? '' : `--stream-format ${format}`);
-      } finally {
-        await client.close();
-      }
-    });
-  }
-
   it('without --playbook or --assistant, says what it did not ask and how to ask it', async () => {
     const { env, client } = await emulator({});
     try {
@@ -268,7 +185,7 @@ describe('ferry doctor --probe', () => {
       for (let round = 0; round < 2; round++) {
         const r = await runFerry(['doctor', '--probe', '--json', '--probe-link-wait', '1s', '--write-profile'], env);
         expect(r.code, r.stderr).toBe(0);
-        const out = onlyJson(r) as unknown as Report & { profileWritten: { file: string; profile: string; set: Record<string, unknown>; removed: string[] } };
+        const out = onlyJson(r) as unknown as ProbeAnswer & { profileWritten: { file: string; profile: string; set: Record<string, unknown>; removed: string[] } };
         expect(out.probe.pageCap).toMatchObject({ cap: 20 });
         expect(out.profileWritten).toMatchObject({ file: config, profile: 'live', set: { listingLag: 0, pageSize: 20 }, removed: [] });
         expect(r.stderr).toMatch(/recorded in profile "live" of .*config\.yaml: listingLag 0, pageSize 20 \(worst listing lag [^,]+, pages capped at 20\)/);
@@ -316,18 +233,23 @@ describe('ferry doctor --probe', () => {
     }
   });
 
-  it('sends a few dozen requests, and keeps to --rps (a service that refuses more than 10 a second, 5 at once, refuses none of them at --rps 4)', async () => {
+  it('sends a few dozen requests, and keeps to --rps (a service that refuses more than 20 a second, 5 at once, refuses none of them at --rps 8)', async () => {
     // A margin of 2.5 times and a burst of 5: a stalled event loop on either side bunches requests up, it does not make ferry's rate wrong.
-    const { emu, env, client } = await emulator({ rateLimit: { rps: 10, burst: 5 } });
+    const { emu, env, client } = await emulator({ rateLimit: { rps: 20, burst: 5 } });
     try {
-      await probe(env, ['--rps', '4']);
+      await probe(env, ['--rps', '8']);
       const paced = emu.traffic();
       expect(paced.throttled).toBe(0);
       expect(paced.requests).toBeGreaterThanOrEqual(20);
       expect(paced.requests).toBeLessThanOrEqual(40);
-      // Unpaced, the probe's back-to-back requests go over the limit: the check above can fail.
-      await probe(env);
-      expect(emu.traffic().throttled).toBeGreaterThan(0);
+      // The count above can fail: unpaced, three requests back to back go over a limit of one a second.
+      const strict = await emulator({ rateLimit: { rps: 1, burst: 1 } });
+      try {
+        expect((await runFerry(['doctor', '--json'], strict.env)).code).toBe(0);
+        expect(strict.emu.traffic().throttled).toBeGreaterThan(0);
+      } finally {
+        await strict.client.close();
+      }
       const zero = await runFerry(['doctor', '--probe', '--rps', '0'], env);
       expect(zero.code).toBe(2);
       expect(zero.stderr).toContain('--rps must be a positive number, not "0"');
