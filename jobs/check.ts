@@ -66,7 +66,7 @@ export interface CheckReport {
   olderVersions: number;
   /** Entries a mirror skips on purpose (a symbolic link, a path twice in a zip): said, not differences. */
   skipped: number;
-  /** The first MAX_KEPT of them, with the reason. */
+  /** The first MAX_KEPT of them, with the reason; then a warning about the service (key `(service)`: its pages are capped), if any. */
   problems: { key: string; reason: string }[];
   counts: Record<DifferenceKind, number>;
   /** The first MAX_KEPT differences, in the order found (copies as the listing finds them, the source's walk, then the service's leftovers). */
@@ -78,6 +78,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
   const to = normaliseRemotePath(opts.to);
   // The project first: a source opened is a source to close.
   await client.projects.get(opts.project);
+  const pagesFrom = client.transport.pages.count;
   // The same patterns on both sides, as the mirror applied them: what it left out is not a difference.
   const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude, rules: opts.rules };
   const source = await openSource(opts.source, patterns);
@@ -215,6 +216,9 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     for (const row of db.prepare<[], { key: string; id: string; size: number }>('SELECT key, id, size FROM remote WHERE seen = 0 ORDER BY key').iterate()) {
       differ('only on the service', row.key, `document ${row.id}, ${row.size} bytes, not in the source`);
     }
+    // A capped page is said here too, as a run says it: the check still read every document.
+    const capped = client.transport.pages.warning(pagesFrom);
+    if (capped) report.problems.push({ key: '(service)', reason: capped });
     return report;
   } finally {
     db.close();

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror, mirrorJobKey } from '../../jobs/mirror.js';
+import { check } from '../../jobs/check.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 
 const DOCS = 250;
@@ -119,6 +120,15 @@ describe(`a service capping pages at ${CAP}`, () => {
       const said = serviceSaid(run);
       expect(said).toHaveLength(1);
       expect(said[0]).toMatch(new RegExp(`the service caps its pages: it gave ${CAP} items where a page of \\d+ was asked .*Every item was still read.*ferry doctor --probe --write-profile records the cap`));
+    });
+
+    it('ferry check says it too, and finds the project matching', async () => {
+      const report = await check({ source: src, project }, service.client());
+      expect(report.differenceCount).toBe(0);
+      expect(report.matching).toBe(DOCS);
+      expect(report.problems).toEqual([{ key: '(service)', reason: expect.stringMatching(/^warning: the service caps its pages: it gave 7 items where a page of \d+ was asked/) }]);
+      const recorded = await check({ source: src, project }, service.client({ pageSize: CAP }));
+      expect(recorded.problems).toEqual([]);
     });
 
     it(`pageSize ${CAP} recorded: no page is asked larger, nothing is said`, async () => {

@@ -52,7 +52,7 @@ function text(r: CheckReport): string {
     `  matching ${r.matching}${r.skipped ? `  skipped ${r.skipped} (as the mirror skips them)` : ''}${r.matchingBySizeOnly ? ` (${r.matchingBySizeOnly} by size alone: no fingerprint on the service; --checksum reads them back)` : ''}${r.olderVersions ? `  older versions ${r.olderVersions} (earlier uploads of changed files, kept by the service)` : ''}  changed ${r.counts.changed}  missing on the service ${r.counts['missing on the service']}  only on the service ${r.counts['only on the service']}${r.counts['twice on the service'] ? `  twice on the service ${r.counts['twice on the service']}` : ''}  unreadable locally ${r.counts['unreadable locally']}  hashed ${formatBytes(r.bytesHashed)}`,
   ];
   for (const d of r.differences.slice(0, SHOWN)) lines.push(`  ${d.kind}: ${d.path}: ${d.detail}`);
-  for (const p of r.problems.slice(0, SHOWN)) lines.push(`  skipped: ${visible(p.key)}: ${safeText(p.reason)}`);
+  for (const p of r.problems.slice(0, SHOWN)) lines.push(`  ${p.key === '(service)' ? '' : 'skipped: '}${visible(p.key)}: ${safeText(p.reason)}`);
   if (r.differenceCount > SHOWN) lines.push(`  … and ${r.differenceCount - SHOWN} more (--json lists every one)`);
   return `${layout(lines.join('\n'))}\n`;
 }
