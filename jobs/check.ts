@@ -78,12 +78,12 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
   const to = normaliseRemotePath(opts.to);
   // The project first: a source opened is a source to close.
   await client.projects.get(opts.project);
-  const pagesFrom = client.transport.pages.count;
   // The same patterns on both sides, as the mirror applied them: what it left out is not a difference.
   const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude, rules: opts.rules };
   const source = await openSource(opts.source, patterns);
   const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
   const db = new Database(join(dir, 'listing.sqlite'));
+  const pages = client.transport.pages.tally();
   const report: CheckReport = {
     source: source.description,
     project: opts.project,
@@ -217,10 +217,11 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
       differ('only on the service', row.key, `document ${row.id}, ${row.size} bytes, not in the source`);
     }
     // A capped page is said here too, as a run says it: the check still read every document.
-    const capped = client.transport.pages.warning(pagesFrom);
+    const capped = pages.end();
     if (capped) report.problems.push({ key: '(service)', reason: capped });
     return report;
   } finally {
+    pages.end();
     db.close();
     await source.close();
     await rm(dir, { recursive: true, force: true });

@@ -149,16 +149,15 @@ export class PagedList<T> implements AsyncIterable<T> {
 }
 
 /**
- * What one client saw of the service's page sizes. The profile's `pageSize` (measured by `ferry
- * doctor --probe --write-profile`) is the most a page of this service holds: no list asks for
- * more. A page shorter than asked with more after it means the service caps lower than that (or,
- * with nothing recorded, lower than ferry asks): every item is still read, since walks follow
- * totalCount, and a run says so once (`warning`).
+ * One client's page sizes. The profile's `pageSize` (measured by `ferry doctor --probe
+ * --write-profile`) is the most a page of this service holds: no list asks for more. A page
+ * shorter than asked with more after it means the service caps lower than that (or, with nothing
+ * recorded, lower than ferry asks): every item is still read, since walks follow totalCount, and
+ * each run listing meanwhile says so once (its `PageTally`).
  */
 export class PageWatch {
-  /** Walks that met a capped page, so far: a run compares it with the count at its start. */
-  count = 0;
-  private smallest: { given: number; asked: number; path: string } | undefined;
+  /** The tallies open now: one per run (or check) listing through this client. */
+  private readonly open = new Set<PageTally>();
 
   constructor(readonly recordedCap?: number) {}
 
@@ -172,17 +171,39 @@ export class PageWatch {
     return { ...opts, pageSize: this.size(opts.pageSize), onShortPage: (given, asked) => this.short(path, given, asked) };
   }
 
-  short(path: string, given: number, asked: number): void {
-    this.count++;
+  /** Counts the capped pages met from now until the tally ends (a run's). */
+  tally(): PageTally {
+    const t = new PageTally(this.recordedCap, (done) => this.open.delete(done));
+    this.open.add(t);
+    return t;
+  }
+
+  private short(path: string, given: number, asked: number): void {
+    for (const t of this.open) t.met(path, given, asked);
+  }
+}
+
+/** The capped pages one run met: how many lists, and the smallest page among them. */
+export class PageTally {
+  private lists = 0;
+  private smallest: { given: number; asked: number; path: string } | undefined;
+
+  constructor(
+    private readonly recordedCap: number | undefined,
+    private readonly close: (t: PageTally) => void,
+  ) {}
+
+  met(path: string, given: number, asked: number): void {
+    this.lists++;
     if (!this.smallest || given < this.smallest.given) this.smallest = { given, asked, path };
   }
 
-  /** What a run says when it met capped pages (undefined when it met none since `from`). */
-  warning(from: number): string | undefined {
+  /** Ends the tally: what the run says, or undefined when it met no capped page. */
+  end(): string | undefined {
+    this.close(this);
     const s = this.smallest;
-    if (this.count <= from || !s) return undefined;
-    const lists = this.count - from;
-    const seen = `it gave ${s.given} items where a page of ${s.asked} was asked (GET ${s.path}; ${lists} list${lists === 1 ? '' : 's'} met it)`;
+    if (!s) return undefined;
+    const seen = `it gave ${s.given} items where a page of ${s.asked} was asked (GET ${s.path}; ${this.lists} list${this.lists === 1 ? '' : 's'} met it)`;
     const read = 'Every item was still read (by totalCount)';
     return this.recordedCap !== undefined
       ? `warning: the service caps its pages lower than the profile records (pageSize ${this.recordedCap}): ${seen}. ${read}. Measure it again: ferry doctor --probe --write-profile`

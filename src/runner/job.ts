@@ -207,7 +207,7 @@ export async function runJob(
     bytes: 0,
     ...writeChecks(lease, opts.lease?.listingLag),
   };
-  const pagesFrom = (opts.pages ?? []).map((w) => w.count);
+  const tallies = (opts.pages ?? []).map((w) => w.tally());
   const liveRun: LiveRun = { job: opts.job, params: opts.params, target: opts.target, ctx };
   live.add(liveRun);
   if (opts.lease && 'off' in opts.lease) noteProblem(ctx, '(lease)', `warning: no lease held on the service (${opts.lease.off}): a run from another store or machine at the same moment may write the same files twice`);
@@ -244,10 +244,10 @@ export async function runJob(
       status = 'aborted';
       ctx.errors.unshift({ key: '(job)', error: lagged.message });
     }
-    (opts.pages ?? []).forEach((w, i) => {
-      const said = w.warning(pagesFrom[i] ?? 0);
+    for (const t of tallies) {
+      const said = t.end();
       if (said) noteProblem(ctx, '(service)', said);
-    });
+    }
     // Stopped or aborted: what was discovered and did not end is said as such, so the counts add up.
     const c = ctx.counts;
     const open = c.discovered - c.uploaded - c.reconciled - c.skipped - c.failed;
