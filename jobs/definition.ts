@@ -2,8 +2,8 @@
 // strictly so that every mistake is reported with the field it is in.
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { yaml, zod } from '../src/config/libraries.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
 import { isAge, parseDuration, parseSize } from '../src/runner/format.js';
@@ -14,84 +14,93 @@ export { parseDuration };
 import type { MirrorOptions } from './mirror.js';
 import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 
-// A missing id is said to be required, not to be a malformed uuid.
-const uuid = z.uuid({ error: (issue) => (issue.input === undefined ? 'required' : 'must be a uuid') });
+const REASONS = ['outOfMemory', 'unsupportedFileType', 'badFile', 'uploadFailure', 'ocrPageLimitExceeded', 'unknownException', 'insufficientCredits', 'maliciousFile', 'fileScanTimedOut'] as const;
 
-const size = z.union([z.number().int().min(0).transform(String), z.string()]).refine((s) => !Number.isNaN(parseSize(s)), { message: 'must be a size like 500, 10K, 1.5M or 2G' });
-const age = z.string().refine(isAge, { message: 'must be an age like 90s, 30m, 12h, 7d or 2w' });
+/** The job file's schema, built at its first use (../src/config/libraries.ts). */
+function definitionSchema() {
+  const { z } = zod();
+  // A missing id is said to be required, not to be a malformed uuid.
+  const uuid = z.uuid({ error: (issue) => (issue.input === undefined ? 'required' : 'must be a uuid') });
 
-const MirrorDefinition = z
-  .object({
-    job: z.literal('mirror'),
-    /** Connection profile (else FERRY_PROFILE / the config file's default). */
-    profile: z.string().min(1).optional(),
-    /** Folder or .zip; relative paths are relative to the definition file. */
-    source: z.string().min(1),
-    project: uuid,
-    to: z.string().optional(),
-    include: z.array(z.string().min(1)).optional(),
-    exclude: z.array(z.string().min(1)).optional(),
-    /** A file of + and - rules (as --filter-from); relative to the definition file. */
-    filterFrom: z.string().min(1).optional(),
-    minSize: size.optional(),
-    maxSize: size.optional(),
-    minAge: age.optional(),
-    maxAge: age.optional(),
-    /** Most content bytes per second (as --bwlimit). */
-    bwlimit: size.refine((s) => parseSize(s) > 0, { message: 'must be a rate above 0' }).optional(),
-    concurrency: z.number().int().min(1).max(256).optional(),
-    rps: z.number().positive().optional(),
-    checksum: z.boolean().optional(),
-    followSymlinks: z.boolean().optional(),
-    ocr: z
+  const size = z.union([z.number().int().min(0).transform(String), z.string()]).refine((s) => !Number.isNaN(parseSize(s)), { message: 'must be a size like 500, 10K, 1.5M or 2G' });
+  const age = z.string().refine(isAge, { message: 'must be an age like 90s, 30m, 12h, 7d or 2w' });
+
+  const MirrorDefinition = z
+    .object({
+      job: z.literal('mirror'),
+      /** Connection profile (else FERRY_PROFILE / the config file's default). */
+      profile: z.string().min(1).optional(),
+      /** Folder or .zip; relative paths are relative to the definition file. */
+      source: z.string().min(1),
+      project: uuid,
+      to: z.string().optional(),
+      include: z.array(z.string().min(1)).optional(),
+      exclude: z.array(z.string().min(1)).optional(),
+      /** A file of + and - rules (as --filter-from); relative to the definition file. */
+      filterFrom: z.string().min(1).optional(),
+      minSize: size.optional(),
+      maxSize: size.optional(),
+      minAge: age.optional(),
+      maxAge: age.optional(),
+      /** Most content bytes per second (as --bwlimit). */
+      bwlimit: size.refine((s) => parseSize(s) > 0, { message: 'must be a rate above 0' }).optional(),
+      concurrency: z.number().int().min(1).max(256).optional(),
+      rps: z.number().positive().optional(),
+      checksum: z.boolean().optional(),
+      followSymlinks: z.boolean().optional(),
+      ocr: z
+        .object({
+          engine: z.enum(['cloudDocumentIntelligence', 'engineA']).optional(),
+          strategy: z.enum(['never', 'detect', 'always']).optional(),
+        })
+        .strict()
+        .optional(),
+      coordinateExtraction: z.enum(['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet']).optional(),
+      metadata: z.record(z.string(), z.string()).optional(),
+      /** Checkpoint database; relative to the definition file. */
+      state: z.string().min(1).optional(),
+      /** The lease on the service (as --wait-lock, --lock-ttl, --no-lock: `lock: false`). */
+      waitLock: z.string().regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 90s, 30m or 2h' }).optional(),
+      lockTtl: z
+        .string()
+        .regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 30s or 2m' })
+        .refine((t) => parseDuration(t) >= MIN_LEASE_TTL_MS && parseDuration(t) <= MAX_LEASE_TTL_MS, { message: 'must be from 2s to 1h' })
+        .optional(),
+      lock: z.boolean().optional(),
+      /** The run's metrics (as --metrics-file, relative to the definition file; --pushgateway). */
+      metricsFile: z.string().min(1).optional(),
+      pushgateway: z.url({ protocol: /^https?$/ }).optional(),
+    })
+    .strict();
+
+  const duration = z.string().regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 90s, 30m or 2h' });
+
+  const UploadDefinition = MirrorDefinition.extend({
+    job: z.literal('upload'),
+    playbook: uuid,
+    name: z.string().min(1).optional(),
+    wait: z.boolean().optional(),
+    timeout: duration.optional(),
+    retryFailed: z.boolean().optional(),
+    /** Overrides of the default retry policy (docs/cli.md). */
+    retryPolicy: z
       .object({
-        engine: z.enum(['cloudDocumentIntelligence', 'engineA']).optional(),
-        strategy: z.enum(['never', 'detect', 'always']).optional(),
+        reasons: z.partialRecord(z.enum(REASONS), z.enum(['retry', 'never', 'fallback', 'stop'])).optional(),
+        maxRounds: z.number().int().min(0).max(10).optional(),
+        ocrFallback: z.enum(['never', 'detect']).optional(),
       })
       .strict()
       .optional(),
-    coordinateExtraction: z.enum(['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet']).optional(),
-    metadata: z.record(z.string(), z.string()).optional(),
-    /** Checkpoint database; relative to the definition file. */
-    state: z.string().min(1).optional(),
-    /** The lease on the service (as --wait-lock, --lock-ttl, --no-lock: `lock: false`). */
-    waitLock: z.string().regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 90s, 30m or 2h' }).optional(),
-    lockTtl: z
-      .string()
-      .regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 30s or 2m' })
-      .refine((t) => parseDuration(t) >= MIN_LEASE_TTL_MS && parseDuration(t) <= MAX_LEASE_TTL_MS, { message: 'must be from 2s to 1h' })
-      .optional(),
-    lock: z.boolean().optional(),
-    /** The run's metrics (as --metrics-file, relative to the definition file; --pushgateway). */
-    metricsFile: z.string().min(1).optional(),
-    pushgateway: z.url({ protocol: /^https?$/ }).optional(),
-  })
-  .strict();
+    ack: z.boolean().optional(),
+  }).strict();
 
-const REASONS = ['outOfMemory', 'unsupportedFileType', 'badFile', 'uploadFailure', 'ocrPageLimitExceeded', 'unknownException', 'insufficientCredits', 'maliciousFile', 'fileScanTimedOut'] as const;
-const duration = z.string().regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 90s, 30m or 2h' });
+  const Definition = z.discriminatedUnion('job', [MirrorDefinition, UploadDefinition]);
+  return Definition;
+}
 
-const UploadDefinition = MirrorDefinition.extend({
-  job: z.literal('upload'),
-  playbook: uuid,
-  name: z.string().min(1).optional(),
-  wait: z.boolean().optional(),
-  timeout: duration.optional(),
-  retryFailed: z.boolean().optional(),
-  /** Overrides of the default retry policy (docs/cli.md). */
-  retryPolicy: z
-    .object({
-      reasons: z.partialRecord(z.enum(REASONS), z.enum(['retry', 'never', 'fallback', 'stop'])).optional(),
-      maxRounds: z.number().int().min(0).max(10).optional(),
-      ocrFallback: z.enum(['never', 'detect']).optional(),
-    })
-    .strict()
-    .optional(),
-  ack: z.boolean().optional(),
-}).strict();
+let schema: ReturnType<typeof definitionSchema> | undefined;
 
-const Definition = z.discriminatedUnion('job', [MirrorDefinition, UploadDefinition]);
-export type JobDefinition = z.infer<typeof Definition>;
+export type JobDefinition = z.infer<ReturnType<typeof definitionSchema>>;
 
 export interface LoadedDefinition {
   definition: JobDefinition;
@@ -109,14 +118,15 @@ export interface LoadedDefinition {
 export function loadDefinition(path: string): LoadedDefinition {
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(path, 'utf8'));
+    raw = yaml().parse(readFileSync(path, 'utf8'));
   } catch (err) {
     throw new ConfigurationError(`cannot read job file ${path}: ${(err as Error).message}`);
   }
   if (!raw || typeof raw !== 'object' || !('job' in raw)) {
     throw new ConfigurationError(`job file ${path}: job: required, one of mirror, upload`);
   }
-  const parsed = Definition.safeParse(raw);
+  schema ??= definitionSchema();
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new ConfigurationError(`job file ${path}: ${formatIssues(parsed.error)}`);
   const d = parsed.data;
   if (d.filterFrom && (d.include?.length || d.exclude?.length)) throw new ConfigurationError(`job file ${path}: filterFrom cannot be given with include or exclude: put those in the filter file as + and - lines`);

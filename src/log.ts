@@ -1,7 +1,8 @@
 // Logging: JSON lines by default (for cron and log shippers), readable on a TTY, to stderr so
 // that stdout stays free for a command's own output. Secrets are redacted by key wherever they sit.
 import pino, { type Logger, type DestinationStream, type Level } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
+import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { ConfigurationError } from './errors.js';
 
@@ -55,6 +56,8 @@ export function createLogger(opts: LogOptions = {}): Logger {
   const write = opts.stderr;
   const toStderr = write ? new Writable({ write: (chunk: Buffer, _enc, done) => (write(String(chunk)), done()) }) : undefined;
   if (usePretty) {
+    // Loaded only for a terminal: cron and scripts, which start ferry most often, never pay for it.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
     return pino(base, pretty({ destination: toStderr ?? 2, sync: true, colorize: true, ignore: 'pid,hostname,app' }));
   }
   return pino(base, opts.destination ?? (write ? { write } : pino.destination({ dest: 2, sync: true })));

@@ -4,7 +4,8 @@
 // renamed), so that a run reading it meanwhile sees the old file or the new one, never half.
 import { accessSync, constants, readFileSync, realpathSync, statSync, writeFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { isMap, isScalar, parseDocument, type Pair, type YAMLMap } from 'yaml';
+import type { Pair, YAMLMap } from 'yaml';
+import { yaml } from './libraries.js';
 import { ConfigurationError } from '../api/errors.js';
 import { configFileInUse, loadConfigFile } from './profile.js';
 
@@ -46,6 +47,7 @@ export function profileWriteTarget(configFile: string | undefined, profile: stri
 /** Writes the values into the profile; returns what was set and what was removed. */
 export function recordInProfile(target: ProfileWriteTarget, values: Recorded, note: string): { set: Record<string, string | number>; removed: string[] } {
   const real = realpathSync(target.file);
+  const { isMap, isScalar, parseDocument } = yaml();
   const doc = parseDocument(readFileSync(real, 'utf8'));
   const map = doc.getIn(['profiles', target.profile]);
   if (!isMap(map)) throw new ConfigurationError(`--write-profile: profiles.${target.profile} in ${target.file} is not a mapping`);

@@ -4,8 +4,8 @@
 import { accessSync, constants, readFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { yaml, zod } from './libraries.js';
 import { ConfigurationError } from '../api/errors.js';
 import type { ClientOptions } from '../api/transport.js';
 import { resolveAddress, type AddressInput, type ResolvedAddress } from '../api/addresses.js';
@@ -14,40 +14,47 @@ import { parseListingLag } from '../api/listing-lag.js';
 /** The largest page size a profile may record (the largest the probe asks for). */
 export const MAX_PAGE_SIZE = 1000;
 
-const ProfileSchema = z
-  .object({
-    tenant: z.string().min(1).optional(),
-    region: z.string().min(1).optional(),
-    domain: z.string().min(1).optional(),
-    baseUrl: z.url().optional(),
-    settingsUrl: z.url().optional(),
-    authUrl: z.url().optional(),
-    audience: z.string().min(1).optional(),
-    clientId: z.string().min(1).optional(),
-    /** Name of the environment variable holding the client secret. */
-    clientSecretEnv: z.string().min(1).optional(),
-    /** Path of a file whose first line is the client secret. */
-    clientSecretFile: z.string().min(1).optional(),
-    requestsPerSecond: z.number().positive().optional(),
-    /** The longest the service takes to list a new item (a duration: `0`, `4s`); `ferry doctor --probe --write-profile` measures and records it. */
-    listingLag: z.union([z.string().min(1), z.number().nonnegative()]).optional(),
-    /** The most items a page of this service holds (`ferry doctor --probe --write-profile` measures it): no list asks for more. */
-    pageSize: z.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-    timeoutMs: z.number().int().positive().optional(),
-    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
-    /** Where every job of this profile pushes its metrics (as --pushgateway; docs/monitoring.md). */
-    pushgateway: z.url({ protocol: /^https?$/ }).optional(),
-  })
-  .strict();
+/** The config file's schema, built at its first use (./libraries.ts). */
+function buildSchemas() {
+  const { z } = zod();
+  const profile = z
+    .object({
+      tenant: z.string().min(1).optional(),
+      region: z.string().min(1).optional(),
+      domain: z.string().min(1).optional(),
+      baseUrl: z.url().optional(),
+      settingsUrl: z.url().optional(),
+      authUrl: z.url().optional(),
+      audience: z.string().min(1).optional(),
+      clientId: z.string().min(1).optional(),
+      /** Name of the environment variable holding the client secret. */
+      clientSecretEnv: z.string().min(1).optional(),
+      /** Path of a file whose first line is the client secret. */
+      clientSecretFile: z.string().min(1).optional(),
+      requestsPerSecond: z.number().positive().optional(),
+      /** The longest the service takes to list a new item (a duration: `0`, `4s`); `ferry doctor --probe --write-profile` measures and records it. */
+      listingLag: z.union([z.string().min(1), z.number().nonnegative()]).optional(),
+      /** The most items a page of this service holds (`ferry doctor --probe --write-profile` measures it): no list asks for more. */
+      pageSize: z.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
+      timeoutMs: z.number().int().positive().optional(),
+      logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+      /** Where every job of this profile pushes its metrics (as --pushgateway; docs/monitoring.md). */
+      pushgateway: z.url({ protocol: /^https?$/ }).optional(),
+    })
+    .strict();
 
-const ConfigFileSchema = z
-  .object({
-    defaultProfile: z.string().optional(),
-    profiles: z.record(z.string(), ProfileSchema),
-  })
-  .strict();
+  const file = z
+    .object({
+      defaultProfile: z.string().optional(),
+      profiles: z.record(z.string(), profile),
+    })
+    .strict();
+  return { profile, file };
+}
 
-export type Profile = z.infer<typeof ProfileSchema>;
+let schemas: ReturnType<typeof buildSchemas> | undefined;
+
+export type Profile = z.infer<ReturnType<typeof buildSchemas>['profile']>;
 
 /**
  * The FERRY_* variables and the profile field each one overrides. The one rule for every setting
@@ -98,17 +105,18 @@ export function defaultConfigFile(env: NodeJS.ProcessEnv = process.env): string 
   return join(base, 'ferry', 'config.yaml');
 }
 
-export function loadConfigFile(path: string): z.infer<typeof ConfigFileSchema> {
+export function loadConfigFile(path: string): z.infer<ReturnType<typeof buildSchemas>['file']> {
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(path, 'utf8'));
+    raw = yaml().parse(readFileSync(path, 'utf8'));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'EISDIR' ? 'it is a folder; give the path of a YAML file' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
     throw new ConfigurationError(`cannot read config file ${path}: ${why} (--config FILE or FERRY_CONFIG)`);
   }
   if (raw && typeof raw === 'object') rejectSecrets(raw as Record<string, unknown>, path);
-  const parsed = ConfigFileSchema.safeParse(raw);
+  schemas ??= buildSchemas();
+  const parsed = schemas.file.safeParse(raw);
   if (!parsed.success) throw new ConfigurationError(`config file ${path}: ${formatIssues(parsed.error)}`);
   return parsed.data;
 }

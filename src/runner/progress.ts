@@ -3,7 +3,8 @@
 // are shown apart: while the listing runs (a census of the source, on a terminal only) the line
 // says how much was found, and once it is complete a bar, a percentage and an ETA appear.
 // Elsewhere a plain record every `intervalMs`, so a log stays readable.
-import cliProgress from 'cli-progress';
+import type CliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
 import type { RunCounts } from '../store/types.js';
 import { formatBytes, formatDuration } from './format.js';
 import { liveLineShown, setLiveLine } from './terminal.js';
@@ -49,11 +50,13 @@ export function setQuiet(on: boolean): void {
  * (transfers, batch processing) goes through it.
  */
 export class StatusLine {
-  private readonly bar: cliProgress.SingleBar | undefined;
+  private readonly bar: CliProgress.SingleBar | undefined;
   private text = '';
 
   constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {
     if (quiet || this.stream.isTTY !== true) return;
+    // Loaded only for a terminal, as the pretty log is.
+    const cliProgress = createRequire(import.meta.url)('cli-progress') as typeof CliProgress;
     this.bar = new cliProgress.SingleBar({
       stream: this.stream,
       // Cut here; cli-progress also turns the terminal's wrapping off while it draws.
