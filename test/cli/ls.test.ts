@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { Readable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
 import { startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { visible } from '../../src/backends/names.js';
@@ -70,6 +72,37 @@ describe('ferry ls', () => {
     expect(text.stdout.split('\n').filter(Boolean).map((l) => l.slice(35))).toEqual(['/a/', '/a/b/', '/a/b/two.txt', visible(`/a/${HOSTILE}`), '/a/one.txt', '/top.txt']);
     const underB = await lsJson(`${project}/a/b`, '--recursive');
     expect(underB.items.map((i) => i.path)).toEqual(['/a/b/two.txt']);
+  });
+
+  it('names users really have, through -R and its sort: one escaped line each, in byte order, exact in JSON', async () => {
+    const client = service.client();
+    const target = (await client.projects.create({ name: 'ls hostile', description: 'ls' })).objectIdentifier;
+    // What a mirror carries: a byte-order mark, a percent escape and a backslash, 255 bytes of UTF-8, a paragraph separator.
+    const carried = ['\ufeffbom.txt', '100%25 \\ done.txt', `${'é'.repeat(126)}.tx`, 'z \u2029 folder/inside.txt'];
+    expect(Buffer.byteLength(carried[2]!)).toBe(255);
+    const root = await mkdtemp(join(tmpdir(), 'ferry-ls-hostile-'));
+    await writeTree(root, Object.fromEntries(carried.map((n) => [n, n])));
+    const mirrored = onlyJson(await runFerry(['mirror', root, '--project', target, '--state', join(root, '..', 'ls-hostile.sqlite'), '--json'], env));
+    expect(mirrored).toMatchObject({ status: 'succeeded', counts: { uploaded: carried.length } });
+    // What a mirror refuses (control characters), put there by another client: the service holds it all the same.
+    const sent = ['esc \u001b[31mred\u001b[0m.txt', 'tab\there.txt', 'bell\u0007.txt'];
+    for (const filename of sent) await client.documents.upload(target, { open: () => Readable.from([Buffer.from('x')]), size: 1, filename, contentType: 'text/plain' }, { documentUploadIdentifier: randomUUID() });
+    const names = [...carried, ...sent];
+
+    const paths = names.map((n) => `/${n}`).concat('/z \u2029 folder');
+    // Segment by segment in UTF-8 byte order, each folder just before its contents.
+    const bytes = (p: string) => Buffer.from(p.split('/').filter(Boolean).join('\0'));
+    const expected = [...paths].sort((x, y) => Buffer.compare(bytes(x), bytes(y)));
+    const json = await lsJson(target, '-R');
+    expect(json.items.map((i) => i.path)).toEqual(expected);
+
+    const text = await runFerry(['ls', target, '-R'], env);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(expected.length);
+    expect(lines.map((l) => l.slice(35))).toEqual(expected.map((p) => visible(p) + (json.items.find((i) => i.path === p)!.isDirectory ? '/' : '')));
+    // Nothing a terminal would act on reaches it.
+    expect(text.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\u2028\u2029\ufeff]/);
   });
 
   it('names the document a path points at', async () => {
