@@ -22,6 +22,14 @@ describe('ferry doctor --probe', () => {
       const report = await probe(env);
       expect(report.probe.dateCompleted).toEqual({ unknown: expect.stringContaining('--playbook ID') });
       expect(report.probe.streamFormat).toEqual({ unknown: expect.stringContaining('--assistant PROJECT/ASSISTANT --model ID') });
+      // As a person reads it: a line a finding, the flags, what was made, and how to record it.
+      const text = await runFerry(['doctor', '--probe', '--probe-link-wait', '1s'], env);
+      expect(text.code).toBe(0);
+      const lines = text.stdout.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^what 127\.0\.0\.1:\d+, client contoso-sync answers:$/);
+      expect(lines.slice(1).map((l) => l.trim().split(':')[0])).toEqual(['folderRoute', 'contentRoute', 'pageCap', 'listingLagMs', 'dateAddedResolutionMs', 'search', 'metadataRoundTrip', 'dateCompleted', 'streamFormat', 'matches', 'scratch', 'to record listingLag and pageSize in the profile']);
+      expect(lines).toContain('  matches: ferry emulator (the defaults)');
+      expect(lines).toContain('  scratch: 2 made, 2 removed');
     } finally {
       await client.close();
     }

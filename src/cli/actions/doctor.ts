@@ -116,7 +116,10 @@ async function probeAction(client: FerryClient, profile: string | undefined, jso
   const unknown = Object.entries(report.probe).filter(([, v]) => 'unknown' in v).map(([k]) => k);
   const check: Check = { name: 'probe', ok: !stop.signal.aborted, detail: `${Object.keys(report.probe).length - unknown.length} questions answered${unknown.length ? `, unknown: ${unknown.join(', ')}` : ''}`, ...(unknown.length ? { warning: true } : {}) };
   if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : 'succeeded', code, { ok: check.ok, profile: profile ?? null, target: client.target, checks: [check], ...report, ...(written ? { profileWritten: written.json } : {}) });
-  else process.stdout.write(`what ${describeTarget(client.target)} answers:\n${describeFindings(report).map((l) => `  ${l}`).join('\n')}\n`);
+  else {
+    const hint = !record && !stop.signal.aborted ? ['to record listingLag and pageSize in the profile: add --write-profile'] : [];
+    process.stdout.write(`what ${describeTarget(client.target)} answers:\n${[...describeFindings(report), ...hint].map((l) => `  ${l}`).join('\n')}\n`);
+  }
   process.exitCode = code;
 }
 
