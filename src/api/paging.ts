@@ -159,7 +159,11 @@ export class PageWatch {
   /** The tallies open now: one per run (or check) listing through this client. */
   private readonly open = new Set<PageTally>();
 
-  constructor(readonly recordedCap?: number) {}
+  /** `host`: the service's, named in what a run says (a migration lists two). */
+  constructor(
+    readonly host: string,
+    readonly recordedCap?: number,
+  ) {}
 
   /** The page size a list asks for: what it wants, never more than the recorded cap. */
   size(wanted = DEFAULT_PAGE_SIZE): number {
@@ -173,7 +177,7 @@ export class PageWatch {
 
   /** Counts the capped pages met from now until the tally ends (a run's). */
   tally(): PageTally {
-    const t = new PageTally(this.recordedCap, (done) => this.open.delete(done));
+    const t = new PageTally(this.host, this.recordedCap, (done) => this.open.delete(done));
     this.open.add(t);
     return t;
   }
@@ -189,6 +193,7 @@ export class PageTally {
   private smallest: { given: number; asked: number; path: string } | undefined;
 
   constructor(
+    private readonly host: string,
     private readonly recordedCap: number | undefined,
     private readonly close: (t: PageTally) => void,
   ) {}
@@ -206,8 +211,8 @@ export class PageTally {
     const seen = `it gave ${s.given} items where a page of ${s.asked} was asked (GET ${s.path}; ${this.lists} list${this.lists === 1 ? '' : 's'} met it)`;
     const read = 'Every item was still read (by totalCount)';
     return this.recordedCap !== undefined
-      ? `warning: the service caps its pages lower than the profile records (pageSize ${this.recordedCap}): ${seen}. ${read}. Measure it again: ferry doctor --probe --write-profile`
-      : `warning: the service caps its pages: ${seen}. ${read}. ferry doctor --probe --write-profile records the cap as the profile's pageSize, and ferry then asks for no more`;
+      ? `warning: the service at ${this.host} caps its pages lower than the profile records (pageSize ${this.recordedCap}): ${seen}. ${read}. Measure it again: ferry doctor --probe --write-profile`
+      : `warning: the service at ${this.host} caps its pages: ${seen}. ${read}. ferry doctor --probe --write-profile records the cap as the profile's pageSize, and ferry then asks for no more`;
   }
 }
 

@@ -258,7 +258,7 @@ export class Transport {
     this.dispatcher = opts.dispatcher ?? (proxyConfigured() ? new EnvHttpProxyAgent(pool) : new Agent(pool));
     this.requestsPerSecond = opts.requestsPerSecond;
     this.listingLag = new ListingLagWatch(opts.listingLagMs ?? 0);
-    this.pages = new PageWatch(opts.pageSize);
+    this.pages = new PageWatch(new URL(this.address.baseUrl).host, opts.pageSize);
     if (opts.requestsPerSecond !== undefined) {
       if (!(opts.requestsPerSecond > 0)) throw new FerryError('requestsPerSecond must be a positive number');
       // One start per interval: a smooth rate rather than bursts at each second boundary.

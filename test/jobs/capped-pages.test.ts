@@ -119,14 +119,14 @@ describe(`a service capping pages at ${CAP}`, () => {
       expect(run.counts).toMatchObject({ discovered: DOCS, uploaded: 0, failed: 0 });
       const said = serviceSaid(run);
       expect(said).toHaveLength(1);
-      expect(said[0]).toMatch(new RegExp(`the service caps its pages: it gave ${CAP} items where a page of \\d+ was asked .*Every item was still read.*ferry doctor --probe --write-profile records the cap`));
+      expect(said[0]).toMatch(new RegExp(`the service at \\S+ caps its pages: it gave ${CAP} items where a page of \\d+ was asked .*Every item was still read.*ferry doctor --probe --write-profile records the cap`));
     });
 
     it('ferry check says it too, and finds the project matching', async () => {
       const report = await check({ source: src, project }, service.client());
       expect(report.differenceCount).toBe(0);
       expect(report.matching).toBe(DOCS);
-      expect(report.problems).toEqual([{ key: '(service)', reason: expect.stringMatching(/^warning: the service caps its pages: it gave 7 items where a page of \d+ was asked/) }]);
+      expect(report.problems).toEqual([{ key: '(service)', reason: expect.stringMatching(/^warning: the service at \S+ caps its pages: it gave 7 items where a page of \d+ was asked/) }]);
       const recorded = await check({ source: src, project }, service.client({ pageSize: CAP }));
       expect(recorded.problems).toEqual([]);
     });
