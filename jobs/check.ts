@@ -221,7 +221,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     if (capped) report.problems.push({ key: '(service)', reason: capped });
     return report;
   } finally {
-    pages.end();
+    pages.end(); // a second end is a no-op: this one is for a check that threw
     db.close();
     await source.close();
     await rm(dir, { recursive: true, force: true });
