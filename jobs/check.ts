@@ -30,6 +30,9 @@ export interface CheckOptions extends PathPatterns {
   to?: string | undefined;
   /** Compare content by reading documents that carry no fingerprint back from the service. */
   checksum?: boolean | undefined;
+  /** --archive-encoding and --max-entries, as the mirror reads the archive. */
+  archiveEncoding?: string | undefined;
+  maxEntries?: number | undefined;
   signal?: AbortSignal | undefined;
   /** Told of every difference as it is found (the report keeps the first MAX_KEPT). */
   onDifference?: ((d: CheckDifference) => void) | undefined;
@@ -80,7 +83,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
   await client.projects.get(opts.project);
   // The same patterns on both sides, as the mirror applied them: what it left out is not a difference.
   const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude, rules: opts.rules };
-  const source = await openSource(opts.source, patterns);
+  const source = await openSource(opts.source, { ...patterns, archiveEncoding: opts.archiveEncoding, ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}) });
   const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
   const db = new Database(join(dir, 'listing.sqlite'));
   const pages = client.transport.pages.tally();
@@ -219,6 +222,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     // A capped page is said here too, as a run says it: the check still read every document.
     const capped = pages.end();
     if (capped) report.problems.push({ key: '(service)', reason: capped });
+    for (const reason of source.notes?.() ?? []) report.problems.push({ key: '(source)', reason });
     return report;
   } finally {
     pages.end(); // a second end is a no-op: this one is for a check that threw

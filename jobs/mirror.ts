@@ -8,7 +8,7 @@ import { openSource, type Source } from '../src/backends/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
-import { runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import type { FilterRule } from '../src/sync/patterns.js';
@@ -28,6 +28,10 @@ export interface MirrorOptions extends SizeAgeLimits {
   /** The rules of a --filter-from file, in order (sync/patterns.ts). */
   rules?: FilterRule[] | undefined;
   followSymlinks?: boolean | undefined;
+  /** --archive-encoding: the code page of archive entry names that do not say theirs. */
+  archiveEncoding?: string | undefined;
+  /** --max-entries: the most entries an archive may hold. */
+  maxEntries?: number | undefined;
   /** Largest number of uploads at once; adaptive concurrency works below it. */
   concurrency?: number | undefined;
   /** --bwlimit: most content bytes per second, every transfer of the run together. */
@@ -72,6 +76,8 @@ export interface MirrorDeps {
 /** The engine's plan, and the folders the project would gain. */
 export interface MirrorPlan extends TransferPlan {
   foldersToCreate: number;
+  /** What the source asks to be told of how it was read (names in a code page it was not told). */
+  notes: string[];
 }
 
 export const JOB = 'mirror';
@@ -84,9 +90,20 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const lease = serviceLease(deps.client, projectLeaseTarget(opts.project, normaliseRemotePath(opts.to), opts.job ?? JOB), opts.lock);
-  return runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease, pages: [deps.client.transport.pages] }, (ctx) =>
-    mirrorInRun(opts, deps, source, ctx),
+  return closing(source, () =>
+    runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease, pages: [deps.client.transport.pages] }, (ctx) =>
+      mirrorInRun(opts, deps, source, ctx),
+    ),
   );
+}
+
+/** Runs `work`, then closes the source whatever happened (an archive's file and temporary list). */
+export async function closing<T>(source: Source, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } finally {
+    await source.close();
+  }
 }
 
 /** The mirror's work inside a run that someone else started (the mirror job itself, or the upload job). */
@@ -112,6 +129,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
       filter: sizeAgeFilter(opts),
       bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
     });
+    for (const { key, reason } of sourceNotes(source)) noteProblem(ctx, key, reason);
     return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra };
   } finally {
     progress.stop();
@@ -129,9 +147,10 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   try {
     if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold');
     const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem, filter: sizeAgeFilter(opts) });
-    return { ...plan, foldersToCreate: destination.folders.stats.created };
+    return { ...plan, foldersToCreate: destination.folders.stats.created, notes: (source.notes?.() ?? []) };
   } finally {
     scratch?.dispose();
+    await source.close();
   }
 }
 
@@ -157,7 +176,14 @@ export async function open(opts: MirrorOptions): Promise<Source> {
     ...(opts.exclude ? { exclude: opts.exclude } : {}),
     ...(opts.rules ? { rules: opts.rules } : {}),
     followSymlinks: opts.followSymlinks === true,
+    archiveEncoding: opts.archiveEncoding,
+    ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}),
   });
+}
+
+/** What the source asks to be told of how it was read, among a run's problems under the key `(source)`. */
+export function sourceNotes(source: Source): { key: string; reason: string }[] {
+  return (source.notes?.() ?? []).map((reason) => ({ key: '(source)', reason }));
 }
 
 /** `--to` as a path under the project root: `/`-separated, no empty or `.` segments. */

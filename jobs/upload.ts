@@ -14,7 +14,7 @@ import type { HeldLease } from '../src/runner/lease.js';
 import { projectLeaseTarget, serviceLease } from '../src/backends/project/lease-board.js';
 import { takeLock, type HeldLock } from '../src/runner/lock.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';
-import { mirrorJobKey, mirrorParams, mirrorInRun, normaliseRemotePath, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
+import { closing, mirrorJobKey, mirrorParams, mirrorInRun, normaliseRemotePath, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
 import { sizeAgeFilter } from '../src/sync/filters.js';
 
 /** What to do with the files of each failure reason when retrying. */
@@ -127,7 +127,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
     const mirrorOpts: MirrorOptions = { ...opts, ocrStrategy, uploadIdentifier: batchId, job: JOB, findPresent: false, ...(only ? { only } : {}) };
     const source = await open(mirrorOpts);
     let report: BatchReport | undefined;
-    const summary = await runJob(
+    const summary = await closing(source, () => runJob(
       { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock, lease, pages: [client.transport.pages] },
       async (ctx) => {
         const extra = await mirrorInRun(mirrorOpts, deps, source, ctx);
@@ -147,7 +147,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
         report = await buildReport({ client, playbookIdentifier: opts.playbook, uploadIdentifier: batchId, project: opts.project, store, jobKey });
         return { ...extra, playbook: opts.playbook, failedReasonSummary: Object.fromEntries(report.reasons.map((r) => [r.reason, r.count])) };
       },
-    );
+    ));
     resumeRunId = undefined;
     resumed = undefined;
     result.batches.push({ uploadIdentifier: batchId, summary, report });

@@ -14,6 +14,8 @@ import type { FileEntry } from '../sync/types.js';
 export const READ_WHOLE_UNDER = 64 * 1024;
 
 export async function fingerprintEntry(entry: FileEntry): Promise<string> {
+  // Computed by the source as it read the bytes (a tar's one pass): not read again.
+  if (entry.sha256) return entry.sha256;
   if (entry.path && entry.size <= READ_WHOLE_UNDER) {
     const whole = await readSmall(entry.path, entry.size);
     if (whole) return createHash('sha256').update(whole).digest('hex');

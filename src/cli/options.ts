@@ -45,6 +45,8 @@ export interface MirrorCliOptions {
   lockTtl?: string;
   /** False under --no-lock. */
   lock?: boolean;
+  archiveEncoding?: string;
+  maxEntries?: string;
 }
 
 /** The flags every job that sends files takes (mirror, upload). */
@@ -63,10 +65,25 @@ export function addTransferOptions(cmd: Command): Command {
     .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
     .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
     .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, []);
-  return addLeaseOptions(addSizeAgeOptions(cmd))
+  return addLeaseOptions(addSizeAgeOptions(addArchiveOptions(cmd)))
     .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
     .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout at the end');
+}
+
+/** How an archive source is read (zip, tar): mirror, upload, check. */
+export function addArchiveOptions(cmd: Command): Command {
+  return cmd
+    .option('--archive-encoding <name>', "code page of archive names that do not say (Windows Explorer's zips: cp437, cp850, cp932…); see docs/cli.md")
+    .option('--max-entries <n>', 'refuse an archive of more entries than this (default 1000000)');
+}
+
+/** The archive flags as the jobs take them (the code page is checked where the source opens). */
+export function archiveFrom(opts: { archiveEncoding?: string; maxEntries?: string }): { archiveEncoding?: string; maxEntries?: number } {
+  return {
+    ...(opts.archiveEncoding !== undefined ? { archiveEncoding: opts.archiveEncoding } : {}),
+    ...(opts.maxEntries !== undefined ? { maxEntries: positiveInt('--max-entries', opts.maxEntries) } : {}),
+  };
 }
 
 /** The lease every writing command holds on the service (docs/scale-out.md, The lease). */
@@ -189,6 +206,7 @@ export function transferOptionsFrom(source: string, opts: MirrorCliOptions): Mir
     progress: !opts.json,
     statsIntervalMs: statsFlag(opts.stats),
     ...sizeAgeFrom(opts),
+    ...archiveFrom(opts),
     lock: leaseSettingsFrom(opts),
   };
 }

@@ -347,14 +347,14 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       seen.add(entry.key);
       if (opts.only && !opts.only.has(entry.key)) continue;
       ctx.counts.discovered++;
-      const marker = opts.checksum ? await sha256Of(entry.open()) : entry.marker;
+      const marker = opts.checksum ? (entry.sha256 ?? (await sha256Of(entry.open()))) : entry.marker;
       // The content's sha256 once read (--checksum, or a comparison): never read twice.
       let contentSha = opts.checksum ? marker : undefined;
       const previous = known.get(entry.key);
       let decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, previous);
       if (decision === 'compare' && previous) {
         // Same size, another time: read it once; equal content is the same file, its new time noted.
-        contentSha = await sha256Of(entry.open());
+        contentSha = entry.sha256 ?? (await sha256Of(entry.open()));
         decision = contentSha === previous.sha256 ? 'unchanged' : 'changed';
         if (decision === 'unchanged') store.recordSameContent(jobKey, entry.key, { mtimeMs: entry.mtimeMs, sha256: contentSha });
       }
@@ -637,10 +637,10 @@ export async function planTransfer(opts: {
     seen.add(entry.key);
     if (opts.filter && !opts.filter(entry)) continue;
     plan.totalBytes += entry.size;
-    const marker = opts.checksum ? await sha256Of(entry.open() as Readable) : entry.marker;
+    const marker = opts.checksum ? (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) : entry.marker;
     const known = store.fingerprint(jobKey, entry.key);
     let decision = decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, known);
-    if (decision === 'compare') decision = (await sha256Of(entry.open() as Readable)) === known?.sha256 ? 'unchanged' : 'changed';
+    if (decision === 'compare') decision = (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) === known?.sha256 ? 'unchanged' : 'changed';
     if (decision === 'unchanged') plan.unchanged++;
     else {
       if (decision === 'changed') plan.changed++;

@@ -94,5 +94,10 @@ export interface Source {
    * before or never): the run sizes its sets of keys once instead of growing them by doubling.
    */
   readonly expectedCount?: number | undefined;
+  /**
+   * What a person should be told of how the source was read, once it has been (names an archive
+   * did not say the code page of, a flag that does nothing here): said among the run's problems.
+   */
+  notes?(): string[];
   close(): Promise<void>;
 }

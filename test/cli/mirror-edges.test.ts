@@ -99,13 +99,16 @@ describe('ferry mirror at its edges', () => {
     expect(await remoteFiles(service.client(), project)).toHaveLength(0);
   });
 
-  it('10e. a zip declaring 200,000 entries is refused from its end record, before any entry is read', async () => {
+  it('10e. a zip declaring 2,000,000 entries is refused from its end record, before any entry is read', async () => {
     const dir = await workspace();
     const zip = join(dir, 'many.zip');
-    await writeFile(zip, zip64EndClaiming(200_000));
+    await writeFile(zip, zip64EndClaiming(2_000_000));
     const r = await mirror([zip, '--project', service.project], dir);
     expect(r.code).toBe(2);
-    expect(onlyJson(r).error).toBe(`${zip} holds 200000 entries, more than the limit of 100000; nothing was read`);
+    expect(onlyJson(r).error).toBe(`${zip} holds 2000000 entries, more than the limit of 1000000 (--max-entries raises it); nothing was read`);
+    const raised = await mirror([zip, '--project', service.project, '--max-entries', '3000000'], dir);
+    expect(raised.code).toBe(2);
+    expect(onlyJson(raised).error).toContain('is not a readable zip archive');
   });
 
   it('10f. the project causes no npm warning: no unknown .npmrc keys, and install scripts approved', async () => {

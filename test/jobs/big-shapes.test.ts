@@ -1,5 +1,5 @@
 // Shapes of input that are large in one way rather than many files: a tree 64 folders deep, paths
-// of 4,000 bytes, a zip of 100,000 entries (the limit) and one past it. Each is carried whole, or
+// of 4,000 bytes, a zip of 150,000 entries (past the fixed limit there once was) and one past --max-entries. Each is carried whole, or
 // refused before anything is read or written. (One folder of 200,000 files and an 8 GiB file are
 // in the bench: `npm run bench -- --shapes`, which takes minutes.)
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import archiver from 'archiver';
 import { mirror, planMirror } from '../../jobs/mirror.js';
-import { ZipRefusedError } from '../../src/backends/zip/source.js';
+import { RefusedArchive } from '../../src/backends/archive/guards.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { STRICT, countingDispatcher, remoteFiles, useService } from '../helpers/service.js';
 
@@ -81,16 +81,16 @@ describe('big shapes', () => {
     expect((await remoteFiles(client, project)).map((d) => d.path)).toEqual([`/${key}`]);
   });
 
-  it('a zip of 100,000 entries (the limit) is planned whole; one of 100,001 is refused before anything is read', async () => {
+  it('a zip of 150,000 entries (past the old fixed limit) is planned whole; past --max-entries one is refused before anything is read', async () => {
     const { dir, client, project, store } = await fresh('zip');
-    await zipOf(join(dir, 'at-limit.zip'), 100_000);
-    const plan = await planMirror({ source: join(dir, 'at-limit.zip'), project }, { client, store });
-    expect(plan).toMatchObject({ new: 100_000, changed: 0, unchanged: 0 });
-    await zipOf(join(dir, 'past-limit.zip'), 100_001);
-    const refused = await mirror({ source: join(dir, 'past-limit.zip'), project, progress: false }, { client, store }).catch((err: unknown) => err);
+    await zipOf(join(dir, 'big-export.zip'), 150_000);
+    const plan = await planMirror({ source: join(dir, 'big-export.zip'), project }, { client, store });
+    expect(plan).toMatchObject({ new: 150_000, changed: 0, unchanged: 0, problemCount: 0 });
+    await zipOf(join(dir, 'past-limit.zip'), 1_001);
+    const refused = await mirror({ source: join(dir, 'past-limit.zip'), project, progress: false, maxEntries: 1_000 }, { client, store }).catch((err: unknown) => err);
     store.close();
-    expect(refused).toBeInstanceOf(ZipRefusedError);
-    expect((refused as Error).message).toMatch(/holds 100001 entries, more than the limit of 100000; nothing was read/);
+    expect(refused).toBeInstanceOf(RefusedArchive);
+    expect((refused as Error).message).toMatch(/holds 1001 entries, more than the limit of 1000 \(--max-entries raises it\)/);
     expect(await remoteFiles(client, project)).toEqual([]);
   });
 });

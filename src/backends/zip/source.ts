@@ -1,143 +1,351 @@
-// A .zip file as a source, read in place: the central directory gives names and sizes, and each
+// A .zip file as a source, read in place. The central directory is read entry by entry (yauzl,
+// lazily, through a block cache: no array of a million entries, no read call per field), and each
 // entry is inflated on demand as a stream, so nothing is extracted to disk or held whole in memory.
-// The archive is checked as a whole before anything is read: one bad entry refuses the archive.
-// Entries that cannot be mirrored one by one (symbolic links, refused names, earlier copies of a
-// path that occurs twice) are reported as items, as a folder source reports them.
-import unzipper from 'unzipper';
-import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
-import { open as openFile } from 'node:fs/promises';
+// The archive is checked whole before anything is read (archive/guards.ts): one bad entry refuses
+// it. Entries that cannot be mirrored one by one (symbolic links, names ferry is not sure of,
+// encrypted entries, earlier copies of a path that occurs twice) are reported as items, as a
+// folder source reports them. Names: zip/names.ts.
+import { open as openFile, type FileHandle } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { posix } from 'node:path';
-import { checkName } from '../names.js';
-import { SourceError, type Source, type SourceEntry } from '../../sync/types.js';
+import { PassThrough, type Readable } from 'node:stream';
+import yauzl from 'yauzl';
+import type unzipper from 'unzipper';
+import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
+import type { Source, SourceEntry } from '../../sync/types.js';
+import { ArchiveGuard, DEFAULT_ARCHIVE_LIMITS, RefusedArchive, type ArchiveLimits } from '../archive/guards.js';
+import { RepeatedPaths } from '../archive/repeats.js';
+import type { ArchiveNameVerdict, NameRule } from '../archive/encoding.js';
+import { zipEntryName } from './names.js';
 
-export interface ZipLimits {
-  /** Most entries accepted (default 100,000: the central directory is held while mirroring). */
-  maxEntries: number;
-  /** Largest total of uncompressed sizes (default 64 GiB). */
-  maxTotalBytes: number;
-  /** Largest uncompressed/compressed ratio of an entry over 1 MiB (default 200; zip bombs reach thousands). */
-  maxRatio: number;
+export type ZipLimits = ArchiveLimits;
+export const DEFAULT_ZIP_LIMITS: ZipLimits = DEFAULT_ARCHIVE_LIMITS;
+
+export class ZipRefusedError extends RefusedArchive {}
+
+export interface ZipSourceOptions extends PathPatterns {
+  /** --archive-encoding: the code page of names that are neither flagged nor valid UTF-8. */
+  encoding?: string | undefined;
 }
-
-export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxEntries: 100_000, maxTotalBytes: 64 * 1024 ** 3, maxRatio: 200 };
-
-export class ZipRefusedError extends SourceError {}
 
 export class ZipSource implements Source {
   readonly description: string;
+  expectedCount: number | undefined;
 
   private readonly wanted: (key: string) => boolean;
+  private reader: BlockReader | undefined;
+  private size = 0;
+  private repeats: RepeatedPaths | undefined;
+  /** Which rule named how many entries, from the check (every entry, whatever the patterns). */
+  private readonly rules: Partial<Record<NameRule, number>> = {};
+  /** Directories whose entries were handed out: their streams open until the source is closed. */
+  private readonly handedOut = new Set<yauzl.ZipFile>();
 
   constructor(
     private readonly path: string,
     private readonly limits: ZipLimits = DEFAULT_ZIP_LIMITS,
-    patterns: PathPatterns = {},
+    private readonly options: ZipSourceOptions = {},
   ) {
     this.description = path;
-    this.wanted = pathFilter(patterns);
+    this.wanted = pathFilter(options);
   }
-
-  private directory: unzipper.CentralDirectory | undefined;
 
   takes(key: string): boolean {
     return this.wanted(key);
   }
 
   async prepare(): Promise<void> {
-    if (this.directory) return;
-    // The end record says how many entries there are: refuse a huge or truncated archive before
-    // unzipper reads (and holds) a single entry.
+    if (this.reader) return;
+    // The end record says how many entries there are: refuse an absurd count or a truncated
+    // archive before a single entry is read.
     const end = await readEndRecord(this.path);
-    if (end.entries > this.limits.maxEntries) {
-      throw new ZipRefusedError(`${this.path} holds ${end.entries} entries, more than the limit of ${this.limits.maxEntries}; nothing was read`);
-    }
-    let directory: unzipper.CentralDirectory;
+    const guard = new ArchiveGuard(this.path, this.limits, 'nothing was uploaded', ZipRefusedError);
+    guard.count(end.entries);
+    const reader = await BlockReader.open(this.path).catch((err: NodeJS.ErrnoException) => {
+      throw new ZipRefusedError(`${this.path} cannot be read: ${err.code ?? err.message}`);
+    });
+    this.size = reader.size;
+    reader.ref(); // held until close(): the passes open and close directories over it
+    this.reader = reader;
     try {
-      directory = await unzipper.Open.file(this.path);
+      const repeats = new RepeatedPaths();
+      const overlap = new OverlapCheck(end.entries);
+      for await (const entry of this.directory()) {
+        const name = this.nameOf(entry);
+        this.rules[name.rule ?? 'utf8'] = (this.rules[name.rule ?? 'utf8'] ?? 0) + 1;
+        guard.entry(name.ok ? name.name : name.key, entry.uncompressedSize, entry.compressedSize);
+        overlap.add(entry);
+        repeats.count(keyOf(entry, name));
+      }
+      const clash = overlap.clash();
+      if (clash) guard.refuse(`two entries share the same bytes of the file (at offset ${clash}), the mark of a zip bomb built from overlapping entries`);
+      if (repeats.needsSecondPass) {
+        let i = 0;
+        for await (const entry of this.directory()) repeats.note(keyOf(entry, this.nameOf(entry)), i++);
+      }
+      repeats.noted();
+      this.repeats = repeats;
+      this.expectedCount = end.entries;
     } catch (err) {
-      throw new ZipRefusedError(`${this.path} is not a readable zip archive: ${(err as Error).message}`);
+      await this.close();
+      if (err instanceof RefusedArchive) throw err;
+      throw new ZipRefusedError(`${this.path} is not a readable zip archive: ${(err as Error).message}; nothing was uploaded`);
     }
-    checkArchive(this.path, directory.files, this.limits);
-    this.directory = directory;
   }
 
   async *entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {
     await this.prepare();
-    const files = (this.directory as unzipper.CentralDirectory).files as ZipFile[];
+    const repeats = this.repeats as RepeatedPaths;
     const mtimeFallback = Date.now();
-    // A path that occurs twice: the last entry is mirrored, the earlier ones are skipped items.
-    const last = new Map<string, number>();
-    files.forEach((file, i) => last.set(keyOf(file), i));
-    for (const [i, file] of files.entries()) {
+    let i = -1;
+    for await (const { entry, zipfile } of this.directory(true)) {
+      i++;
       if (signal?.aborted) return;
-      const verdict = checkName(file.pathBuffer ?? Buffer.from(file.path));
+      const name = this.nameOf(entry);
+      const key = keyOf(entry, name);
+      if (key === '' || key === '.') continue; // the archive's own top folder: the destination itself
       // The same patterns as a folder's, by the same matcher: a path left out is not seen at all.
-      if (!this.wanted(verdict.ok ? keyOf(file) : normaliseKey(verdict.key, backslashSeparates(file)))) continue;
-      if (!verdict.ok) {
-        yield { kind: 'problem', key: normaliseKey(verdict.key, backslashSeparates(file)), outcome: 'failed', reason: verdict.reason };
+      if (!this.wanted(key)) continue;
+      if (!name.ok) {
+        yield { kind: 'problem', key, outcome: 'failed', reason: name.reason };
         continue;
       }
-      const key = keyOf(file);
-      const isDir = file.type === 'Directory' || file.path.endsWith('/') || (backslashSeparates(file) && file.path.endsWith('\\'));
-      if (isDir) {
-        if (last.get(key) === i) yield { kind: 'dir', key };
+      const last = repeats.lastIndex(key, i);
+      if (isDirectory(entry, name.name)) {
+        if (last === i) yield { kind: 'dir', key };
         continue;
       }
-      if (last.get(key) !== i) {
-        yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${(last.get(key) as number) + 1}) is mirrored` };
+      if (last !== i) {
+        yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${last + 1}) is mirrored` };
         continue;
       }
-      if (isSymlink(file)) {
+      if (isSymlink(entry)) {
         yield { kind: 'problem', key, outcome: 'skipped', reason: 'symbolic link entry (links are not uploaded)' };
         continue;
       }
-      const mtime = file.lastModifiedDateTime instanceof Date ? file.lastModifiedDateTime.getTime() : mtimeFallback;
-      yield { kind: 'file', key, size: file.uncompressedSize, mtimeMs: Number.isNaN(mtime) ? 0 : mtime, open: () => file.stream() };
+      if (entry.isEncrypted()) {
+        yield { kind: 'problem', key, outcome: 'failed', reason: 'the entry is encrypted: ferry takes no passwords; extract it with the password and mirror the folder' };
+        continue;
+      }
+      if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+        yield { kind: 'problem', key, outcome: 'failed', reason: `the entry is compressed with method ${entry.compressionMethod} (not stored or deflate), which ferry cannot read: re-zip it with deflate` };
+        continue;
+      }
+      const mtime = entry.getLastModDate().getTime();
+      yield { kind: 'file', key, size: entry.uncompressedSize, mtimeMs: Number.isNaN(mtime) ? mtimeFallback : mtime, open: () => openEntry(zipfile, entry) };
     }
   }
 
-  async close(): Promise<void> {}
+  /** What a person should know of how the names were read: names ferry decoded in cp437 without being told. */
+  notes(): string[] {
+    const guessed = this.rules['cp437-default'] ?? 0;
+    if (guessed === 0) return [];
+    return [`${guessed} name${guessed === 1 ? '' : 's'} read as cp437, the zip default (the archive does not say which code page): if they look wrong, pass --archive-encoding (e.g. cp850, cp932)`];
+  }
+
+  /** How many entries each naming rule decided (the dry run's JSON). */
+  nameRules(): Partial<Record<NameRule, number>> {
+    return { ...this.rules };
+  }
+
+  async close(): Promise<void> {
+    const reader = this.reader;
+    this.reader = undefined;
+    for (const zipfile of this.handedOut) zipfile.close();
+    this.handedOut.clear();
+    reader?.unref();
+  }
+
+  private nameOf(entry: yauzl.Entry): ArchiveNameVerdict {
+    return zipEntryName({ raw: entry.fileNameRaw, flags: entry.generalPurposeBitFlag, extraFields: entry.extraFields }, this.options.encoding);
+  }
+
+  /** One pass over the central directory, an entry at a time (with its directory, for streams when `withFile`). */
+  private directory(withFile: true): AsyncIterable<{ entry: yauzl.Entry; zipfile: yauzl.ZipFile }>;
+  private directory(): AsyncIterable<yauzl.Entry>;
+  private async *directory(withFile = false): AsyncIterable<yauzl.Entry | { entry: yauzl.Entry; zipfile: yauzl.ZipFile }> {
+    const reader = this.reader;
+    if (!reader) return;
+    const zipfile = await yauzl.fromRandomAccessReaderPromise(reader, this.size, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false });
+    if (withFile) this.handedOut.add(zipfile);
+    try {
+      for (;;) {
+        const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
+          const onEntry = (e: yauzl.Entry) => settle(() => resolve(e));
+          const onEnd = () => settle(() => resolve(undefined));
+          const onError = (err: Error) => settle(() => reject(err));
+          const settle = (then: () => void) => {
+            zipfile.off('entry', onEntry).off('end', onEnd).off('error', onError);
+            then();
+          };
+          zipfile.on('entry', onEntry).on('end', onEnd).on('error', onError);
+          zipfile.readEntry();
+        });
+        if (!entry) return;
+        yield withFile ? { entry, zipfile } : entry;
+      }
+    } finally {
+      // A directory whose entries were handed out stays open for their streams until close().
+      if (!withFile) zipfile.close();
+    }
+  }
 }
 
-/** Refuses archives that would write outside the target, bombs, and archives beyond the limits. */
+/** A fresh stream of the entry's content (inflated, its size checked against the directory's). */
+function openEntry(zipfile: yauzl.ZipFile, entry: yauzl.Entry): Readable {
+  const out = new PassThrough();
+  zipfile.openReadStream(entry, (err, stream) => {
+    if (err) {
+      out.destroy(err);
+      return;
+    }
+    stream.on('error', (e) => out.destroy(e));
+    out.on('close', () => stream.destroy());
+    stream.pipe(out);
+  });
+  return out;
+}
+
+function keyOf(entry: yauzl.Entry, name: ArchiveNameVerdict): string {
+  const text = name.ok ? name.name : name.key;
+  return normaliseKey(text, backslashSeparates(entry));
+}
+
+function isDirectory(entry: yauzl.Entry, name: string): boolean {
+  return name.endsWith('/') || (backslashSeparates(entry) && name.endsWith('\\'));
+}
+
+/**
+ * Entries whose bytes overlap another's: the "better zip bomb" (Fifield, 2019) makes every entry
+ * inflate the same kernel. Each entry's span is known from the directory only in part (the local
+ * header's extra field is not), so a span runs from its local header to at least 30 bytes, its
+ * name and its compressed data further: overlapping those is certain, never a false alarm.
+ * 16 bytes an entry, sorted once if the directory is not already in file order.
+ */
+class OverlapCheck {
+  private starts: Float64Array;
+  private ends: Float64Array;
+  private n = 0;
+  private ordered = true;
+
+  constructor(expected: number) {
+    this.starts = new Float64Array(Math.max(16, expected));
+    this.ends = new Float64Array(Math.max(16, expected));
+  }
+
+  add(entry: yauzl.Entry): void {
+    if (this.n === this.starts.length) {
+      this.starts = grow(this.starts);
+      this.ends = grow(this.ends);
+    }
+    const start = entry.relativeOffsetOfLocalHeader;
+    if (this.n > 0 && start < (this.starts[this.n - 1] as number)) this.ordered = false;
+    this.starts[this.n] = start;
+    this.ends[this.n] = start + 30 + entry.fileNameLength + entry.compressedSize;
+    this.n++;
+  }
+
+  /** The offset where two entries' bytes meet, or undefined. */
+  clash(): number | undefined {
+    let order: Uint32Array | undefined;
+    if (!this.ordered) {
+      order = new Uint32Array(this.n).map((_, i) => i);
+      const starts = this.starts;
+      order.sort((a, b) => (starts[a] as number) - (starts[b] as number));
+    }
+    let reach = -1;
+    for (let k = 0; k < this.n; k++) {
+      const i = order ? (order[k] as number) : k;
+      const start = this.starts[i] as number;
+      if (start < reach) return start;
+      reach = Math.max(reach, this.ends[i] as number);
+    }
+    return undefined;
+  }
+}
+
+function grow(a: Float64Array): Float64Array {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+/**
+ * The file under yauzl, read a block at a time: yauzl asks for each directory entry's 46 bytes
+ * and then its name in two reads, which for a million entries is two million read calls; here
+ * they come from a 1 MiB block read once. Content streams read the file directly.
+ */
+class BlockReader extends yauzl.RandomAccessReader {
+  private static readonly BLOCK = 1024 * 1024;
+  private block = Buffer.alloc(0);
+  private blockAt = 0;
+
+  private constructor(
+    private readonly path: string,
+    private readonly handle: FileHandle,
+    readonly size: number,
+  ) {
+    super();
+    // yauzl counts its users (each directory, each open stream) and closes the file at none.
+    // Each pass over the directory listens for the file's close: more than ten passes are no leak.
+    this.setMaxListeners(0);
+  }
+
+  declare ref: () => void;
+  declare unref: () => void;
+
+  static async open(path: string): Promise<BlockReader> {
+    const handle = await openFile(path, 'r');
+    const { size } = await handle.stat().catch(async (err: unknown) => {
+      await handle.close();
+      throw err;
+    });
+    return new BlockReader(path, handle, size);
+  }
+
+  override _readStreamForRange(start: number, end: number): Readable {
+    return createReadStream(this.path, { start, end: end - 1 });
+  }
+
+  override read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void {
+    const inBlock = position >= this.blockAt && position + length <= this.blockAt + this.block.length;
+    if (inBlock) {
+      this.block.copy(buffer, offset, position - this.blockAt, position - this.blockAt + length);
+      setImmediate(() => callback(null, length));
+      return;
+    }
+    const size = Math.min(Math.max(length, BlockReader.BLOCK), Math.max(length, this.size - position));
+    const block = Buffer.allocUnsafe(size);
+    this.handle.read(block, 0, size, position).then(({ bytesRead }) => {
+      this.block = block.subarray(0, bytesRead);
+      this.blockAt = position;
+      const n = Math.min(length, bytesRead);
+      this.block.copy(buffer, offset, 0, n);
+      callback(null, n);
+    }, (err: Error) => callback(err));
+  }
+
+  override close(callback: (err: Error | null) => void): void {
+    this.handle.close().then(() => callback(null), (err: Error) => callback(err));
+  }
+}
+
+/**
+ * What unzipper's central directory gives per entry, with the fields it sets but does not type
+ * (the playbook archive reader, which reads small archives whole, uses it).
+ */
+export type ZipFile = unzipper.File & { pathBuffer?: Buffer; externalFileAttributes?: number; versionMadeBy?: number };
+
+/** Refuses an archive read whole (a playbook archive) that would write outside the target, a bomb, or one beyond the limits. */
 export function checkArchive(
   label: string,
   files: readonly { path: string; uncompressedSize: number; compressedSize: number }[],
   limits: ZipLimits,
   consequence = 'nothing was uploaded',
 ): void {
-  if (files.length > limits.maxEntries) {
-    throw new ZipRefusedError(`${label} holds ${files.length} entries, more than the limit of ${limits.maxEntries}`);
-  }
-  let total = 0;
-  for (const file of files) {
-    const reason = unsafePathReason(file.path);
-    if (reason) throw new ZipRefusedError(`${label} was refused: entry "${file.path}" ${reason}; ${consequence}`);
-    total += file.uncompressedSize;
-    if (file.uncompressedSize > 1024 * 1024 && file.uncompressedSize / Math.max(1, file.compressedSize) > limits.maxRatio) {
-      throw new ZipRefusedError(
-        `${label} was refused: entry "${file.path}" expands ${Math.round(file.uncompressedSize / Math.max(1, file.compressedSize))}-fold (limit ${limits.maxRatio}), which looks like a zip bomb`,
-      );
-    }
-  }
-  if (total > limits.maxTotalBytes) {
-    throw new ZipRefusedError(`${label} would expand to ${total} bytes, more than the limit of ${limits.maxTotalBytes}`);
-  }
-}
-
-function unsafePathReason(path: string): string | undefined {
-  if (path.includes('\0')) return 'contains a NUL character';
-  const p = path.replace(/\\/g, '/');
-  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'is an absolute path';
-  if (p.split('/').some((segment) => segment === '..')) return 'climbs out of the archive with ".."';
-  return undefined;
-}
-
-/** What unzipper's central directory gives per entry, with the fields it sets but does not type. */
-export type ZipFile = unzipper.File & { pathBuffer?: Buffer; externalFileAttributes?: number; versionMadeBy?: number };
-
-function keyOf(file: ZipFile): string {
-  return normaliseKey(file.path, backslashSeparates(file));
+  const guard = new ArchiveGuard(label, limits, consequence, ZipRefusedError);
+  guard.count(files.length, consequence);
+  for (const file of files) guard.entry(file.path, file.uncompressedSize, file.compressedSize);
 }
 
 /**
@@ -147,12 +355,12 @@ function keyOf(file: ZipFile): string {
  * (The path safety check reads it as a separator everywhere: refusing more is the safe side.)
  */
 const BACKSLASH_HOSTS = new Set([0, 6, 11, 14]);
-function backslashSeparates(file: ZipFile): boolean {
-  return BACKSLASH_HOSTS.has((file.versionMadeBy ?? 0) >> 8);
+function backslashSeparates(entry: { versionMadeBy?: number }): boolean {
+  return BACKSLASH_HOSTS.has((entry.versionMadeBy ?? 0) >> 8);
 }
 
 /** Unix mode bits sit in the high half of the external attributes of entries made on Unix. */
-export function isSymlink(file: ZipFile): boolean {
+export function isSymlink(file: { externalFileAttributes?: number; versionMadeBy?: number }): boolean {
   const attributes = file.externalFileAttributes ?? 0;
   return ((file.versionMadeBy ?? 0) >> 8 === 3 || attributes >>> 16 !== 0) && ((attributes >>> 16) & 0o170000) === 0o120000;
 }
@@ -160,8 +368,7 @@ export function isSymlink(file: ZipFile): boolean {
 /**
  * Reads the end-of-central-directory record (and its zip64 twin) from the tail of the file: the
  * entry count, and whether the central directory it points to lies inside the file. Hand-written
- * because unzipper reads every entry before it tells the count, and reports a cut file only as
- * "FILE_ENDED".
+ * because the readers report a cut file only as "unexpected EOF" or "FILE_ENDED".
  */
 export async function readEndRecord(path: string): Promise<{ entries: number }> {
   const handle = await openFile(path, 'r').catch((err: NodeJS.ErrnoException) => {

@@ -10,13 +10,13 @@ import { camelKey } from '../envelope.js';
 import { JsonItems } from '../json-items.js';
 import { layout } from '../../runner/layout.js';
 import { uuidFlag } from '../shared.js';
-import { patternsFrom } from '../options.js';
+import { archiveFrom, patternsFrom } from '../options.js';
 import { safeText, visible } from '../../backends/names.js';
 
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;
 
-export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string }, cmd: Command): Promise<void> {
+export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string }, cmd: Command): Promise<void> {
   const project = uuidFlag('--project', opts.project);
   const patterns = patternsFrom(opts);
   const { client } = createContext(cmd);
@@ -24,7 +24,7 @@ export async function checkAction(source: string, opts: { project: string; to?: 
   const items = opts.json ? new JsonItems({ project, to: normaliseRemotePath(opts.to) }, process.stdout, 'differences') : undefined;
   let report: CheckReport;
   try {
-    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, ...patterns, onDifference: items && ((d) => items.item(d)) }, client);
+    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, ...patterns, ...archiveFrom(opts), onDifference: items && ((d) => items.item(d)) }, client);
   } catch (err) {
     // Differences already written: the object is closed with the error, the one answer there is.
     if (!items?.opened) throw err;
@@ -52,7 +52,7 @@ function text(r: CheckReport): string {
     `  matching ${r.matching}${r.skipped ? `  skipped ${r.skipped} (as the mirror skips them)` : ''}${r.matchingBySizeOnly ? ` (${r.matchingBySizeOnly} by size alone: no fingerprint on the service; --checksum reads them back)` : ''}${r.olderVersions ? `  older versions ${r.olderVersions} (earlier uploads of changed files, kept by the service)` : ''}  changed ${r.counts.changed}  missing on the service ${r.counts['missing on the service']}  only on the service ${r.counts['only on the service']}${r.counts['twice on the service'] ? `  twice on the service ${r.counts['twice on the service']}` : ''}  unreadable locally ${r.counts['unreadable locally']}  hashed ${formatBytes(r.bytesHashed)}`,
   ];
   for (const d of r.differences.slice(0, SHOWN)) lines.push(`  ${d.kind}: ${d.path}: ${d.detail}`);
-  for (const p of r.problems.slice(0, SHOWN)) lines.push(`  ${p.key === '(service)' ? '' : 'skipped: '}${visible(p.key)}: ${safeText(p.reason)}`);
+  for (const p of r.problems.slice(0, SHOWN)) lines.push(`  ${p.key === '(service)' || p.key === '(source)' ? '' : 'skipped: '}${visible(p.key)}: ${safeText(p.reason)}`);
   if (r.differenceCount > SHOWN) lines.push(`  … and ${r.differenceCount - SHOWN} more (--json lists every one)`);
   return `${layout(lines.join('\n'))}\n`;
 }

@@ -26,6 +26,7 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
         out.transferFields(plan),
         `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
           `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
+          plan.notes.map((note) => `  note: ${safeText(note)}\n`).join('') +
           plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
           (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
       );

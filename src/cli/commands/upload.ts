@@ -9,7 +9,7 @@ export function registerUpload(program: Command): void {
     program
       .command('upload')
       .description('upload a tree as one playbook document upload (a batch), mark it complete, wait for processing and report the failures')
-      .argument('<source>', 'a folder, or a .zip file read in place'),
+      .argument('<source>', 'a folder, or a zip or tar (.tar, .tar.gz) read in place'),
   )
     .requiredOption('--playbook <id>', 'the playbook the batch belongs to')
     .option('--name <name>', 'name of the batch (default: the folder name and the date)')

@@ -1,0 +1,238 @@
+// A tar archive (plain, or gzip-compressed) as a source, read in place: never unpacked to disk.
+// A tar has no central directory, so the archive is read once whole before anything is sent
+// (prepare): every header checked by the guards every archive passes (a path out of the target, a
+// device, a size no export has: one refuses the archive, exit 2, nothing created), every file's
+// sha256 computed as its bytes go by (so that uploading it is its only other read), and what was
+// found written to a list in a temporary file (not memory: a million entries). The run then takes
+// its entries from that list; the content of the few it sends is read again (tar/content.ts).
+// A rerun over an unchanged archive costs that one read and nothing else.
+// Parsing is tar-stream's (ustar, PAX, GNU long names); the names and the guards are ferry's own.
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, posix } from 'node:path';
+import { createInterface } from 'node:readline';
+import { once } from 'node:events';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import tar from 'tar-stream';
+import { drain, type TarEntry, type TarHeader } from './header.js';
+import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
+import type { Source, SourceEntry } from '../../sync/types.js';
+import { ArchiveGuard, RATIO_FLOOR, RefusedArchive, type ArchiveLimits } from '../archive/guards.js';
+import { RepeatedPaths } from '../archive/repeats.js';
+import { decodeLegacyName, type ArchiveNameVerdict } from '../archive/encoding.js';
+import { checkName, NOT_UTF8, visible } from '../names.js';
+import { openContent, type TarContent } from './content.js';
+
+export interface TarSourceOptions extends PathPatterns {
+  /** --archive-encoding: the code page of names that are not UTF-8 (tar names carry none). */
+  encoding?: string | undefined;
+}
+
+/** One entry as the check found it: a line of the list. */
+interface Found {
+  /** Its place among the archive's entries (what tar-stream emits: long-name and PAX headers are not entries). */
+  i: number;
+  key: string;
+  kind: 'file' | 'dir' | 'problem';
+  size?: number;
+  mtimeMs?: number;
+  sha256?: string;
+  /** Where its bytes start in the uncompressed archive. */
+  at?: number;
+  outcome?: 'failed' | 'skipped';
+  reason?: string;
+}
+
+export class TarSource implements Source {
+  readonly description: string;
+  expectedCount: number | undefined;
+
+  private readonly wanted: (key: string) => boolean;
+  private list: string | undefined;
+  private repeats: RepeatedPaths | undefined;
+  private content: TarContent | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly gzip: boolean,
+    private readonly limits: ArchiveLimits,
+    private readonly options: TarSourceOptions = {},
+  ) {
+    this.description = path;
+    this.wanted = pathFilter(options);
+  }
+
+  takes(key: string): boolean {
+    return this.wanted(key);
+  }
+
+  async prepare(): Promise<void> {
+    if (this.list) return;
+    const folder = await mkdtemp(join(tmpdir(), 'ferry-tar-'));
+    const list = join(folder, 'entries.jsonl');
+    try {
+      const count = await this.check(list);
+      const repeats = new RepeatedPaths();
+      for await (const found of readList(list)) repeats.count(found.key);
+      if (repeats.needsSecondPass) for await (const found of readList(list)) repeats.note(found.key, found.i);
+      repeats.noted();
+      this.repeats = repeats;
+      this.expectedCount = count;
+      this.list = list;
+      this.content = openContent(this.path, this.gzip);
+    } catch (err) {
+      await rm(folder, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  async *entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {
+    await this.prepare();
+    const repeats = this.repeats as RepeatedPaths;
+    const content = this.content as TarContent;
+    for await (const found of readList(this.list as string)) {
+      if (signal?.aborted) return;
+      const { key, i } = found;
+      // The archive's own top folder (`./`, as GNU tar writes it) is the destination itself.
+      if (key === '' || !this.wanted(key)) continue;
+      if (found.kind === 'problem') {
+        yield { kind: 'problem', key, outcome: found.outcome ?? 'failed', reason: found.reason ?? '' };
+        continue;
+      }
+      const last = repeats.lastIndex(key, i);
+      if (found.kind === 'dir') {
+        if (last === i) yield { kind: 'dir', key };
+        continue;
+      }
+      if (last !== i) {
+        yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${last + 1}) is mirrored` };
+        continue;
+      }
+      const size = found.size as number;
+      const at = found.at as number;
+      yield { kind: 'file', key, size, mtimeMs: found.mtimeMs as number, sha256: found.sha256, open: () => content.open(i, at, size) };
+    }
+  }
+
+  /** How often an entry's content had to be read from the start of a compressed archive again (tests; docs). */
+  get rereads(): number {
+    return this.content?.rereads ?? 0;
+  }
+
+  async close(): Promise<void> {
+    this.content?.close();
+    this.content = undefined;
+    const list = this.list;
+    this.list = undefined;
+    if (list) await rm(join(list, '..'), { recursive: true, force: true });
+  }
+
+  /** The one read of the whole archive: guards, names, sha256; the list written. Returns the entry count. */
+  private async check(list: string): Promise<number> {
+    const guard = new ArchiveGuard(this.path, this.limits);
+    const out = createWriteStream(list);
+    const file = createReadStream(this.path);
+    let compressed = 0;
+    let expanded = 0;
+    file.on('data', (chunk) => (compressed += chunk.length));
+    const extract = tar.extract({ filenameEncoding: 'latin1', allowUnknownFormat: true } as never);
+    const reading = pipeline(this.gzip ? [file, createGunzip(), extract] : [file, extract] as never);
+    reading.catch(() => undefined); // its failure is met by the loop below
+    let i = 0;
+    try {
+      for await (const item of extract) {
+        const entry = item as unknown as TarEntry;
+        const header = entry.header;
+        const found = this.judge(header, i, guard);
+        if (found.kind === 'file') {
+          const hash = createHash('sha256');
+          let got = 0;
+          for await (const chunk of entry) {
+            hash.update(chunk);
+            got += chunk.length;
+            expanded += chunk.length;
+            // A compressed archive whose bytes expand past what any real export does (per byte read so far).
+            if (this.gzip && expanded > RATIO_FLOOR && expanded / Math.max(1, compressed) > this.limits.maxRatio) {
+              guard.refuse(`it expands ${Math.round(expanded / Math.max(1, compressed))}-fold (limit ${this.limits.maxRatio}), which looks like a gzip bomb`);
+            }
+          }
+          if (got !== found.size) guard.refuse(`entry "${visible(found.key)}" holds ${got} bytes where its header says ${found.size}`);
+          found.sha256 = hash.digest('hex');
+        } else {
+          await drain(entry);
+        }
+        if (!out.write(`${JSON.stringify(found)}\n`)) await once(out, 'drain');
+        i++;
+      }
+      await reading;
+    } catch (err) {
+      out.destroy();
+      file.destroy();
+      if (err instanceof RefusedArchive) throw err;
+      throw new RefusedArchive(`${this.path} is truncated or damaged after ${i} entries (${damage(err)}): the archive was refused whole and nothing was uploaded`);
+    }
+    out.end();
+    await once(out, 'close');
+    return i;
+  }
+
+  /** One header: the guards, its name, what kind of entry it is. */
+  private judge(header: TarHeader, i: number, guard: ArchiveGuard): Found {
+    const name = this.nameOf(header);
+    const text = name.ok ? name.name : name.key;
+    guard.entry(text, header.size ?? 0);
+    const key = normaliseKey(text);
+    const type = header.type;
+    if (type === 'character-device' || type === 'block-device' || type === 'fifo') {
+      guard.refuse(`entry "${visible(text)}" is a ${type.replace('-', ' ')}, which no export of documents holds`);
+    }
+    if (!name.ok) return { i, key, kind: 'problem', outcome: 'failed', reason: name.reason };
+    if (type === 'directory') return { i, key, kind: 'dir' };
+    if (type === 'symlink') return { i, key, kind: 'problem', outcome: 'skipped', reason: 'symbolic link entry (links are not uploaded)' };
+    if (type === 'link') {
+      return { i, key, kind: 'problem', outcome: 'skipped', reason: `hard link to "${visible(header.linkname ?? '')}": links are not uploaded (the file it links to is, under its own path)` };
+    }
+    if (type === 'file' || type === 'contiguous-file') {
+      return { i, key, kind: 'file', size: header.size ?? 0, mtimeMs: header.mtime ? header.mtime.getTime() : 0, at: header.byteOffset ?? 0 };
+    }
+    return { i, key, kind: 'problem', outcome: 'failed', reason: `a tar entry of type ${type ?? 'unknown'}, which ferry does not carry` };
+  }
+
+  /**
+   * A PAX path is UTF-8 by the standard (tar-stream decodes it; a byte that was not UTF-8 comes back
+   * as U+FFFD, refused: never a name made up); ustar and GNU names are bytes, read as ferry reads any
+   * name, or in the code page --archive-encoding names (no default: a tar says nothing of it).
+   */
+  private nameOf(header: TarHeader): ArchiveNameVerdict {
+    const pax = header.pax;
+    if (pax?.path !== undefined) {
+      if (pax.path.includes('\ufffd')) {
+        const key = pax.path;
+        return { ok: false, key, shown: visible(key), reason: 'the PAX path is not valid UTF-8 (the bytes that are not show as U+FFFD); the service takes UTF-8 names only: rename it' };
+      }
+      return checkName(Buffer.from(pax.path, 'utf8'));
+    }
+    const raw = Buffer.from(header.name, 'latin1');
+    const verdict = checkName(raw);
+    if (verdict.ok || verdict.reason !== NOT_UTF8) return verdict;
+    return decodeLegacyName(raw, this.options.encoding, false, verdict);
+  }
+}
+
+async function* readList(list: string): AsyncIterable<Found> {
+  const lines = createInterface({ input: createReadStream(list), crlfDelay: Infinity });
+  for await (const line of lines) if (line) yield JSON.parse(line) as Found;
+}
+
+function damage(err: unknown): string {
+  const message = (err as Error).message ?? String(err);
+  if (/unexpected end|Unexpected end/i.test(message)) return 'it ends in the middle of an entry: was the download or copy cut short?';
+  return message;
+}
+
+function normaliseKey(path: string): string {
+  return posix.normalize(path).replace(/\/+$/, '').replace(/^(\.\/)+/, '').replace(/^\.$/, '');
+}
