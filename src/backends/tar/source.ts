@@ -20,11 +20,17 @@ import tar from 'tar-stream';
 import { drain, type TarEntry, type TarHeader } from './header.js';
 import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
-import { ArchiveGuard, RATIO_FLOOR, RefusedArchive, type ArchiveLimits } from '../archive/guards.js';
+import { ArchiveGuard, RefusedArchive, type ArchiveLimits } from '../archive/guards.js';
 import { RepeatedPaths } from '../archive/repeats.js';
 import { decodeLegacyName, type ArchiveNameVerdict } from '../archive/encoding.js';
 import { checkName, NOT_UTF8, visible } from '../names.js';
 import { openContent, type TarContent } from './content.js';
+
+/**
+ * A compressed stream is judged on the whole (a tar.gz has no sizes per entry): past 16 MiB of
+ * output, not before, so that a small archive of empty or repetitive files is never taken for a bomb.
+ */
+const STREAM_RATIO_FLOOR = 16 * 1024 * 1024;
 
 export interface TarSourceOptions extends PathPatterns {
   /** --archive-encoding: the code page of names that are not UTF-8 (tar names carry none). */
@@ -36,7 +42,7 @@ interface Found {
   /** Its place among the archive's entries (what tar-stream emits: long-name and PAX headers are not entries). */
   i: number;
   key: string;
-  kind: 'file' | 'dir' | 'problem';
+  kind: 'file' | 'dir' | 'problem' | 'link';
   size?: number;
   mtimeMs?: number;
   sha256?: string;
@@ -44,6 +50,8 @@ interface Found {
   at?: number;
   outcome?: 'failed' | 'skipped';
   reason?: string;
+  /** A hard link: the path of the file it links to, met earlier in the archive. */
+  linkTo?: string;
 }
 
 export class TarSource implements Source {
@@ -54,6 +62,8 @@ export class TarSource implements Source {
   private list: string | undefined;
   private repeats: RepeatedPaths | undefined;
   private content: TarContent | undefined;
+  /** Hard links, by their index: the file entry each is a copy of (or why it cannot be). */
+  private links = new Map<number, Found>();
 
   constructor(
     private readonly path: string,
@@ -80,6 +90,7 @@ export class TarSource implements Source {
       if (repeats.needsSecondPass) for await (const found of readList(list)) repeats.note(found.key, found.i);
       repeats.noted();
       this.repeats = repeats;
+      if (this.linkCount > 0) this.links = await resolveLinks(list);
       this.expectedCount = count;
       this.list = list;
       this.content = openContent(this.path, this.gzip);
@@ -103,6 +114,18 @@ export class TarSource implements Source {
         continue;
       }
       const last = repeats.lastIndex(key, i);
+      if (found.kind === 'link') {
+        // Carried as a copy of the file it links to, under its own path: as tar extracts it.
+        const target = this.links.get(i);
+        if (last !== i) {
+          yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${last + 1}) is mirrored` };
+        } else if (!target || target.kind !== 'file') {
+          yield { kind: 'problem', key, outcome: 'failed', reason: `hard link to "${visible(found.linkTo ?? '')}", which the archive does not hold as a file before it: nothing to copy` };
+        } else {
+          yield this.fileEntry(key, target, content);
+        }
+        continue;
+      }
       if (found.kind === 'dir') {
         if (last === i) yield { kind: 'dir', key };
         continue;
@@ -111,10 +134,14 @@ export class TarSource implements Source {
         yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${last + 1}) is mirrored` };
         continue;
       }
-      const size = found.size as number;
-      const at = found.at as number;
-      yield { kind: 'file', key, size, mtimeMs: found.mtimeMs as number, sha256: found.sha256, open: () => content.open(i, at, size) };
+      yield this.fileEntry(key, found, content);
     }
+  }
+
+  /** A file at `key` with the bytes of the entry `found` (itself, or the file a hard link copies). */
+  private fileEntry(key: string, found: Found, content: TarContent): SourceEntry {
+    const { i, size, at } = found as Required<Found>;
+    return { kind: 'file', key, size, mtimeMs: found.mtimeMs as number, sha256: found.sha256, open: () => content.open(i, at, size) };
   }
 
   /** How often an entry's content had to be read from the start of a compressed archive again (tests; docs). */
@@ -130,10 +157,15 @@ export class TarSource implements Source {
     if (list) await rm(join(list, '..'), { recursive: true, force: true });
   }
 
+  private linkCount = 0;
+
   /** The one read of the whole archive: guards, names, sha256; the list written. Returns the entry count. */
   private async check(list: string): Promise<number> {
     const guard = new ArchiveGuard(this.path, this.limits);
     const out = createWriteStream(list);
+    // The list's own failure (a full disk) is the run's error, said after the read, not an unhandled event.
+    let listError: Error | undefined;
+    out.on('error', (err) => (listError ??= err));
     const file = createReadStream(this.path);
     let compressed = 0;
     let expanded = 0;
@@ -155,7 +187,7 @@ export class TarSource implements Source {
             got += chunk.length;
             expanded += chunk.length;
             // A compressed archive whose bytes expand past what any real export does (per byte read so far).
-            if (this.gzip && expanded > RATIO_FLOOR && expanded / Math.max(1, compressed) > this.limits.maxRatio) {
+            if (this.gzip && expanded > STREAM_RATIO_FLOOR && expanded / Math.max(1, compressed) > this.limits.maxRatio) {
               guard.refuse(`it expands ${Math.round(expanded / Math.max(1, compressed))}-fold (limit ${this.limits.maxRatio}), which looks like a gzip bomb`);
             }
           }
@@ -176,6 +208,7 @@ export class TarSource implements Source {
     }
     out.end();
     await once(out, 'close');
+    if (listError) throw new RefusedArchive(`${this.path} could not be listed: writing ${list} failed (${listError.message}); nothing was uploaded`);
     return i;
   }
 
@@ -193,12 +226,21 @@ export class TarSource implements Source {
     if (type === 'directory') return { i, key, kind: 'dir' };
     if (type === 'symlink') return { i, key, kind: 'problem', outcome: 'skipped', reason: 'symbolic link entry (links are not uploaded)' };
     if (type === 'link') {
-      return { i, key, kind: 'problem', outcome: 'skipped', reason: `hard link to "${visible(header.linkname ?? '')}": links are not uploaded (the file it links to is, under its own path)` };
+      this.linkCount++;
+      return { i, key, kind: 'link', linkTo: normaliseKey(this.linkTarget(header)) };
     }
     if (type === 'file' || type === 'contiguous-file') {
       return { i, key, kind: 'file', size: header.size ?? 0, mtimeMs: header.mtime ? header.mtime.getTime() : 0, at: header.byteOffset ?? 0 };
     }
     return { i, key, kind: 'problem', outcome: 'failed', reason: `a tar entry of type ${type ?? 'unknown'}, which ferry does not carry` };
+  }
+
+  /** A hard link's target, read as names are (PAX linkpath, or the header's bytes). */
+  private linkTarget(header: TarHeader): string {
+    const pax = header.pax?.linkpath;
+    if (pax !== undefined) return pax;
+    const verdict = this.nameOf({ ...header, name: header.linkname ?? '', pax: null });
+    return verdict.ok ? verdict.name : verdict.key;
   }
 
   /**
@@ -220,6 +262,25 @@ export class TarSource implements Source {
     if (verdict.ok || verdict.reason !== NOT_UTF8) return verdict;
     return decodeLegacyName(raw, this.options.encoding, false, verdict);
   }
+}
+
+/**
+ * Each hard link's target as the archive held it when the link was met (the last entry with that
+ * path before it): one more read of the list, only for an archive with links, keeping only those.
+ */
+async function resolveLinks(list: string): Promise<Map<number, Found>> {
+  const wanted = new Set<string>();
+  for await (const found of readList(list)) if (found.kind === 'link' && found.linkTo !== undefined) wanted.add(found.linkTo);
+  const latest = new Map<string, Found>();
+  const links = new Map<number, Found>();
+  for await (const found of readList(list)) {
+    if (found.kind === 'link') {
+      const target = latest.get(found.linkTo ?? '');
+      if (target) links.set(found.i, target);
+    }
+    if (wanted.has(found.key)) latest.set(found.key, found.kind === 'link' ? (links.get(found.i) ?? found) : found);
+  }
+  return links;
 }
 
 async function* readList(list: string): AsyncIterable<Found> {
