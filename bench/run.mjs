@@ -38,6 +38,7 @@ import { identityMetadata } from '../dist/src/backends/project/identity.js';
 import { startEmulator } from '../dist/src/emulator/index.js';
 import { Readable } from 'node:stream';
 import { makeTree, startEmulatorProcess, timed } from './lib.mjs';
+import { runFerry as runFerryProcess } from './ferry-process.mjs';
 
 const run = promisify(execFile);
 const large = process.argv.includes('--large');
@@ -324,6 +325,34 @@ async function benchDiscovery(count) {
   const bare = JSON.parse((await run(process.execPath, [worker, 'bare', root], { maxBuffer: 1 << 20 })).stdout);
   if (ferry.files !== count || bare.files !== count) throw new Error(`discovery counted ${ferry.files}/${bare.files} of ${count}`);
   record(`peak RSS discovering ${count} entries`, Math.round(ferry.maxRssKiB / MiB), Math.round(bare.maxRssKiB / MiB), 'MiB', ferry.maxRssKiB / MiB / 300, '<= 1', `ratio = peak RSS / the 300 MiB budget; bare column: a plain fast-glob walk's peak RSS; walk took ${Math.round(ferry.ms)} ms (bare ${Math.round(bare.ms)} ms)`);
+}
+
+/**
+ * Archives as big exports bring them: the peak RSS of a dry run of a zip of `count` entries (its
+ * central directory read entry by entry) against the budget a folder of that size keeps (300 MiB),
+ * and a zip of 150,000 entries, past the fixed limit there once was, mirrored whole.
+ */
+async function benchArchives(count) {
+  const maker = new URL('./workers/make-zip.mjs', import.meta.url).pathname;
+  const emu = await startEmulatorProcess(join(work, 'emu-archives'));
+  try {
+    const env = { ...ferryEnv(emu, 'state-archives'), FERRY_LOG_LEVEL: 'silent' };
+    const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+    const newProject = async (name) => (await client.projects.create({ name, description: 'bench archives' })).objectIdentifier;
+    const big = join(work, `export-${count}.zip`);
+    await run(process.execPath, [maker, big, String(count)]);
+    const dry = await runFerryProcess(work, 'zip dry run', ['mirror', big, '--project', await newProject('dry'), '--dry-run'], env);
+    if (dry.code !== 0 || dry.json?.counts?.new !== count) throw new Error(`zip dry run: exit ${dry.code}, ${JSON.stringify(dry.json?.counts)}`);
+    record(`peak RSS, dry run of a zip of ${count} entries`, Math.round(dry.rssKiB / 1024), 300, 'MiB', dry.rssKiB / 1024 / 300, '<= 1', `ratio = peak RSS / the 300 MiB budget a folder of that size keeps (discovery); ${Math.round(dry.ms)} ms`);
+    const export150k = join(work, 'export-150000.zip');
+    await run(process.execPath, [maker, export150k, '150000']);
+    const whole = await runFerryProcess(work, 'zip mirror', ['mirror', export150k, '--project', await newProject('whole')], env);
+    if (whole.code !== 0 || whole.json?.counts?.uploaded !== 150_000) throw new Error(`zip of 150,000: exit ${whole.code}, ${JSON.stringify(whole.json?.counts)}`);
+    record('peak RSS mirroring a zip of 150,000 entries whole', Math.round(whole.rssKiB / 1024), 300, 'MiB', whole.rssKiB / 1024 / 300, '<= 1', `uploaded 150000 in ${Math.round(whole.ms / 1000)} s (${Math.round(150_000 / (whole.ms / 1000))} a second), the emulator in a process of its own`);
+    await client.close();
+  } finally {
+    await emu.stop();
+  }
 }
 
 /** The emulator's own speed: 4 KiB uploads by the client, 16 at once, in one process and in two. */
@@ -1075,7 +1104,7 @@ async function benchEmulatorPages(sizes = [10_000, 100_000, 1_000_000]) {
   record(`emulator: a whole listing walked page by page, time per document at ${large.size} over ${small.size}`, Number((large.perItem * 1000).toFixed(1)), Number((small.perItem * 1000).toFixed(1)), 'µs', large.perItem / small.perItem, '<= 1.2', `bare: a plain SELECT of each seq range, no count, no join (${detail})`);
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, lag, pages).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, lag, pages).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -1091,6 +1120,7 @@ try {
   if (wanted('incremental')) await benchIncremental(10_000, 100);
   if (wanted('bigfile')) await benchBigFile(2);
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
+  if (wanted('archives')) await benchArchives(large ? 1_000_000 : 200_000);
   if (wanted('playbooks')) await benchPlaybooks();
   if (wanted('pull')) await benchPull();
   if (wanted('ratelimit')) await benchRateLimit();
