@@ -30,7 +30,7 @@ function definitionSchema() {
       job: z.literal('mirror'),
       /** Connection profile (else FERRY_PROFILE / the config file's default). */
       profile: z.string().min(1).optional(),
-      /** Folder or .zip; relative paths are relative to the definition file. */
+      /** Folder, zip or tar; relative paths are relative to the definition file. */
       source: z.string().min(1),
       project: uuid,
       to: z.string().optional(),
@@ -48,6 +48,10 @@ function definitionSchema() {
       rps: z.number().positive().optional(),
       checksum: z.boolean().optional(),
       followSymlinks: z.boolean().optional(),
+      /** The code page of archive names that do not say (as --archive-encoding); checked when the source opens. */
+      archiveEncoding: z.string().min(1).optional(),
+      /** The most entries an archive may hold (as --max-entries). */
+      maxEntries: z.number().int().positive().optional(),
       ocr: z
         .object({
           engine: z.enum(['cloudDocumentIntelligence', 'engineA']).optional(),
@@ -147,6 +151,8 @@ export function loadDefinition(path: string): LoadedDefinition {
     concurrency: d.concurrency,
     checksum: d.checksum,
     followSymlinks: d.followSymlinks,
+    archiveEncoding: d.archiveEncoding,
+    maxEntries: d.maxEntries,
     ocrEngine: d.ocr?.engine,
     ocrStrategy: d.ocr?.strategy,
     coordinateExtractionStrategy: d.coordinateExtraction,

@@ -18,6 +18,8 @@ export interface RawEntry {
   host?: number;
   /** Unix mode bits for the external attributes (host unix). */
   mode?: number;
+  /** The uncompressed size declared, when `data` is not the content itself (an encrypted entry's 12-byte header and cipher text). */
+  size?: number;
 }
 
 const DOS_TIME = (3 << 11) | (4 << 5) | 3; // 03:04:06
@@ -40,7 +42,7 @@ export function rawZip(entries: RawEntry[]): Buffer {
     local.writeUInt16LE(DOS_DATE, 12);
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
+    local.writeUInt32LE(e.size ?? data.length, 22);
     local.writeUInt16LE(e.name.length, 26);
     local.writeUInt16LE(extra.length, 28);
     locals.push(local, e.name, extra, data);
@@ -54,7 +56,7 @@ export function rawZip(entries: RawEntry[]): Buffer {
     central.writeUInt16LE(DOS_DATE, 14);
     central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
+    central.writeUInt32LE(e.size ?? data.length, 24);
     central.writeUInt16LE(e.name.length, 28);
     central.writeUInt16LE(extra.length, 30);
     const isDir = e.name[e.name.length - 1] === 0x2f;

@@ -78,7 +78,7 @@ export class ZipSource implements Source {
         repeats.count(keyOf(entry, name));
       }
       const clash = overlap.clash();
-      if (clash) guard.refuse(`two entries share the same bytes of the file (at offset ${clash}), the mark of a zip bomb built from overlapping entries`);
+      if (clash !== undefined) guard.refuse(`two entries share the same bytes of the file (at offset ${clash}), the mark of a zip bomb built from overlapping entries`);
       if (repeats.needsSecondPass) {
         let i = 0;
         for await (const entry of this.directory()) repeats.note(keyOf(entry, this.nameOf(entry)), i++);
