@@ -162,18 +162,30 @@ async function* exactly(source: AsyncIterable<unknown>, size: number, label: str
   let seen = 0;
   if (!empty) {
     const chunks = source[Symbol.asyncIterator]();
-    for (;;) {
-      let next: IteratorResult<unknown>;
-      try {
-        next = await chunks.next();
-      } catch (err) {
-        throw new SourceReadError(label, err);
+    let done = false;
+    try {
+      for (;;) {
+        let next: IteratorResult<unknown>;
+        try {
+          next = await chunks.next();
+        } catch (err) {
+          done = true;
+          throw new SourceReadError(label, err);
+        }
+        if (next.done) {
+          done = true;
+          break;
+        }
+        const buf = next.value as Buffer;
+        seen += buf.length;
+        if (seen > size) throw new FerryError(`${label} grew while it was being uploaded (expected ${size} bytes)`);
+        yield buf;
       }
-      if (next.done) break;
-      const buf = next.value as Buffer;
-      seen += buf.length;
-      if (seen > size) throw new FerryError(`${label} grew while it was being uploaded (expected ${size} bytes)`);
-      yield buf;
+    } finally {
+      // An attempt that ends before the content does (an answer of 429, a reset) lets go of it: a
+      // stream left unread holds its file open, and one a shared reader serves (a compressed tar's
+      // cursor) would hold every entry after it.
+      if (!done) await chunks.return?.();
     }
   } else if ('destroy' in (source as object)) {
     (source as Readable).destroy();

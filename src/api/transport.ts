@@ -355,15 +355,21 @@ export class Transport {
         }
         onWire = true;
         if (method !== 'GET' && method !== 'HEAD') this.writesSent++;
-        res = await request(url, {
-          method: method as Dispatcher.HttpMethod,
-          dispatcher,
-          headers: this.headers(token, spec, multipart, kind, opts.headers),
-          body: spec.json !== undefined ? JSON.stringify(spec.json) : (smallBody ?? (multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined)),
-          signal,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
+        const streamed = spec.json === undefined && !smallBody && multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined;
+        try {
+          res = await request(url, {
+            method: method as Dispatcher.HttpMethod,
+            dispatcher,
+            headers: this.headers(token, spec, multipart, kind, opts.headers),
+            body: spec.json !== undefined ? JSON.stringify(spec.json) : (smallBody ?? streamed),
+            signal,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          });
+        } finally {
+          // Answered or failed, the attempt is over: what it did not send of a streamed body is let go (multipart.ts, exactly).
+          streamed?.destroy();
+        }
       } catch (err) {
         if (err instanceof Refused) throw err.reason;
         // Stopped by the fence before a byte was written: ask beforeSend again (a few times at most).

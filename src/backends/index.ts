@@ -2,7 +2,7 @@ import type { PathPatterns } from '../sync/patterns.js';
 import { open, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { FolderSource, type FolderSourceOptions } from './folder/source.js';
-import type { ArchiveLimits } from './archive/guards.js';
+import type { ArchiveLimits } from './archive-guards.js';
 import { SourceError, type Source } from '../sync/types.js';
 
 export type * from '../sync/types.js';
@@ -24,7 +24,7 @@ export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
  */
 export async function openSource(path: string, opts: SourceOptions = {}): Promise<Source> {
   // A code page ferry does not know is said before anything is read (exit 2, naming those it takes).
-  const encoding = opts.archiveEncoding !== undefined ? (await import('./archive/encoding.js')).archiveEncoding(opts.archiveEncoding) : undefined;
+  const encoding = opts.archiveEncoding !== undefined ? (await import('./archive-encoding.js')).archiveEncoding(opts.archiveEncoding) : undefined;
   const isFile = await stat(path).then((s) => s.isFile(), () => false);
   const kind = isFile ? await archiveKind(path) : undefined;
   // The archive readers (yauzl, tar-stream, iconv-lite) load only for an archive: a folder's start-up does not pay for them.
@@ -44,7 +44,7 @@ async function openArchive(path: string, kind: ArchiveKind, opts: SourceOptions)
     return new ZipSource(path, { ...DEFAULT_ZIP_LIMITS, ...opts.archiveLimits }, { ...patterns, encoding: opts.archiveEncoding });
   }
   const { TarSource } = await import('./tar/source.js');
-  const { DEFAULT_ARCHIVE_LIMITS } = await import('./archive/guards.js');
+  const { DEFAULT_ARCHIVE_LIMITS } = await import('./archive-guards.js');
   return new TarSource(path, kind === 'tar.gz', { ...DEFAULT_ARCHIVE_LIMITS, ...opts.archiveLimits }, { ...patterns, encoding: opts.archiveEncoding });
 }
 

@@ -174,3 +174,43 @@ describe('streamed uploads', () => {
     }
   });
 });
+
+describe('an attempt that ends before its content does', () => {
+  it('lets go of the content stream (answered 429 with the body half read), and the retry reads a fresh one whole', async () => {
+    // More than loopback's socket buffers take, so that the first attempt cannot have sent it all.
+    const size = 64 * MiB;
+    const opened: Readable[] = [];
+    server.handle('POST', '/projects/p1/documents', async ({ req, res, seen }) => {
+      if (seen === 0) {
+        // Answered once the body has begun to arrive, before it is all read, as a proxy's limiter does.
+        await once(req, 'data');
+        res.writeHead(429, { 'retry-after': '0', connection: 'close' }).end();
+        req.destroy();
+        return;
+      }
+      for await (const _ of req as AsyncIterable<Buffer>) void _;
+      json(res, 201, { objectIdentifier: 'd1', name: 'big.bin' });
+    });
+    const doc = await client.documents.upload(
+      'p1',
+      {
+        open: () => {
+          const stream = Readable.from((function* () {
+            for (let i = 0; i < size / MiB; i++) yield Buffer.alloc(MiB, i);
+          })());
+          opened.push(stream);
+          return stream;
+        },
+        size,
+        filename: 'big.bin',
+      },
+      { documentUploadIdentifier: 'u1' },
+    );
+    expect(doc.objectIdentifier).toBe('d1');
+    expect(opened.length).toBe(2);
+    // The first attempt's stream was destroyed, not left open and unread.
+    expect(opened[0]!.destroyed).toBe(true);
+    expect(opened[0]!.readableEnded).toBe(false);
+    expect(opened[1]!.readableEnded).toBe(true);
+  });
+});

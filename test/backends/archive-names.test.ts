@@ -1,7 +1,7 @@
 // How archive entry names become names: the rules in order (flag, Unicode Path field, UTF-8, code
 // page), the cp437 default and the traps it must not fall into, and the readings a refusal shows.
 import { describe, expect, it } from 'vitest';
-import { archiveEncoding, likelyReadings, plainlyWords } from '../../src/backends/archive/encoding.js';
+import { archiveEncoding, likelyReadings, plainlyWords } from '../../src/backends/archive-encoding.js';
 import { zipEntryName } from '../../src/backends/zip/names.js';
 import { inCodePage, unicodePathField } from '../helpers/zip-bytes.js';
 

@@ -67,6 +67,27 @@ describe('a compressed tar read in any order', () => {
     }
   });
 
+  it('a reader that lets go of an entry another cursor was handed does not hold that cursor: a retry of the entry is still served', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-tar-handed-'));
+    const entries = Array.from({ length: 6 }, (_, i) => ({ name: `e${i}`, data: randomBytes(i === 3 ? 5 * 1024 * 1024 : 500) }));
+    const file = join(dir, 'c.tar.gz');
+    await writeFile(file, gzipSync(await tarOf(entries)));
+    const content = openContent(file, true);
+    const size = entries[3]!.data.length;
+    try {
+      // Two reads of entry 3 at once (an upload and its retry): the first is served, the second handed on.
+      const first = content.open(3, 0, size);
+      const second = content.open(3, 0, size);
+      expect(await sha256Of(first)).toBe(sha(entries[3]!.data));
+      second.destroy(); // its attempt ended (an answer of 429): the stream is let go
+      // A third read, as the next retry: served, not left waiting behind the one let go.
+      expect(await sha256Of(content.open(3, 0, size))).toBe(sha(entries[3]!.data));
+      expect(await sha256Of(content.open(5, 0, 500))).toBe(sha(entries[5]!.data));
+    } finally {
+      content.close();
+    }
+  });
+
   it('the tar source gives each file its sha256 from the one read, and the plain tar its bytes in place', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-tar-source-'));
     const entries = [{ name: 'a/one.txt', data: Buffer.from('one') }, { name: 'a/two.txt', data: randomBytes(70_000) }];

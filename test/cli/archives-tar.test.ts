@@ -3,7 +3,7 @@
 // into the emulator over loopback, checked with `ferry check`, refused whole where one entry is bad.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { link, mkdir, mkdtemp, readFile, rename, symlink, truncate, writeFile, stat } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, readFile, rename, symlink, truncate, writeFile, stat } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -133,6 +133,47 @@ describe('tar archives as sources', () => {
       for (const d of files) expect(d.size, d.path).toBe(sizes.get(d.path));
     } finally {
       await faulty.close();
+    }
+  });
+
+  it('kill -9 in the middle of a tar.gz mirror: the next run (its leftover list swept) ends with every path once', async () => {
+    const slow = await startService({ faults: 'latency=15' });
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'ferry-tar-kill-'));
+      const pack = tar.pack();
+      const out = createWriteStream(join(dir, 'k.tar'));
+      pack.pipe(out);
+      for (let i = 0; i < 200; i++) pack.entry({ name: `k${i % 4}/f${i}.txt` }, `file ${i}`);
+      pack.finalize();
+      await once(out, 'close');
+      const archive = join(dir, 'k.tar.gz');
+      await writeFile(archive, gzipSync(await readFile(join(dir, 'k.tar'))));
+      const project = (await slow.client().projects.create({ name: 'tar kill', description: 'x' })).objectIdentifier;
+      const args = ['mirror', archive, '--project', project, '--state', join(dir, 's.sqlite'), '--concurrency', '2', '--json'];
+      let pid = 0;
+      const killed = await runFerry(args, slow.env(), (child) => {
+        pid = child.pid as number;
+        const poll = setInterval(() => {
+          void remoteFiles(slow.client(), project).then((docs) => {
+            if (docs.length >= 10) {
+              clearInterval(poll);
+              child.kill('SIGKILL');
+            }
+          }, () => undefined);
+        }, 50);
+        child.on('exit', () => clearInterval(poll));
+      });
+      expect(killed.code).toBeNull();
+      const left = (await readdir(tmpdir())).filter((n) => n.startsWith(`ferry-tar-${pid}-`));
+      expect(left.length).toBe(1);
+      const again = await runFerry(args, slow.env());
+      expect(again.code, again.stderr).toBe(0);
+      expect((await readdir(tmpdir())).filter((n) => n.startsWith(`ferry-tar-${pid}-`))).toEqual([]);
+      const paths = (await remoteFiles(slow.client(), project)).map((d) => d.path);
+      expect(paths.length).toBe(200);
+      expect(new Set(paths).size).toBe(200);
+    } finally {
+      await slow.close();
     }
   });
 

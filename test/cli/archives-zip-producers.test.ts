@@ -137,6 +137,10 @@ describe('zips as their producers write them', () => {
     expect(r.stdout).toContain('upload, new: Résumé.pdf');
     expect(r.stdout).toContain('note: 1 name read as cp437, the zip default');
     expect(r.stdout).toMatch(/problem: .*\\x93\\xfa.*--archive-encoding/);
+    const json = onlyJson(await runFerry(['mirror', zip, '--project', project, '--state', join(dir, 'state.sqlite'), '--dry-run', '--json'], service.env())) as Summary & { items: { key: string }[] };
+    expect(json.items.map((i) => i.key)).toEqual(['Résumé.pdf']);
+    expect(json.problems).toEqual([{ key: '(source)', reason: expect.stringContaining('1 name read as cp437') }]);
+    expect(json.errors).toEqual([{ key: expect.any(String), error: expect.stringContaining('cp932: 日本語.txt') }]);
     expect(await remoteFiles(service.client(), project)).toEqual([]);
     expect(await remoteFolders(service.client(), project)).toEqual([]);
   });

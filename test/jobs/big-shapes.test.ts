@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import archiver from 'archiver';
 import { mirror, planMirror } from '../../jobs/mirror.js';
-import { RefusedArchive } from '../../src/backends/archive/guards.js';
+import { RefusedArchive } from '../../src/backends/archive-guards.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { STRICT, countingDispatcher, remoteFiles, useService } from '../helpers/service.js';
 

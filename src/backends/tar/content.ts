@@ -33,6 +33,17 @@ export function openContent(path: string, gzip: boolean): TarContent {
   return new GzipContent(path);
 }
 
+/** Resolves when a stream written to takes more, or is gone (listeners removed either way). */
+function drained(out: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done).off('close', done);
+      resolve();
+    };
+    out.on('drain', done).on('close', done);
+  });
+}
+
 /** Entries at most this size are kept when a cursor walks past them. */
 const CACHED_ENTRY = 4 * 1024 * 1024;
 /** All the kept entries together. */
@@ -116,6 +127,8 @@ class Cursor {
   /** The index of the next entry it will meet. */
   next = 0;
   private readonly asks: Ask[] = [];
+  /** The ask whose entry is streaming now (taken out of `asks`): a cursor serving one is not idle. */
+  private serving: Ask | undefined;
   private wake: (() => void) | undefined;
   private readonly file;
   private closed = false;
@@ -129,7 +142,7 @@ class Cursor {
   }
 
   get idle(): boolean {
-    return this.asks.length === 0;
+    return this.asks.length === 0 && this.serving === undefined;
   }
 
   ask(ask: Ask): void {
@@ -141,6 +154,7 @@ class Cursor {
   close(): void {
     this.closed = true;
     this.file.destroy();
+    this.serving?.out.destroy(new Error('the archive was closed while this entry was read'));
     this.wake?.();
   }
 
@@ -174,8 +188,11 @@ class Cursor {
       if (!this.closed) await reading;
       for (const a of this.asks) a.out.destroy(new Error(`${path} holds no entry ${a.index + 1}: it changed since it was read`));
     } catch (err) {
+      // Whoever was being served, or waits, learns why: a stream left neither ended nor failed would hang its upload.
+      this.serving?.out.destroy(err as Error);
       for (const a of this.asks) a.out.destroy(err as Error);
     } finally {
+      this.serving = undefined;
       this.asks.length = 0;
       this.owner.ended(this);
       this.file.destroy();
@@ -185,6 +202,7 @@ class Cursor {
   /** Streams the entry to whoever asked (the first; any other ask of the same entry gets it kept, or a new cursor). */
   private async serve(entry: TarEntry, wanted: Ask[], index: number): Promise<void> {
     const [first, ...rest] = wanted as [Ask, ...Ask[]];
+    this.serving = first;
     if (entry.header.size !== first.size) {
       first.out.destroy(new Error(`entry ${index + 1} of the archive is ${entry.header.size} bytes now, ${first.size} when it was read: the archive changed`));
       await drain(entry);
@@ -194,16 +212,20 @@ class Cursor {
       first.out.on('close', () => (abandoned = true));
       for await (const chunk of entry) {
         if (abandoned || first.out.destroyed) continue;
-        if (!first.out.write(chunk)) await Promise.race([new Promise((resolve) => first.out.once('drain', resolve)), new Promise((resolve) => first.out.once('close', resolve))]);
+        if (!first.out.write(chunk)) await drained(first.out);
       }
       if (!first.out.destroyed) first.out.end();
     }
+    this.serving = undefined;
     for (const again of rest) this.hand(again);
   }
 
   private hand(ask: Ask): void {
     const out = this.owner.open(ask.index, 0, ask.size);
     out.on('error', (err) => ask.out.destroy(err));
+    // A reader that lets go of its stream lets go of this one too: a pipe only unpipes, and the
+    // cursor serving it would wait on it for ever.
+    ask.out.once('close', () => out.destroy());
     out.pipe(ask.out);
   }
 }

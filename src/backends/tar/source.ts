@@ -9,7 +9,7 @@
 // Parsing is tar-stream's (ustar, PAX, GNU long names); the names and the guards are ferry's own.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,11 +20,12 @@ import tar from 'tar-stream';
 import { drain, type TarEntry, type TarHeader } from './header.js';
 import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
-import { ArchiveGuard, RefusedArchive, type ArchiveLimits } from '../archive/guards.js';
-import { RepeatedPaths } from '../archive/repeats.js';
-import { decodeLegacyName, type ArchiveNameVerdict } from '../archive/encoding.js';
+import { ArchiveGuard, RefusedArchive, type ArchiveLimits } from '../archive-guards.js';
+import { RepeatedPaths } from '../archive-repeats.js';
+import { decodeLegacyName, type ArchiveNameVerdict } from '../archive-encoding.js';
 import { checkName, NOT_UTF8, visible } from '../names.js';
 import { openContent, type TarContent } from './content.js';
+import { pidAlive } from '../../processes.js';
 
 /**
  * A compressed stream is judged on the whole (a tar.gz has no sizes per entry): past 16 MiB of
@@ -81,7 +82,8 @@ export class TarSource implements Source {
 
   async prepare(): Promise<void> {
     if (this.list) return;
-    const folder = await mkdtemp(join(tmpdir(), 'ferry-tar-'));
+    await sweepLeftLists();
+    const folder = await mkdtemp(join(tmpdir(), `${LIST_PREFIX}${process.pid}-`));
     const list = join(folder, 'entries.jsonl');
     try {
       const count = await this.check(list);
@@ -281,6 +283,18 @@ async function resolveLinks(list: string): Promise<Map<number, Found>> {
     if (wanted.has(found.key)) latest.set(found.key, found.kind === 'link' ? (links.get(found.i) ?? found) : found);
   }
   return links;
+}
+
+/** The temporary lists are named for the process that made them: `ferry-tar-<pid>-XXXXXX`. */
+const LIST_PREFIX = 'ferry-tar-';
+
+/** Lists a process killed with -9 left behind (its pid no longer alive) are removed by the next tar source. */
+async function sweepLeftLists(): Promise<void> {
+  const names = await readdir(tmpdir()).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = Number(/^ferry-tar-(\d+)-/.exec(name)?.[1]);
+    if (pid && pid !== process.pid && !pidAlive(pid)) await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+  }
 }
 
 async function* readList(list: string): AsyncIterable<Found> {

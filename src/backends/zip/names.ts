@@ -5,10 +5,10 @@
 //     the raw name: its UTF-8 name (WinZip, Info-ZIP on Windows); a stale one is ignored;
 //  3. else a name that is valid UTF-8 (macOS Archive Utility, Info-ZIP on Linux);
 //  4. else the code page: --archive-encoding, or cp437 (the spec's default) where it plainly gives
-//     words (archive/encoding.ts); otherwise refused, with how it reads in the likeliest pages.
+//     words (archive-encoding.ts); otherwise refused, with how it reads in the likeliest pages.
 import { crc32 } from 'node:zlib';
 import { checkName, NOT_UTF8 } from '../names.js';
-import { decodeLegacyName, type ArchiveNameVerdict } from '../archive/encoding.js';
+import { decodeLegacyName, type ArchiveNameVerdict } from '../archive-encoding.js';
 
 const UTF8_FLAG = 0x800;
 const UNICODE_PATH = 0x7075;

@@ -1,7 +1,7 @@
 // A .zip file as a source, read in place. The central directory is read entry by entry (yauzl,
 // lazily, through a block cache: no array of a million entries, no read call per field), and each
 // entry is inflated on demand as a stream, so nothing is extracted to disk or held whole in memory.
-// The archive is checked whole before anything is read (archive/guards.ts): one bad entry refuses
+// The archive is checked whole before anything is read (archive-guards.ts): one bad entry refuses
 // it. Entries that cannot be mirrored one by one (symbolic links, names ferry is not sure of,
 // encrypted entries, earlier copies of a path that occurs twice) are reported as items, as a
 // folder source reports them. Names: zip/names.ts.
@@ -13,9 +13,9 @@ import yauzl from 'yauzl';
 import type unzipper from 'unzipper';
 import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
-import { ArchiveGuard, DEFAULT_ARCHIVE_LIMITS, RefusedArchive, type ArchiveLimits } from '../archive/guards.js';
-import { RepeatedPaths } from '../archive/repeats.js';
-import type { ArchiveNameVerdict, NameRule } from '../archive/encoding.js';
+import { ArchiveGuard, DEFAULT_ARCHIVE_LIMITS, RefusedArchive, type ArchiveLimits } from '../archive-guards.js';
+import { RepeatedPaths } from '../archive-repeats.js';
+import type { ArchiveNameVerdict, NameRule } from '../archive-encoding.js';
 import { zipEntryName } from './names.js';
 
 export type ZipLimits = ArchiveLimits;
@@ -277,8 +277,12 @@ function grow(a: Float64Array): Float64Array {
  */
 class BlockReader extends yauzl.RandomAccessReader {
   private static readonly BLOCK = 1024 * 1024;
-  private block = Buffer.alloc(0);
-  private blockAt = 0;
+  /** A few blocks, most recent last: passes over the directory may run side by side (a terminal's census beside the run's own). */
+  private static readonly KEPT = 4;
+  private blocks: { at: number; bytes: Buffer }[] = [];
+
+  declare ref: () => void;
+  declare unref: () => void;
 
   private constructor(
     private readonly path: string,
@@ -290,9 +294,6 @@ class BlockReader extends yauzl.RandomAccessReader {
     // Each pass over the directory listens for the file's close: more than ten passes are no leak.
     this.setMaxListeners(0);
   }
-
-  declare ref: () => void;
-  declare unref: () => void;
 
   static async open(path: string): Promise<BlockReader> {
     const handle = await openFile(path, 'r');
@@ -308,19 +309,20 @@ class BlockReader extends yauzl.RandomAccessReader {
   }
 
   override read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void {
-    const inBlock = position >= this.blockAt && position + length <= this.blockAt + this.block.length;
-    if (inBlock) {
-      this.block.copy(buffer, offset, position - this.blockAt, position - this.blockAt + length);
+    const kept = this.blocks.find((b) => position >= b.at && position + length <= b.at + b.bytes.length);
+    if (kept) {
+      kept.bytes.copy(buffer, offset, position - kept.at, position - kept.at + length);
       setImmediate(() => callback(null, length));
       return;
     }
-    const size = Math.min(Math.max(length, BlockReader.BLOCK), Math.max(length, this.size - position));
+    const size = Math.max(length, Math.min(BlockReader.BLOCK, this.size - position));
     const block = Buffer.allocUnsafe(size);
     this.handle.read(block, 0, size, position).then(({ bytesRead }) => {
-      this.block = block.subarray(0, bytesRead);
-      this.blockAt = position;
+      const bytes = block.subarray(0, bytesRead);
+      this.blocks.push({ at: position, bytes });
+      if (this.blocks.length > BlockReader.KEPT) this.blocks.shift();
       const n = Math.min(length, bytesRead);
-      this.block.copy(buffer, offset, 0, n);
+      bytes.copy(buffer, offset, 0, n);
       callback(null, n);
     }, (err: Error) => callback(err));
   }

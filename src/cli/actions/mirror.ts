@@ -21,12 +21,16 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
     if (run.dryRun) {
       const out = new PlanOutput(run.json, 'upload');
       const plan = await planMirror(options, { client, store }, out.item);
+      const { notes, ...rest } = plan;
+      const fields = out.transferFields(rest);
+      // What the source says of how it was read goes with the problems, as a run says it.
+      fields.problems = [...notes.map((reason) => ({ key: '(source)', reason })), ...(fields.problems as unknown[])];
       out.finish(
         EXIT.ok,
-        out.transferFields(plan),
+        fields,
         `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
           `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
-          plan.notes.map((note) => `  note: ${safeText(note)}\n`).join('') +
+          notes.map((note) => `  note: ${safeText(note)}\n`).join('') +
           plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
           (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
       );

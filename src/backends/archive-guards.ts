@@ -3,8 +3,8 @@
 // dangerous (a path out of the target, a device, a declared size or a compression ratio no real
 // export has), and for an entry count past a limit the user can raise; not for being big.
 // Entries are checked as they stream by, so that a million of them cost no memory.
-import { SourceError } from '../../sync/types.js';
-import { visible } from '../names.js';
+import { SourceError } from '../sync/types.js';
+import { visible } from './names.js';
 
 /** The archive cannot be read as a source: nothing was done. */
 export class RefusedArchive extends SourceError {}

@@ -5,8 +5,8 @@
 // decoding itself is iconv-lite's (Node's TextDecoder has no IBM code pages); the judgement of
 // "plainly words" is ferry's own, so it is written here.
 import iconv from 'iconv-lite';
-import { ConfigurationError } from '../../errors.js';
-import { checkDecodedName, visible, type NameVerdict } from '../names.js';
+import { ConfigurationError } from '../errors.js';
+import { checkDecodedName, visible, type NameVerdict } from './names.js';
 
 /** The code pages named in messages; any alias iconv-lite knows for a single- or double-byte page is taken too. */
 export const ARCHIVE_ENCODINGS = [

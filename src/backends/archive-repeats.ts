@@ -4,7 +4,7 @@
 // path as a 53-bit hash (16 bytes a path, no string kept), and, only where a hash was met twice,
 // a second time to learn the exact last index of those paths (a hash collision then costs a
 // look, never a wrong skip). Shared by the zip and tar sources.
-import { NumberByKey } from '../../hashed-keys.js';
+import { NumberByKey } from '../hashed-keys.js';
 
 export class RepeatedPaths {
   private readonly counts = new NumberByKey(1);
