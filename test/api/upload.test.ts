@@ -180,8 +180,9 @@ describe('an attempt that ends before its content does', () => {
     // More than loopback's socket buffers take, so that the first attempt cannot have sent it all.
     const size = 64 * MiB;
     const opened: Readable[] = [];
-    server.handle('POST', '/projects/p1/documents', async ({ req, res, seen }) => {
-      if (seen === 0) {
+    let attempts = 0;
+    server.handle('POST', '/projects/p1/documents', async ({ req, res }) => {
+      if (attempts++ === 0) {
         // Answered once the body has begun to arrive, before it is all read, as a proxy's limiter does.
         await once(req, 'data');
         res.writeHead(429, { 'retry-after': '0', connection: 'close' }).end();
