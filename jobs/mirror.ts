@@ -8,7 +8,9 @@ import { openSource, type Source } from '../src/backends/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
-import { noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { buildProjectBatchReport, waitForProjectBatch } from '../src/report/model.js';
+import { ProcessingTimeoutError } from '../src/runner/poll.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import type { FilterRule } from '../src/sync/patterns.js';
@@ -64,6 +66,19 @@ export interface MirrorOptions extends SizeAgeLimits {
   findPresent?: boolean | undefined;
   /** The lease on the project's folder, held on the service (--wait-lock, --lock-ttl, --no-lock). */
   lock?: LeaseSettings | undefined;
+  /** --wait: after its uploads, wait this long for the service to process them, then report what it refused. */
+  waitMs?: number | undefined;
+}
+
+/** What the service's processing did with a run's documents (mirror --wait), in its summary. */
+export interface ProcessingOutcome {
+  documents: number;
+  completed: number;
+  refused: number;
+  processing: number;
+  failedReasonSummary: Record<string, number>;
+  /** The wait ran out first (exit 5): the next `ferry watch` or `report` goes on. */
+  timedOut: boolean;
 }
 
 export interface MirrorDeps {
@@ -130,10 +145,42 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
       bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
     });
     for (const { key, reason } of sourceNotes(source)) noteProblem(ctx, key, reason);
-    return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra };
+    const processing = opts.waitMs !== undefined && !ctx.signal.aborted && ctx.counts.uploaded > 0 ? await awaitProcessing(opts, deps, jobKey, ctx) : undefined;
+    return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra, ...(processing ? { processing } : {}) };
   } finally {
     progress.stop();
   }
+}
+
+/**
+ * mirror --wait: waits until the service has processed this run's documents (every one it uploaded
+ * listed, none in progress), then names each refused file with its reason as one of the run's
+ * errors. The uploads stand either way: a refused document is not sent again by a rerun.
+ */
+async function awaitProcessing(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, ctx: JobContext): Promise<ProcessingOutcome> {
+  const uploadId = ctx.uploadId as string;
+  let timedOut = false;
+  try {
+    await waitForProjectBatch(deps.client, opts.project, uploadId, { timeoutMs: opts.waitMs as number, expected: ctx.counts.uploaded, signal: ctx.signal });
+  } catch (err) {
+    if (!(err instanceof ProcessingTimeoutError)) throw err;
+    timedOut = true;
+    noteProblem(ctx, '(processing)', `${err.message}: \`ferry watch --run ${ctx.run.id}\` waits on, \`ferry report --run ${ctx.run.id}\` says what it refused`);
+  }
+  const report = await buildProjectBatchReport({ client: deps.client, project: opts.project, uploadIdentifier: uploadId, store: deps.store, jobKey });
+  for (const f of report.failedFiles) {
+    const why = report.reasons.find((r) => r.reason === f.reason);
+    noteError(ctx, f.localPath ?? f.name, `refused by the service's processing: ${f.reason}${why ? ` (${why.meaning}; ${why.action})` : ''}`);
+  }
+  ctx.refused = report.failedFiles.length;
+  return {
+    documents: report.totals.files,
+    completed: report.totals.completed,
+    refused: report.totals.failed,
+    processing: report.totals.processing,
+    failedReasonSummary: Object.fromEntries(report.reasons.map((r) => [r.reason, r.count])),
+    timedOut,
+  };
 }
 
 /** What a run would do, touching nothing: no upload, no folder, no checkpoint write. */

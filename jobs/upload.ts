@@ -4,10 +4,9 @@
 // nothing is processing. A run that stops anywhere (crash, signal, timeout) is continued by the
 // next `ferry upload` of the same job, or by `ferry jobs resume`: in-flight uploads are settled,
 // nothing is sent twice, and the wait goes on. Failed files can be retried into new batches.
-import { poll } from '../src/runner/poll.js';
+import { poll, ProcessingTimeoutError } from '../src/runner/poll.js';
 import { basename } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
-import { FerryError } from '../src/api/errors.js';
 import type { OCRStrategy, PlaybookDocumentUploadDetails, UploadFailedReason } from '../src/api/types.js';
 import { runJob, type JobSummary, type LeaseUse } from '../src/runner/job.js';
 import type { HeldLease } from '../src/runner/lease.js';
@@ -78,7 +77,7 @@ export interface UploadResult {
   remainingFailures: Record<string, number>;
 }
 
-export class ProcessingTimeoutError extends FerryError {}
+export { ProcessingTimeoutError };
 
 export async function upload(opts: UploadOptions, deps: MirrorDeps): Promise<UploadResult> {
   const { client, store } = deps;

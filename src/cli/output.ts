@@ -10,6 +10,7 @@ import { layout } from '../runner/layout.js';
 
 export function exitCodeFor(summary: JobSummary): number {
   if ((summary.lease as { lost?: string } | undefined)?.lost) return EXIT.leaseLost;
+  if (summary.status === 'succeeded' && processingTimedOut(summary)) return EXIT.timeout;
   if (summary.status === 'succeeded') return EXIT.ok;
   if (summary.status === 'failed') return EXIT.failed;
   return EXIT.aborted;
@@ -43,9 +44,22 @@ export function summaryBody(summary: JobSummary): Record<string, unknown> {
 }
 
 /** A job's summary as its --json answer. */
-export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = exitCode === EXIT.leaseLost ? 'lease-lost' : summary.status): Record<string, unknown> {
+export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = statusOf(summary, exitCode)): Record<string, unknown> {
   const lost = (summary.lease as { lost?: string } | undefined)?.lost;
-  return envelope(status, exitCode, { ...(lost ? { error: lost } : {}), ...summaryBody(summary) });
+  const timedOut = exitCode === EXIT.timeout ? summary.problems.find((p) => p.key === '(processing)')?.reason : undefined;
+  return envelope(status, exitCode, { ...(lost ? { error: lost } : {}), ...(timedOut ? { error: timedOut } : {}), ...summaryBody(summary) });
+}
+
+/** The status a run is said to have, agreeing with its exit code (a lost lease, a wait for processing that ran out). */
+function statusOf(summary: JobSummary, exitCode = exitCodeFor(summary)): string {
+  if (exitCode === EXIT.leaseLost) return 'lease-lost';
+  if (exitCode === EXIT.timeout) return 'timeout';
+  return summary.status;
+}
+
+/** mirror --wait ran out before the service had processed the run's documents. */
+function processingTimedOut(summary: JobSummary): boolean {
+  return (summary.processing as { timedOut?: boolean } | undefined)?.timedOut === true;
 }
 
 export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout): void {
@@ -62,11 +76,16 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     return;
   }
   const lines = [
-    `${summary.job} run ${summary.runId}: ${summary.status} in ${formatDuration(summary.durationMs)}`,
+    `${summary.job} run ${summary.runId}: ${statusOf(summary)} in ${formatDuration(summary.durationMs)}`,
     `  discovered ${c.discovered}  ${verb} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
     // The batch only when something went into it.
     `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier && c.uploaded + c.failed > 0 ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
   ];
+  const processing = summary.processing as { completed: number; refused: number; processing: number; failedReasonSummary: Record<string, number> } | undefined;
+  if (processing) {
+    const reasons = Object.entries(processing.failedReasonSummary).map(([r, n]) => `${r} ${n}`).join(', ');
+    lines.push(`  processed: ${processing.completed} indexed, ${processing.refused} refused${reasons ? ` (${reasons})` : ''}${processing.processing ? `, ${processing.processing} still processing` : ''}; \`ferry report --run ${summary.runId}\` explains each reason`);
+  }
   if (summary.status === 'interrupted' && c.interrupted) {
     const resumable = summary.job === 'mirror' || summary.job === 'upload';
     lines.push(`  interrupted: ${c.interrupted} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);

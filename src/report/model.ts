@@ -5,6 +5,8 @@ import type { FerryClient } from '../api/client.js';
 import type { PlaybookDocumentUploadDetails } from '../api/types.js';
 import type { CheckpointStore } from '../store/types.js';
 import { explain } from './reasons.js';
+import { poll, ProcessingTimeoutError } from '../runner/poll.js';
+import { readIdentity } from '../backends/project/identity.js';
 
 export interface ReasonLine {
   reason: string;
@@ -23,7 +25,10 @@ export interface FailedFile {
 }
 
 export interface BatchReport {
-  playbookIdentifier: string;
+  /** The playbook of a playbook document upload; null for a project batch (a mirror's, a migration's). */
+  playbookIdentifier: string | null;
+  /** The project the batch's documents are in, when known. */
+  project: string | null;
   uploadIdentifier: string;
   name: string | null;
   dateAdded: string | null;
@@ -51,6 +56,7 @@ export interface ReportSource {
 export async function buildReport(src: ReportSource): Promise<BatchReport> {
   const details = await src.client.documentUploads.details(src.playbookIdentifier, src.uploadIdentifier);
   const report = fromDetails(src.playbookIdentifier, details);
+  report.project = src.project ?? null;
   if (!src.project) {
     report.failedFilesNote = 'the project of this batch is unknown (give --project) so failed files cannot be listed';
     return report;
@@ -82,6 +88,7 @@ export function fromDetails(playbookIdentifier: string, d: PlaybookDocumentUploa
   const ended = d.dateCompleted ? Date.parse(d.dateCompleted) : NaN;
   return {
     playbookIdentifier,
+    project: null,
     uploadIdentifier: d.objectIdentifier,
     name: d.name ?? null,
     dateAdded: d.dateAdded ?? null,
@@ -99,4 +106,109 @@ export function fromDetails(playbookIdentifier: string, d: PlaybookDocumentUploa
     failedFiles: [],
     generatedAt: new Date().toISOString(),
   };
+}
+
+export interface ProjectBatchSource {
+  client: FerryClient;
+  project: string;
+  uploadIdentifier: string;
+  /** Joins remote ids to local paths when given; else the documents' own identity (ferry.path). */
+  store?: CheckpointStore | undefined;
+  jobKey?: string | undefined;
+}
+
+/**
+ * A project batch (the documents a mirror or a migration uploaded under one uploadObjectIdentifier)
+ * reported as a playbook batch is: the service keeps no details for it, so the totals, the
+ * failedReasonSummary and the file types are counted from the documents themselves, listed once.
+ */
+export async function buildProjectBatchReport(src: ProjectBatchSource): Promise<BatchReport> {
+  const tally = await tallyProjectBatch(src.client, src.project, src.uploadIdentifier);
+  const local = src.store && src.jobKey ? src.store.sourceKeysByRemoteId(src.jobKey, tally.failed.map((d) => d.remoteId)) : new Map<string, string>();
+  const failed = tally.failed.length;
+  return {
+    playbookIdentifier: null,
+    project: src.project,
+    uploadIdentifier: src.uploadIdentifier,
+    name: null,
+    dateAdded: tally.firstAdded,
+    dateCompleted: tally.processing === 0 && tally.files > 0 ? tally.lastAdded : null,
+    totals: { files: tally.files, bytes: tally.bytes, completed: tally.completed, failed, processing: tally.processing, durationMs: null },
+    reasons: [...tally.reasons]
+      .map(([reason, count]) => {
+        const { transient: _t, ...line } = { reason, count, share: failed > 0 ? count / failed : 0, ...explain(reason) };
+        return line;
+      })
+      .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+    fileTypes: [...tally.fileTypes].map(([type, count]) => ({ type, count })).sort((a, b) => b.count - a.count || a.type.localeCompare(b.type)),
+    failedFiles: tally.failed
+      .map((d) => ({ localPath: local.get(d.remoteId) ?? d.path, name: d.name, remoteId: d.remoteId, reason: d.reason }))
+      .sort((a, b) => a.reason.localeCompare(b.reason) || (a.localPath ?? a.name).localeCompare(b.localPath ?? b.name)),
+    generatedAt: new Date().toISOString(),
+  };
+}
+
+/** What a project batch's documents say of their processing, counted in one listing. */
+export interface ProjectBatchTally {
+  files: number;
+  bytes: number;
+  completed: number;
+  processing: number;
+  reasons: Map<string, number>;
+  fileTypes: Map<string, number>;
+  /** The refused documents: the path ferry recorded on each (ferry.path), if any. */
+  failed: { remoteId: string; name: string; path: string | null; reason: string }[];
+  firstAdded: string | null;
+  lastAdded: string | null;
+}
+
+export async function tallyProjectBatch(client: FerryClient, project: string, uploadIdentifier: string): Promise<ProjectBatchTally> {
+  const tally: ProjectBatchTally = { files: 0, bytes: 0, completed: 0, processing: 0, reasons: new Map(), fileTypes: new Map(), failed: [], firstAdded: null, lastAdded: null };
+  for await (const doc of client.documents.list(project, { uploadObjectIdentifier: uploadIdentifier, flattenList: true, hidePackagedFiles: false })) {
+    if (doc.documentUploadObjectIdentifier !== uploadIdentifier || doc.isDirectory || !doc.objectIdentifier) continue;
+    tally.files++;
+    tally.bytes += doc.size ?? 0;
+    if (doc.dateAdded && (!tally.firstAdded || doc.dateAdded < tally.firstAdded)) tally.firstAdded = doc.dateAdded;
+    if (doc.dateAdded && (!tally.lastAdded || doc.dateAdded > tally.lastAdded)) tally.lastAdded = doc.dateAdded;
+    const type = doc.fileType ?? 'unknown';
+    tally.fileTypes.set(type, (tally.fileTypes.get(type) ?? 0) + 1);
+    if (doc.uploadFailedReason) {
+      tally.reasons.set(doc.uploadFailedReason, (tally.reasons.get(doc.uploadFailedReason) ?? 0) + 1);
+      tally.failed.push({ remoteId: doc.objectIdentifier, name: doc.name ?? '', path: readIdentity(doc.metadata)?.path ?? null, reason: doc.uploadFailedReason });
+    } else if (doc.uploadSuccessful === true) tally.completed++;
+    else tally.processing++;
+  }
+  return tally;
+}
+
+export interface ProjectBatchWait {
+  timeoutMs: number;
+  /** Documents the batch holds for sure (what the run uploaded): a late listing is waited for too. */
+  expected?: number | undefined;
+  onPoll?: ((tally: ProjectBatchTally) => void) | undefined;
+  firstPollMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** Waits until none of a project batch's documents is still being processed (and all expected are listed). */
+export async function waitForProjectBatch(client: FerryClient, project: string, uploadIdentifier: string, opts: ProjectBatchWait): Promise<ProjectBatchTally> {
+  let last: ProjectBatchTally | undefined;
+  return poll(
+    async () => {
+      last = await tallyProjectBatch(client, project, uploadIdentifier);
+      opts.onPoll?.(last);
+      const listed = last.files >= Math.max(1, opts.expected ?? 1);
+      return listed && last.processing === 0 ? last : undefined;
+    },
+    { firstMs: opts.firstPollMs ?? 1_000, maxMs: 15_000, timeoutMs: opts.timeoutMs, signal: opts.signal },
+    () =>
+      new ProcessingTimeoutError(
+        `batch ${uploadIdentifier} still had ${last ? last.processing + Math.max(0, (opts.expected ?? 0) - last.files) : '?'} document(s) processing after ${Math.round(opts.timeoutMs / 1000)} s`,
+      ),
+  );
+}
+
+/** A tally as the playbook upload details name the same counts (one live line for both kinds of batch). */
+export function tallyAsDetails(t: ProjectBatchTally): { totalDocumentCount: number; completedDocumentCount: number; failedDocumentCount: number; processingDocumentCount: number } {
+  return { totalDocumentCount: t.files, completedDocumentCount: t.completed, failedDocumentCount: t.failed.length, processingDocumentCount: t.processing };
 }

@@ -39,7 +39,7 @@ function percent(share: number): string {
 
 export function renderText(r: BatchReport): string {
   const lines = [
-    `upload batch ${visible(r.name ?? '')} (${r.uploadIdentifier}) of playbook ${r.playbookIdentifier}`,
+    r.playbookIdentifier ? `upload batch ${visible(r.name ?? '')} (${r.uploadIdentifier}) of playbook ${r.playbookIdentifier}` : `batch ${r.uploadIdentifier} of project ${r.project ?? '(unknown)'} (counted from its documents)`,
     `  ${totalsLine(r)}`,
     `  ${r.dateCompleted ? `completed ${r.dateCompleted}` : 'not completed yet'}`,
   ];
@@ -153,7 +153,7 @@ td.n{text-align:right}td.id{font-family:ui-monospace,monospace;font-size:.8rem;c
 .totals b{display:block;font-size:1.3rem}svg text{font-size:13px}
 </style></head><body>
 <h1>Upload report: ${esc(r.name ?? r.uploadIdentifier)}</h1>
-<p>Batch <code>${esc(r.uploadIdentifier)}</code> of playbook <code>${esc(r.playbookIdentifier)}</code>; ${r.dateCompleted ? `completed ${esc(r.dateCompleted)}` : 'not completed yet'}. Generated ${esc(r.generatedAt)}.</p>
+<p>Batch <code>${esc(r.uploadIdentifier)}</code> of ${r.playbookIdentifier ? `playbook <code>${esc(r.playbookIdentifier)}</code>` : `project <code>${esc(r.project ?? '(unknown)')}</code>`}; ${r.dateCompleted ? `completed ${esc(r.dateCompleted)}` : 'not completed yet'}. Generated ${esc(r.generatedAt)}.</p>
 <div class="totals">
 <div><b id="total-files">${r.totals.files}</b>files</div><div><b>${esc(formatBytes(r.totals.bytes))}</b>uploaded</div>
 <div><b id="total-completed">${r.totals.completed}</b>completed</div><div><b id="total-failed">${r.totals.failed}</b>failed</div>

@@ -77,6 +77,11 @@ export interface JobContext {
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
   unfinished?: string;
   /**
+   * Documents the run wrote whole that the service's processing refused afterwards (mirror --wait):
+   * the run fails, its counts stand (each was uploaded once and is not sent again).
+   */
+  refused?: number;
+  /**
    * Awaited before every write to the destination (a document, a folder, a batch): throws when
    * the run no longer holds its lease on the service (LeaseLostError), so it writes nothing more.
    */
@@ -228,7 +233,7 @@ export async function runJob(
     else if (ctx.unfinished) {
       status = 'interrupted';
       ctx.errors.unshift({ key: '(job)', error: ctx.unfinished });
-    } else if (ctx.counts.failed > 0) status = 'failed';
+    } else if (ctx.counts.failed > 0 || (ctx.refused ?? 0) > 0) status = 'failed';
   } catch (err) {
     fatal = err;
     status = stop.reason() ? 'interrupted' : 'aborted';

@@ -2,6 +2,10 @@
 // task, the demo's uploads): ask, and ask again after a wait that doubles up to a cap, until the
 // answer says done or the time is up. Reads only, so it is resumable by nature.
 import { sleep } from '../api/sleep.js';
+import { FerryError } from '../errors.js';
+
+/** The service was still processing when the wait ran out (exit 5): nothing is lost, a later wait or report goes on. */
+export class ProcessingTimeoutError extends FerryError {}
 
 export interface PollOptions {
   /** The first wait, ms; it doubles up to `maxMs`. */

@@ -1,6 +1,7 @@
 // `ferry mirror SOURCE --project ID`: a folder tree or a zip into a project's documents.
 import type { Command } from 'commander';
 import { mirror, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
+import { parseDurationFlag } from '../options.js';
 import { exitCodeFor, printSummary } from '../output.js';
 import { formatBytes } from '../../runner/format.js';
 import { EXIT } from '../exit-codes.js';
@@ -8,8 +9,10 @@ import { safeText, visible } from '../../backends/names.js';
 import { lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 import { PlanOutput } from '../plan-output.js';
 
-export async function mirrorAction(source: string, opts: MirrorCliOptions, cmd: Command): Promise<void> {
-  process.exitCode = await runMirrorCommand(cmd, transferOptionsFrom(source, opts), { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
+export async function mirrorAction(source: string, opts: MirrorCliOptions & { wait?: boolean; timeout?: string }, cmd: Command): Promise<void> {
+  if (opts.wait && opts.dryRun) process.stderr.write('ferry: --wait does nothing with --dry-run: nothing is uploaded, so there is nothing to process\n');
+  const waitMs = opts.wait && !opts.dryRun ? parseDurationFlag('--timeout', opts.timeout ?? '1h') : undefined;
+  process.exitCode = await runMirrorCommand(cmd, { ...transferOptionsFrom(source, opts), ...(waitMs !== undefined ? { waitMs } : {}) }, { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
 }
 
 

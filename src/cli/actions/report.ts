@@ -1,28 +1,31 @@
-// `ferry report`: what a batch did: totals, failure reasons explained, file types and the failed
-// files with their local paths (joined through the checkpoint store when ferry uploaded them).
+// `ferry report`: what a batch did (a playbook's upload, or a mirror's or migration's documents):
+// totals, failure reasons explained, file types and the failed files with their local paths
+// (joined through the checkpoint store when ferry uploaded them, else the documents' ferry.path).
 import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { ConfigurationError } from '../../api/errors.js';
 import type { Command } from 'commander';
-import { buildReport } from '../../report/model.js';
+import { buildProjectBatchReport, buildReport } from '../../report/model.js';
 import { renderReport, type ReportFormat } from '../../report/render.js';
-import type { CheckpointStore } from '../../store/types.js';
-import { mirrorJobKey } from '../../../jobs/mirror.js';
-import { openJobDeps, uuidFlag } from '../shared.js';
+import type { CheckpointStore, RunRecord } from '../../store/types.js';
+import { openJobDeps, positiveInt, uuidFlag } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 
-export async function reportAction(opts: { playbook?: string; upload: string; project?: string; format?: ReportFormat | 'md'; json?: boolean; out?: string; state?: string }, cmd: Command): Promise<void> {
+export async function reportAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; format?: ReportFormat | 'md'; json?: boolean; out?: string; state?: string }, cmd: Command): Promise<void> {
   const format = reportFormat(opts);
-  const upload = uuidFlag('--upload', opts.upload);
   const deps = openJobDeps(cmd, 1, { json: false, state: opts.state });
   try {
-    const origin = findBatchRun(deps.store, upload);
-    const playbook = opts.playbook ?? origin?.playbook;
-    if (!playbook) throw new ConfigurationError(`--playbook is required: batch ${upload} was not uploaded through this checkpoint store (--state), so its playbook is not known here`);
-    const project = opts.project ?? origin?.project;
-    const jobKey = origin ? mirrorJobKey(deps.client.transport.address.baseUrl, origin) : undefined;
-    const report = await buildReport({ client: deps.client, playbookIdentifier: uuidFlag('--playbook', playbook), uploadIdentifier: upload, project, store: deps.store, jobKey });
+    const batch = resolveBatch(deps.store, opts);
+    const report =
+      batch.kind === 'playbook'
+        ? await buildReport({ client: deps.client, playbookIdentifier: batch.playbook, uploadIdentifier: batch.upload, project: batch.project, store: deps.store, jobKey: batch.jobKey })
+        : await buildProjectBatchReport({ client: deps.client, project: batch.project, uploadIdentifier: batch.upload, store: deps.store, jobKey: batch.jobKey });
+    if (batch.kind === 'project' && report.totals.files === 0) {
+      throw new ConfigurationError(
+        `no document of project ${batch.project} belongs to batch ${batch.upload}, and no playbook upload with that id is known here: looked for both; for a playbook's batch give --playbook`,
+      );
+    }
     // --json answers on stdout as every command does (the report inside, or where it was written).
     if (opts.out) await writeFile(opts.out, renderReport(report, format));
     if (opts.json) writeEnvelope('succeeded', EXIT.ok, opts.out ? { out: opts.out, format } : { report });
@@ -30,6 +33,38 @@ export async function reportAction(opts: { playbook?: string; upload: string; pr
   } finally {
     await deps.close();
   }
+}
+
+/** A batch as `report` and `watch` take it: a playbook document upload, or the documents of a project that carry its id. */
+export type Batch = { kind: 'playbook'; playbook: string; upload: string; project?: string | undefined; jobKey?: string | undefined } | { kind: 'project'; project: string; upload: string; jobKey?: string | undefined };
+
+/**
+ * Which batch is meant: `--upload ID` or `--run N|last` (a run this store recorded), then what the
+ * store knows of the run that made it (its playbook, project, checkpoint items), then `--playbook`
+ * and `--project` where the store knows nothing (another machine's batch, no store at all).
+ */
+export function resolveBatch(store: CheckpointStore, opts: { playbook?: string; upload?: string; run?: string; project?: string }): Batch {
+  if (opts.upload !== undefined && opts.run !== undefined) throw new ConfigurationError('give --upload ID or --run N, not both');
+  let run: RunRecord | undefined;
+  if (opts.run !== undefined) {
+    run = opts.run === 'last' ? store.listRuns({ limit: 1_000 }).find((r) => r.uploadId && r.counts.uploaded > 0) : store.getRun(positiveInt('--run', opts.run));
+    if (!run) throw new ConfigurationError(opts.run === 'last' ? 'this checkpoint store (--state) holds no run that uploaded anything: `ferry jobs list` shows its runs' : `run ${opts.run} is not in this checkpoint store (--state): \`ferry jobs list\` shows its runs`);
+    if (!run.uploadId) throw new ConfigurationError(`run ${run.id} (${run.job}) uploaded nothing: it has no batch to report`);
+  }
+  if (opts.upload === undefined && !run) throw new ConfigurationError('which batch? give --upload ID (a batch id, as a summary prints it) or --run N|last (a run of this checkpoint store)');
+  const upload = run ? (run.uploadId as string) : uuidFlag('--upload', opts.upload as string);
+  run ??= store.listRuns({ limit: 10_000 }).find((r) => r.uploadId === upload);
+  const known = run ? { playbook: stringParam(run, 'playbook'), project: stringParam(run, 'project'), jobKey: run.jobKey } : undefined;
+  const playbook = opts.playbook !== undefined ? uuidFlag('--playbook', opts.playbook) : known?.playbook;
+  const project = opts.project !== undefined ? uuidFlag('--project', opts.project) : known?.project;
+  if (playbook) return { kind: 'playbook', playbook, upload, project, jobKey: known?.jobKey };
+  if (project) return { kind: 'project', project, upload, jobKey: known?.jobKey };
+  throw new ConfigurationError(`batch ${upload} was not made through this checkpoint store (--state): give --project ID for a mirror's or a migration's batch, or --playbook ID for a playbook's`);
+}
+
+function stringParam(run: RunRecord, key: string): string | undefined {
+  const value = run.params[key];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Formats by the --out file's extension. */
@@ -49,14 +84,3 @@ export function reportFormat(opts: { format?: ReportFormat | 'md'; json?: boolea
   return asked ?? fromName ?? (opts.json ? 'json' : 'text');
 }
 
-/** The run that uploaded a batch, if this checkpoint store has it: its source and project. */
-function findBatchRun(store: CheckpointStore, uploadId: string): { source: string; project: string; to?: string; playbook?: string } | undefined {
-  const run = store.listRuns({ limit: 10_000 }).find((r) => r.uploadId === uploadId);
-  if (!run || typeof run.params.source !== 'string' || typeof run.params.project !== 'string') return undefined;
-  return {
-    source: run.params.source,
-    project: run.params.project,
-    ...(typeof run.params.to === 'string' ? { to: run.params.to } : {}),
-    ...(typeof run.params.playbook === 'string' ? { playbook: run.params.playbook } : {}),
-  };
-}

@@ -109,7 +109,7 @@ function exitFor(result: UploadResult): number {
 }
 
 /** One line redrawn on a TTY, a line per poll elsewhere. */
-export function liveDisplay(): { onPoll: (d: PlaybookDocumentUploadDetails) => void; stop: () => void } {
+export function liveDisplay(): { onPoll: (d: Pick<PlaybookDocumentUploadDetails, 'processingDocumentCount' | 'completedDocumentCount' | 'failedDocumentCount' | 'totalDocumentCount'>) => void; stop: () => void } {
   let line: StatusLine | undefined;
   return {
     onPoll: (d) => {

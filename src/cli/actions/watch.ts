@@ -1,20 +1,26 @@
-// `ferry watch`: wait out an existing batch's processing, reading only.
+// `ferry watch`: wait out an existing batch's processing, reading only: a playbook's upload, or
+// a mirror's or a migration's documents in a project (found as `ferry report` finds a batch).
 import type { Command } from 'commander';
 import { ProcessingTimeoutError, waitForBatch } from '../../../jobs/upload.js';
-import { openJobDeps, uuidFlag } from '../shared.js';
+import { tallyAsDetails, waitForProjectBatch } from '../../report/model.js';
+import { openJobDeps } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { liveDisplay, parseDurationFlag } from './upload.js';
+import { resolveBatch } from './report.js';
 
-export async function watchAction(opts: { playbook: string; upload: string; timeout: string; json?: boolean }, cmd: Command): Promise<void> {
-  uuidFlag('--playbook', opts.playbook);
-  uuidFlag('--upload', opts.upload);
-  const deps = openJobDeps(cmd, 1, { json: opts.json === true });
+export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
+  const timeoutMs = parseDurationFlag('--timeout', opts.timeout);
+  const deps = openJobDeps(cmd, 1, { json: opts.json === true, state: opts.state });
   try {
+    const batch = resolveBatch(deps.store, opts);
     const live = opts.json ? undefined : liveDisplay();
-    const details = await waitForBatch(deps.client, opts.playbook, opts.upload, { timeoutMs: parseDurationFlag('--timeout', opts.timeout), onPoll: live?.onPoll }).finally(() => live?.stop());
+    const details =
+      batch.kind === 'playbook'
+        ? await waitForBatch(deps.client, batch.playbook, batch.upload, { timeoutMs, onPoll: live?.onPoll }).finally(() => live?.stop())
+        : tallyAsDetails(await waitForProjectBatch(deps.client, batch.project, batch.upload, { timeoutMs, onPoll: (t) => live?.onPoll(tallyAsDetails(t)) }).finally(() => live?.stop()));
     // What to run next: the report of this batch, ready to copy.
-    const next = `ferry report --playbook ${opts.playbook} --upload ${opts.upload}`;
+    const next = batch.kind === 'playbook' ? `ferry report --playbook ${batch.playbook} --upload ${batch.upload}` : `ferry report --project ${batch.project} --upload ${batch.upload}`;
     process.exitCode = (details.failedDocumentCount ?? 0) > 0 ? EXIT.failed : EXIT.ok;
     if (opts.json) writeEnvelope(process.exitCode === EXIT.ok ? 'succeeded' : 'failed', process.exitCode, { details, next });
     else process.stdout.write(`\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\nreport: ${next}\n`);
@@ -27,4 +33,3 @@ export async function watchAction(opts: { playbook: string; upload: string; time
     await deps.close();
   }
 }
-

@@ -1,0 +1,120 @@
+// After the upload: what the service's processing did with a mirror's documents, for any batch.
+// Files processing refuses (`.bin`: unsupportedFileType, an empty file: badFile) mirrored by
+// `ferry` as a child process into the emulator over loopback, then waited on and reported.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson, runFerry } from '../helpers/cli.js';
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(() => service.close());
+
+type Summary = {
+  status: string;
+  exitCode: number;
+  runId: number;
+  uploadIdentifier: string;
+  counts: Record<string, number>;
+  errors: { key: string; error: string }[];
+  processing?: { documents: number; completed: number; refused: number; processing: number; failedReasonSummary: Record<string, number>; timedOut: boolean };
+};
+
+async function refusedTree(label: string): Promise<{ dir: string; src: string; project: string; state: string }> {
+  const dir = await mkdtemp(join(tmpdir(), `ferry-processing-${label}-`));
+  const src = join(dir, 'share');
+  await writeTree(src, { 'ok.txt': 'indexed', 'sub/blob.bin': Buffer.from([1, 2, 3, 4]), 'empty.txt': '' });
+  const project = (await service.client().projects.create({ name: `processing ${label}`, description: 'issue 52' })).objectIdentifier;
+  return { dir, src, project, state: join(dir, 'state.sqlite') };
+}
+
+describe('what processing refused after a mirror', () => {
+  it('mirror --wait exits 1 naming each refused file with its reason, in JSON and in text; report and watch take its batch with no --playbook', async () => {
+    const t = await refusedTree('wait');
+    const r = await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--wait', '--timeout', '60s', '--json'], service.env());
+    expect(r.code, r.stderr).toBe(1);
+    const summary = onlyJson(r) as Summary;
+    expect(summary.status).toBe('failed');
+    expect(summary.counts).toMatchObject({ uploaded: 3, failed: 0 });
+    expect(summary.processing).toEqual({ documents: 3, completed: 1, refused: 2, processing: 0, failedReasonSummary: { badFile: 1, unsupportedFileType: 1 }, timedOut: false });
+    expect(summary.errors).toEqual([
+      { key: 'empty.txt', error: expect.stringMatching(/^refused by the service's processing: badFile \(/) },
+      { key: 'sub/blob.bin', error: expect.stringMatching(/^refused by the service's processing: unsupportedFileType \(.*--exclude/) },
+    ]);
+
+    // The same store, no --playbook: the run's batch, by run and by id.
+    for (const args of [['--run', 'last'], ['--run', String(summary.runId)], ['--upload', summary.uploadIdentifier]]) {
+      const report = onlyJson(await runFerry(['report', ...args, '--state', t.state, '--json'], service.env())) as { report: { totals: Record<string, number>; reasons: { reason: string; count: number }[]; failedFiles: { localPath: string; reason: string }[]; project: string; playbookIdentifier: null } };
+      expect(report.report.totals, args.join(' ')).toMatchObject({ files: 3, completed: 1, failed: 2, processing: 0 });
+      expect(report.report.reasons.map((x) => [x.reason, x.count])).toEqual([['badFile', 1], ['unsupportedFileType', 1]]);
+      expect(report.report.failedFiles.map((f) => [f.localPath, f.reason])).toEqual([['empty.txt', 'badFile'], ['sub/blob.bin', 'unsupportedFileType']]);
+      expect(report.report).toMatchObject({ project: t.project, playbookIdentifier: null });
+    }
+    const text = await runFerry(['report', '--run', 'last', '--state', t.state], service.env());
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`batch ${summary.uploadIdentifier} of project ${t.project}`);
+    expect(text.stdout).toMatch(/unsupportedFileType\s+sub\/blob\.bin/);
+
+    const watch = await runFerry(['watch', '--run', 'last', '--state', t.state, '--json'], service.env());
+    expect(watch.code).toBe(1);
+    expect(onlyJson(watch)).toMatchObject({ details: { totalDocumentCount: 3, completedDocumentCount: 1, failedDocumentCount: 2 }, next: `ferry report --project ${t.project} --upload ${summary.uploadIdentifier}` });
+
+    // In text, the run names each refused file and says how to read the reasons.
+    const again = await refusedTree('wait-text');
+    const plain = await runFerry(['mirror', again.src, '--project', again.project, '--state', again.state, '--wait'], service.env());
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toContain('processed: 1 indexed, 2 refused (badFile 1, unsupportedFileType 1)');
+    expect(plain.stdout).toContain('sub/blob.bin: refused by the service\'s processing: unsupportedFileType');
+  });
+
+  it('report --upload with --project from a fresh store (another machine) gives the counts and the paths from the documents themselves', async () => {
+    const t = await refusedTree('fresh');
+    const r = onlyJson(await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--json'], service.env())) as Summary;
+    const fresh = join(t.dir, 'elsewhere.sqlite');
+    const watch = await runFerry(['watch', '--upload', r.uploadIdentifier, '--project', t.project, '--state', fresh, '--json'], service.env());
+    expect(watch.code).toBe(1);
+    const report = onlyJson(await runFerry(['report', '--upload', r.uploadIdentifier, '--project', t.project, '--state', fresh, '--json'], service.env())) as { report: { totals: Record<string, number>; failedFiles: { localPath: string; reason: string }[] } };
+    expect(report.report.totals).toMatchObject({ files: 3, completed: 1, failed: 2 });
+    expect(report.report.failedFiles.map((f) => [f.localPath, f.reason])).toEqual([['empty.txt', 'badFile'], ['sub/blob.bin', 'unsupportedFileType']]);
+  });
+
+  it('bad input: a batch id that is in neither place is exit 2 saying both were looked for; no batch at all names the flags; --wait with --dry-run is told it does nothing', async () => {
+    const t = await refusedTree('bad');
+    const unknown = await runFerry(['report', '--upload', '11111111-2222-4333-8444-555555555555', '--project', t.project, '--state', t.state, '--json'], service.env());
+    expect(unknown.code).toBe(2);
+    expect((onlyJson(unknown) as { error: string }).error).toContain('looked for both');
+    const none = await runFerry(['report', '--upload', '11111111-2222-4333-8444-555555555555', '--state', t.state], service.env());
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('give --project ID');
+    const neither = await runFerry(['report', '--state', t.state], service.env());
+    expect(neither.code).toBe(2);
+    expect(neither.stderr).toContain('--upload ID');
+    const dry = await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--dry-run', '--wait'], service.env());
+    expect(dry.code).toBe(0);
+    expect(dry.stderr).toContain('--wait does nothing with --dry-run');
+  });
+});
+
+describe('a wait that runs out', () => {
+  let slow: Service;
+  beforeAll(async () => {
+    slow = await startService({ processing: { minDelayMs: 60_000, maxDelayMs: 61_000, seed: 1 } });
+  });
+  afterAll(() => slow.close());
+
+  it('mirror --wait --timeout 1s: exit 5, status timeout, the documents still processing counted and the next command named', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-processing-slow-'));
+    await writeTree(join(dir, 'share'), { 'a.txt': 'a', 'b.txt': 'b' });
+    const project = (await slow.client().projects.create({ name: 'slow processing', description: 'issue 52' })).objectIdentifier;
+    const r = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite'), '--wait', '--timeout', '1s', '--json'], slow.env());
+    expect(r.code, r.stderr).toBe(5);
+    const summary = onlyJson(r) as Summary & { problems: { key: string; reason: string }[] };
+    expect(summary.status).toBe('timeout');
+    expect(summary.processing).toMatchObject({ documents: 2, processing: 2, refused: 0, timedOut: true });
+    expect(summary.problems).toContainEqual({ key: '(processing)', reason: expect.stringContaining(`ferry watch --run ${summary.runId}`) });
+  });
+});
