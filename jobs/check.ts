@@ -58,6 +58,11 @@ export interface CheckReport {
   project: string;
   to: string;
   matching: number;
+  /**
+   * Of the matching files, those whose document the service's processing refused, by reason
+   * (uploadFailedReason): the content is there, but it is not indexed.
+   */
+  refused: Record<string, number>;
   /** Of the matching files, those compared by size alone (the document carries no fingerprint). */
   matchingBySizeOnly: number;
   differenceCount: number;
@@ -93,6 +98,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     to,
     matching: 0,
     matchingBySizeOnly: 0,
+    refused: {},
     olderVersions: 0,
     differenceCount: 0,
     skipped: 0,
@@ -108,7 +114,12 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     if (report.differences.length < MAX_KEPT) report.differences.push(d);
     opts.onDifference?.(d);
   };
-  const compare = async (entry: FileEntry, remote: { id: string; size: number; sha256: string | null; url: string | null } | undefined): Promise<() => void> => {
+  /** The same content is there, but processing refused it: not simply matching, counted by reason. */
+  const matched = (remote: { refused: string | null }) => {
+    report.matching++;
+    if (remote.refused) report.refused[remote.refused] = (report.refused[remote.refused] ?? 0) + 1;
+  };
+  const compare = async (entry: FileEntry, remote: { id: string; size: number; sha256: string | null; url: string | null; refused: string | null } | undefined): Promise<() => void> => {
     if (!remote) return () => differ('missing on the service', entry.key, `${entry.size} bytes here, no document at this path`);
     if (remote.size !== entry.size) return () => differ('changed', entry.key, `${entry.size} bytes here, ${remote.size} on the service (document ${remote.id})`);
     let theirs = remote.sha256;
@@ -119,7 +130,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     }
     if (!theirs) {
       return () => {
-        report.matching++;
+        matched(remote);
         report.matchingBySizeOnly++;
       };
     }
@@ -134,15 +145,15 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     hashed += entry.size;
     return () => {
       report.bytesHashed += hashed;
-      if (ours === theirs) report.matching++;
+      if (ours === theirs) matched(remote);
       else differ('changed', entry.key, `same size (${entry.size} bytes), other content: sha256 ${ours.slice(0, 12)}… here, ${theirs.slice(0, 12)}… on the service (document ${remote.id})`);
     };
   };
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    db.exec('CREATE TABLE remote (key TEXT PRIMARY KEY, id TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT, url TEXT, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
-    const put = db.prepare('INSERT OR IGNORE INTO remote (key, id, size, sha256, url) VALUES (?, ?, ?, ?, ?)');
+    db.exec('CREATE TABLE remote (key TEXT PRIMARY KEY, id TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT, url TEXT, refused TEXT, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
+    const put = db.prepare('INSERT OR IGNORE INTO remote (key, id, size, sha256, url, refused) VALUES (?, ?, ?, ?, ?, ?)');
     const listing = new ProjectSource(client, opts.project, { from: to, ...patterns });
     let batch: Parameters<typeof put.run>[] = [];
     const flush = db.transaction((rows: Parameters<typeof put.run>[]) => {
@@ -163,7 +174,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
       // The content's address is kept only where it may be read (--checksum, no fingerprint): it
       // is the longest column, and the table is read once per file of the source.
       const sha256 = doc.identity?.sha256 ?? null;
-      batch.push([doc.key, doc.remoteId, doc.size, sha256, opts.checksum && !sha256 ? doc.url : null]);
+      batch.push([doc.key, doc.remoteId, doc.size, sha256, opts.checksum && !sha256 ? doc.url : null, doc.refused]);
       if (batch.length >= 500) {
         flush(batch);
         batch = [];
@@ -171,7 +182,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     }
     flush(batch);
 
-    const get = db.prepare<[string], { id: string; size: number; sha256: string | null; url: string | null }>('SELECT id, size, sha256, url FROM remote WHERE key = ?');
+    const get = db.prepare<[string], { id: string; size: number; sha256: string | null; url: string | null; refused: string | null }>('SELECT id, size, sha256, url, refused FROM remote WHERE key = ?');
     // What is left unseen is only on the service. Marked a few hundred at a time: one UPDATE
     // committed on its own cost 95 µs a file, eight times the lookup.
     const mark = db.prepare('UPDATE remote SET seen = 1 WHERE key = ?');

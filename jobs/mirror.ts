@@ -68,6 +68,11 @@ export interface MirrorOptions extends SizeAgeLimits {
   lock?: LeaseSettings | undefined;
   /** --wait: after its uploads, wait this long for the service to process them, then report what it refused. */
   waitMs?: number | undefined;
+  /**
+   * Without --wait: after its uploads, count (two requests) how many of them the service is still
+   * processing and has refused so far, for the summary to say (the command line asks for it).
+   */
+  countProcessing?: boolean | undefined;
 }
 
 /** What the service's processing did with a run's documents (mirror --wait), in its summary. */
@@ -79,6 +84,8 @@ export interface ProcessingOutcome {
   failedReasonSummary: Record<string, number>;
   /** The wait ran out first (exit 5): the next `ferry watch` or `report` goes on. */
   timedOut: boolean;
+  /** False when counted at the end of the run without waiting (the counts are a snapshot). */
+  waited: boolean;
 }
 
 export interface MirrorDeps {
@@ -145,7 +152,8 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
       bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
     });
     for (const { key, reason } of sourceNotes(source)) noteProblem(ctx, key, reason);
-    const processing = opts.waitMs !== undefined && !ctx.signal.aborted && ctx.counts.uploaded > 0 ? await awaitProcessing(opts, deps, jobKey, ctx) : undefined;
+    const uploaded = !ctx.signal.aborted && ctx.counts.uploaded > 0;
+    const processing = uploaded && opts.waitMs !== undefined ? await awaitProcessing(opts, deps, jobKey, ctx) : uploaded && opts.countProcessing ? await countProcessing(opts, deps, ctx) : undefined;
     return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra, ...(processing ? { processing } : {}) };
   } finally {
     progress.stop();
@@ -180,7 +188,19 @@ async function awaitProcessing(opts: MirrorOptions, deps: MirrorDeps, jobKey: st
     processing: report.totals.processing,
     failedReasonSummary: Object.fromEntries(report.reasons.map((r) => [r.reason, r.count])),
     timedOut,
+    waited: true,
   };
+}
+
+/** Without --wait: how many of the run's documents the service is still processing, and has refused so far. */
+async function countProcessing(opts: MirrorOptions, deps: MirrorDeps, ctx: JobContext): Promise<ProcessingOutcome | undefined> {
+  const count = async (indexingStatus: 'inProgress' | 'failed') =>
+    (await deps.client.documents.list(opts.project, { uploadObjectIdentifier: ctx.uploadId as string, indexingStatus, flattenList: true, hidePackagedFiles: false }).page(1, 1)).totalCount;
+  const [processing, refused] = await Promise.all([count('inProgress'), count('failed')]);
+  // A service whose lists say no totalCount cannot be counted this cheaply: nothing is said.
+  if (processing === undefined || refused === undefined) return undefined;
+  const documents = ctx.counts.uploaded;
+  return { documents, completed: Math.max(0, documents - processing - refused), refused, processing, failedReasonSummary: {}, timedOut: false, waited: false };
 }
 
 /** What a run would do, touching nothing: no upload, no folder, no checkpoint write. */

@@ -81,10 +81,13 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     // The batch only when something went into it.
     `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier && c.uploaded + c.failed > 0 ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
   ];
-  const processing = summary.processing as { completed: number; refused: number; processing: number; failedReasonSummary: Record<string, number> } | undefined;
-  if (processing) {
+  const processing = summary.processing as { documents: number; completed: number; refused: number; processing: number; failedReasonSummary: Record<string, number>; waited: boolean } | undefined;
+  if (processing?.waited) {
     const reasons = Object.entries(processing.failedReasonSummary).map(([r, n]) => `${r} ${n}`).join(', ');
     lines.push(`  processed: ${processing.completed} indexed, ${processing.refused} refused${reasons ? ` (${reasons})` : ''}${processing.processing ? `, ${processing.processing} still processing` : ''}; \`ferry report --run ${summary.runId}\` explains each reason`);
+  } else if (processing) {
+    // Processing follows the upload: said, so that a run that "succeeded" is not read as files indexed.
+    lines.push(`  processing: ${processing.processing} of the ${processing.documents} uploaded still being processed, ${processing.refused} refused so far; \`ferry watch --run ${summary.runId}\` waits for them, \`ferry report --run ${summary.runId}\` says what was refused and why`);
   }
   if (summary.status === 'interrupted' && c.interrupted) {
     const resumable = summary.job === 'mirror' || summary.job === 'upload';

@@ -40,7 +40,7 @@ describe('what processing refused after a mirror', () => {
     const summary = onlyJson(r) as Summary;
     expect(summary.status).toBe('failed');
     expect(summary.counts).toMatchObject({ uploaded: 3, failed: 0 });
-    expect(summary.processing).toEqual({ documents: 3, completed: 1, refused: 2, processing: 0, failedReasonSummary: { badFile: 1, unsupportedFileType: 1 }, timedOut: false });
+    expect(summary.processing).toEqual({ documents: 3, completed: 1, refused: 2, processing: 0, failedReasonSummary: { badFile: 1, unsupportedFileType: 1 }, timedOut: false, waited: true });
     expect(summary.errors).toEqual([
       { key: 'empty.txt', error: expect.stringMatching(/^refused by the service's processing: badFile \(/) },
       { key: 'sub/blob.bin', error: expect.stringMatching(/^refused by the service's processing: unsupportedFileType \(.*--exclude/) },
@@ -62,6 +62,19 @@ describe('what processing refused after a mirror', () => {
     const watch = await runFerry(['watch', '--run', 'last', '--state', t.state, '--json'], service.env());
     expect(watch.code).toBe(1);
     expect(onlyJson(watch)).toMatchObject({ details: { totalDocumentCount: 3, completedDocumentCount: 1, failedDocumentCount: 2 }, next: `ferry report --project ${t.project} --upload ${summary.uploadIdentifier}` });
+
+    // check: there and matching, but not simply: refused counted by reason, in JSON and text.
+    const check = onlyJson(await runFerry(['check', t.src, '--project', t.project, '--json'], service.env())) as { matching: number; refused: Record<string, number> };
+    expect(check).toMatchObject({ matching: 3, refused: { badFile: 1, unsupportedFileType: 1 } });
+    const checkText = await runFerry(['check', t.src, '--project', t.project], service.env());
+    expect(checkText.stdout).toContain("of the matching, 2 refused by the service's processing (there, but not indexed): badFile 1, unsupportedFileType 1");
+
+    // ls marks a refused document and its reason.
+    const ls = await runFerry(['ls', t.project, '-R'], service.env());
+    expect(ls.stdout).toMatch(/sub\/blob\.bin  \[refused: unsupportedFileType\]/);
+    expect(ls.stdout).toMatch(/ok\.txt\n/);
+    const lsJson = onlyJson(await runFerry(['ls', t.project, '-R', '--json'], service.env())) as { items: { path: string; refused: string | null }[] };
+    expect(lsJson.items.filter((i) => i.refused).map((i) => [i.path, i.refused])).toEqual([['/empty.txt', 'badFile'], ['/sub/blob.bin', 'unsupportedFileType']]);
 
     // In text, the run names each refused file and says how to read the reasons.
     const again = await refusedTree('wait-text');
@@ -99,7 +112,7 @@ describe('what processing refused after a mirror', () => {
   });
 });
 
-describe('a wait that runs out', () => {
+describe('a wait that runs out, and no wait at all', () => {
   let slow: Service;
   beforeAll(async () => {
     slow = await startService({ processing: { minDelayMs: 60_000, maxDelayMs: 61_000, seed: 1 } });
@@ -116,5 +129,18 @@ describe('a wait that runs out', () => {
     expect(summary.status).toBe('timeout');
     expect(summary.processing).toMatchObject({ documents: 2, processing: 2, refused: 0, timedOut: true });
     expect(summary.problems).toContainEqual({ key: '(processing)', reason: expect.stringContaining(`ferry watch --run ${summary.runId}`) });
+  });
+
+  it('without --wait the summary counts what is still being processed and names the commands; the exit code is the transfer\'s', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-processing-nowait-'));
+    await writeTree(join(dir, 'share'), { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' });
+    const project = (await slow.client().projects.create({ name: 'no wait', description: 'issue 52' })).objectIdentifier;
+    const json = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite'), '--json'], slow.env());
+    expect(json.code, json.stderr).toBe(0);
+    expect((onlyJson(json) as Summary).processing).toEqual({ documents: 3, completed: 0, refused: 0, processing: 3, failedReasonSummary: {}, timedOut: false, waited: false });
+    await writeTree(join(dir, 'share'), { 'd.txt': 'd' });
+    const text = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite')], slow.env());
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/processing: 1 of the 1 uploaded still being processed, 0 refused so far; `ferry watch --run 2` waits for them/);
   });
 });

@@ -134,9 +134,12 @@ describe('ferry upload (CLI)', () => {
     // watch ends with the report command to run next.
     const watched = await ferry(['watch', '--playbook', playbook, '--upload', batch]);
     expect(watched.stdout).toContain(`report: ferry report --playbook ${playbook} --upload ${batch}`);
-    // A batch this store never saw: the playbook is needed, and said so.
+    // A batch this store never saw: its playbook (or, for a mirror's, its project) is needed, and said so.
     const elsewhere = await ferry(['report', '--upload', batch, '--state', join(dir, 'other.sqlite')]);
     expect(elsewhere.code).toBe(2);
-    expect(elsewhere.stderr).toContain('--playbook is required');
+    expect(elsewhere.stderr).toContain('was not made through this checkpoint store');
+    expect(elsewhere.stderr).toContain("--playbook ID for a playbook's");
+    const given = await ferry(['report', '--upload', batch, '--playbook', playbook, '--state', join(dir, 'other.sqlite'), '--json']);
+    expect(given.code).toBe(0);
   });
 });

@@ -139,6 +139,8 @@ export interface InventoryItem {
   hasMetadata: boolean;
   /** Where its content is read from, when it has any. */
   url: string | null;
+  /** Why the service's processing refused it (uploadFailedReason), when it did. */
+  refused: string | null;
 }
 
 export interface ProjectSourceOptions extends PathPatterns {
@@ -233,6 +235,7 @@ export class ProjectSource implements Source {
         identity,
         hasMetadata: doc.metadata !== null && doc.metadata !== undefined,
         url: doc.url ?? null,
+        refused: doc.uploadFailedReason ?? null,
       };
     }
   }

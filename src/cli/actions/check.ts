@@ -51,6 +51,11 @@ function text(r: CheckReport): string {
     `check ${visible(r.source)} against project ${r.project}${r.to ? `/${r.to}` : ''}: ${r.differenceCount === 0 ? 'matching' : `${r.differenceCount} difference${r.differenceCount === 1 ? '' : 's'}`}`,
     `  matching ${r.matching}${r.skipped ? `  skipped ${r.skipped} (as the mirror skips them)` : ''}${r.matchingBySizeOnly ? ` (${r.matchingBySizeOnly} by size alone: no fingerprint on the service; --checksum reads them back)` : ''}${r.olderVersions ? `  older versions ${r.olderVersions} (earlier uploads of changed files, kept by the service)` : ''}  changed ${r.counts.changed}  missing on the service ${r.counts['missing on the service']}  only on the service ${r.counts['only on the service']}${r.counts['twice on the service'] ? `  twice on the service ${r.counts['twice on the service']}` : ''}  unreadable locally ${r.counts['unreadable locally']}  hashed ${formatBytes(r.bytesHashed)}`,
   ];
+  const refused = Object.entries(r.refused);
+  if (refused.length) {
+    const n = refused.reduce((sum, [, count]) => sum + count, 0);
+    lines.push(`  of the matching, ${n} refused by the service's processing (there, but not indexed): ${refused.map(([reason, count]) => `${reason} ${count}`).join(', ')}; \`ferry report\` on their batch names each and what to do`);
+  }
   for (const d of r.differences.slice(0, SHOWN)) lines.push(`  ${d.kind}: ${d.path}: ${d.detail}`);
   for (const p of r.problems.slice(0, SHOWN)) lines.push(`  ${p.key === '(service)' || p.key === '(source)' ? '' : 'skipped: '}${visible(p.key)}: ${safeText(p.reason)}`);
   if (r.differenceCount > SHOWN) lines.push(`  … and ${r.differenceCount - SHOWN} more (--json lists every one)`);

@@ -152,8 +152,9 @@ class Listing {
     this.sorter.add(
       pathSortKey(path),
       {
-        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null) },
-        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}`,
+        // A document processing refused is marked, with its reason: there, but not indexed.
+        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null), refused: dir ? null : (doc.uploadFailedReason ?? null) },
+        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}${!dir && doc.uploadFailedReason ? `  [refused: ${doc.uploadFailedReason}]` : ''}`,
       },
       doc.dateAdded ?? '',
     );

@@ -12,7 +12,7 @@ import { PlanOutput } from '../plan-output.js';
 export async function mirrorAction(source: string, opts: MirrorCliOptions & { wait?: boolean; timeout?: string }, cmd: Command): Promise<void> {
   if (opts.wait && opts.dryRun) process.stderr.write('ferry: --wait does nothing with --dry-run: nothing is uploaded, so there is nothing to process\n');
   const waitMs = opts.wait && !opts.dryRun ? parseDurationFlag('--timeout', opts.timeout ?? '1h') : undefined;
-  process.exitCode = await runMirrorCommand(cmd, { ...transferOptionsFrom(source, opts), ...(waitMs !== undefined ? { waitMs } : {}) }, { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
+  process.exitCode = await runMirrorCommand(cmd, { ...transferOptionsFrom(source, opts), ...(waitMs !== undefined ? { waitMs } : { countProcessing: true }) }, { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
 }
 
 
