@@ -25,7 +25,10 @@ export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
 export async function openSource(path: string, opts: SourceOptions = {}): Promise<Source> {
   // A code page ferry does not know is said before anything is read (exit 2, naming those it takes).
   const encoding = opts.archiveEncoding !== undefined ? (await import('./archive-encoding.js')).archiveEncoding(opts.archiveEncoding) : undefined;
-  const isFile = await stat(path).then((s) => s.isFile(), () => false);
+  const found = await stat(path).catch((err: NodeJS.ErrnoException) => err);
+  // A missing archive is a missing file, not a folder (the folder source would say "folder").
+  if (found instanceof Error && ARCHIVE_NAME.test(path)) throw new SourceError(`source file ${path} cannot be read: ${found.code ?? found.message}`);
+  const isFile = !(found instanceof Error) && found.isFile();
   const kind = isFile ? await archiveKind(path) : undefined;
   // The archive readers (yauzl, tar-stream, iconv-lite) load only for an archive: a folder's start-up does not pay for them.
   const source = kind ? await openArchive(path, kind, { ...opts, archiveEncoding: encoding }) : new FolderSource(path, opts);
@@ -47,6 +50,9 @@ async function openArchive(path: string, kind: ArchiveKind, opts: SourceOptions)
   const { DEFAULT_ARCHIVE_LIMITS } = await import('./archive-guards.js');
   return new TarSource(path, kind === 'tar.gz', { ...DEFAULT_ARCHIVE_LIMITS, ...opts.archiveLimits }, { ...patterns, encoding: opts.archiveEncoding });
 }
+
+/** Names that say "an archive": said as files when they are missing. */
+const ARCHIVE_NAME = /\.(zip|tar|tgz|tar\.gz)$/i;
 
 /** Compressions a tarball comes in that ferry does not read, by magic number. */
 const UNREAD = [

@@ -87,6 +87,13 @@ export interface GlobalOptions {
  * and the known one it is closest to.
  */
 export function plainUsageError(text: string, argv: readonly string[], program: Command): string {
+  const unknownCommand = /^error: unknown command '([^']*)'/.exec(text);
+  if (unknownCommand && !/Did you mean/.test(text)) {
+    // A word that names a subcommand of another command (`backup`: `playbooks backup`).
+    const word = unknownCommand[1] as string;
+    const nested = program.commands.flatMap((c) => c.commands.filter((sub) => sub.name() === word).map((sub) => `${c.name()} ${sub.name()}`));
+    if (nested.length) return `${text.replace(/\n$/, '')}\n(Did you mean ${nested.map((n) => `ferry ${n}`).join(' or ')}?)\n`;
+  }
   if (!/required option .* not specified/.test(text)) return text;
   let cmd = program;
   const known = new Set<string>(['-h', '--help']);

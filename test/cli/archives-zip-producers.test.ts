@@ -153,6 +153,9 @@ describe('zips as their producers write them', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--archive-encoding "klingon" is not a code page ferry knows; it takes cp437, cp850');
     expect(await remoteFiles(service.client(), project)).toEqual([]);
+    const missing = await runFerry(['mirror', join(dir, 'gone.zip'), '--project', project, '--state', join(dir, 's.sqlite')], service.env());
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`source file ${join(dir, 'gone.zip')} cannot be read: ENOENT`);
     const folder = join(dir, 'tree');
     await (await import('node:fs/promises')).mkdir(folder);
     await writeFile(join(folder, 'f.txt'), 'f');

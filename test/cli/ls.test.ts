@@ -100,7 +100,12 @@ describe('ferry ls', () => {
     expect(text.code).toBe(0);
     const lines = text.stdout.split('\n').filter(Boolean);
     expect(lines).toHaveLength(expected.length);
-    expect(lines.map((l) => l.slice(35))).toEqual(expected.map((p) => visible(p) + (json.items.find((i) => i.path === p)!.isDirectory ? '/' : '')));
+    // A document processing refused (the `.tx` of 255 bytes: no type the service indexes) is marked with its reason.
+    const refusedMark = (p: string) => {
+      const reason = (json.items.find((i) => i.path === p) as { refused?: string | null }).refused;
+      return reason ? `  [refused: ${reason}]` : '';
+    };
+    expect(lines.map((l) => l.slice(35))).toEqual(expected.map((p) => visible(p) + (json.items.find((i) => i.path === p)!.isDirectory ? '/' : '') + refusedMark(p)));
     // Nothing a terminal would act on reaches it.
     expect(text.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\u2028\u2029\ufeff]/);
   });

@@ -52,7 +52,7 @@ export class FolderSource implements Source {
     } catch (err) {
       throw new SourceError(`source folder ${this.root} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
-    if (!stats.isDirectory()) throw new SourceError(`source ${this.root} is not a folder or a .zip file`);
+    if (!stats.isDirectory()) throw new SourceError(`source ${this.root} is not a folder, a zip or a tar`);
   }
 
   entries(signal?: AbortSignal): AsyncIterable<SourceEntry> {

@@ -358,7 +358,8 @@ export function matchesOf(f: ProbeFindings): string {
     if (content.linkWorksAfterMs !== null && content.linkWorksAfterMs !== undefined) flags.push(`--link-ttl ${Math.max(1, Math.ceil(content.linkWorksAfterMs / 1000))}`);
   } else if (folders && !folders.offered) flags.push('--folders none');
   if (!('unknown' in f.pageCap) && f.pageCap.cap !== null) flags.push(`--max-page-size ${f.pageCap.cap}`);
-  if (!('unknown' in f.listingLagMs) && f.listingLagMs.suggested !== '0') flags.push(`--listing-lag ${formatLag(f.listingLagMs.worstMs)}`);
+  // One word a shell passes as it is (`741ms`), not the way a person reads it (`741 ms`).
+  if (!('unknown' in f.listingLagMs) && f.listingLagMs.suggested !== '0') flags.push(`--listing-lag ${Math.max(1, Math.ceil(f.listingLagMs.worstMs))}ms`);
   if (!('unknown' in f.dateAddedResolutionMs) && f.dateAddedResolutionMs.ms > 1) flags.push(`--time-resolution ${f.dateAddedResolutionMs.ms}`);
   if (!('unknown' in f.search)) {
     if (f.search.match !== 'substring') flags.push(`--search ${f.search.match}`);
