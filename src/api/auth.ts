@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { ApiError, AuthenticationError, ConnectionError, FerryError } from './errors.js';
 import { DEFAULT_RETRY, RETRYABLE_STATUSES, isTransientConnectionError, nextDelay, parseRetryAfter, type RetryOptions } from './backoff.js';
 import { sleep } from './sleep.js';
+import type { Reachability } from './reachability.js';
 
 export interface Credentials {
   clientId: string;
@@ -29,6 +30,8 @@ export interface TokenProviderOptions {
   refreshAheadMs?: number;
   now?: () => number;
   retry?: RetryOptions;
+  /** Told of a connection that failed and will be tried again (the first one is said). */
+  reachability?: Reachability;
 }
 
 export class TokenProvider {
@@ -108,11 +111,13 @@ export class TokenProvider {
       } catch (err) {
         // Asking for a token twice is harmless, so every transient failure is retried.
         if (attempt < retry.maxRetries && isTransientConnectionError(err)) {
+          this.opts.reachability?.failed(url, err);
           await sleep(nextDelay(attempt, undefined, retry), signal);
           continue;
         }
         throw new ConnectionError('POST', url, err, true);
       }
+      this.opts.reachability?.answered(url);
       const text = await res.body.text();
       if (RETRYABLE_STATUSES.has(res.statusCode) && attempt < retry.maxRetries) {
         await sleep(nextDelay(attempt, parseRetryAfter(res.headers['retry-after']), retry, Math.random, res.statusCode === 429), signal);

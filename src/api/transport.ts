@@ -18,6 +18,7 @@ import {
   markOfStatus,
   type ProblemDetails,
 } from './errors.js';
+import { Reachability } from './reachability.js';
 import { SMALL_BODY, buildMultipart, type MultipartBody, type MultipartPart } from './multipart.js';
 import {
   DEFAULT_RETRY,
@@ -212,6 +213,7 @@ const GIVE_UP = Symbol('give up');
 export class Transport {
   readonly address: ResolvedAddress;
   readonly logger: Logger;
+  private readonly reachability: Reachability;
   readonly tokens: TokenProvider;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
@@ -264,12 +266,14 @@ export class Transport {
       // One start per interval: a smooth rate rather than bursts at each second boundary.
       this.limiter = new PQueue({ concurrency: Infinity, intervalCap: 1, interval: 1000 / opts.requestsPerSecond });
     }
+    this.reachability = new Reachability(this.logger, this.retry);
     this.tokens = new TokenProvider({
       authUrl: this.address.authUrl,
       credentials: opts.credentials,
       dispatcher: this.dispatcher,
       logger: this.logger,
       retry: this.retry,
+      reachability: this.reachability,
       ...(opts.now ? { now: opts.now } : {}),
     });
   }
@@ -380,10 +384,14 @@ export class Transport {
         const failure = this.classify(err, method, url, timeoutMs, deadlineMs, opts.signal, deadline);
         if (failure instanceof AbortedError || (failure instanceof TimeoutError && failure.kind === 'deadline')) throw failure;
         if (failure instanceof FerryError && !(failure instanceof ConnectionError) && !(failure instanceof TimeoutError)) throw failure;
+        // Failed before the request went out: the token endpoint, whose own retries are spent.
+        // Trying again here would retry each of its retries (a refused port took 13 s to say so).
+        if (!onWire && failure instanceof ConnectionError) throw failure;
         const notSent = provesNotSent(err);
         const transient = failure instanceof TimeoutError || isTransientConnectionError(err);
         this.logger.debug({ method, path, attempt, code: errorCode(err) }, 'request failed without a response');
         if (transient && canResend && attempt < this.retry.maxRetries) {
+          if (!onWire || notSent) this.reachability.failed(url, err);
           const next = await this.again({ method, path, attempt, code: errorCode(err) }, notSent || idempotent, undefined, opts, signal);
           if (next === RETRY) {
             attempt++;
@@ -395,6 +403,7 @@ export class Transport {
       }
 
       const status = res.statusCode;
+      this.reachability.answered(url);
       this.logger.debug({ method, path, status, attempt, ms: Date.now() - started }, 'response');
       // The pacer counts refusals against answers, window by window, to tell a limit from noise.
       this.stats.responses[`${Math.min(5, Math.max(1, Math.floor(status / 100)))}xx` as keyof TransportStats['responses']]++;

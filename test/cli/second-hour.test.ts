@@ -1,6 +1,9 @@
 // A newcomer's second hour, each stumble tried as a new user meets it: `ferry` as a child process.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startService, writeTree, type Service } from '../helpers/service.js';
@@ -28,6 +31,29 @@ describe("a newcomer's second hour", () => {
       expect(r.stderr).toContain(`source file ${join(dir, name)} cannot be read: ENOENT`);
       expect(r.stderr).not.toContain('folder');
     }
+  });
+
+  it('an unreachable service is said at its first refused connection, with how long ferry goes on trying', async () => {
+    // A port that was just free: nothing listens there.
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    server.close();
+    await once(server, 'close');
+    const base = `http://127.0.0.1:${port}`;
+    const env = { ...service.env(), FERRY_BASE_URL: base, FERRY_SETTINGS_URL: base, FERRY_AUTH_URL: base, FERRY_LOG_LEVEL: 'warn' };
+    const spawned = Date.now();
+    let firstByteMs: number | undefined;
+    const r = await runFerry(['ls'], env, (child) => child.stderr?.once('data', () => (firstByteMs = Date.now() - spawned)));
+    expect(r.code).not.toBe(0);
+    const first = r.stderr.split('\n')[0] as string;
+    expect(first).toContain(`cannot reach 127.0.0.1:${port}: ECONNREFUSED; retrying for up to 4 s`);
+    // Said at the first failure, not after the retries: a generous bound on when the first byte came
+    // (the retries alone wait 3.1 s, so a message written only at the end could not pass).
+    expect(firstByteMs).toBeLessThan(2_500);
+    // Once, not at every retry.
+    expect(r.stderr.split('cannot reach').length - 1).toBe(1);
   });
 
   it('-n is --dry-run', async () => {
