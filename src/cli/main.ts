@@ -107,11 +107,36 @@ export function plainUsageError(text: string, argv: readonly string[], program: 
     learn(cmd);
   }
   const unknown = argv.find((a) => a.startsWith('-') && a !== '-' && a !== '--' && !known.has(a.split('=')[0] as string));
-  if (unknown === undefined) return text;
+  if (unknown === undefined) return missingArgumentFirst(text, argv, cmd, program);
   const flag = unknown.split('=')[0] as string;
   const near = [...known].filter((k) => k.startsWith('--') && editDistance(k, flag) <= 2).sort((a, b) => editDistance(a, flag) - editDistance(b, flag))[0];
   // As commander words its own unknown option.
   return `error: unknown option '${visible(flag)}'\n${near ? `(Did you mean ${near}?)\n` : ''}`;
+}
+
+/**
+ * Commander checks required flags before arguments, so `ferry mirror` alone says "--project"
+ * first. What is missing is said in the order it is typed: the source, then the flags.
+ */
+function missingArgumentFirst(text: string, argv: readonly string[], cmd: Command, program: Command): string {
+  if (cmd === program) return text;
+  const required = cmd.registeredArguments.filter((a) => a.required);
+  if (required.length === 0) return text;
+  // Words after the command's own name that are neither flags nor the values of flags that take one.
+  const at = argv.lastIndexOf(cmd.name());
+  const valued = new Set(cmd.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short]).filter(Boolean) as string[]);
+  let given = 0;
+  for (let i = at + 1; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a.startsWith('-')) {
+      if (valued.has(a) && !a.includes('=')) i++;
+      continue;
+    }
+    given++;
+  }
+  const missing = required[given];
+  if (!missing) return text;
+  return `error: missing required argument '${missing.name()}'${missing.description ? ` (${missing.description})` : ''}, then ${text.replace(/^error: /, '')}`;
 }
 
 /** Levenshtein distance, for the flag a typo was closest to (flags are short: the plain table is enough). */

@@ -56,6 +56,16 @@ describe("a newcomer's second hour", () => {
     expect(r.stderr.split('cannot reach').length - 1).toBe(1);
   });
 
+  it('`ferry mirror` with nothing named says what is missing in the order it is typed: the source first', async () => {
+    const bare = await runFerry(['mirror'], service.env());
+    expect(bare.code).toBe(2);
+    expect(bare.stderr.split('\n')[0]).toMatch(/^error: missing required argument 'source' \(a folder, or a zip or tar .*\), then required option '--project <id>' not specified$/);
+    // A flag's value is not taken for the source.
+    expect((await runFerry(['mirror', '--to', 'Inbox'], service.env())).stderr).toContain("missing required argument 'source'");
+    // With the source given, the flag is what is missing.
+    expect((await runFerry(['mirror', '/tmp'], service.env())).stderr.split('\n')[0]).toBe("error: required option '--project <id>' not specified");
+  });
+
   it('-n is --dry-run', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-second-hour-n-'));
     await writeTree(join(dir, 'share'), { 'a.txt': 'a' });
