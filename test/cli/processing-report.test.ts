@@ -1,18 +1,14 @@
 // After the upload: what the service's processing did with a mirror's documents, for any batch.
 // Files processing refuses (`.bin`: unsupportedFileType, an empty file: badFile) mirrored by
 // `ferry` as a child process into the emulator over loopback, then waited on and reported.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startService, writeTree, type Service } from '../helpers/service.js';
+import { useService, writeTree } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(() => service.close());
+const useEmulator = useService();
 
 type Summary = {
   status: string;
@@ -28,14 +24,14 @@ async function refusedTree(label: string): Promise<{ dir: string; src: string; p
   const dir = await mkdtemp(join(tmpdir(), `ferry-processing-${label}-`));
   const src = join(dir, 'share');
   await writeTree(src, { 'ok.txt': 'indexed', 'sub/blob.bin': Buffer.from([1, 2, 3, 4]), 'empty.txt': '' });
-  const project = (await service.client().projects.create({ name: `processing ${label}`, description: 'issue 52' })).objectIdentifier;
+  const project = (await useEmulator().client().projects.create({ name: `processing ${label}`, description: 'issue 52' })).objectIdentifier;
   return { dir, src, project, state: join(dir, 'state.sqlite') };
 }
 
 describe('what processing refused after a mirror', () => {
   it('mirror --wait exits 1 naming each refused file with its reason, in JSON and in text; report and watch take its batch with no --playbook', async () => {
     const t = await refusedTree('wait');
-    const r = await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--wait', '--timeout', '60s', '--json'], service.env());
+    const r = await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--wait', '--timeout', '60s', '--json'], useEmulator().env());
     expect(r.code, r.stderr).toBe(1);
     const summary = onlyJson(r) as Summary;
     expect(summary.status).toBe('failed');
@@ -48,37 +44,37 @@ describe('what processing refused after a mirror', () => {
 
     // The same store, no --playbook: the run's batch, by run and by id.
     for (const args of [['--run', 'last'], ['--run', String(summary.runId)], ['--upload', summary.uploadIdentifier]]) {
-      const report = onlyJson(await runFerry(['report', ...args, '--state', t.state, '--json'], service.env())) as { report: { totals: Record<string, number>; reasons: { reason: string; count: number }[]; failedFiles: { localPath: string; reason: string }[]; project: string; playbookIdentifier: null } };
+      const report = onlyJson(await runFerry(['report', ...args, '--state', t.state, '--json'], useEmulator().env())) as { report: { totals: Record<string, number>; reasons: { reason: string; count: number }[]; failedFiles: { localPath: string; reason: string }[]; project: string; playbookIdentifier: null } };
       expect(report.report.totals, args.join(' ')).toMatchObject({ files: 3, completed: 1, failed: 2, processing: 0 });
       expect(report.report.reasons.map((x) => [x.reason, x.count])).toEqual([['badFile', 1], ['unsupportedFileType', 1]]);
       expect(report.report.failedFiles.map((f) => [f.localPath, f.reason])).toEqual([['empty.txt', 'badFile'], ['sub/blob.bin', 'unsupportedFileType']]);
       expect(report.report).toMatchObject({ project: t.project, playbookIdentifier: null });
     }
-    const text = await runFerry(['report', '--run', 'last', '--state', t.state], service.env());
+    const text = await runFerry(['report', '--run', 'last', '--state', t.state], useEmulator().env());
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`batch ${summary.uploadIdentifier} of project ${t.project}`);
     expect(text.stdout).toMatch(/unsupportedFileType\s+sub\/blob\.bin/);
 
-    const watch = await runFerry(['watch', '--run', 'last', '--state', t.state, '--json'], service.env());
+    const watch = await runFerry(['watch', '--run', 'last', '--state', t.state, '--json'], useEmulator().env());
     expect(watch.code).toBe(1);
     expect(onlyJson(watch)).toMatchObject({ details: { totalDocumentCount: 3, completedDocumentCount: 1, failedDocumentCount: 2 }, next: `ferry report --project ${t.project} --upload ${summary.uploadIdentifier}` });
 
     // check: there and matching, but not simply: refused counted by reason, in JSON and text.
-    const check = onlyJson(await runFerry(['check', t.src, '--project', t.project, '--json'], service.env())) as { matching: number; refused: Record<string, number> };
+    const check = onlyJson(await runFerry(['check', t.src, '--project', t.project, '--json'], useEmulator().env())) as { matching: number; refused: Record<string, number> };
     expect(check).toMatchObject({ matching: 3, refused: { badFile: 1, unsupportedFileType: 1 } });
-    const checkText = await runFerry(['check', t.src, '--project', t.project], service.env());
+    const checkText = await runFerry(['check', t.src, '--project', t.project], useEmulator().env());
     expect(checkText.stdout).toContain("of the matching, 2 refused by the service's processing (there, but not indexed): badFile 1, unsupportedFileType 1");
 
     // ls marks a refused document and its reason.
-    const ls = await runFerry(['ls', t.project, '-R'], service.env());
+    const ls = await runFerry(['ls', t.project, '-R'], useEmulator().env());
     expect(ls.stdout).toMatch(/sub\/blob\.bin  \[refused: unsupportedFileType\]/);
     expect(ls.stdout).toMatch(/ok\.txt\n/);
-    const lsJson = onlyJson(await runFerry(['ls', t.project, '-R', '--json'], service.env())) as { items: { path: string; refused: string | null }[] };
+    const lsJson = onlyJson(await runFerry(['ls', t.project, '-R', '--json'], useEmulator().env())) as { items: { path: string; refused: string | null }[] };
     expect(lsJson.items.filter((i) => i.refused).map((i) => [i.path, i.refused])).toEqual([['/empty.txt', 'badFile'], ['/sub/blob.bin', 'unsupportedFileType']]);
 
     // In text, the run names each refused file and says how to read the reasons.
     const again = await refusedTree('wait-text');
-    const plain = await runFerry(['mirror', again.src, '--project', again.project, '--state', again.state, '--wait'], service.env());
+    const plain = await runFerry(['mirror', again.src, '--project', again.project, '--state', again.state, '--wait'], useEmulator().env());
     expect(plain.code).toBe(1);
     expect(plain.stdout).toContain('processed: 1 indexed, 2 refused (badFile 1, unsupportedFileType 1)');
     expect(plain.stdout).toContain('sub/blob.bin: refused by the service\'s processing: unsupportedFileType');
@@ -86,44 +82,40 @@ describe('what processing refused after a mirror', () => {
 
   it('report --upload with --project from a fresh store (another machine) gives the counts and the paths from the documents themselves', async () => {
     const t = await refusedTree('fresh');
-    const r = onlyJson(await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--json'], service.env())) as Summary;
+    const r = onlyJson(await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--json'], useEmulator().env())) as Summary;
     const fresh = join(t.dir, 'elsewhere.sqlite');
-    const watch = await runFerry(['watch', '--upload', r.uploadIdentifier, '--project', t.project, '--state', fresh, '--json'], service.env());
+    const watch = await runFerry(['watch', '--upload', r.uploadIdentifier, '--project', t.project, '--state', fresh, '--json'], useEmulator().env());
     expect(watch.code).toBe(1);
-    const report = onlyJson(await runFerry(['report', '--upload', r.uploadIdentifier, '--project', t.project, '--state', fresh, '--json'], service.env())) as { report: { totals: Record<string, number>; failedFiles: { localPath: string; reason: string }[] } };
+    const report = onlyJson(await runFerry(['report', '--upload', r.uploadIdentifier, '--project', t.project, '--state', fresh, '--json'], useEmulator().env())) as { report: { totals: Record<string, number>; failedFiles: { localPath: string; reason: string }[] } };
     expect(report.report.totals).toMatchObject({ files: 3, completed: 1, failed: 2 });
     expect(report.report.failedFiles.map((f) => [f.localPath, f.reason])).toEqual([['empty.txt', 'badFile'], ['sub/blob.bin', 'unsupportedFileType']]);
   });
 
   it('bad input: a batch id that is in neither place is exit 2 saying both were looked for; no batch at all names the flags; --wait with --dry-run is told it does nothing', async () => {
     const t = await refusedTree('bad');
-    const unknown = await runFerry(['report', '--upload', '11111111-2222-4333-8444-555555555555', '--project', t.project, '--state', t.state, '--json'], service.env());
+    const unknown = await runFerry(['report', '--upload', '11111111-2222-4333-8444-555555555555', '--project', t.project, '--state', t.state, '--json'], useEmulator().env());
     expect(unknown.code).toBe(2);
     expect((onlyJson(unknown) as { error: string }).error).toContain('looked for both');
-    const none = await runFerry(['report', '--upload', '11111111-2222-4333-8444-555555555555', '--state', t.state], service.env());
+    const none = await runFerry(['report', '--upload', '11111111-2222-4333-8444-555555555555', '--state', t.state], useEmulator().env());
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('give --project ID');
-    const neither = await runFerry(['report', '--state', t.state], service.env());
+    const neither = await runFerry(['report', '--state', t.state], useEmulator().env());
     expect(neither.code).toBe(2);
     expect(neither.stderr).toContain('--upload ID');
-    const dry = await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--dry-run', '--wait'], service.env());
+    const dry = await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--dry-run', '--wait'], useEmulator().env());
     expect(dry.code).toBe(0);
     expect(dry.stderr).toContain('--wait does nothing with --dry-run');
   });
 });
 
 describe('a wait that runs out, and no wait at all', () => {
-  let slow: Service;
-  beforeAll(async () => {
-    slow = await startService({ processing: { minDelayMs: 60_000, maxDelayMs: 61_000, seed: 1 } });
-  });
-  afterAll(() => slow.close());
+  const slow = useService({ processing: { minDelayMs: 60_000, maxDelayMs: 61_000, seed: 1 } });
 
   it('mirror --wait --timeout 1s: exit 5, status timeout, the documents still processing counted and the next command named', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-processing-slow-'));
     await writeTree(join(dir, 'share'), { 'a.txt': 'a', 'b.txt': 'b' });
-    const project = (await slow.client().projects.create({ name: 'slow processing', description: 'issue 52' })).objectIdentifier;
-    const r = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite'), '--wait', '--timeout', '1s', '--json'], slow.env());
+    const project = (await slow().client().projects.create({ name: 'slow processing', description: 'issue 52' })).objectIdentifier;
+    const r = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite'), '--wait', '--timeout', '1s', '--json'], slow().env());
     expect(r.code, r.stderr).toBe(5);
     const summary = onlyJson(r) as Summary & { problems: { key: string; reason: string }[] };
     expect(summary.status).toBe('timeout');
@@ -134,12 +126,12 @@ describe('a wait that runs out, and no wait at all', () => {
   it('without --wait the summary counts what is still being processed and names the commands; the exit code is the transfer\'s', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-processing-nowait-'));
     await writeTree(join(dir, 'share'), { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' });
-    const project = (await slow.client().projects.create({ name: 'no wait', description: 'issue 52' })).objectIdentifier;
-    const json = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite'), '--json'], slow.env());
+    const project = (await slow().client().projects.create({ name: 'no wait', description: 'issue 52' })).objectIdentifier;
+    const json = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite'), '--json'], slow().env());
     expect(json.code, json.stderr).toBe(0);
     expect((onlyJson(json) as Summary).processing).toEqual({ documents: 3, completed: 0, refused: 0, processing: 3, failedReasonSummary: {}, timedOut: false, waited: false });
     await writeTree(join(dir, 'share'), { 'd.txt': 'd' });
-    const text = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite')], slow.env());
+    const text = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite')], slow().env());
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/processing: 1 of the 1 uploaded still being processed, 0 refused so far; `ferry watch --run 2` waits for them/);
   });

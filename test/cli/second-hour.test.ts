@@ -1,23 +1,19 @@
 // A newcomer's second hour, each stumble tried as a new user meets it: `ferry` as a child process.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startService, writeTree, type Service } from '../helpers/service.js';
+import { useService, writeTree } from '../helpers/service.js';
 import { runFerry } from '../helpers/cli.js';
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(() => service.close());
+const useEmulator = useService();
 
 describe("a newcomer's second hour", () => {
   it('`ferry backup` points to `ferry playbooks backup`', async () => {
-    const r = await runFerry(['backup'], service.env());
+    const r = await runFerry(['backup'], useEmulator().env());
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("unknown command 'backup'");
     expect(r.stderr).toContain('Did you mean ferry playbooks backup?');
@@ -26,7 +22,7 @@ describe("a newcomer's second hour", () => {
   it('a missing .zip or .tar.gz is called a file, not a folder', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-second-hour-'));
     for (const name of ['export.zip', 'export.tar.gz']) {
-      const r = await runFerry(['mirror', join(dir, name), '--project', service.project, '--state', join(dir, 's.sqlite')], service.env());
+      const r = await runFerry(['mirror', join(dir, name), '--project', useEmulator().project, '--state', join(dir, 's.sqlite')], useEmulator().env());
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`source file ${join(dir, name)} cannot be read: ENOENT`);
       expect(r.stderr).not.toContain('folder');
@@ -42,7 +38,7 @@ describe("a newcomer's second hour", () => {
     server.close();
     await once(server, 'close');
     const base = `http://127.0.0.1:${port}`;
-    const env = { ...service.env(), FERRY_BASE_URL: base, FERRY_SETTINGS_URL: base, FERRY_AUTH_URL: base, FERRY_LOG_LEVEL: 'warn' };
+    const env = { ...useEmulator().env(), FERRY_BASE_URL: base, FERRY_SETTINGS_URL: base, FERRY_AUTH_URL: base, FERRY_LOG_LEVEL: 'warn' };
     const spawned = Date.now();
     let firstByteMs: number | undefined;
     const r = await runFerry(['ls'], env, (child) => child.stderr?.once('data', () => (firstByteMs = Date.now() - spawned)));
@@ -57,19 +53,19 @@ describe("a newcomer's second hour", () => {
   });
 
   it('`ferry mirror` with nothing named says what is missing in the order it is typed: the source first', async () => {
-    const bare = await runFerry(['mirror'], service.env());
+    const bare = await runFerry(['mirror'], useEmulator().env());
     expect(bare.code).toBe(2);
     expect(bare.stderr.split('\n')[0]).toMatch(/^error: missing required argument 'source' \(a folder, or a zip or tar .*\), then required option '--project <id>' not specified$/);
     // A flag's value is not taken for the source.
-    expect((await runFerry(['mirror', '--to', 'Inbox'], service.env())).stderr).toContain("missing required argument 'source'");
+    expect((await runFerry(['mirror', '--to', 'Inbox'], useEmulator().env())).stderr).toContain("missing required argument 'source'");
     // With the source given, the flag is what is missing.
-    expect((await runFerry(['mirror', '/tmp'], service.env())).stderr.split('\n')[0]).toBe("error: required option '--project <id>' not specified");
+    expect((await runFerry(['mirror', '/tmp'], useEmulator().env())).stderr.split('\n')[0]).toBe("error: required option '--project <id>' not specified");
   });
 
   it('-n is --dry-run', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-second-hour-n-'));
     await writeTree(join(dir, 'share'), { 'a.txt': 'a' });
-    const r = await runFerry(['mirror', join(dir, 'share'), '--project', service.project, '--to', 'second-hour', '--state', join(dir, 's.sqlite'), '-n'], service.env());
+    const r = await runFerry(['mirror', join(dir, 'share'), '--project', useEmulator().project, '--to', 'second-hour', '--state', join(dir, 's.sqlite'), '-n'], useEmulator().env());
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('plan (nothing was changed)');
     expect(r.stdout).toContain('upload, new: a.txt');
