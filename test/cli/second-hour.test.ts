@@ -62,6 +62,18 @@ describe("a newcomer's second hour", () => {
     expect((await runFerry(['mirror', '/tmp'], useEmulator().env())).stderr.split('\n')[0]).toBe("error: required option '--project <id>' not specified");
   });
 
+  it('an upload whose files processing refused says "failed" in its headline, as its exit code (1) does', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-second-hour-upload-'));
+    await writeTree(join(dir, 'src'), { 'ok.txt': 'ok', 'blob.bin': 'not indexable' });
+    const client = useEmulator().client();
+    const project = (await client.projects.create({ name: 'headline', description: 'issue 52' })).objectIdentifier;
+    const playbook = (await client.playbooks.create({ name: 'headline', isPrivate: false, organizationWide: true })).objectIdentifier;
+    const r = await runFerry(['upload', join(dir, 'src'), '--project', project, '--playbook', playbook, '--state', join(dir, 's.sqlite')], useEmulator().env());
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^upload run 1: failed in /m);
+    expect(r.stdout).not.toMatch(/^upload run 1: succeeded/m);
+  });
+
   it('-n is --dry-run', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-second-hour-n-'));
     await writeTree(join(dir, 'share'), { 'a.txt': 'a' });

@@ -52,7 +52,10 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
     }
     for (const batch of result.batches) {
       if (run.json) continue;
-      printSummary(batch.summary, false);
+      // A batch whose files processing refused did not succeed, whatever its transfer did: the
+      // headline says what the exit code says (1).
+      const refused = (batch.report?.totals.failed ?? 0) > 0 && batch.summary.status === 'succeeded';
+      printSummary(refused ? { ...batch.summary, status: 'failed' } : batch.summary, false);
       if (batch.report) process.stdout.write(`\n${renderText(batch.report)}`);
     }
     const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), run.ack === true);
