@@ -2,6 +2,7 @@
 // socket (start-up loads a command's definition; its action, in ../actions, only when it runs).
 import { Option, type Command } from 'commander';
 import { isUuid } from '../ids.js';
+import { projectFlag } from './project-name.js';
 import { ConfigurationError } from '../errors.js';
 import { DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { MirrorOptions } from '../../jobs/mirror.js';
@@ -52,7 +53,7 @@ export interface MirrorCliOptions {
 /** The flags every job that sends files takes (mirror, upload). */
 export function addTransferOptions(cmd: Command): Command {
   cmd
-    .requiredOption('--project <id>', 'the project the documents go to')
+    .requiredOption('--project <id>', 'the project the documents go to: its id, or its name')
     .option('--to <folder>', 'remote folder path under the project root (default: the root)')
   addPatternOptions(cmd)
     .option('--concurrency <n>', 'most uploads at once (adapts down when the service pushes back)', String(DEFAULT_CONCURRENCY))
@@ -191,7 +192,8 @@ export function uuidFlag(flag: string, value: string): string {
 export function transferOptionsFrom(source: string, opts: MirrorCliOptions): MirrorOptions {
   return {
     source,
-    project: uuidFlag('--project', opts.project),
+    // An id, or a name the command resolves once it has a client (project-name.ts).
+    project: projectFlag('--project', opts.project),
     to: opts.to,
     ...patternsFrom(opts),
     concurrency: positiveInt('--concurrency', opts.concurrency),

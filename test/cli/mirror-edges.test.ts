@@ -64,13 +64,11 @@ describe('ferry mirror at its edges', () => {
     expect(r.stderr).toContain('gone\\x1b]0;pwned\\x07');
   });
 
-  it('10a. a --project that is not a uuid is a usage error found before any request', async () => {
+  it('10a. a --project that is not a uuid is read as a name; one no project has is exit 2 pointing to ferry ls', async () => {
     const dir = await workspace();
-    // No service at all: a request would end in exit 3, not 2.
-    const env = { ...service.env(), FERRY_BASE_URL: 'http://127.0.0.1:9', FERRY_AUTH_URL: 'http://127.0.0.1:9' };
-    const r = await runFerry(['mirror', dir, '--project', 'Contracts', '--json'], env);
+    const r = await runFerry(['mirror', dir, '--project', 'Contracts', '--json'], service.env());
     expect(r.code).toBe(2);
-    expect(onlyJson(r).error).toBe('--project "Contracts" is not an id: expected a uuid like 0f3c2a9e-5b1d-4c8e-9a7f-2d6e8b1c4a50');
+    expect(onlyJson(r).error).toBe('no project this client sees is named "Contracts": `ferry ls` lists them with their ids');
   });
 
   it('10b. an unreachable host is named as unreachable', async () => {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { useService, writeTree } from '../helpers/service.js';
-import { runFerry } from '../helpers/cli.js';
+import { onlyJson, runFerry } from '../helpers/cli.js';
 
 const useEmulator = useService();
 
@@ -72,6 +72,33 @@ describe("a newcomer's second hour", () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^upload run 1: failed in /m);
     expect(r.stdout).not.toMatch(/^upload run 1: succeeded/m);
+  });
+
+  it('--project NAME: a unique name is its project (the summary gives the id), two of one name are exit 2 listing both, an unknown one points to ferry ls', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-second-hour-name-'));
+    await writeTree(join(dir, 'share'), { 'a.txt': 'a' });
+    const client = useEmulator().client();
+    const unique = `Onboarding ${dir}`;
+    const id = (await client.projects.create({ name: unique, description: 'by name' })).objectIdentifier;
+    const r = await runFerry(['mirror', join(dir, 'share'), '--project', unique, '--state', join(dir, 's.sqlite'), '--json'], useEmulator().env());
+    expect(r.code, r.stderr).toBe(0);
+    expect(onlyJson(r)).toMatchObject({ project: id, counts: { uploaded: 1 } });
+    const check = await runFerry(['check', join(dir, 'share'), '--project', unique, '--json'], useEmulator().env());
+    expect(onlyJson(check)).toMatchObject({ project: id, matching: 1 });
+
+    const twice = `Twice ${dir}`;
+    const a = (await client.projects.create({ name: twice, description: 'one' })).objectIdentifier;
+    const b = (await client.projects.create({ name: twice, description: 'two' })).objectIdentifier;
+    const ambiguous = await runFerry(['mirror', join(dir, 'share'), '--project', twice, '--state', join(dir, 's.sqlite')], useEmulator().env());
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain(`names 2 projects`);
+    expect(ambiguous.stderr).toContain(a);
+    expect(ambiguous.stderr).toContain(b);
+
+    const unknown = await runFerry(['mirror', join(dir, 'share'), '--project', unique.toUpperCase(), '--state', join(dir, 's.sqlite')], useEmulator().env());
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('`ferry ls` lists them with their ids');
+    expect(unknown.stderr).toContain(`did you mean "${unique}"?`);
   });
 
   it('-n is --dry-run', async () => {

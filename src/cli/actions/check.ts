@@ -9,7 +9,7 @@ import { EXIT } from '../exit-codes.js';
 import { camelKey } from '../envelope.js';
 import { JsonItems } from '../json-items.js';
 import { layout } from '../../runner/layout.js';
-import { uuidFlag } from '../shared.js';
+import { projectFlag, resolveProject } from '../project-name.js';
 import { archiveFrom, patternsFrom } from '../options.js';
 import { safeText, visible } from '../../backends/names.js';
 
@@ -17,9 +17,12 @@ import { safeText, visible } from '../../backends/names.js';
 const SHOWN = 50;
 
 export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string }, cmd: Command): Promise<void> {
-  const project = uuidFlag('--project', opts.project);
   const patterns = patternsFrom(opts);
   const { client } = createContext(cmd);
+  const project = await resolveProject(client, projectFlag('--project', opts.project)).catch(async (err: unknown) => {
+    await client.close();
+    throw err;
+  });
   // Under --json every difference is written as it is found: a million of them are never held.
   const items = opts.json ? new JsonItems({ project, to: normaliseRemotePath(opts.to) }, process.stdout, 'differences') : undefined;
   let report: CheckReport;

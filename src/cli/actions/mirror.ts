@@ -8,6 +8,7 @@ import { EXIT } from '../exit-codes.js';
 import { safeText, visible } from '../../backends/names.js';
 import { lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
 import { PlanOutput } from '../plan-output.js';
+import { resolveProject } from '../project-name.js';
 
 export async function mirrorAction(source: string, opts: MirrorCliOptions & { wait?: boolean; timeout?: string }, cmd: Command): Promise<void> {
   if (opts.wait && opts.dryRun) process.stderr.write('ferry: --wait does nothing with --dry-run: nothing is uploaded, so there is nothing to process\n');
@@ -21,6 +22,7 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
   const deps = openJobDeps(cmd, options.concurrency, run);
   const { client, store, concurrency } = deps;
   try {
+    options = { ...options, project: await resolveProject(client, options.project) };
     if (run.dryRun) {
       const out = new PlanOutput(run.json, 'upload');
       const plan = await planMirror(options, { client, store }, out.item);

@@ -12,6 +12,7 @@ import { visible, safeText } from '../../backends/names.js';
 import { printSummary, summaryBody } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
 import { StatusLine } from '../../runner/progress.js';
+import { resolveProject } from '../project-name.js';
 
 interface UploadCliOptions extends MirrorCliOptions {
   playbook: string;
@@ -44,6 +45,7 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
   try {
     let result: UploadResult;
     try {
+      options = { ...options, project: await resolveProject(deps.client, options.project) };
       result = await upload({ ...options, onPoll: live?.onPoll }, deps);
     } catch (err) {
       return lockedOr(err, run.json);
