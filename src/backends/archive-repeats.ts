@@ -40,3 +40,8 @@ export class RepeatedPaths {
     return this.last?.get(key) ?? index;
   }
 }
+
+/** Why an earlier entry of a path held twice is skipped (entries counted from 1, as a person counts them). */
+export function repeatedReason(index: number, last: number): string {
+  return `the archive holds this path more than once (entry ${index + 1}); the last entry with it (entry ${last + 1}) is mirrored`;
+}

@@ -21,7 +21,7 @@ import { drain, type TarEntry, type TarHeader } from './header.js';
 import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
 import { ArchiveGuard, RefusedArchive, type ArchiveLimits } from '../archive-guards.js';
-import { RepeatedPaths } from '../archive-repeats.js';
+import { RepeatedPaths, repeatedReason } from '../archive-repeats.js';
 import { decodeLegacyName, type ArchiveNameVerdict } from '../archive-encoding.js';
 import { checkName, NOT_UTF8, visible } from '../names.js';
 import { openContent, type TarContent } from './content.js';
@@ -120,7 +120,7 @@ export class TarSource implements Source {
         // Carried as a copy of the file it links to, under its own path: as tar extracts it.
         const target = this.links.get(i);
         if (last !== i) {
-          yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${last + 1}) is mirrored` };
+          yield { kind: 'problem', key, outcome: 'skipped', reason: repeatedReason(i, last) };
         } else if (!target || target.kind !== 'file') {
           yield { kind: 'problem', key, outcome: 'failed', reason: `hard link to "${visible(found.linkTo ?? '')}", which the archive does not hold as a file before it: nothing to copy` };
         } else {
@@ -133,7 +133,7 @@ export class TarSource implements Source {
         continue;
       }
       if (last !== i) {
-        yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${last + 1}) is mirrored` };
+        yield { kind: 'problem', key, outcome: 'skipped', reason: repeatedReason(i, last) };
         continue;
       }
       yield this.fileEntry(key, found, content);

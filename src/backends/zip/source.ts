@@ -14,7 +14,7 @@ import type unzipper from 'unzipper';
 import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
 import { ArchiveGuard, DEFAULT_ARCHIVE_LIMITS, RefusedArchive, type ArchiveLimits } from '../archive-guards.js';
-import { RepeatedPaths } from '../archive-repeats.js';
+import { RepeatedPaths, repeatedReason } from '../archive-repeats.js';
 import type { ArchiveNameVerdict, NameRule } from '../archive-encoding.js';
 import { zipEntryName } from './names.js';
 
@@ -116,7 +116,7 @@ export class ZipSource implements Source {
         continue;
       }
       if (last !== i) {
-        yield { kind: 'problem', key, outcome: 'skipped', reason: `the archive holds this path more than once (entry ${i + 1}); the last entry with it (entry ${last + 1}) is mirrored` };
+        yield { kind: 'problem', key, outcome: 'skipped', reason: repeatedReason(i, last) };
         continue;
       }
       if (isSymlink(entry)) {
