@@ -23,7 +23,8 @@ export async function reportAction(opts: { playbook?: string; upload?: string; r
         : await buildProjectBatchReport({ client: deps.client, project: batch.project, uploadIdentifier: batch.upload, store: deps.store, jobKey: batch.jobKey });
     if (batch.kind === 'project' && report.totals.files === 0) {
       throw new ConfigurationError(
-        `no document of project ${batch.project} belongs to batch ${batch.upload}, and no playbook upload with that id is known here: looked for both; for a playbook's batch give --playbook`,
+        // Read from a listing: a batch uploaded moments ago to a service that lists late is not shown yet, and said so.
+        `no document of project ${batch.project} is listed for batch ${batch.upload}, and no playbook upload with that id is known here: looked for both; for a playbook's batch give --playbook (a batch uploaded moments ago may not be listed yet by a service that lists late: run it again)`,
       );
     }
     // --json answers on stdout as every command does (the report inside, or where it was written).
