@@ -66,24 +66,18 @@ export async function buildReport(src: ReportSource): Promise<BatchReport> {
     if (doc.documentUploadObjectIdentifier !== src.uploadIdentifier || doc.isDirectory || !doc.objectIdentifier) continue;
     failedDocs.push(doc);
   }
-  const local = src.store && src.jobKey ? src.store.sourceKeysByRemoteId(src.jobKey, failedDocs.map((d) => d.objectIdentifier as string)) : new Map<string, string>();
-  report.failedFiles = failedDocs
-    .map((d) => ({ localPath: local.get(d.objectIdentifier as string) ?? null, name: d.name ?? '', remoteId: d.objectIdentifier as string, reason: d.uploadFailedReason ?? 'unknown' }))
-    .sort((a, b) => a.reason.localeCompare(b.reason) || (a.localPath ?? a.name).localeCompare(b.localPath ?? b.name));
+  report.failedFiles = failedFilesOf(
+    failedDocs.map((d) => ({ remoteId: d.objectIdentifier as string, name: d.name ?? '', path: readIdentity(d.metadata)?.path ?? null, reason: d.uploadFailedReason ?? 'unknown' })),
+    src,
+  );
   return report;
 }
 
 export function fromDetails(playbookIdentifier: string, d: PlaybookDocumentUploadDetails): BatchReport {
   const failed = d.failedDocumentCount ?? 0;
   const summary = (d.failedReasonSummary ?? {}) as Record<string, number>;
-  const reasons = Object.entries(summary)
-    .filter(([, count]) => count > 0)
-    .map(([reason, count]) => ({ reason, count, share: failed > 0 ? count / failed : 0, ...explain(reason) }))
-    .map(({ transient: _t, ...line }) => line)
-    .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
-  const fileTypes = Object.entries((d.fileTypeSummary ?? {}) as Record<string, number>)
-    .map(([type, count]) => ({ type, count }))
-    .sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
+  const reasons = reasonLines(Object.entries(summary), failed);
+  const fileTypes = fileTypeLines(Object.entries((d.fileTypeSummary ?? {}) as Record<string, number>));
   const started = d.dateAdded ? Date.parse(d.dateAdded) : NaN;
   const ended = d.dateCompleted ? Date.parse(d.dateCompleted) : NaN;
   return {
@@ -124,7 +118,6 @@ export interface ProjectBatchSource {
  */
 export async function buildProjectBatchReport(src: ProjectBatchSource): Promise<BatchReport> {
   const tally = await tallyProjectBatch(src.client, src.project, src.uploadIdentifier);
-  const local = src.store && src.jobKey ? src.store.sourceKeysByRemoteId(src.jobKey, tally.failed.map((d) => d.remoteId)) : new Map<string, string>();
   const failed = tally.failed.length;
   return {
     playbookIdentifier: null,
@@ -134,18 +127,34 @@ export async function buildProjectBatchReport(src: ProjectBatchSource): Promise<
     dateAdded: tally.firstAdded,
     dateCompleted: tally.processing === 0 && tally.files > 0 ? tally.lastAdded : null,
     totals: { files: tally.files, bytes: tally.bytes, completed: tally.completed, failed, processing: tally.processing, durationMs: null },
-    reasons: [...tally.reasons]
-      .map(([reason, count]) => {
-        const { transient: _t, ...line } = { reason, count, share: failed > 0 ? count / failed : 0, ...explain(reason) };
-        return line;
-      })
-      .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
-    fileTypes: [...tally.fileTypes].map(([type, count]) => ({ type, count })).sort((a, b) => b.count - a.count || a.type.localeCompare(b.type)),
-    failedFiles: tally.failed
-      .map((d) => ({ localPath: local.get(d.remoteId) ?? d.path, name: d.name, remoteId: d.remoteId, reason: d.reason }))
-      .sort((a, b) => a.reason.localeCompare(b.reason) || (a.localPath ?? a.name).localeCompare(b.localPath ?? b.name)),
+    reasons: reasonLines([...tally.reasons], failed),
+    fileTypes: fileTypeLines([...tally.fileTypes]),
+    failedFiles: failedFilesOf(tally.failed, src),
     generatedAt: new Date().toISOString(),
   };
+}
+
+/** The failedReasonSummary as lines, largest first, each explained. */
+function reasonLines(counts: [string, number][], failed: number): ReasonLine[] {
+  return counts
+    .filter(([, count]) => count > 0)
+    .map(([reason, count]) => {
+      const { transient: _t, ...line } = { reason, count, share: failed > 0 ? count / failed : 0, ...explain(reason) };
+      return line;
+    })
+    .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+}
+
+function fileTypeLines(counts: [string, number][]): BatchReport['fileTypes'] {
+  return counts.map(([type, count]) => ({ type, count })).sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
+}
+
+/** The refused documents with their local paths: from the checkpoint store when it has them, else the document's ferry.path. */
+function failedFilesOf(docs: ProjectBatchTally['failed'], src: { store?: CheckpointStore | undefined; jobKey?: string | undefined }): FailedFile[] {
+  const local = src.store && src.jobKey ? src.store.sourceKeysByRemoteId(src.jobKey, docs.map((d) => d.remoteId)) : new Map<string, string>();
+  return docs
+    .map((d) => ({ localPath: local.get(d.remoteId) ?? d.path, name: d.name, remoteId: d.remoteId, reason: d.reason }))
+    .sort((a, b) => a.reason.localeCompare(b.reason) || (a.localPath ?? a.name).localeCompare(b.localPath ?? b.name));
 }
 
 /** What a project batch's documents say of their processing, counted in one listing. */
