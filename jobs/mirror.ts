@@ -9,7 +9,7 @@ import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
-import { buildProjectBatchReport, waitForProjectBatch } from '../src/report/model.js';
+import { projectBatchReport, tallyProjectBatch, waitForProjectBatch, type ProjectBatchTally } from '../src/report/model.js';
 import { ProcessingTimeoutError } from '../src/runner/poll.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
@@ -168,14 +168,17 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
 async function awaitProcessing(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, ctx: JobContext): Promise<ProcessingOutcome> {
   const uploadId = ctx.uploadId as string;
   let timedOut = false;
+  let tally: ProjectBatchTally;
   try {
-    await waitForProjectBatch(deps.client, opts.project, uploadId, { timeoutMs: opts.waitMs as number, expected: ctx.counts.uploaded, signal: ctx.signal });
+    tally = await waitForProjectBatch(deps.client, opts.project, uploadId, { timeoutMs: opts.waitMs as number, expected: ctx.counts.uploaded, signal: ctx.signal });
   } catch (err) {
     if (!(err instanceof ProcessingTimeoutError)) throw err;
     timedOut = true;
     noteProblem(ctx, '(processing)', `${err.message}: \`ferry watch --run ${ctx.run.id}\` waits on, \`ferry report --run ${ctx.run.id}\` says what it refused`);
+    tally = await tallyProjectBatch(deps.client, opts.project, uploadId);
   }
-  const report = await buildProjectBatchReport({ client: deps.client, project: opts.project, uploadIdentifier: uploadId, store: deps.store, jobKey });
+  // The wait's last listing is the report's: the batch is not listed a second time.
+  const report = projectBatchReport(tally, { project: opts.project, uploadIdentifier: uploadId, store: deps.store, jobKey });
   for (const f of report.failedFiles) {
     const why = report.reasons.find((r) => r.reason === f.reason);
     noteError(ctx, f.localPath ?? f.name, `refused by the service's processing: ${f.reason}${why ? ` (${why.meaning}; ${why.action})` : ''}`);

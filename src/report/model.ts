@@ -117,7 +117,11 @@ export interface ProjectBatchSource {
  * failedReasonSummary and the file types are counted from the documents themselves, listed once.
  */
 export async function buildProjectBatchReport(src: ProjectBatchSource): Promise<BatchReport> {
-  const tally = await tallyProjectBatch(src.client, src.project, src.uploadIdentifier);
+  return projectBatchReport(await tallyProjectBatch(src.client, src.project, src.uploadIdentifier), src);
+}
+
+/** The report of a project batch from a tally already taken (a wait's last one): no second listing. */
+export function projectBatchReport(tally: ProjectBatchTally, src: Omit<ProjectBatchSource, 'client'>): BatchReport {
   const failed = tally.failed.length;
   return {
     playbookIdentifier: null,
