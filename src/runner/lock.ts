@@ -19,8 +19,11 @@ export interface HeldLock {
    * the next run of this store knows the lease of a holder it proved dead.
    */
   readonly token: string;
-  /** The token of a holder that died (kill -9) and whose lock was taken over, if so. */
-  readonly replaced?: string | undefined;
+  /**
+   * The tokens of a holder that died (kill -9) and whose lock was taken over, and of the dead
+   * holders it had itself taken over from, if so.
+   */
+  readonly replaced?: readonly string[] | undefined;
   /** Records which run now works under the lock (shown to whoever is refused). */
   attach(runId: number): void;
   release(): void;

@@ -123,6 +123,10 @@ const STEPS: readonly string[] = [
    WHEN EXISTS (SELECT 1 FROM group_digests WHERE job_id = OLD.job_id) BEGIN
      DELETE FROM group_digests WHERE job_id = OLD.job_id AND folder = rtrim(OLD.source_key, replace(OLD.source_key, '/', ''));
    END;`,
+  // 8: the tokens of every dead holder a lock was taken over from, in a chain: a holder killed
+  // after taking over a dead one's lock, but before its lease removed that one's claim from the
+  // service, hands both on, so that the next run need not wait out the older claim's TTL.
+  `ALTER TABLE locks ADD COLUMN dead_tokens TEXT NOT NULL DEFAULT '[]';`,
 ];
 
 export const SCHEMA_VERSION = STEPS.length;

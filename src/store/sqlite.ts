@@ -117,8 +117,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
       finishRun: db.prepare('UPDATE runs SET status = ?, ended_at = ?, counts = ?, bytes = ?, errors = ? WHERE id = ?'),
       markInterrupted: db.prepare("UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'"),
       reopenRun: db.prepare("UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?"),
-      getLock: db.prepare('SELECT run_id AS runId, pid, host, acquired_at AS acquiredAt, token, process_start AS processStart FROM locks WHERE job_key = ?'),
-      putLock: db.prepare('INSERT OR REPLACE INTO locks (job_key, run_id, pid, host, acquired_at, token, process_start) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      getLock: db.prepare('SELECT run_id AS runId, pid, host, acquired_at AS acquiredAt, token, process_start AS processStart, dead_tokens AS deadTokens FROM locks WHERE job_key = ?'),
+      putLock: db.prepare('INSERT OR REPLACE INTO locks (job_key, run_id, pid, host, acquired_at, token, process_start, dead_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       setLockRun: db.prepare('UPDATE locks SET run_id = ? WHERE job_key = ? AND token = ?'),
       dropLock: db.prepare('DELETE FROM locks WHERE job_key = ? AND token = ?'),
       getItem: db.prepare('SELECT * FROM items WHERE job_id = ? AND source_key = ?'),
@@ -210,10 +210,10 @@ export class SqliteCheckpointStore implements CheckpointStore {
     return rows.map(toRun);
   }
 
-  acquireLock(jobKey: string, token: string, runId = 0): { ok: true; replaced?: string } | { ok: false; holder: LockHolder } {
+  acquireLock(jobKey: string, token: string, runId = 0): { ok: true; replaced?: readonly string[] } | { ok: false; holder: LockHolder } {
     // IMMEDIATE: two processes racing for the lock are serialised by SQLite itself.
-    const take = this.db.transaction((): { ok: true; replaced?: string } | { ok: false; holder: LockHolder } => {
-      const holder = this.s.getLock.get(jobKey) as (LockHolder & { token: string; processStart: string | null }) | undefined;
+    const take = this.db.transaction((): { ok: true; replaced?: readonly string[] } | { ok: false; holder: LockHolder } => {
+      const holder = this.s.getLock.get(jobKey) as (LockHolder & { token: string; processStart: string | null; deadTokens: string }) | undefined;
       if (holder && holder.token === token) {
         this.s.setLockRun.run(runId, jobKey, token);
         return { ok: true };
@@ -221,8 +221,10 @@ export class SqliteCheckpointStore implements CheckpointStore {
       if (holder && isAlive(holder)) return { ok: false, holder: { runId: holder.runId, pid: holder.pid, host: holder.host, acquiredAt: holder.acquiredAt } };
       // A holder that died (kill -9, power loss) never finished its run: say so.
       if (holder) this.s.markInterrupted.run(this.stamp(), holder.runId);
-      this.s.putLock.run(jobKey, runId, process.pid, hostname(), this.stamp(), token, processStart(process.pid));
-      return holder ? { ok: true, replaced: holder.token } : { ok: true };
+      // The dead holder, and every dead one it had taken over from (newest first, a bounded chain).
+      const dead = holder ? [holder.token, ...deadTokensOf(holder.deadTokens)].slice(0, MAX_DEAD_TOKENS) : [];
+      this.s.putLock.run(jobKey, runId, process.pid, hostname(), this.stamp(), token, processStart(process.pid), JSON.stringify(dead));
+      return holder ? { ok: true, replaced: dead } : { ok: true };
     });
     return take.immediate();
   }
@@ -501,6 +503,21 @@ function walMode(db: Database.Database): void {
  * A lock holder on this host whose process is gone left a stale lock; so did one whose pid now
  * belongs to a process started at another time (pid reuse). Other hosts are trusted.
  */
+/**
+ * Dead holders' tokens kept on a lock: each one is a claim on the service that may still be there
+ * for up to its TTL. A handful is plenty (each link is a run killed before it cleared the last).
+ */
+const MAX_DEAD_TOKENS = 16;
+
+function deadTokensOf(json: string): string[] {
+  try {
+    const parsed: unknown = JSON.parse(json);
+    return Array.isArray(parsed) ? parsed.filter((t): t is string => typeof t === 'string' && t !== '') : [];
+  } catch {
+    return [];
+  }
+}
+
 function isAlive(holder: LockHolder & { processStart: string | null }): boolean {
   if (holder.host !== hostname()) return true;
   if (!pidAlive(holder.pid)) return false;

@@ -95,9 +95,10 @@ export interface CheckpointStore {
   /**
    * Takes the lock for the acquisition `token`, or returns who holds it. A holder whose process
    * is gone is replaced (its run marked interrupted). Taking it again with the same token only
-   * records the run now working under it. `replaced`: the token of a dead holder taken over.
+   * records the run now working under it. `replaced`: the tokens of the dead holder taken over and of the dead holders it had taken over
+   * from (newest first): their leases on the service are dead too.
    */
-  acquireLock(jobKey: string, token: string, runId?: number): { ok: true; replaced?: string } | { ok: false; holder: LockHolder };
+  acquireLock(jobKey: string, token: string, runId?: number): { ok: true; replaced?: readonly string[] } | { ok: false; holder: LockHolder };
   releaseLock(jobKey: string, token: string): void;
 
   // Items

@@ -3,8 +3,9 @@
 // are capped at 7, so every listing (the lease's own too) is read across pages. Runs in both
 // emulator modes (vitest.config.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +51,13 @@ function env(dir: string, store: string, extra: Record<string, string> = {}): Re
 
 function mirror(src: string, project: string, e: Record<string, string>, flags: string[] = [], onSpawn?: (c: ChildProcess) => void): Promise<CliResult> {
   return runFerry(['mirror', src, '--project', project, '--to', 'Share', '--json', ...flags], e, onSpawn);
+}
+
+/** The one checkpoint store in a FERRY_STATE_DIR. */
+async function storeFile(stateDir: string): Promise<string> {
+  const files = (await readdir(stateDir)).filter((f) => f.endsWith('.sqlite'));
+  expect(files).toHaveLength(1);
+  return join(stateDir, files[0]!);
 }
 
 /** Resolves once `check` says so, polling. */
@@ -136,6 +144,32 @@ describe('the lease between processes with their own stores', () => {
     const again = onlyJson(await mirror(src, project, env(dir, 'one'))) as unknown as Answer;
     expect(again.exitCode, JSON.stringify(again)).toBe(0);
     expect(again.lease?.tookOverFrom?.map((h) => h.pid)).toEqual([holder!.pid]);
+    expect(await pathsOnce(project)).toBe(n);
+  });
+
+  it('a holder killed, then the run that took its store\'s lock killed before its lease cleared it: the third run is in at once, both known dead', async () => {
+    const dir = await workspace();
+    const src = join(dir, 'tree');
+    const n = await tree(src, 5, 30);
+    const project = await newProject('two kills in a row');
+    let holder: ChildProcess | undefined;
+    const killed = mirror(src, project, env(dir, 'one'), ['--lock-ttl', '1h', '--concurrency', '2'], (c) => (holder = c));
+    await until(async () => (await documentCount(project)) >= 30);
+    holder!.kill('SIGKILL');
+    await killed;
+    // The second run's state when killed between taking over the store's lock and its lease's
+    // judgement (so the first one's claim is still on the service): written as that run leaves it,
+    // so that the moment of the kill is not left to how processes happen to interleave.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    const db = new Database(await storeFile(join(dir, 'one')));
+    const row = db.prepare('SELECT token, dead_tokens AS deadTokens FROM locks').get() as { token: string; deadTokens: string };
+    expect(row.deadTokens).toBe('[]');
+    db.prepare('UPDATE locks SET token = ?, pid = ?, dead_tokens = ?').run('second-run-token', Number(dead), JSON.stringify([row.token]));
+    db.close();
+    // With a TTL of an hour, only the chain of dead holders lets this run in: no --wait-lock.
+    const third = onlyJson(await mirror(src, project, env(dir, 'one'))) as unknown as Answer;
+    expect(third.exitCode, JSON.stringify(third)).toBe(0);
+    expect(third.lease?.tookOverFrom?.map((h) => h.pid)).toEqual([holder!.pid]);
     expect(await pathsOnce(project)).toBe(n);
   });
 

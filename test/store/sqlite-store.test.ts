@@ -151,14 +151,19 @@ describe('checkpoint store', () => {
     db.prepare('UPDATE locks SET pid = ?, run_id = ? WHERE job_key = ?').run(Number(dead), r1.id, JOB);
     db.close();
     // The dead holder's token is handed over: its lease on the service is known to be dead too.
-    expect(store.acquireLock(JOB, 'token-3')).toEqual({ ok: true, replaced: 'token-2' });
+    expect(store.acquireLock(JOB, 'token-3')).toEqual({ ok: true, replaced: ['token-2'] });
     expect(store.getRun(r1.id)?.status).toBe('interrupted');
 
     // A live pid that now belongs to another process (started at another time) is stale too.
     const db2 = new Database(path);
     db2.prepare("UPDATE locks SET pid = ?, process_start = '1' WHERE job_key = ?").run(process.pid, JOB);
     db2.close();
-    expect(store.acquireLock(JOB, 'token-4')).toEqual({ ok: true, replaced: 'token-3' });
+    // token-3 died too, perhaps before its lease cleared token-2's claim from the service: both
+    // are handed on, the newest first.
+    expect(store.acquireLock(JOB, 'token-4')).toEqual({ ok: true, replaced: ['token-3', 'token-2'] });
+    // A clean release ends the chain: the next holder took over from no one.
+    store.releaseLock(JOB, 'token-4');
+    expect(store.acquireLock(JOB, 'token-5')).toEqual({ ok: true });
   });
 
   it('adopts a listing of any length, each row as given, over what it held at those keys', () => {

@@ -162,7 +162,7 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
         // The store lock's token: the next run of this store, finding this process dead, knows
         // this lease is dead too and need not wait out its TTL.
         owner: lock?.token ?? randomUUID(),
-        ...(lock?.replaced ? { deadOwners: [lock.replaced] } : {}),
+        ...(lock?.replaced ? { deadOwners: lock.replaced } : {}),
         host: hostname(),
         pid: process.pid,
         job: target.job,
