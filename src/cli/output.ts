@@ -89,9 +89,11 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     // Processing follows the upload: said, so that a run that "succeeded" is not read as files indexed.
     lines.push(`  processing: ${processing.processing} of the ${processing.documents} uploaded still being processed, ${processing.refused} refused so far; \`ferry watch --run ${summary.runId}\` waits for them, \`ferry report --run ${summary.runId}\` says what was refused and why`);
   }
-  if (summary.status === 'interrupted' && c.interrupted) {
+  // A walk stopped part way: the counts are of what was looked at, not of what the source holds.
+  if (summary.walkStopped) lines.push(`  stopped after ${c.discovered} of the source's entries: the rest were not looked at (not missing)`);
+  if (summary.status === 'interrupted' && (c.interrupted || summary.walkStopped)) {
     const resumable = summary.job === 'mirror' || summary.job === 'upload';
-    lines.push(`  interrupted: ${c.interrupted} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);
+    lines.push(`  interrupted: ${c.interrupted ?? 0} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);
   }
   if (summary.target) lines.push(`  target: ${describeTarget(summary.target as Target)}`);
   const lease = summary.lease as { on?: string; off?: string; waitedMs?: number; lost?: string; tookOverFrom?: unknown[] } | undefined;

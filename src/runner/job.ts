@@ -72,6 +72,11 @@ export interface JobContext {
   /** Errors and problems beyond MAX_KEPT_ERRORS, counted only. */
   errorsDropped?: number;
   problemsDropped?: number;
+  /**
+   * The walk of the source by a transfer (src/sync/engine.ts): `walking` until its last entry was
+   * read. A run stopped while walking counted only part of its source, and says so.
+   */
+  walk?: 'walking' | 'done';
   /** Items being written right now (what a first Ctrl-C waits for). */
   inFlight?: number;
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
@@ -274,6 +279,8 @@ export async function runJob(
     errors: ctx.errors.slice(0, shown),
     problems: ctx.problems.slice(0, shown),
     ...(opts.target ? { target: opts.target } : {}),
+    // Stopped before the source was read to its end: `discovered` is what was looked at, not what there is.
+    ...(ctx.walk === 'walking' && status !== 'succeeded' && status !== 'failed' ? { walkStopped: true } : {}),
     ...(lease ? { lease: lease.report() } : opts.lease && 'off' in opts.lease ? { lease: { off: opts.lease.off } } : {}),
     ...(opts.lease?.listingLag ? { listingLag: opts.lease.listingLag.report() } : {}),
     ...(ctx.failedByMark ? { failedByMark: ctx.failedByMark } : {}),

@@ -192,6 +192,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const state: ProgressState = opts.progress ?? { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
   // The source is read ahead beside a cold start's listing of a small destination (below).
   const listing = readAhead(batchesOf(source, ctx.signal), 0);
+  // Until the source's last entry is read, a stopped run's counts are of part of the source.
+  ctx.walk = 'walking';
   let reconciled: Set<string>;
   let coldStart: ColdStart | undefined;
   try {
@@ -287,6 +289,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     if (group) closeGroup(group, lookups);
     yield* considerFiles(lookups);
     state.discovering = false;
+    ctx.walk = 'done';
   };
 
   // Folders are made beside the listing, not in its way: a folder whose creation waits out a

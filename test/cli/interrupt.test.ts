@@ -129,4 +129,28 @@ describe('Ctrl-C on a faulty service', () => {
     expect(docs).toHaveLength(FILES);
     expect(new Set(docs.map((d) => d.path)).size).toBe(FILES);
   });
+
+  it('a run stopped while it still walks its source says how far the walk got, so that its counts are not read as files missing', async () => {
+    // 1,200 files: the engine looks entries up 256 at a time and walks on only as uploads need
+    // more, so a run stopped after 5 uploads has read a part of the source.
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-sigint-walk-'));
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1_200; i++) files[`d${i % 4}/f${String(i).padStart(4, '0')}.txt`] = `file ${i}`;
+    await writeTree(join(dir, 'src'), files);
+    const project = (await service.client().projects.create({ name: 'sigint walk', description: '' })).objectIdentifier;
+    const state = join(dir, 'state.sqlite');
+    service.emulator.setFaults({ latencyMs: 20 });
+    let run: Awaited<ReturnType<typeof interrupted>>;
+    try {
+      run = await interrupted(['mirror', join(dir, 'src'), '--project', project, '--state', state, '--concurrency', '2'], 1, async () => uploadedSoFar(state) >= 5);
+    } finally {
+      service.emulator.setFaults({});
+    }
+    expect(run.code, run.stderr).toBe(3);
+    const seen = Number(/stopped after (\d+) of the source's entries: the rest were not looked at \(not missing\)/.exec(run.stdout)?.[1]);
+    expect(seen, run.stdout).toBeGreaterThan(0);
+    expect(seen).toBeLessThan(1_200);
+    expect(run.stdout).toContain(`discovered ${seen} `);
+    expect(run.stdout).toMatch(/interrupted: \d+ not finished; resume with: ferry jobs resume \d+/);
+  });
 });
