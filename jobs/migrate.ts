@@ -25,6 +25,7 @@ import { formatBytes } from '../src/runner/format.js';
 import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';
 import type { RunCounts } from '../src/store/types.js';
 import { transfer } from '../src/sync/engine.js';
+import { awaitBatch, refusalText, waitedOutcome, type AwaitedBatch, type ProcessingOutcome } from '../src/report/processing.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
 import { TargetMetadata, type MetadataMapping } from '../src/mapping/metadata.js';
 import { copyOptions, copyProject } from '../src/tenants/projects.js';
@@ -57,6 +58,8 @@ export interface MigrateOptions extends MigrateSelection {
   statsIntervalMs?: number | undefined;
   /** The lease on the target tenant's migrations from this source (--wait-lock, --lock-ttl, --no-lock). */
   lock?: LeaseSettings | undefined;
+  /** --wait: after the copies, wait this long for the target to process them, then say what it refused. */
+  waitMs?: number | undefined;
 }
 
 export interface MigrateDeps extends PairDeps {
@@ -76,6 +79,8 @@ export interface ProjectReport {
   documents: RunCounts;
   bytes: number;
   durationMs?: number;
+  /** What the target's processing did with the documents copied into it (migrate --wait). */
+  processing?: ProcessingOutcome;
   folders?: unknown;
   deletedAtSource?: unknown;
   error?: string;
@@ -153,9 +158,32 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
     } finally {
       progress.stop();
     }
+    const processing = opts.waitMs !== undefined && !ctx.signal.aborted ? await awaitTargetProcessing(to, projectReports, opts.waitMs, ctx) : undefined;
     // Each side named by host, client id and profile, not by an address alone (several tenants share one).
-    return { from: describeTarget(from.target), to: describeTarget(to.target), options, projects: projectReports, playbooks: playbookReports, notCarried: NOT_CARRIED };
+    return { from: describeTarget(from.target), to: describeTarget(to.target), options, projects: projectReports, playbooks: playbookReports, notCarried: NOT_CARRIED, uploadIdentifier: ctx.uploadId, ...(processing ? { processing } : {}) };
   });
+}
+
+/**
+ * migrate --wait: the run's batch in each target project it copied documents into, waited for
+ * in turn within one deadline; each refused document is one of the run's errors, named by its
+ * project and path. The copies stand either way: none is sent again by a rerun.
+ */
+async function awaitTargetProcessing(to: FerryClient, projects: ProjectReport[], waitMs: number, ctx: JobContext): Promise<ProcessingOutcome> {
+  const deadline = Date.now() + waitMs;
+  const awaited: AwaitedBatch[] = [];
+  for (const p of projects) {
+    const copied = p.documents.uploaded ?? 0;
+    if (!p.target || copied === 0 || ctx.signal.aborted) continue;
+    const batch = await awaitBatch({ client: to, project: p.target, uploadIdentifier: ctx.uploadId, expected: copied }, { timeoutMs: deadline - Date.now(), signal: ctx.signal });
+    p.processing = waitedOutcome([batch]);
+    const where = p.name ?? p.source;
+    if (batch.timeout) noteProblem(ctx, '(processing)', `project ${where} (${p.target}): ${batch.timeout}: \`ferry watch --project ${p.target} --upload ${ctx.uploadId}\` waits on, \`ferry report\` with the same flags says what it refused`);
+    for (const f of batch.report.failedFiles) noteError(ctx, `${where}/${f.localPath ?? f.name}`, refusalText(batch.report, f));
+    awaited.push(batch);
+  }
+  ctx.refused = awaited.reduce((n, b) => n + b.report.failedFiles.length, 0);
+  return waitedOutcome(awaited);
 }
 
 interface ProjectWork extends MigrateDeps {

@@ -9,8 +9,7 @@ import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
-import { projectBatchReport, tallyProjectBatch, waitForProjectBatch, type ProjectBatchTally } from '../src/report/model.js';
-import { ProcessingTimeoutError } from '../src/runner/poll.js';
+import { awaitBatch, countBatch, refusalText, waitedOutcome, type ProcessingOutcome } from '../src/report/processing.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import type { FilterRule } from '../src/sync/patterns.js';
@@ -73,19 +72,6 @@ export interface MirrorOptions extends SizeAgeLimits {
    * processing and has refused so far, for the summary to say (the command line asks for it).
    */
   countProcessing?: boolean | undefined;
-}
-
-/** What the service's processing did with a run's documents (mirror --wait), in its summary. */
-export interface ProcessingOutcome {
-  documents: number;
-  completed: number;
-  refused: number;
-  processing: number;
-  failedReasonSummary: Record<string, number>;
-  /** The wait ran out first (exit 5): the next `ferry watch` or `report` goes on. */
-  timedOut: boolean;
-  /** False when counted at the end of the run without waiting (the counts are a snapshot). */
-  waited: boolean;
 }
 
 export interface MirrorDeps {
@@ -153,7 +139,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
     });
     for (const { key, reason } of sourceNotes(source)) noteProblem(ctx, key, reason);
     const uploaded = !ctx.signal.aborted && ctx.counts.uploaded > 0;
-    const processing = uploaded && opts.waitMs !== undefined ? await awaitProcessing(opts, deps, jobKey, ctx) : uploaded && opts.countProcessing ? await countProcessing(opts, deps, ctx) : undefined;
+    const processing = uploaded && opts.waitMs !== undefined ? await awaitProcessing(opts, deps, jobKey, ctx) : uploaded && opts.countProcessing ? await countBatch({ client: deps.client, project: opts.project, uploadIdentifier: ctx.uploadId, expected: ctx.counts.uploaded }) : undefined;
     return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra, ...(processing ? { processing } : {}) };
   } finally {
     progress.stop();
@@ -161,49 +147,17 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
 }
 
 /**
- * mirror --wait: waits until the service has processed this run's documents (every one it uploaded
- * listed, none in progress), then names each refused file with its reason as one of the run's
- * errors. The uploads stand either way: a refused document is not sent again by a rerun.
+ * mirror --wait: waits until the service has processed this run's documents, then names each
+ * refused file with its reason as one of the run's errors. The uploads stand either way: a refused
+ * document is not sent again by a rerun.
  */
 async function awaitProcessing(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, ctx: JobContext): Promise<ProcessingOutcome> {
-  const uploadId = ctx.uploadId as string;
-  let timedOut = false;
-  let tally: ProjectBatchTally;
-  try {
-    tally = await waitForProjectBatch(deps.client, opts.project, uploadId, { timeoutMs: opts.waitMs as number, expected: ctx.counts.uploaded, signal: ctx.signal });
-  } catch (err) {
-    if (!(err instanceof ProcessingTimeoutError)) throw err;
-    timedOut = true;
-    noteProblem(ctx, '(processing)', `${err.message}: \`ferry watch --run ${ctx.run.id}\` waits on, \`ferry report --run ${ctx.run.id}\` says what it refused`);
-    tally = await tallyProjectBatch(deps.client, opts.project, uploadId);
-  }
-  // The wait's last listing is the report's: the batch is not listed a second time.
-  const report = projectBatchReport(tally, { project: opts.project, uploadIdentifier: uploadId, store: deps.store, jobKey });
-  for (const f of report.failedFiles) {
-    const why = report.reasons.find((r) => r.reason === f.reason);
-    noteError(ctx, f.localPath ?? f.name, `refused by the service's processing: ${f.reason}${why ? ` (${why.meaning}; ${why.action})` : ''}`);
-  }
-  ctx.refused = report.failedFiles.length;
-  return {
-    documents: report.totals.files,
-    completed: report.totals.completed,
-    refused: report.totals.failed,
-    processing: report.totals.processing,
-    failedReasonSummary: Object.fromEntries(report.reasons.map((r) => [r.reason, r.count])),
-    timedOut,
-    waited: true,
-  };
-}
-
-/** Without --wait: how many of the run's documents the service is still processing, and has refused so far. */
-async function countProcessing(opts: MirrorOptions, deps: MirrorDeps, ctx: JobContext): Promise<ProcessingOutcome | undefined> {
-  const count = async (indexingStatus: 'inProgress' | 'failed') =>
-    (await deps.client.documents.list(opts.project, { uploadObjectIdentifier: ctx.uploadId as string, indexingStatus, flattenList: true, hidePackagedFiles: false }).page(1, 1)).totalCount;
-  const [processing, refused] = await Promise.all([count('inProgress'), count('failed')]);
-  // A service whose lists say no totalCount cannot be counted this cheaply: nothing is said.
-  if (processing === undefined || refused === undefined) return undefined;
-  const documents = ctx.counts.uploaded;
-  return { documents, completed: Math.max(0, documents - processing - refused), refused, processing, failedReasonSummary: {}, timedOut: false, waited: false };
+  const batch = { client: deps.client, project: opts.project, uploadIdentifier: ctx.uploadId, expected: ctx.counts.uploaded, store: deps.store, jobKey };
+  const awaited = await awaitBatch(batch, { timeoutMs: opts.waitMs as number, signal: ctx.signal });
+  if (awaited.timeout) noteProblem(ctx, '(processing)', `${awaited.timeout}: \`ferry watch --run ${ctx.run.id}\` waits on, \`ferry report --run ${ctx.run.id}\` says what it refused`);
+  for (const f of awaited.report.failedFiles) noteError(ctx, f.localPath ?? f.name, refusalText(awaited.report, f));
+  ctx.refused = awaited.report.failedFiles.length;
+  return waitedOutcome([awaited]);
 }
 
 /** What a run would do, touching nothing: no upload, no folder, no checkpoint write. */

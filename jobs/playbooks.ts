@@ -40,7 +40,7 @@ export async function exportPlaybooks(opts: ExportOptions, deps: PlaybookDeps): 
   const { client, store } = deps;
   const out = resolve(opts.out);
   const jobKey = `playbooks-export|${client.transport.address.baseUrl}|${out}`;
-  return runJob({ store, job: 'playbooks-export', jobKey, params: { ids: opts.ids, all: opts.all, out }, pages: [client.transport.pages] }, async (ctx) => {
+  return runJob({ store, job: 'playbooks-export', jobKey, params: { ids: opts.ids, all: opts.all, out }, target: client.target, pages: [client.transport.pages] }, async (ctx) => {
     const playbooks = await selectPlaybooks(client, opts, ctx);
     const toFile = out.toLowerCase().endsWith('.zip') && playbooks.length === 1 && !opts.all;
     if (!toFile) await mkdir(out, { recursive: true });
@@ -274,7 +274,7 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
   // Two backups into one shared folder (two machines mounting it at the same path) take turns:
   // the lease is held on the tenant they read, named by the folder.
   const lease = serviceLease(client, tenantLeaseTarget(`backup${out}`, 'playbooks-backup', `backups of ${describeTarget(client.target)} into ${out}`), opts.lock);
-  return runJob({ store, job: 'playbooks-backup', jobKey, params: { out, keep: opts.keep, keepDaily: opts.keepDaily, keepWeekly: opts.keepWeekly }, lease, pages: [client.transport.pages] }, async (ctx) => {
+  return runJob({ store, job: 'playbooks-backup', jobKey, params: { out, keep: opts.keep, keepDaily: opts.keepDaily, keepWeekly: opts.keepWeekly }, target: client.target, lease, pages: [client.transport.pages] }, async (ctx) => {
     await mkdir(out, { recursive: true });
     const index = await readIndex(out);
     const now = opts.now ?? new Date();

@@ -59,7 +59,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
   await source.prepare();
   await destination.prepare();
   const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude, ...(opts.rules ? { rules: opts.rules } : {}) };
-  return runJob({ store: deps.store, job: JOB, jobKey, params, pages: [deps.client.transport.pages] }, async (ctx) => {
+  return runJob({ store: deps.store, job: JOB, jobKey, params, target: deps.client.target, pages: [deps.client.transport.pages] }, async (ctx) => {
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
     const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
     try {

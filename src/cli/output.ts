@@ -72,7 +72,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   const verb = writtenVerb(summary.job);
   // A run that found everything already in place and has nothing else to say: one line, with the tenant.
   if (isNoOp(summary)) {
-    out.write(`${layout(`${summary.job} run ${summary.runId}: nothing to do, all ${c.discovered} ${c.discovered === 1 ? 'entry' : 'entries'} already in place (checked in ${formatDuration(summary.durationMs)}${summary.target ? `; target ${describeTarget(summary.target as Target)}` : ''})`)}\n`);
+    out.write(`${layout(`${summary.job} run ${summary.runId}: nothing to do, all ${c.discovered} ${c.discovered === 1 ? 'entry' : 'entries'} already in place (checked in ${formatDuration(summary.durationMs)}${summary.target ? `; ${targetLine(summary.job, summary.target as Target)}` : ''})`)}\n`);
     return;
   }
   const lines = [
@@ -84,7 +84,9 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   const processing = summary.processing as { documents: number; completed: number; refused: number; processing: number; failedReasonSummary: Record<string, number>; waited: boolean } | undefined;
   if (processing?.waited) {
     const reasons = Object.entries(processing.failedReasonSummary).map(([r, n]) => `${r} ${n}`).join(', ');
-    lines.push(`  processed: ${processing.completed} indexed, ${processing.refused} refused${reasons ? ` (${reasons})` : ''}${processing.processing ? `, ${processing.processing} still processing` : ''}; \`ferry report --run ${summary.runId}\` explains each reason`);
+    // A migration's copies are one batch per target project: each project's line names its report.
+    const explained = summary.job === 'migrate' ? "each project's line below names the report that explains them" : `\`ferry report --run ${summary.runId}\` explains each reason`;
+    lines.push(`  processed: ${processing.completed} indexed, ${processing.refused} refused${reasons ? ` (${reasons})` : ''}${processing.processing ? `, ${processing.processing} still processing` : ''}; ${explained}`);
   } else if (processing) {
     // Processing follows the upload: said, so that a run that "succeeded" is not read as files indexed.
     lines.push(`  processing: ${processing.processing} of the ${processing.documents} uploaded still being processed, ${processing.refused} refused so far; \`ferry watch --run ${summary.runId}\` waits for them, \`ferry report --run ${summary.runId}\` says what was refused and why`);
@@ -95,7 +97,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     const resumable = summary.job === 'mirror' || summary.job === 'upload';
     lines.push(`  interrupted: ${c.interrupted ?? 0} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);
   }
-  if (summary.target) lines.push(`  target: ${describeTarget(summary.target as Target)}`);
+  if (summary.target) lines.push(`  ${targetLine(summary.job, summary.target as Target)}`);
   const lease = summary.lease as { on?: string; off?: string; waitedMs?: number; lost?: string; tookOverFrom?: unknown[] } | undefined;
   if (lease?.off) lines.push(`  lease: none (${lease.off})`);
   else if (lease?.on) lines.push(`  lease: held on the service${lease.waitedMs ? ` after waiting ${formatDuration(lease.waitedMs)}` : ''}${lease.tookOverFrom?.length ? ` (taken over from ${lease.tookOverFrom.length} expired holder${lease.tookOverFrom.length === 1 ? '' : 's'})` : ''}${lease.lost ? `; LOST: ${safeText(lease.lost)}` : ''}`);
@@ -125,6 +127,14 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   listed('  errors:', summary.errors.map((e) => ({ key: e.key, text: e.error })));
   listed('  skipped or noted (nothing failed):', (summary.problems ?? []).map((p) => ({ key: p.key, text: p.reason })));
   out.write(`${layout(lines.join('\n'))}\n`);
+}
+
+/** Jobs that read the tenant and write locally: their target is where they read from. */
+const READS_THE_TENANT = new Set(['pull', 'playbooks-export', 'playbooks-backup']);
+
+/** The tenant a run wrote to (`target: …`) or, for a job that writes locally, read from (`read from: …`). */
+export function targetLine(job: string, target: Target): string {
+  return `${READS_THE_TENANT.has(job) ? 'read from' : 'target'}: ${describeTarget(target)}`;
 }
 
 /** Succeeded, wrote, adopted, failed and said nothing: every entry was already where it belongs. */

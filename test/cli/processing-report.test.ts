@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { useService, writeTree } from '../helpers/service.js';
+import { useService, writeServiceProfiles, writeTree } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 
 const useEmulator = useService();
@@ -105,6 +105,52 @@ describe('what processing refused after a mirror', () => {
     const dry = await runFerry(['mirror', t.src, '--project', t.project, '--state', t.state, '--dry-run', '--wait'], useEmulator().env());
     expect(dry.code).toBe(0);
     expect(dry.stderr).toContain('--wait does nothing with --dry-run');
+  });
+});
+
+describe("migrate --wait: the target's processing", () => {
+  it('exit 1 naming each document the target refused (no credits left there), by project and path, with the report to run', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-processing-migrate-'));
+    const emu = useEmulator().emulator;
+    const config = writeServiceProfiles(useEmulator(), join(dir, 'profiles.yaml'));
+    const [from, to] = [emu.tenants[0]!, emu.tenants[1]!];
+    /** A project of the source tenant holding two indexed documents. */
+    const sourceProject = async (name: string) => {
+      const src = join(dir, name);
+      await writeTree(src, { 'a.txt': 'alpha', 'sub/b.txt': 'beta' });
+      const project = (await useEmulator().client().projects.create({ name, description: 'issue 52' })).objectIdentifier;
+      const mirrored = await runFerry(['mirror', src, '--project', project, '--state', join(dir, `${name}.sqlite`), '--wait'], useEmulator().env());
+      expect(mirrored.code, mirrored.stderr).toBe(0);
+      return project;
+    };
+    const [first, second] = [await sourceProject('refused-json'), await sourceProject('refused-text')];
+    const migrate = (project: string, extra: string[]) =>
+      runFerry(['migrate', '--from', from.name, '--to', to.name, '--projects', project, '--state', join(dir, 'g.sqlite'), '--wait', '--timeout', '60s', ...extra], { FERRY_CONFIG: config });
+    emu.setCredits(to.name, 0);
+    try {
+      const r = await migrate(first, ['--json']);
+      expect(r.code, r.stderr).toBe(1);
+      const summary = onlyJson(r) as Summary & { projects: { target: string; processing: Summary['processing'] }[] };
+      expect(summary.status).toBe('failed');
+      expect(summary.counts).toMatchObject({ copied: 3, failed: 0 });
+      expect(summary.processing).toEqual({ documents: 2, completed: 0, refused: 2, processing: 0, failedReasonSummary: { insufficientCredits: 2 }, timedOut: false, waited: true });
+      expect(summary.projects[0]!.processing).toMatchObject({ refused: 2, waited: true });
+      expect(summary.errors.map((e) => e.key).sort()).toEqual(['refused-json/a.txt', 'refused-json/sub/b.txt']);
+      expect(summary.errors[0]!.error).toMatch(/^refused by the service's processing: insufficientCredits \(/);
+      // The report the summary points to, on the target's profile, from any store.
+      const target = summary.projects[0]!.target;
+      const report = onlyJson(await runFerry(['-p', to.name, 'report', '--project', target, '--upload', summary.uploadIdentifier, '--state', join(dir, 'r.sqlite'), '--json'], { FERRY_CONFIG: config })) as { report: { totals: Record<string, number> } };
+      expect(report.report.totals).toMatchObject({ files: 2, failed: 2 });
+
+      // In text: the refusals added up, and the project's line names that report.
+      const text = await migrate(second, []);
+      expect(text.code, text.stderr).toBe(1);
+      expect(text.stdout).toContain("processed: 0 indexed, 2 refused (insufficientCredits 2); each project's line below names the report that explains them");
+      expect(text.stdout).toMatch(new RegExp(`processed on the target: 0 indexed, 2 refused \\(insufficientCredits 2\\); \`ferry -p ${to.name} report --project [0-9a-f-]{36} --upload [0-9a-f-]{36}\``));
+      expect(text.stdout).toContain("refused-text/sub/b.txt: refused by the service's processing: insufficientCredits");
+    } finally {
+      emu.setCredits(to.name, 1_000_000);
+    }
   });
 });
 

@@ -11,7 +11,7 @@ import { exitCodeFor, namedCounts, printSummary, summaryEnvelope } from '../outp
 import { setCommand, writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
-import { bwlimitFlag, leaseSettingsFrom, statsFlag } from '../options.js';
+import { bwlimitFlag, leaseSettingsFrom, parseDurationFlag, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 import { parseShard } from '../../tenants/selection.js';
 
@@ -36,6 +36,8 @@ interface MigrateCliOptions {
   waitLock?: string;
   lockTtl?: string;
   lock?: boolean;
+  wait?: boolean;
+  timeout?: string;
 }
 
 
@@ -56,6 +58,8 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
   if (action === 'verify' && (opts.dryRun || opts.map)) throw new ConfigurationError('ferry migrate verify takes neither --dry-run nor --map');
   const json = opts.json === true;
   if (action === 'verify') setCommand('migrate verify');
+  if (opts.wait && (opts.dryRun || action === 'verify')) process.stderr.write(`ferry: --wait does nothing with ${action === 'verify' ? 'migrate verify' : '--dry-run'}: nothing is copied, so there is nothing to process\n`);
+  const waitMs = opts.wait && !opts.dryRun && action !== 'verify' ? parseDurationFlag('--timeout', opts.timeout ?? '1h') : undefined;
   const selection = selectionOf(opts);
   const concurrency = positiveInt('--concurrency', opts.concurrency);
   const mapping = opts.map ? loadMapping(opts.map) : undefined;
@@ -75,7 +79,7 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
       out.finish(process.exitCode, { ...plan }, describePlan(plan), plan.blockers.length > 0);
       return;
     }
-    const summary = await migrate({ ...selection, mapping, concurrency, bwlimit: bwlimitFlag(opts.bwlimit), progress: !json, statsIntervalMs: statsFlag(opts.stats), intoExisting: opts.intoExisting === true, lock: leaseSettingsFrom(opts) }, deps);
+    const summary = await migrate({ ...selection, mapping, concurrency, bwlimit: bwlimitFlag(opts.bwlimit), progress: !json, statsIntervalMs: statsFlag(opts.stats), intoExisting: opts.intoExisting === true, lock: leaseSettingsFrom(opts), ...(waitMs !== undefined ? { waitMs } : {}) }, deps);
     let code = exitCodeFor(summary);
     let verification: VerifyReport | undefined;
     if (opts.verify && summary.status === 'succeeded') {
@@ -91,7 +95,7 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
     }
     else {
       printSummary(summary, false);
-      process.stdout.write(describeMigration(summary));
+      process.stdout.write(describeMigration(summary, opts.to));
       if (verification) process.stdout.write(describeVerification(verification));
     }
     process.exitCode = code;
@@ -120,13 +124,19 @@ function describePlan(plan: MigrationPlan): string {
   return `${layout(lines.join('\n'))}\n`;
 }
 
-function describeMigration(summary: Record<string, unknown>): string {
+function describeMigration(summary: Record<string, unknown>, toProfile: string): string {
   const lines: string[] = [];
   const options = summary.options as { definitions: number; options: number; created: number } | undefined;
   if (options) lines.push(`  organization metadata: ${options.definitions} definitions, ${options.options} options (${options.created} created on the target)`);
-  for (const p of (summary.projects as { source: string; target: string | null; name: string | null; outcome: string; documents: Record<string, number>; bytes: number }[] | undefined) ?? []) {
+  for (const p of (summary.projects as ProjectReport[] | undefined) ?? []) {
     const d = p.documents;
     lines.push(`  project ${visible(p.name ?? '')} ${p.source} -> ${p.target ?? '(none)'} (${p.outcome}): ${d.uploaded} documents copied, ${d.reconciled} found, ${d.skipped} skipped, ${d.failed} failed, ${formatBytes(p.bytes)}`);
+    // What the target's processing did with this project's copies (--wait), and how to see it whole.
+    const w = p.processing;
+    if (w && p.target) {
+      const reasons = Object.entries(w.failedReasonSummary).map(([r, n]) => `${r} ${n}`).join(', ');
+      lines.push(`    processed on the target: ${w.completed} indexed, ${w.refused} refused${reasons ? ` (${reasons})` : ''}${w.processing ? `, ${w.processing} still processing` : ''}; \`ferry -p ${quoteArg(toProfile)} report --project ${p.target} --upload ${String(summary.uploadIdentifier ?? '')}\``);
+    }
   }
   for (const p of (summary.playbooks as { source: string; target: string | null; name: string | null; outcome: string }[] | undefined) ?? []) {
     lines.push(`  playbook ${visible(p.name ?? '')} ${p.source} -> ${p.target ?? '(none)'} (${p.outcome})`);
@@ -140,4 +150,9 @@ function describeVerification(r: VerifyReport): string {
   for (const d of r.differences.slice(0, 50)) lines.push(`  ${d.kind} ${d.where}: ${d.what}`);
   if (r.differenceCount > 50) lines.push(`  … ${r.differenceCount - 50} more (see --json)`);
   return `${layout(lines.join('\n'))}\n`;
+}
+
+/** A profile name as a shell takes it. */
+function quoteArg(text: string): string {
+  return /^[A-Za-z0-9_.\/-]+$/.test(text) ? text : `'${visible(text).replace(/'/g, `'\\''`)}'`;
 }

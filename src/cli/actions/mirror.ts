@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { mirror, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
 import { parseDurationFlag } from '../options.js';
-import { exitCodeFor, printSummary } from '../output.js';
+import { exitCodeFor, printSummary, targetLine } from '../output.js';
 import { formatBytes } from '../../runner/format.js';
 import { EXIT } from '../exit-codes.js';
 import { safeText, visible } from '../../backends/names.js';
@@ -30,10 +30,11 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
       const fields = out.transferFields(rest);
       // What the source says of how it was read goes with the problems, as a run says it.
       fields.problems = [...notes.map((reason) => ({ key: '(source)', reason })), ...(fields.problems as unknown[])];
+      fields.target = client.target;
       out.finish(
         EXIT.ok,
         fields,
-        `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
+        `plan (nothing was changed):\n  ${targetLine('mirror', client.target)}\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
           `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
           notes.map((note) => `  note: ${safeText(note)}\n`).join('') +
           plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +

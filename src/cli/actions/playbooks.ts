@@ -1,5 +1,5 @@
 // `ferry playbooks export|import|backup|verify`: playbooks as archives (docs/playbook-archive.md).
-import { describeTarget, type Target } from '../../api/target.js';
+import type { Target } from '../../api/target.js';
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
 import { visible, safeText } from '../../backends/names.js';
@@ -9,7 +9,7 @@ import { ImportTimeoutError } from '../../playbooks/server-import.js';
 import { loadMapping } from '../../playbooks/mapping.js';
 import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives } from '../../../jobs/playbooks.js';
 import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, summaryBody, summaryEnvelope, writtenVerb } from '../output.js';
+import { exitCodeFor, summaryBody, summaryEnvelope, targetLine, writtenVerb } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { lockedOr, openJobDeps, uuidFlag } from '../shared.js';
@@ -98,7 +98,7 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
     `  found ${c.discovered}  ${writtenVerb(s.job)} ${c.uploaded}  already in place ${c.reconciled}  skipped ${c.skipped}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
   ];
   if (s.parts) lines.push(`  sub-resources: ${Object.entries(s.parts as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ')}`);
-  if (s.target) lines.push(`  target: ${describeTarget(s.target as Target)}`);
+  if (s.target) lines.push(`  ${targetLine(s.job, s.target as Target)}`);
   if (s.playbookIdentifier) lines.push(`  playbook on the target: ${String(s.playbookIdentifier)}`);
   if (Array.isArray(s.optionsCreated) && s.optionsCreated.length) lines.push(`  options created on the target: ${s.optionsCreated.map((n) => visible(String(n))).join(', ')}`);
   if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${s.pruned.length} archive(s)`);

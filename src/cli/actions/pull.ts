@@ -4,7 +4,7 @@ import { planPull, pull } from '../../../jobs/pull.js';
 import { formatBytes } from '../../runner/format.js';
 import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, printSummary } from '../output.js';
+import { exitCodeFor, printSummary, targetLine } from '../output.js';
 import { lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
 import { bwlimitFlag, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
@@ -50,8 +50,8 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
       const problems = plan.problems.slice(0, PROBLEMS_SHOWN);
       out.finish(
         EXIT.ok,
-        out.transferFields(plan),
-        `plan (nothing was changed):\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
+        { ...out.transferFields(plan), target: deps.client.target },
+        `plan (nothing was changed):\n  ${targetLine('pull', deps.client.target)}\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
           problems.map((p) => `  not pulled: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
           (plan.problemCount > problems.length ? `  … and ${plan.problemCount - problems.length} more not pulled (--json lists ${plan.problems.length})\n` : ''),
       );

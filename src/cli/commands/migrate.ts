@@ -13,9 +13,11 @@ export function registerMigrate(program: Command): void {
       .argument('[action]', '"verify": compare source and target only, and list every difference (exit 1 when any exists)'),
   )
     .option('--map <file>', 'target ids for organization metadata (and options), by source id or name (YAML)')
-    .option('--dry-run', 'print the plan and change nothing')
+    .option('-n, --dry-run', 'print the plan and change nothing')
     .option('--into-existing', 'copy into a same-named target project that no earlier migration of it made (otherwise the run stops and names it)')
-    .option('--verify', 'after the migration, compare source and target; exit 1 on any difference');
+    .option('--verify', 'after the migration, compare source and target; exit 1 on any difference')
+    .option('--wait', "after the copies, wait for the target to process this run's documents and name each it refused (exit 1)")
+    .option('--timeout <duration>', 'with --wait, the longest wait for processing, e.g. 90s, 30m, 2h (then exit 5)', '1h');
   addLeaseOptions(migrate).action(later(() => import('../actions/migrate.js'), 'migrateAction'));
 }
 

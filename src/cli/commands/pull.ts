@@ -16,7 +16,7 @@ export function registerPull(program: Command): void {
     .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY))
     .option('--bwlimit <rate>', BWLIMIT_HELP);
   addSizeAgeOptions(pull)
-    .option('--dry-run', 'print what would be downloaded and touch nothing')
+    .option('-n, --dry-run', 'print what would be downloaded and touch nothing')
     .option('--state <file>', 'checkpoint database')
     .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout')

@@ -9,7 +9,7 @@ export function registerRun(program: Command): void {
     .command('run')
     .description('run the job a definition file describes (see config/jobs/*.yaml)')
     .argument('<file>', 'job definition, YAML or JSON')
-    .option('--dry-run', 'print the plan and touch nothing')
+    .option('-n, --dry-run', 'print the plan and touch nothing')
     .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout at the end')
     .action(later(() => import('../actions/run.js'), 'runAction'));

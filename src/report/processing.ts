@@ -1,0 +1,90 @@
+// After a run's uploads: what the service's processing did with the documents of its batch, in
+// one project (a mirror's) or in several (a migration's, one batch per target project). Waited
+// for (--wait) or counted once at the end; either way said in the run's summary as `processing`.
+import type { FerryClient } from '../api/client.js';
+import type { CheckpointStore } from '../store/types.js';
+import { ProcessingTimeoutError } from '../runner/poll.js';
+import { projectBatchReport, tallyProjectBatch, waitForProjectBatch, type BatchReport, type FailedFile, type ProjectBatchTally } from './model.js';
+
+/** What the service's processing did with a run's documents, in its summary. */
+export interface ProcessingOutcome {
+  documents: number;
+  completed: number;
+  refused: number;
+  processing: number;
+  failedReasonSummary: Record<string, number>;
+  /** The wait ran out first (exit 5): the next `ferry watch` or `report` goes on. */
+  timedOut: boolean;
+  /** False when counted at the end of the run without waiting (the counts are a snapshot). */
+  waited: boolean;
+}
+
+/** One batch of a run: the documents it uploaded under one uploadObjectIdentifier into one project. */
+export interface RunBatch {
+  client: FerryClient;
+  project: string;
+  uploadIdentifier: string;
+  /** Documents the run uploaded into it: a listing that shows fewer is waited on. */
+  expected: number;
+  /** Joins refused documents to local paths (a mirror's store); else their identity metadata. */
+  store?: CheckpointStore | undefined;
+  jobKey?: string | undefined;
+}
+
+export interface AwaitedBatch {
+  report: BatchReport;
+  /** Set when the wait ran out: what was still processing. */
+  timeout?: string;
+}
+
+/**
+ * Waits until the service has processed a batch (every document the run uploaded listed, none in
+ * progress) or `timeoutMs` runs out; the report is made from the wait's last listing, not a second one.
+ */
+export async function awaitBatch(batch: RunBatch, opts: { timeoutMs: number; signal?: AbortSignal | undefined }): Promise<AwaitedBatch> {
+  let tally: ProjectBatchTally;
+  let timeout: string | undefined;
+  try {
+    tally = await waitForProjectBatch(batch.client, batch.project, batch.uploadIdentifier, { timeoutMs: Math.max(0, opts.timeoutMs), expected: batch.expected, signal: opts.signal });
+  } catch (err) {
+    if (!(err instanceof ProcessingTimeoutError)) throw err;
+    timeout = err.message;
+    tally = await tallyProjectBatch(batch.client, batch.project, batch.uploadIdentifier);
+  }
+  const report = projectBatchReport(tally, { project: batch.project, uploadIdentifier: batch.uploadIdentifier, store: batch.store, jobKey: batch.jobKey });
+  return { report, ...(timeout ? { timeout } : {}) };
+}
+
+/** A refused file's error line: the reason, what it means and what to do about it. */
+export function refusalText(report: BatchReport, file: FailedFile): string {
+  const why = report.reasons.find((r) => r.reason === file.reason);
+  return `refused by the service's processing: ${file.reason}${why ? ` (${why.meaning}; ${why.action})` : ''}`;
+}
+
+/** The outcome of the batches a run waited for, added up. */
+export function waitedOutcome(batches: readonly AwaitedBatch[]): ProcessingOutcome {
+  const outcome: ProcessingOutcome = { documents: 0, completed: 0, refused: 0, processing: 0, failedReasonSummary: {}, timedOut: false, waited: true };
+  for (const { report, timeout } of batches) {
+    outcome.documents += report.totals.files;
+    outcome.completed += report.totals.completed;
+    outcome.refused += report.totals.failed;
+    outcome.processing += report.totals.processing;
+    for (const r of report.reasons) outcome.failedReasonSummary[r.reason] = (outcome.failedReasonSummary[r.reason] ?? 0) + r.count;
+    if (timeout) outcome.timedOut = true;
+  }
+  outcome.failedReasonSummary = Object.fromEntries(Object.entries(outcome.failedReasonSummary).sort(([a], [b]) => a.localeCompare(b)));
+  return outcome;
+}
+
+/**
+ * Without a wait: how many of a batch's documents the service is still processing and has refused
+ * so far (two requests), or undefined from a service whose lists say no totalCount.
+ */
+export async function countBatch(batch: RunBatch): Promise<ProcessingOutcome | undefined> {
+  const count = async (indexingStatus: 'inProgress' | 'failed') =>
+    (await batch.client.documents.list(batch.project, { uploadObjectIdentifier: batch.uploadIdentifier, indexingStatus, flattenList: true, hidePackagedFiles: false }).page(1, 1)).totalCount;
+  const [processing, refused] = await Promise.all([count('inProgress'), count('failed')]);
+  if (processing === undefined || refused === undefined) return undefined;
+  const documents = batch.expected;
+  return { documents, completed: Math.max(0, documents - processing - refused), refused, processing, failedReasonSummary: {}, timedOut: false, waited: false };
+}
