@@ -30,7 +30,7 @@ const JOB_COMMANDS: Record<string, string> = {
 };
 
 /** What the job file and the profile say, for the commands that run a job (read errors are the job's to report). */
-function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string | undefined; pushgateway?: string | undefined } {
+function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string | undefined; pushgateway?: string | undefined; definition?: LoadedDefinition | undefined } {
   const command = commandPath(action);
   if (!JOB_COMMANDS[command]) return {};
   let definition: LoadedDefinition | undefined;
@@ -47,7 +47,7 @@ function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string
   } catch {
     profile = undefined;
   }
-  return { metricsFile: definition?.metricsFile, pushgateway: definition?.pushgateway ?? profile };
+  return { metricsFile: definition?.metricsFile, pushgateway: definition?.pushgateway ?? profile, definition };
 }
 
 /** The run's metrics when a flag, the job file or the profile asks for them; undefined otherwise. */
@@ -75,8 +75,9 @@ export async function startRunMetrics(action: Command, g: GlobalOptions): Promis
     jobKind: kind,
     // A job file's name names the job (`ferry run nightly-mirror.yaml`: nightly-mirror).
     jobName: command === 'run' && action.args[0] ? basename(action.args[0], extname(action.args[0])) : undefined,
-    tenant: tenantOf(command === 'migrate' ? opts.to : g.profile, g.config),
-    project: opts.project ?? (command === 'pull' ? action.args[0] : undefined),
+    // A job file names its own tenant (a migration's: the target) and project.
+    tenant: tenantOf(command === 'migrate' ? opts.to : (settings.definition?.profile ?? g.profile), g.config),
+    project: opts.project ?? (command === 'pull' ? action.args[0] : projectOf(settings.definition)),
     playbook: opts.playbook,
     ending: (summary) => {
       const exitCode = exitCodeFor(summary);
@@ -116,6 +117,12 @@ function checkPushgateway(text: string): string {
 }
 
 /** The tenant's host, as far as the profile says it before anything is sent (for a run that never starts). */
+/** The project a job file's job works on, if it has one. */
+function projectOf(definition: LoadedDefinition | undefined): string | undefined {
+  const d = definition?.definition;
+  return d && 'project' in d ? d.project : undefined;
+}
+
 function tenantOf(profile: string | undefined, configFile: string | undefined): string | undefined {
   try {
     const settings = resolveSettings({ profile, configFile });

@@ -27,6 +27,7 @@ describe('shipped examples', () => {
 
   it('config/jobs/nightly-mirror.yaml is a valid job definition', () => {
     const loaded = loadDefinition(join(repo, 'config', 'jobs', 'nightly-mirror.yaml'));
+    if (loaded.kind !== 'mirror') throw new Error(loaded.kind);
     expect(loaded.mirror).toMatchObject({ source: '/srv/shares/contracts', to: 'Contracts/Share', ocrEngine: 'engineA', ocrStrategy: 'detect', concurrency: 8 });
     expect(loaded.profile).toBe('uk-prod');
     expect(loaded.rps).toBe(20);
@@ -36,10 +37,48 @@ describe('shipped examples', () => {
 describe('upload job definitions', () => {
   it('config/jobs/onboarding-upload.yaml is valid and overrides the retry policy', () => {
     const loaded = loadDefinition(join(repo, 'config', 'jobs', 'onboarding-upload.yaml'));
+    if (loaded.kind !== 'upload') throw new Error(loaded.kind);
     expect(loaded.upload).toMatchObject({ playbook: '00000000-0000-0000-0000-000000000000', name: 'Archive 2019 onboarding', timeoutMs: 7_200_000, retryFailed: true });
     expect(loaded.upload!.policy!.reasons.outOfMemory).toBe('never');
     expect(loaded.upload!.policy!.reasons.uploadFailure).toBe('retry');
     expect(loaded.upload!.policy!.ocrFallback).toBe('never');
+  });
+});
+
+describe('a job file for every kind of job', () => {
+  it('config/jobs/nightly-pull.yaml, nightly-playbooks-backup.yaml and region-migration.yaml are valid, paths and durations read', () => {
+    const jobs = join(repo, 'config', 'jobs');
+    const pull = loadDefinition(join(jobs, 'nightly-pull.yaml'));
+    if (pull.kind !== 'pull') throw new Error(pull.kind);
+    expect(pull.pull).toMatchObject({ project: '00000000-0000-0000-0000-000000000000', dir: '/srv/copies/contracts', from: 'Contracts/Share', exclude: ['**/*.tmp'], concurrency: 8, bwlimit: 50 * 1024 * 1024 });
+    expect([pull.profile, pull.rps, pull.metricsFile]).toEqual(['uk-prod', 20, '/var/lib/node_exporter/textfile/ferry-nightly-pull.prom']);
+
+    const backup = loadDefinition(join(jobs, 'nightly-playbooks-backup.yaml'));
+    if (backup.kind !== 'playbooks-backup') throw new Error(backup.kind);
+    expect(backup.backup).toEqual({ out: '/srv/backups/playbooks', keep: undefined, keepDaily: 14, keepWeekly: 8, lock: { waitMs: 600_000 } });
+    expect(backup.pushgateway).toBe('http://pushgateway.monitoring:9091');
+
+    const migration = loadDefinition(join(jobs, 'region-migration.yaml'));
+    if (migration.kind !== 'migrate') throw new Error(migration.kind);
+    expect(migration.migrate).toMatchObject({ from: 'uk-prod', to: 'au-prod', verify: true });
+    expect(migration.migrate.options).toMatchObject({ projects: ['00000000-0000-0000-0000-000000000000'], allPlaybooks: true, concurrency: 8, waitMs: 7_200_000, lock: { waitMs: 300_000 } });
+    // The --map file beside it, read now.
+    expect(migration.migrate.options.mapping?.organizationMetadata?.Region).toBe('7d1f0c9e-3b2a-4e5d-8c6f-1a2b3c4d5e6f');
+    // The checkpoint store and the metrics are the target's.
+    expect(migration.profile).toBe('au-prod');
+  });
+
+  it('names what is wrong in each kind: a migration without a selection, a pull without its folder, a backup with a stray key', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-job-kinds-'));
+    const bad = async (name: string, text: string) => {
+      await writeFile(join(dir, name), text);
+      return () => loadDefinition(join(dir, name));
+    };
+    expect(await bad('m.yaml', 'job: migrate\nfrom: a\nto: b\n')).toThrow(/projects: name projects or playbooks \(ids, or all\)/);
+    expect(await bad('m2.yaml', 'job: migrate\nfrom: a\nto: b\nprojects: [nope]\nshard: half\n')).toThrow(/projects\.0: must be a uuid[\s\S]*shard: must be K\/N/);
+    expect(await bad('p.yaml', 'job: pull\nproject: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\n')).toThrow(/dir: /);
+    expect(await bad('b.yaml', 'job: playbooks-backup\nout: x\nkeep: -1\nsource: y\n')).toThrow(/keep: [\s\S]*Unrecognized key: "source"/);
+    expect(await bad('k.yaml', 'source: x\n')).toThrow(/job: required, one of mirror, upload, pull, playbooks-backup, migrate/);
   });
 });
 
@@ -71,10 +110,11 @@ describe('job definitions', () => {
   it('resolves relative paths against the file and refuses an unknown job kind', async () => {
     const file = await write('job: mirror\nsource: ./share\nproject: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\nstate: state.sqlite\n');
     const loaded = loadDefinition(file);
+    if (loaded.kind !== 'mirror') throw new Error(loaded.kind);
     expect(loaded.mirror.source).toBe(join(file, '..', 'share'));
     expect(loaded.state).toBe(join(file, '..', 'state.sqlite'));
     const other = await write('job: teleport\nsource: x\n');
-    expect(() => loadDefinition(other)).toThrow(/job/);
+    expect(() => loadDefinition(other)).toThrow(/job: "teleport" is not a kind of job; one of mirror, upload, pull, playbooks-backup, migrate/);
     const badPolicy = await write('job: upload\nsource: x\nproject: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\nplaybook: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\ntimeout: soon\nretryPolicy: { reasons: { badFile: maybe } }\n');
     expect(() => loadDefinition(badPolicy)).toThrow(/timeout: must be a duration[\s\S]*retryPolicy\.reasons\.badFile/);
   });

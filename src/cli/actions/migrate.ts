@@ -1,7 +1,9 @@
 // `ferry migrate --from P --to P`: projects and playbooks from one tenant into another, planned
 // (--dry-run), resumable, verified (--verify, or `ferry migrate verify`).
 import type { Command } from 'commander';
-import { migrate, planMigration, verifyMigration, type MigrateSelection, type MigrationPlan, type ProjectReport, type VerifyReport } from '../../../jobs/migrate.js';
+import { migrate, planMigration, verifyMigration, type MigrateOptions, type MigrateSelection, type MigrationPlan, type ProjectReport, type VerifyReport } from '../../../jobs/migrate.js';
+import type { MigrateRequest } from '../../../jobs/definition.js';
+import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 import { ConfigurationError } from '../../api/errors.js';
 import { loadMapping } from '../../playbooks/mapping.js';
 import { formatBytes } from '../../runner/format.js';
@@ -10,7 +12,7 @@ import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, namedCounts, printSummary, summaryEnvelope } from '../output.js';
 import { setCommand, writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
-import { lockedOr, openPairDeps, positiveInt, uuidFlag } from '../shared.js';
+import { lockedOr, openPairDeps, positiveInt, uuidFlag, type RunOptions } from '../shared.js';
 import { bwlimitFlag, leaseSettingsFrom, parseDurationFlag, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 import { parseShard } from '../../tenants/selection.js';
@@ -62,50 +64,70 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
   const waitMs = opts.wait && !opts.dryRun && action !== 'verify' ? parseDurationFlag('--timeout', opts.timeout ?? '1h') : undefined;
   const selection = selectionOf(opts);
   const concurrency = positiveInt('--concurrency', opts.concurrency);
-  const mapping = opts.map ? loadMapping(opts.map) : undefined;
-  const deps = openPairDeps(cmd, opts.from, opts.to, concurrency, opts.state);
-  try {
-    if (action === 'verify') {
+  if (action === 'verify') {
+    const deps = openPairDeps(cmd, opts.from, opts.to, concurrency, opts.state);
+    try {
       const report = await verifyMigration({ ...selection, concurrency, progress: !json, statsIntervalMs: statsFlag(opts.stats) }, deps);
       process.exitCode = report.differenceCount > 0 ? EXIT.failed : EXIT.ok;
       if (json) writeEnvelope(report.differenceCount > 0 ? 'different' : 'matching', process.exitCode, { ...report });
       else process.stdout.write(describeVerification(report));
-      return;
+    } finally {
+      await deps.close();
     }
-    if (opts.dryRun) {
+    return;
+  }
+  const options: MigrateOptions = {
+    ...selection,
+    ...(opts.map ? { mapping: loadMapping(opts.map) } : {}),
+    concurrency,
+    bwlimit: bwlimitFlag(opts.bwlimit),
+    statsIntervalMs: statsFlag(opts.stats),
+    intoExisting: opts.intoExisting === true,
+    lock: leaseSettingsFrom(opts),
+    ...(waitMs !== undefined ? { waitMs } : {}),
+  };
+  process.exitCode = await runMigrateCommand(cmd, { from: opts.from, to: opts.to, options, verify: opts.verify === true }, { json, state: opts.state, dryRun: opts.dryRun === true });
+}
+
+/** Shared by `migrate` and `run` of a migrate job file: the plan (--dry-run), or the run and its verification. */
+export async function runMigrateCommand(cmd: Command, request: MigrateRequest, run: RunOptions): Promise<number> {
+  const { options } = request;
+  const json = run.json;
+  const deps = openPairDeps(cmd, request.from, request.to, options.concurrency ?? DEFAULT_CONCURRENCY, run.state);
+  const compare = () => verifyMigration({ ...options, progress: !json }, deps);
+  try {
+    if (run.dryRun) {
       const out = new PlanOutput(json, 'copy', 'gone from the source');
-      const plan = await planMigration({ ...selection, mapping, intoExisting: opts.intoExisting === true }, deps, out.item);
-      process.exitCode = plan.blockers.length ? EXIT.failed : EXIT.ok;
-      out.finish(process.exitCode, { ...plan }, describePlan(plan), plan.blockers.length > 0);
-      return;
+      const plan = await planMigration(options, deps, out.item);
+      const code = plan.blockers.length ? EXIT.failed : EXIT.ok;
+      out.finish(code, { ...plan }, describePlan(plan), plan.blockers.length > 0);
+      return code;
     }
-    const summary = await migrate({ ...selection, mapping, concurrency, bwlimit: bwlimitFlag(opts.bwlimit), progress: !json, statsIntervalMs: statsFlag(opts.stats), intoExisting: opts.intoExisting === true, lock: leaseSettingsFrom(opts), ...(waitMs !== undefined ? { waitMs } : {}) }, deps);
+    const summary = await migrate({ ...options, progress: !json }, deps);
     let code = exitCodeFor(summary);
     let verification: VerifyReport | undefined;
-    if (opts.verify && summary.status === 'succeeded') {
-      verification = await verifyMigration({ ...selection, concurrency, progress: !json, statsIntervalMs: statsFlag(opts.stats) }, deps);
+    if (request.verify && summary.status === 'succeeded') {
+      verification = await compare();
       if (verification.differenceCount > 0) code = Math.max(code, EXIT.failed);
     }
     if (json) {
       // A migration that succeeded but does not verify has failed, and says so in its status.
-      const status = code === EXIT.failed && summary.status === 'succeeded' ? 'failed' : summary.status;
+      const status = code === EXIT.failed && summary.status === 'succeeded' ? 'failed' : undefined;
       // Each project's document counts are named as the job's are: copied.
       const projects = (summary.projects as ProjectReport[] | undefined)?.map((p) => ({ ...p, documents: namedCounts('migrate', p.documents) }));
       process.stdout.write(`${JSON.stringify({ ...summaryEnvelope(summary, code, status), ...(projects ? { projects } : {}), ...(verification ? { verification } : {}) })}\n`);
-    }
-    else {
+    } else {
       printSummary(summary, false);
-      process.stdout.write(describeMigration(summary, opts.to));
+      process.stdout.write(describeMigration(summary, request.to));
       if (verification) process.stdout.write(describeVerification(verification));
     }
-    process.exitCode = code;
+    return code;
   } catch (err) {
-    process.exitCode = lockedOr(err, json);
+    return lockedOr(err, json);
   } finally {
     await deps.close();
   }
 }
-
 
 function describePlan(plan: MigrationPlan): string {
   const t = plan.totals;

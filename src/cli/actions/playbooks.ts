@@ -7,7 +7,7 @@ import { formatBytes, formatDuration } from '../../runner/format.js';
 import type { JobSummary } from '../../runner/job.js';
 import { ImportTimeoutError } from '../../playbooks/server-import.js';
 import { loadMapping } from '../../playbooks/mapping.js';
-import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives } from '../../../jobs/playbooks.js';
+import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives, type BackupOptions } from '../../../jobs/playbooks.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, summaryBody, summaryEnvelope, targetLine, writtenVerb } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
@@ -35,10 +35,12 @@ export async function importAction(file: string, opts: { mode: 'server' | 'repla
 
 export async function backupAction(opts: { out: string; keep?: string; keepDaily?: string; keepWeekly?: string; state?: string; json?: boolean; waitLock?: string; lockTtl?: string; lock?: boolean }, cmd: Command): Promise<void> {
   const rules = { keep: count('--keep', opts.keep), keepDaily: count('--keep-daily', opts.keepDaily), keepWeekly: count('--keep-weekly', opts.keepWeekly) };
-  const lock = leaseSettingsFrom(opts);
-  process.exitCode = await runJobCommand(cmd, opts, (deps) =>
-    backupPlaybooks({ out: opts.out, ...rules, lock, onDone: live(opts.json, (id, outcome) => `${outcome} ${id}`) }, deps),
-  );
+  process.exitCode = await runBackupCommand(cmd, { out: opts.out, ...rules, lock: leaseSettingsFrom(opts) }, opts);
+}
+
+/** Shared by `playbooks backup` and `run` of a playbooks-backup job file. */
+export async function runBackupCommand(cmd: Command, options: BackupOptions, run: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined }): Promise<number> {
+  return runJobCommand(cmd, run, (deps) => backupPlaybooks({ ...options, onDone: live(run.json, (id, outcome) => `${outcome} ${id}`) }, deps));
 }
 
 export async function verifyAction(path: string, opts: { json?: boolean }): Promise<void> {

@@ -1,11 +1,11 @@
 // `ferry pull PROJECT DIR`: a project's documents into a local folder.
 import type { Command } from 'commander';
-import { planPull, pull } from '../../../jobs/pull.js';
+import { planPull, pull, type PullOptions } from '../../../jobs/pull.js';
 import { formatBytes } from '../../runner/format.js';
 import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
-import { lockedOr, openJobDeps, positiveInt, uuidFlag } from '../shared.js';
+import { lockedOr, openJobDeps, positiveInt, uuidFlag, type RunOptions } from '../shared.js';
 import { bwlimitFlag, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 
@@ -30,7 +30,7 @@ interface PullCliOptions {
 const PROBLEMS_SHOWN = 20;
 
 export async function pullAction(project: string, dir: string, opts: PullCliOptions, cmd: Command): Promise<void> {
-  const options = {
+  const options: PullOptions = {
     project: uuidFlag('project', project),
     dir,
     from: opts.from,
@@ -41,10 +41,15 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
     statsIntervalMs: statsFlag(opts.stats),
     ...sizeAgeFrom(opts),
   };
-  const json = opts.json === true;
-  const deps = openJobDeps(cmd, options.concurrency, { json, state: opts.state });
+  process.exitCode = await runPullCommand(cmd, options, { json: opts.json === true, state: opts.state, dryRun: opts.dryRun === true });
+}
+
+/** Shared by `pull` and `run` of a pull job file. */
+export async function runPullCommand(cmd: Command, options: PullOptions, run: RunOptions): Promise<number> {
+  const json = run.json;
+  const deps = openJobDeps(cmd, options.concurrency, run);
   try {
-    if (opts.dryRun) {
+    if (run.dryRun) {
       const out = new PlanOutput(json, 'download', 'gone from the project');
       const plan = await planPull(options, deps, out.item);
       const problems = plan.problems.slice(0, PROBLEMS_SHOWN);
@@ -55,16 +60,14 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
           problems.map((p) => `  not pulled: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
           (plan.problemCount > problems.length ? `  … and ${plan.problemCount - problems.length} more not pulled (--json lists ${plan.problems.length})\n` : ''),
       );
-      process.exitCode = EXIT.ok;
-      return;
+      return EXIT.ok;
     }
     const summary = await pull(options, deps);
     printSummary(summary, json);
-    process.exitCode = exitCodeFor(summary);
+    return exitCodeFor(summary);
   } catch (err) {
-    process.exitCode = lockedOr(err, json);
+    return lockedOr(err, json);
   } finally {
     await deps.close();
   }
 }
-

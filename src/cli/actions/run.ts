@@ -1,30 +1,44 @@
-// `ferry run FILE`: a job from a definition file, the way cron runs ferry.
+// `ferry run FILE`: a job from a definition file, the way cron runs ferry. Each kind runs through
+// the same code as its command (`ferry mirror`, `upload`, `pull`, `playbooks backup`, `migrate`).
 import type { Command } from 'commander';
 import { loadDefinition } from '../../../jobs/definition.js';
+import { ConfigurationError } from '../../api/errors.js';
 import { runMirrorCommand } from './mirror.js';
 import { runUploadCommand } from './upload.js';
+import { runPullCommand } from './pull.js';
+import { runBackupCommand } from './playbooks.js';
+import { runMigrateCommand } from './migrate.js';
 import { statsFlag } from '../options.js';
 
 export async function runAction(file: string, opts: { dryRun?: boolean; json?: boolean; stats?: string }, cmd: Command): Promise<void> {
   const loaded = loadDefinition(file);
   const statsIntervalMs = statsFlag(opts.stats);
-  if (loaded.upload) {
-    // The plan of an upload job is its mirror's: the same files, the same checkpoint state; no
-    // batch is created, nothing is sent.
-    if (opts.dryRun) {
-      process.exitCode = await runMirrorCommand(cmd, { ...loaded.upload, progress: false }, { rps: loaded.rps, state: loaded.state, json: opts.json === true, dryRun: true, profile: loaded.profile });
+  const json = opts.json === true;
+  const dryRun = opts.dryRun === true;
+  const run = { rps: loaded.rps, state: loaded.state, json, dryRun, profile: loaded.profile };
+  const progress = !json;
+  switch (loaded.kind) {
+    case 'mirror':
+      process.exitCode = await runMirrorCommand(cmd, { ...loaded.mirror, progress, statsIntervalMs }, run);
       return;
-    }
-    const ack = loaded.definition.job === 'upload' && loaded.definition.ack === true;
-    process.exitCode = await runUploadCommand(cmd, { ...loaded.upload, progress: !opts.json, statsIntervalMs }, { rps: loaded.rps, state: loaded.state, json: opts.json === true, profile: loaded.profile, ack });
-    return;
+    case 'upload':
+      // The plan of an upload job is its mirror's: the same files, the same checkpoint state; no
+      // batch is created, nothing is sent.
+      if (dryRun) {
+        process.exitCode = await runMirrorCommand(cmd, { ...loaded.upload, progress: false }, run);
+        return;
+      }
+      process.exitCode = await runUploadCommand(cmd, { ...loaded.upload, progress, statsIntervalMs }, { ...run, ack: loaded.ack });
+      return;
+    case 'pull':
+      process.exitCode = await runPullCommand(cmd, { ...loaded.pull, progress, statsIntervalMs }, run);
+      return;
+    case 'playbooks-backup':
+      if (dryRun) throw new ConfigurationError(`job file ${file}: a playbooks-backup job has no dry run (ferry playbooks list shows what it would back up)`);
+      process.exitCode = await runBackupCommand(cmd, loaded.backup, run);
+      return;
+    case 'migrate':
+      process.exitCode = await runMigrateCommand(cmd, { ...loaded.migrate, options: { ...loaded.migrate.options, statsIntervalMs } }, run);
+      return;
   }
-  process.exitCode = await runMirrorCommand(cmd, { ...loaded.mirror, progress: !opts.json, statsIntervalMs }, {
-    rps: loaded.rps,
-    state: loaded.state,
-    json: opts.json === true,
-    dryRun: opts.dryRun === true,
-    profile: loaded.profile,
-  });
 }
-
