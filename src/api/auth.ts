@@ -98,6 +98,7 @@ export class TokenProvider {
 
     for (let attempt = 0; ; attempt++) {
       let res: Dispatcher.ResponseData;
+      const ended = this.opts.reachability?.begin(url);
       try {
         res = await request(url, {
           method: 'POST',
@@ -116,6 +117,8 @@ export class TokenProvider {
           continue;
         }
         throw new ConnectionError('POST', url, err, true);
+      } finally {
+        ended?.();
       }
       this.opts.reachability?.answered(url);
       const text = await res.body.text();

@@ -360,6 +360,7 @@ export class Transport {
         onWire = true;
         if (method !== 'GET' && method !== 'HEAD') this.writesSent++;
         const streamed = spec.json === undefined && !smallBody && multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined;
+        const ended = this.reachability.begin(url);
         try {
           res = await request(url, {
             method: method as Dispatcher.HttpMethod,
@@ -371,6 +372,7 @@ export class Transport {
             bodyTimeout: timeoutMs,
           });
         } finally {
+          ended();
           // Answered or failed, the attempt is over: what it did not send of a streamed body is let go (multipart.ts, exactly).
           streamed?.destroy();
         }

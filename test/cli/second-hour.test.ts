@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { useService, writeTree } from '../helpers/service.js';
@@ -52,6 +52,33 @@ describe("a newcomer's second hour", () => {
     expect(r.stderr.split('cannot reach').length - 1).toBe(1);
   });
 
+  it('a host that takes the connection and never answers (a firewall that drops it looks the same) is said within seconds, not at the timeout', async () => {
+    // Accepts every connection and writes nothing: no refusal ever comes to be reported.
+    const sockets: Socket[] = [];
+    const silent = createNetServer((socket) => void sockets.push(socket));
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const port = (silent.address() as AddressInfo).port;
+    const base = `http://127.0.0.1:${port}`;
+    const env = { ...useEmulator().env(), FERRY_BASE_URL: base, FERRY_SETTINGS_URL: base, FERRY_AUTH_URL: base, FERRY_LOG_LEVEL: 'warn' };
+    const spawned = Date.now();
+    let firstByteMs: number | undefined;
+    try {
+      // Stopped once it has spoken: the point is when the first word comes, not how the run ends.
+      const r = await runFerry(['ls'], env, (child) => child.stderr?.once('data', () => {
+        firstByteMs = Date.now() - spawned;
+        child.kill('SIGTERM');
+      }));
+      expect(r.stderr.split('\n')[0]).toContain(`no answer from 127.0.0.1:${port} after 1.5 s; still trying`);
+      // Said at 1.5 s; a generous bound against a slow start, where the request's own timeout (30 s)
+      // is the only other moment anything could be said.
+      expect(firstByteMs).toBeLessThan(5_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  });
+
   it('`ferry mirror` with nothing named says what is missing in the order it is typed: the source first', async () => {
     const bare = await runFerry(['mirror'], useEmulator().env());
     expect(bare.code).toBe(2);
@@ -85,6 +112,13 @@ describe("a newcomer's second hour", () => {
     expect(onlyJson(r)).toMatchObject({ project: id, counts: { uploaded: 1 } });
     const check = await runFerry(['check', join(dir, 'share'), '--project', unique, '--json'], useEmulator().env());
     expect(onlyJson(check)).toMatchObject({ project: id, matching: 1 });
+    // Every command that takes a project takes its name: pull, report, watch, lock.
+    const pulled = await runFerry(['pull', unique, join(dir, 'copy'), '--state', join(dir, 'p.sqlite'), '--json'], useEmulator().env());
+    expect(onlyJson(pulled), pulled.stderr).toMatchObject({ job: 'pull', counts: { downloaded: 1 } });
+    const report = onlyJson(await runFerry(['report', '--run', 'last', '--project', unique, '--state', join(dir, 's.sqlite'), '--json'], useEmulator().env())) as { report: { project: string } };
+    expect(report.report.project).toBe(id);
+    expect(onlyJson(await runFerry(['watch', '--run', 'last', '--project', unique, '--state', join(dir, 's.sqlite'), '--json'], useEmulator().env()))).toMatchObject({ next: expect.stringContaining(`--project ${id}`) });
+    expect(onlyJson(await runFerry(['lock', 'status', '--project', unique, '--json'], useEmulator().env()))).toMatchObject({ project: id, holders: [] });
 
     const twice = `Twice ${dir}`;
     const a = (await client.projects.create({ name: twice, description: 'one' })).objectIdentifier;

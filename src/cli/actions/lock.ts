@@ -10,7 +10,8 @@ import { describeTarget } from '../../api/target.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
-import { uuidFlag } from '../shared.js';
+import { projectFlag, resolveProject } from '../project-name.js';
+import type { FerryClient } from '../../api/client.js';
 
 interface LockOptions {
   project?: string;
@@ -19,16 +20,16 @@ interface LockOptions {
 }
 
 /** A project's leases, or the tenant-wide ones; and how they are named in messages. */
-function scopeOf(opts: LockOptions): { scope: string; project?: string; named: string } {
+async function scopeOf(opts: LockOptions, client: FerryClient): Promise<{ scope: string; project?: string; named: string }> {
   if (opts.project === undefined) return { scope: tenantLeaseTarget('', 'lock', '').scope, named: 'the tenant (migrations, playbook imports, backups)' };
-  const project = uuidFlag('--project', opts.project);
+  const project = await resolveProject(client, projectFlag('--project', opts.project));
   return { scope: projectLeaseTarget(project, '', 'lock').scope, project, named: `project ${project}` };
 }
 
 export async function lockStatusAction(opts: LockOptions, cmd: Command): Promise<void> {
-  const { scope, project, named } = scopeOf(opts);
   const { client } = createContext(cmd);
   try {
+    const { scope, project, named } = await scopeOf(opts, client);
     const board = new ProjectLeaseBoard(client, scope);
     const entries = leaseEntries(await board.list());
     if (opts.json) {
@@ -46,10 +47,10 @@ export async function lockStatusAction(opts: LockOptions, cmd: Command): Promise
 }
 
 export async function lockBreakAction(opts: LockOptions, cmd: Command): Promise<void> {
-  const { scope, project, named } = scopeOf(opts);
   const path = opts.path === undefined ? undefined : normaliseRemotePath(opts.path);
   const { client } = createContext(cmd);
   try {
+    const { scope, project, named } = await scopeOf(opts, client);
     const board = new ProjectLeaseBoard(client, scope);
     const entries = leaseEntries(await board.list()).filter((e) => path === undefined || !e.holder || pathsConflict(e.holder.path, path));
     for (const e of entries) for (const id of e.records) await board.remove(id);

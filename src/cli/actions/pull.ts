@@ -5,7 +5,8 @@ import { formatBytes } from '../../runner/format.js';
 import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
-import { lockedOr, openJobDeps, positiveInt, uuidFlag, type RunOptions } from '../shared.js';
+import { lockedOr, openJobDeps, positiveInt, type RunOptions } from '../shared.js';
+import { projectFlag, resolveProject } from '../project-name.js';
 import { bwlimitFlag, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 
@@ -31,7 +32,7 @@ const PROBLEMS_SHOWN = 20;
 
 export async function pullAction(project: string, dir: string, opts: PullCliOptions, cmd: Command): Promise<void> {
   const options: PullOptions = {
-    project: uuidFlag('project', project),
+    project: projectFlag('PROJECT', project),
     dir,
     from: opts.from,
     ...patternsFrom(opts),
@@ -49,6 +50,7 @@ export async function runPullCommand(cmd: Command, options: PullOptions, run: Ru
   const json = run.json;
   const deps = openJobDeps(cmd, options.concurrency, run);
   try {
+    options = { ...options, project: await resolveProject(deps.client, options.project, 'PROJECT') };
     if (run.dryRun) {
       const out = new PlanOutput(json, 'download', 'gone from the project');
       const plan = await planPull(options, deps, out.item);

@@ -9,6 +9,8 @@ import { buildProjectBatchReport, buildReport } from '../../report/model.js';
 import { renderReport, type ReportFormat } from '../../report/render.js';
 import type { CheckpointStore, RunRecord } from '../../store/types.js';
 import { openJobDeps, positiveInt, uuidFlag } from '../shared.js';
+import { projectFlag, resolveProject } from '../project-name.js';
+import type { FerryClient } from '../../api/client.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 
@@ -16,7 +18,7 @@ export async function reportAction(opts: { playbook?: string; upload?: string; r
   const format = reportFormat(opts);
   const deps = openJobDeps(cmd, 1, { json: false, state: opts.state });
   try {
-    const batch = resolveBatch(deps.store, opts);
+    const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
     const report =
       batch.kind === 'playbook'
         ? await buildReport({ client: deps.client, playbookIdentifier: batch.playbook, uploadIdentifier: batch.upload, project: batch.project, store: deps.store, jobKey: batch.jobKey })
@@ -34,6 +36,11 @@ export async function reportAction(opts: { playbook?: string; upload?: string; r
   } finally {
     await deps.close();
   }
+}
+
+/** `--project` by its id, or by its name looked up once (src/cli/project-name.ts). */
+export async function withProjectId<O extends { project?: string | undefined }>(client: FerryClient, opts: O): Promise<O> {
+  return opts.project === undefined ? opts : { ...opts, project: await resolveProject(client, projectFlag('--project', opts.project)) };
 }
 
 /** A batch as `report` and `watch` take it: a playbook document upload, or the documents of a project that carry its id. */

@@ -7,13 +7,13 @@ import { openJobDeps } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { liveDisplay, parseDurationFlag } from './upload.js';
-import { resolveBatch } from './report.js';
+import { resolveBatch, withProjectId } from './report.js';
 
 export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   const timeoutMs = parseDurationFlag('--timeout', opts.timeout);
   const deps = openJobDeps(cmd, 1, { json: opts.json === true, state: opts.state });
   try {
-    const batch = resolveBatch(deps.store, opts);
+    const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
     const live = opts.json ? undefined : liveDisplay();
     const details =
       batch.kind === 'playbook'

@@ -9,7 +9,7 @@ export function registerCheck(program: Command): void {
     .command('check')
     .description('compare a local folder, zip or tar with what a project holds, without any checkpoint store (exit 1 on any difference)')
     .argument('<source>', 'the local folder, or a zip or tar (.tar, .tar.gz) read in place')
-    .requiredOption('--project <id>', 'the project to compare with')
+    .requiredOption('--project <id>', 'the project to compare with: its id, or its name')
     .option('--to <folder>', 'the folder under the project root the source was mirrored to');
   addArchiveOptions(addPatternOptions(check))
     .option('--checksum', 'read back the content of documents that carry no fingerprint and compare it')

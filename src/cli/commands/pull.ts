@@ -9,7 +9,7 @@ export function registerPull(program: Command): void {
   const pull = program
     .command('pull')
     .description("a project's documents into a local folder: tree and names kept, atomic, resumable, incremental")
-    .argument('<project>', 'the project id')
+    .argument('<project>', 'the project: its id, or its name')
     .argument('<dir>', 'the local folder (created when missing)')
     .option('--from <folder>', 'only this folder of the project (path under its root)');
   addPatternOptions(pull)

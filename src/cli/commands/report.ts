@@ -11,7 +11,7 @@ export function registerReport(program: Command): void {
     .option('--upload <id>', "the batch: a playbook document upload, or the uploadIdentifier of a mirror's documents")
     .option('--run <n>', 'the batch of this run of the checkpoint store (a number, or last)')
     .option('--playbook <id>', "the playbook, for a playbook's batch this checkpoint store did not make")
-    .option('--project <id>', "the project, for a mirror's batch this checkpoint store did not make (any store, or none)")
+    .option('--project <id>', "the project (id or name), for a mirror's batch this checkpoint store did not make (any store, or none)")
     .addOption(new Option('--format <format>', 'output format (default: from the --out extension, else text); md is markdown').choices([...REPORT_FORMATS, 'md']))
     .option('--json', 'print one JSON object on stdout: the report inside it, or with --out where it was written')
     .option('--out <file>', 'write to a file instead of stdout')
