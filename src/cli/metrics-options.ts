@@ -17,7 +17,7 @@ import type { GlobalOptions } from './main.js';
 import { loadDefinition, type LoadedDefinition } from '../../jobs/definition.js';
 
 /** The commands that run a job, and the job kind each reports before its run says so. */
-const JOB_COMMANDS: Record<string, string> = {
+export const JOB_COMMANDS: Record<string, string> = {
   mirror: 'mirror',
   upload: 'upload',
   pull: 'pull',

@@ -66,6 +66,8 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
       const { batches, ...rest } = result;
       writeEnvelope(statusFor(code, result), code, {
         ...rest,
+        // The tenant, said once for the whole job as every summary says it (each batch says it too).
+        target: deps.client.target,
         ...(code === EXIT.timeout ? { error: `processing did not end within ${run.timeoutText ?? 'the timeout'}` } : {}),
         batches: batches.map((b) => ({ uploadIdentifier: b.uploadIdentifier, ...summaryBody(b.summary), ...(b.report ? { report: b.report } : {}) })),
         notifications: notes,
