@@ -1,5 +1,5 @@
 // The `ferry` command.
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import { ConfigurationError, FerryError, AuthenticationError, AbortedError } from '../api/errors.js';
 import { EXIT } from './exit-codes.js';
 import { SourceError } from '../sync/types.js';
@@ -17,25 +17,49 @@ import { parseListingLag } from '../api/listing-lag.js';
  */
 type Register = (program: Command) => void;
 const COMMANDS: Record<string, () => Promise<Register>> = {
-  api: async () => (await import('./commands/api.js')).registerApi,
-  doctor: async () => (await import('./commands/doctor.js')).registerDoctor,
+  // Move content
   mirror: async () => (await import('./commands/mirror.js')).registerMirror,
   upload: async () => (await import('./commands/upload.js')).registerUpload,
-  watch: async () => (await import('./commands/watch.js')).registerWatch,
-  report: async () => (await import('./commands/report.js')).registerReport,
-  playbooks: async () => (await import('./commands/playbooks.js')).registerPlaybooks,
   pull: async () => (await import('./commands/pull.js')).registerPull,
   migrate: async () => (await import('./commands/migrate.js')).registerMigrate,
-  check: async () => (await import('./commands/check.js')).registerCheck,
+  run: async () => (await import('./commands/run.js')).registerRun,
+  // Look around
   ls: async () => (await import('./commands/ls.js')).registerLs,
+  check: async () => (await import('./commands/check.js')).registerCheck,
+  report: async () => (await import('./commands/report.js')).registerReport,
+  watch: async () => (await import('./commands/watch.js')).registerWatch,
+  jobs: async () => (await import('./commands/jobs.js')).registerJobs,
+  // Playbooks
+  playbooks: async () => (await import('./commands/playbooks.js')).registerPlaybooks,
+  // Operate
+  doctor: async () => (await import('./commands/doctor.js')).registerDoctor,
   lock: async () => (await import('./commands/lock.js')).registerLock,
   config: async () => (await import('./commands/config.js')).registerConfig,
-  completion: async () => (await import('./commands/completion.js')).registerCompletion,
-  jobs: async () => (await import('./commands/jobs.js')).registerJobs,
-  run: async () => (await import('./commands/run.js')).registerRun,
   emulator: async () => (await import('./commands/emulator.js')).registerEmulator,
   demo: async () => (await import('./commands/demo.js')).registerDemo,
+  completion: async () => (await import('./commands/completion.js')).registerCompletion,
+  api: async () => (await import('./commands/api.js')).registerApi,
 };
+
+/** `ferry --help` groups the commands by task, as gh does, in the order COMMANDS lists them. */
+const HELP_GROUPS: Record<string, string> = {
+  'Move content:': 'mirror upload pull migrate run',
+  'Look around:': 'ls check report watch jobs',
+  'Playbooks:': 'playbooks',
+  'Operate:': 'doctor lock config emulator demo completion api',
+};
+
+const EXAMPLES = `
+Examples:
+  # a folder, a zip or a tar into a project (named), then wait for processing
+  $ ferry mirror ./share --project "Contoso onboarding" --wait
+  # what processing did with the last run's documents, and why
+  $ ferry report --run last
+  # a job file (any kind: config/jobs), the way cron runs ferry
+  $ ferry run config/jobs/nightly-mirror.yaml --json
+
+Each command's flags: ferry COMMAND --help.
+Every flag, exit code and JSON field: docs/cli.md.`;
 
 /** Global options that take a value: their value is not the command's name. */
 const GLOBAL_WITH_VALUE = new Set(['-p', '--profile', '--config', '--log-level', '--log-file', '--metrics-file', '--pushgateway']);
@@ -166,6 +190,14 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .option('--listing-lag <duration>', "the longest the service takes to list a new item (default: FERRY_LISTING_LAG, else the profile's listingLag, else 0); decisions from listings wait it out. `ferry doctor --probe-lag` measures it")
     // One line that points at --help after a usage error, not the whole help burying the error.
     .showHelpAfterError('(add --help to see every flag)')
+    // A required option says so in every command's help (subcommands inherit this).
+    .configureHelp({
+      optionDescription(option) {
+        const text = Help.prototype.optionDescription.call(this, option);
+        return option.mandatory ? `${text} (required)` : text;
+      },
+    })
+    .addHelpText('after', EXAMPLES)
     .configureOutput({ outputError: (text, write) => write(plainUsageError(text, argv ?? [], program)) })
     .exitOverride()
     // Every --json answer names its command (envelope.ts); the action's words are known here.
@@ -186,6 +218,10 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     registered.add(register);
     register(program);
   }
+  for (const [heading, names] of Object.entries(HELP_GROUPS)) {
+    for (const name of names.split(' ')) program.commands.find((c) => c.name() === name)?.helpGroup(heading);
+  }
+  program.commandsGroup('Operate:').helpCommand(true);
   return program;
 }
 

@@ -135,6 +135,26 @@ describe("a newcomer's second hour", () => {
     expect(unknown.stderr).toContain(`did you mean "${unique}"?`);
   });
 
+  it('help that teaches: commands grouped by task, three examples, required options marked', async () => {
+    const top = await runFerry(['--help'], {});
+    expect(top.code).toBe(0);
+    const headings = top.stdout.split('\n').filter((l) => /^[A-Z][a-z ]+:$/.test(l));
+    expect(headings).toEqual(['Usage:', 'Options:', 'Move content:', 'Look around:', 'Playbooks:', 'Operate:', 'Examples:'].filter((h) => h !== 'Usage:'));
+    // Each group holds its commands, mirror first.
+    const group = (heading: string) => top.stdout.split(`${heading}\n`)[1]!.split('\n\n')[0]!.split('\n').filter((l) => /^  \S/.test(l)).map((l) => l.trim().split(' ')[0]);
+    expect(group('Move content:')).toEqual(['mirror', 'upload', 'pull', 'migrate', 'run']);
+    expect(group('Playbooks:')).toEqual(['playbooks']);
+    expect(group('Operate:')).toContain('help');
+    expect(top.stdout.match(/^  \$ ferry /gm)).toHaveLength(3);
+    // Every line fits an 80-column terminal.
+    expect(top.stdout.split('\n').filter((l) => l.length > 80)).toEqual([]);
+    const mirror = await runFerry(['mirror', '--help'], {});
+    expect(mirror.stdout.replace(/\s+/g, ' ')).toContain('--project <id> the project the documents go to: its id, or its name (required)');
+    expect(mirror.stdout).not.toMatch(/--to <[^>]+>.*\(required\)/);
+    const migrate = await runFerry(['migrate', '--help'], {});
+    expect(migrate.stdout.match(/\(required\)/g)).toHaveLength(2);
+  });
+
   it('-n is --dry-run', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-second-hour-n-'));
     await writeTree(join(dir, 'share'), { 'a.txt': 'a' });
