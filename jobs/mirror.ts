@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
 import { openSource, type Source } from '../src/backends/index.js';
+import { Manifest, ManifestOverlay, overlayOf, UNMATCHED_SHOWN } from '../src/manifest/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
@@ -65,6 +66,10 @@ export interface MirrorOptions extends SizeAgeLimits {
   findPresent?: boolean | undefined;
   /** The lease on the project's folder, held on the service (--wait-lock, --lock-ttl, --no-lock). */
   lock?: LeaseSettings | undefined;
+  /** --manifest: a CSV or JSON Lines file of each file's metadata and settings (src/manifest). */
+  manifest?: string | undefined;
+  /** --manifest-delimiter: the CSV's separator where the header does not tell. */
+  manifestDelimiter?: string | undefined;
   /** --wait: after its uploads, wait this long for the service to process them, then report what it refused. */
   waitMs?: number | undefined;
   /**
@@ -120,9 +125,10 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
   const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
   try {
+    const overlay = overlayOf(source);
     const extra = await transfer({
       source,
-      destination: projectDestination(opts, deps, jobKey),
+      destination: projectDestination(opts, deps, jobKey, false, overlay !== undefined),
       store: deps.store,
       jobKey,
       ctx,
@@ -136,11 +142,14 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
       deletionNote: 'reported only: ferry never deletes remote documents',
       filter: sizeAgeFilter(opts),
       bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
+      adoptedAttributes: overlay?.adopted,
     });
     for (const { key, reason } of sourceNotes(source)) noteProblem(ctx, key, reason);
+    const manifest = overlay && !ctx.signal.aborted ? manifestOutcome(overlay, source) : undefined;
+    if (manifest?.unmatched.count) noteProblem(ctx, '(manifest)', unmatchedWarning(manifest.unmatched));
     const uploaded = !ctx.signal.aborted && ctx.counts.uploaded > 0;
     const processing = uploaded && opts.waitMs !== undefined ? await awaitProcessing(opts, deps, jobKey, ctx) : uploaded && opts.countProcessing ? await countBatch({ client: deps.client, project: opts.project, uploadIdentifier: ctx.uploadId, expected: ctx.counts.uploaded }) : undefined;
-    return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra, ...(processing ? { processing } : {}) };
+    return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra, ...(manifest ? { manifest } : {}), ...(processing ? { processing } : {}) };
   } finally {
     progress.stop();
   }
@@ -164,22 +173,26 @@ async function awaitProcessing(opts: MirrorOptions, deps: MirrorDeps, jobKey: st
 export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?: (item: PlannedItem) => void): Promise<MirrorPlan> {
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
-  const destination = projectDestination(opts, deps, jobKey, true);
+  const destination = projectDestination(opts, deps, jobKey, true, opts.manifest !== undefined);
   // A store that knows nothing of the project plans against what the project holds, adopted into
   // a scratch store (the real one is not written), as the run itself would.
   const scratch = opts.resync || isCold(deps.store, jobKey) ? openScratchStore() : undefined;
   try {
-    if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold');
+    const overlay = overlayOf(source);
+    if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold', undefined, undefined, overlay?.adopted);
     const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem, filter: sizeAgeFilter(opts) });
-    return { ...plan, foldersToCreate: destination.folders.stats.created, notes: (source.notes?.() ?? []) };
+    const manifest = overlay ? manifestOutcome(overlay, source) : undefined;
+    const notes = [...(source.notes?.() ?? []), ...(manifest?.unmatched.count ? [unmatchedWarning(manifest.unmatched)] : [])];
+    return { ...plan, foldersToCreate: destination.folders.stats.created, notes, ...(manifest ? { manifest } : {}) };
   } finally {
     scratch?.dispose();
     await source.close();
   }
 }
 
-function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, dryRun = false): ProjectDestination {
+function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, dryRun = false, withAttributes = false): ProjectDestination {
   return new ProjectDestination({
+    inventoryAttributes: withAttributes,
     client: deps.client,
     store: deps.store,
     project: opts.project,
@@ -194,7 +207,23 @@ function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: strin
   });
 }
 
+/**
+ * The run's source: the folder, zip or tar, with the manifest's rows over its entries when the run
+ * has one. The manifest is read whole first (a bad row is exit 2 before any request).
+ */
 export async function open(opts: MirrorOptions): Promise<Source> {
+  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter }) : undefined;
+  try {
+    const source = await openFiles(opts);
+    if (!manifest) return source;
+    return new ManifestOverlay(manifest, { metadata: opts.metadata, ocrStrategy: opts.ocrStrategy, ocrEngine: opts.ocrEngine, coordinateExtractionStrategy: opts.coordinateExtractionStrategy }).source(source);
+  } catch (err) {
+    await manifest?.close();
+    throw err;
+  }
+}
+
+async function openFiles(opts: MirrorOptions): Promise<Source> {
   return openSource(opts.source, {
     ...(opts.include ? { include: opts.include } : {}),
     ...(opts.exclude ? { exclude: opts.exclude } : {}),
@@ -203,6 +232,24 @@ export async function open(opts: MirrorOptions): Promise<Source> {
     archiveEncoding: opts.archiveEncoding,
     ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}),
   });
+}
+
+/** What a run's manifest did: its rows, and those that named no file of the source (every one, for --json). */
+export interface ManifestOutcome {
+  file: string;
+  rows: number;
+  unmatched: { count: number; paths: string[] };
+}
+
+function manifestOutcome(overlay: ManifestOverlay, source: Source): ManifestOutcome {
+  const takes = source.takes?.bind(source);
+  return { file: overlay.manifest.file, rows: overlay.manifest.rows, unmatched: overlay.manifest.unmatched(takes) };
+}
+
+/** The warning for rows that name no file: how many, and the first few paths. */
+function unmatchedWarning(u: ManifestOutcome['unmatched']): string {
+  const shown = u.paths.slice(0, UNMATCHED_SHOWN).map((p) => `"${p}"`).join(', ');
+  return `warning: ${u.count} row${u.count === 1 ? '' : 's'} of the manifest name${u.count === 1 ? 's' : ''} no file of the source: ${shown}${u.count > UNMATCHED_SHOWN ? `, … (--json lists all ${u.count} under manifest.unmatched)` : ''}; the run went on`;
 }
 
 /** What the source asks to be told of how it was read, among a run's problems under the key `(source)`. */

@@ -7,6 +7,7 @@ import { ConfigurationError } from '../errors.js';
 import { DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { MirrorOptions } from '../../jobs/mirror.js';
 import { visible } from '../backends/names.js';
+import { delimiterFlag } from '../manifest/flags.js';
 import { OWN_METADATA } from '../backends/project/identity.js';
 import { isAge, parseDuration, parseSize } from '../runner/format.js';
 import { checkPatternFlags, type FilterRule } from '../sync/filter-rules.js';
@@ -48,6 +49,8 @@ export interface MirrorCliOptions {
   lock?: boolean;
   archiveEncoding?: string;
   maxEntries?: string;
+  manifest?: string;
+  manifestDelimiter?: string;
 }
 
 /** The flags every job that sends files takes (mirror, upload). */
@@ -66,10 +69,26 @@ export function addTransferOptions(cmd: Command): Command {
     .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
     .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
     .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, []);
-  return addLeaseOptions(addSizeAgeOptions(addArchiveOptions(cmd)))
+  return addLeaseOptions(addSizeAgeOptions(addManifestOptions(addArchiveOptions(cmd))))
     .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
     .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout at the end');
+}
+
+/** A manifest of each file's metadata and settings: mirror, upload, check (src/manifest). */
+export function addManifestOptions(cmd: Command): Command {
+  return cmd
+    .option('--manifest <file>', "each file's own metadata and processing settings: a CSV (as Excel saves it) or JSON Lines file with a path column; see docs/cli.md")
+    .option('--manifest-delimiter <char>', "the manifest CSV's separator when its header does not tell: , ; | or tab");
+}
+
+/** The manifest flags as the jobs take them (the file is read where the source opens). */
+export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: string }): { manifest?: string; manifestDelimiter?: string } {
+  if (opts.manifestDelimiter !== undefined && opts.manifest === undefined) throw new ConfigurationError('--manifest-delimiter needs --manifest');
+  return {
+    ...(opts.manifest !== undefined ? { manifest: opts.manifest } : {}),
+    ...(opts.manifestDelimiter !== undefined ? { manifestDelimiter: delimiterFlag(opts.manifestDelimiter) } : {}),
+  };
 }
 
 /** How an archive source is read (zip, tar): mirror, upload, check. */
@@ -209,6 +228,7 @@ export function transferOptionsFrom(source: string, opts: MirrorCliOptions): Mir
     statsIntervalMs: statsFlag(opts.stats),
     ...sizeAgeFrom(opts),
     ...archiveFrom(opts),
+    ...manifestFrom(opts),
     lock: leaseSettingsFrom(opts),
   };
 }

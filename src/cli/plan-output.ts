@@ -10,7 +10,7 @@ import { camelKey } from './envelope.js';
 const SHOWN = 20;
 
 export class PlanOutput {
-  private readonly shown: { action: string; key: string; size?: number }[] = [];
+  private readonly shown: { action: string; key: string; size?: number; why?: string }[] = [];
   private count = 0;
   private readonly items: JsonItems | undefined;
 
@@ -41,7 +41,7 @@ export class PlanOutput {
       return;
     }
     const lines = [head.replace(/\n$/, '')];
-    for (const i of this.shown) lines.push(`  ${i.action === 'new' ? `${this.verb}, new` : i.action === 'changed' ? `${this.verb}, changed` : `${i.action}, not touched`}: ${visible(i.key)}${i.size !== undefined ? ` (${formatBytes(i.size)})` : ''}`);
+    for (const i of this.shown) lines.push(`  ${i.action === 'new' ? `${this.verb}, new` : i.action === 'changed' ? `${this.verb}, changed${i.why ? ` (${i.why})` : ''}` : `${i.action}, not touched`}: ${visible(i.key)}${i.size !== undefined ? ` (${formatBytes(i.size)})` : ''}`);
     if (this.count > this.shown.length) lines.push(`  … and ${this.count - this.shown.length} more (--json lists every one)`);
     process.stdout.write(`${lines.join('\n')}\n`);
   }

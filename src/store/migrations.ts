@@ -127,6 +127,9 @@ const STEPS: readonly string[] = [
   // after taking over a dead one's lock, but before its lease removed that one's claim from the
   // service, hands both on, so that the next run need not wait out the older claim's TTL.
   `ALTER TABLE locks ADD COLUMN dead_tokens TEXT NOT NULL DEFAULT '[]';`,
+  // 9: the identity of what a document carries beside its content (a manifest row's metadata and
+  // settings, src/manifest): a changed row is a changed file. NULL where no row applied.
+  `ALTER TABLE items ADD COLUMN attrs TEXT;`,
 ];
 
 export const SCHEMA_VERSION = STEPS.length;

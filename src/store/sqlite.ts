@@ -38,13 +38,13 @@ const ADOPT_ROWS = 50;
 
 /** Adopts `rows` items as uploaded (positional parameters: binding by name costs twice as much). */
 function adoptStatement(db: Database.Database, rows: number): Database.Statement {
-  const row = "(?, ?, ?, ?, ?, 'uploaded', ?, ?, 0, ?)";
+  const row = "(?, ?, ?, ?, ?, 'uploaded', ?, ?, 0, ?, ?)";
   return db.prepare(
-    `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, remote_id, parent_id, attempts, updated_at)
+    `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, remote_id, parent_id, attempts, updated_at, attrs)
      VALUES ${Array<string>(rows).fill(row).join(', ')}
      ON CONFLICT (job_id, source_key) DO UPDATE SET
        state = 'uploaded', last_error = NULL, size = excluded.size, mtime_ms = excluded.mtime_ms, sha256 = excluded.sha256,
-       remote_id = excluded.remote_id, parent_id = excluded.parent_id, updated_at = excluded.updated_at`,
+       remote_id = excluded.remote_id, parent_id = excluded.parent_id, updated_at = excluded.updated_at, attrs = excluded.attrs`,
   );
 }
 
@@ -67,6 +67,7 @@ interface ItemRow {
   size: number;
   mtime_ms: number;
   sha256: string | null;
+  attrs?: string | null;
   state: ItemState;
   remote_id: string | null;
   superseded_ids: string;
@@ -122,20 +123,20 @@ export class SqliteCheckpointStore implements CheckpointStore {
       setLockRun: db.prepare('UPDATE locks SET run_id = ? WHERE job_key = ? AND token = ?'),
       dropLock: db.prepare('DELETE FROM locks WHERE job_key = ? AND token = ?'),
       getItem: db.prepare('SELECT * FROM items WHERE job_id = ? AND source_key = ?'),
-      fingerprint: db.prepare('SELECT state, remote_id, size, mtime_ms, sha256 FROM items WHERE job_id = ? AND source_key = ?').raw(),
+      fingerprint: db.prepare('SELECT state, remote_id, size, mtime_ms, sha256, attrs FROM items WHERE job_id = ? AND source_key = ?').raw(),
       intent: db.prepare(
-        `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, upload_id, parent_id, run_id, attempts, updated_at)
-         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, 'uploading', @uploadId, @parentId, @runId, 1, @now)
+        `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, attrs, state, upload_id, parent_id, run_id, attempts, updated_at)
+         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, @attrs, 'uploading', @uploadId, @parentId, @runId, 1, @now)
          ON CONFLICT (job_id, source_key) DO UPDATE SET
-           size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, state = 'uploading', upload_id = @uploadId,
+           size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, attrs = @attrs, state = 'uploading', upload_id = @uploadId,
            parent_id = @parentId, run_id = @runId, attempts = attempts + 1, updated_at = @now`,
       ),
       // An upsert: destinations that need no intent (a local folder) record results only.
       uploaded: db.prepare(
-        `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, state, remote_id, parent_id, attempts, updated_at)
-         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, 'uploaded', @remoteId, @parentId, 1, @now)
+        `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, attrs, state, remote_id, parent_id, attempts, updated_at)
+         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, @attrs, 'uploaded', @remoteId, @parentId, 1, @now)
          ON CONFLICT (job_id, source_key) DO UPDATE SET
-           state = 'uploaded', last_error = NULL, size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, parent_id = @parentId,
+           state = 'uploaded', last_error = NULL, size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, attrs = @attrs, parent_id = @parentId,
            superseded_ids = CASE WHEN remote_id IS NOT NULL AND remote_id <> @remoteId
              THEN json_insert(superseded_ids, '$[#]', remote_id) ELSE superseded_ids END,
            remote_id = @remoteId, updated_at = @now`,
@@ -153,7 +154,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
       byRemoteIds: db.prepare('SELECT remote_id, source_key FROM items WHERE job_id = ? AND remote_id IN (SELECT value FROM json_each(?))').raw(),
       uploadedKeys: db.prepare("SELECT source_key FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
       fingerprints: db
-        .prepare('SELECT source_key, state, remote_id, size, mtime_ms, sha256 FROM items WHERE job_id = ? AND source_key IN (SELECT value FROM json_each(?))')
+        .prepare('SELECT source_key, state, remote_id, size, mtime_ms, sha256, attrs FROM items WHERE job_id = ? AND source_key IN (SELECT value FROM json_each(?))')
         .raw(),
       uploadedCount: db.prepare("SELECT count(*) FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
       hasUploaded: db.prepare("SELECT 1 FROM items WHERE job_id = ? AND state = 'uploaded' LIMIT 1").pluck(),
@@ -241,8 +242,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
 
   fingerprint(jobKey: string, sourceKey: string): ItemFingerprint | undefined {
     if (this.dirty.has(itemKey(jobKey, sourceKey))) this.flush();
-    const row = this.s.fingerprint.get(this.jobId(jobKey), sourceKey) as [ItemState, string | null, number, number, string | null] | undefined;
-    return row && { state: row[0], remoteId: row[1], size: row[2], mtimeMs: row[3], sha256: row[4] };
+    const row = this.s.fingerprint.get(this.jobId(jobKey), sourceKey) as [ItemState, string | null, number, number, string | null, string | null] | undefined;
+    return row && { state: row[0], remoteId: row[1], size: row[2], mtimeMs: row[3], sha256: row[4], attrs: row[5] };
   }
 
   fingerprints(jobKey: string, sourceKeys: readonly string[]): Map<string, ItemFingerprint> {
@@ -250,8 +251,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
     const found = new Map<string, ItemFingerprint>();
     // One statement for the whole batch: a lookup per file would cost a round through the driver each.
     // all(), not iterate(): one call into the driver for the whole batch.
-    for (const row of this.s.fingerprints.all(this.jobId(jobKey), JSON.stringify(sourceKeys)) as [string, ItemState, string | null, number, number, string | null][]) {
-      found.set(row[0], { state: row[1], remoteId: row[2], size: row[3], mtimeMs: row[4], sha256: row[5] });
+    for (const row of this.s.fingerprints.all(this.jobId(jobKey), JSON.stringify(sourceKeys)) as [string, ItemState, string | null, number, number, string | null, string | null][]) {
+      found.set(row[0], { state: row[1], remoteId: row[2], size: row[3], mtimeMs: row[4], sha256: row[5], attrs: row[6] });
     }
     return found;
   }
@@ -269,16 +270,16 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.dirty.clear();
     const write = () => {
       for (const w of batch) w();
-      for (const { sourceKey, intent } of intents) this.s.intent.run({ jobId, sourceKey, ...intent, now });
+      for (const { sourceKey, intent } of intents) this.s.intent.run({ jobId, sourceKey, attrs: null, ...intent, now });
     };
     if (batch.length === 0 && intents.length === 1) write();
     else this.db.transaction(write)();
   }
 
-  recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }): void {
+  recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null; attrs?: string | null }): void {
     const now = this.stamp();
     const jobId = this.jobId(jobKey);
-    this.enqueue(itemKey(jobKey, sourceKey), () => this.s.uploaded.run({ jobId, sourceKey, ...result, now }));
+    this.enqueue(itemKey(jobKey, sourceKey), () => this.s.uploaded.run({ jobId, sourceKey, attrs: null, ...result, now }));
   }
 
   recordSameContent(jobKey: string, sourceKey: string, seen: { mtimeMs: number; sha256: string }): void {
@@ -348,7 +349,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.s.setListed.run(this.jobId(jobKey), this.stamp(), documents);
   }
 
-  adopt(jobKey: string, items: readonly { sourceKey: string; remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }[]): void {
+  adopt(jobKey: string, items: readonly { sourceKey: string; remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null; attrs?: string | null }[]): void {
     if (items.length === 0) return;
     this.flush();
     const jobId = this.jobId(jobKey);
@@ -358,10 +359,10 @@ export class SqliteCheckpointStore implements CheckpointStore {
     const inKeyOrder = [...items].sort((a, b) => (a.sourceKey < b.sourceKey ? -1 : a.sourceKey > b.sourceKey ? 1 : 0));
     const whole = inKeyOrder.length - (inKeyOrder.length % ADOPT_ROWS);
     // One array of every statement's parameters, filled in place: no array grown per statement.
-    const args = new Array<unknown>(ADOPT_ROWS * 8);
+    const args = new Array<unknown>(ADOPT_ROWS * 9);
     this.db.transaction(() => {
       for (let at = 0; at < whole; at += ADOPT_ROWS) {
-        for (let k = 0, a = 0; k < ADOPT_ROWS; k++, a += 8) {
+        for (let k = 0, a = 0; k < ADOPT_ROWS; k++, a += 9) {
           const i = inKeyOrder[at + k] as (typeof inKeyOrder)[number];
           args[a] = jobId;
           args[a + 1] = i.sourceKey;
@@ -371,10 +372,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
           args[a + 5] = i.remoteId;
           args[a + 6] = i.parentId;
           args[a + 7] = now;
+          args[a + 8] = i.attrs ?? null;
         }
         this.s.adoptRows.run(args);
       }
-      for (const i of inKeyOrder.slice(whole)) this.s.adopt.run(jobId, i.sourceKey, i.size, i.mtimeMs, i.sha256, i.remoteId, i.parentId, now);
+      for (const i of inKeyOrder.slice(whole)) this.s.adopt.run(jobId, i.sourceKey, i.size, i.mtimeMs, i.sha256, i.remoteId, i.parentId, now, i.attrs ?? null);
     })();
   }
 
@@ -468,6 +470,7 @@ function toItem(jobKey: string, row: ItemRow): ItemRecord {
     size: row.size,
     mtimeMs: row.mtime_ms,
     sha256: row.sha256,
+    attrs: row.attrs ?? null,
     state: row.state,
     remoteId: row.remote_id,
     supersededIds: JSON.parse(row.superseded_ids) as string[],

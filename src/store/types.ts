@@ -39,6 +39,8 @@ export interface ItemRecord {
   size: number;
   mtimeMs: number;
   sha256: string | null;
+  /** The identity of what the document carries beside its content (a manifest row); null where no row applied. */
+  attrs: string | null;
   state: ItemState;
   /** The service's id of the document this item became. */
   remoteId: string | null;
@@ -55,7 +57,7 @@ export interface ItemRecord {
 }
 
 /** What deciding skip-or-upload needs of an item: cheaper to read than the whole record. */
-export type ItemFingerprint = Pick<ItemRecord, 'state' | 'remoteId' | 'size' | 'mtimeMs' | 'sha256'>;
+export type ItemFingerprint = Pick<ItemRecord, 'state' | 'remoteId' | 'size' | 'mtimeMs' | 'sha256'> & Partial<Pick<ItemRecord, 'attrs'>>;
 
 export interface StartRun {
   job: string;
@@ -69,6 +71,8 @@ export interface Intent {
   size: number;
   mtimeMs: number;
   sha256: string | null;
+  /** The identity of what the document carries beside its content (a manifest row), when a row applied. */
+  attrs?: string | null;
   uploadId: string;
   parentId: string | null;
   runId: number;
@@ -112,7 +116,7 @@ export interface CheckpointStore {
   /** The same for several items in one commit (writers that start together share it). */
   recordIntents(jobKey: string, intents: readonly { sourceKey: string; intent: Intent }[]): void;
   /** Results are batched: they are written with the next flush (or within `flushIntervalMs`). */
-  recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }): void;
+  recordUploaded(jobKey: string, sourceKey: string, result: { remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null; attrs?: string | null }): void;
   /** An uploaded item found with the same content under another time: the time is noted (batched). */
   recordSameContent(jobKey: string, sourceKey: string, seen: { mtimeMs: number; sha256: string }): void;
   recordFailed(jobKey: string, sourceKey: string, failure: { error: string; size?: number; mtimeMs?: number; runId: number }): void;
@@ -145,7 +149,7 @@ export interface CheckpointStore {
   listedAt(jobKey: string): string | undefined;
   recordListed(jobKey: string, documents: number): void;
   /** Records documents found at the destination as uploaded items, in one transaction (a cold start's listing, a page at a time). */
-  adopt(jobKey: string, items: readonly { sourceKey: string; remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null }[]): void;
+  adopt(jobKey: string, items: readonly { sourceKey: string; remoteId: string; size: number; mtimeMs: number; sha256: string | null; parentId: string | null; attrs?: string | null }[]): void;
   /** Forgets what the store believes is uploaded (before a --resync adopts the listing instead). */
   forgetUploaded(jobKey: string): void;
 

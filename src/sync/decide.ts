@@ -18,6 +18,16 @@ export interface LocalFile {
   mtimeMs: number;
   /** Present when comparing by checksum. */
   sha256?: string | undefined;
+  /** The identity of what the document must carry (a manifest row), when a row applies. */
+  attrs?: string | undefined;
+}
+
+/**
+ * The file's row asks its document to carry something else than it did when last written. Only a
+ * file with a row is compared: a file without one keeps whatever its document carries.
+ */
+export function attributesChanged(file: LocalFile, known: ItemFingerprint | undefined): boolean {
+  return file.attrs !== undefined && known?.state === 'uploaded' && !!known.remoteId && (known.attrs ?? undefined) !== file.attrs;
 }
 
 export function decide(file: LocalFile, known: ItemFingerprint | undefined): Decision {
@@ -25,6 +35,7 @@ export function decide(file: LocalFile, known: ItemFingerprint | undefined): Dec
   // An interrupted or failed upload is tried again; an interrupted one was settled first.
   if (known.state !== 'uploaded' || !known.remoteId) return known.remoteId ? 'changed' : 'retry';
   if (known.size !== file.size) return 'changed';
+  if (attributesChanged(file, known)) return 'changed';
   if (file.sha256 !== undefined && known.sha256) return file.sha256 === known.sha256 ? 'unchanged' : 'changed';
   if (known.mtimeMs === file.mtimeMs) return 'unchanged';
   // Adopted by path and size (no fingerprint on the service): unchanged, unless --checksum asks

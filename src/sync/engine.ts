@@ -9,7 +9,7 @@
 // Destinations decide where an entry goes and how it is written; sources what there is.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { SourceGoneError, type FileEntry, type Source, type SourceEntry } from './types.js';
+import { SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from './types.js';
 import type { CheckpointStore, ItemRecord } from '../store/types.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { Bandwidth } from './bandwidth.js';
@@ -18,7 +18,7 @@ import type { Slot } from '../slots.js';
 import { runPool } from '../runner/pool.js';
 import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/item-retry.js';
 import type { ProgressState } from '../runner/progress.js';
-import { decide, UNKNOWN_MTIME } from './decide.js';
+import { attributesChanged, decide, UNKNOWN_MTIME } from './decide.js';
 import { sha256Of } from './checksum.js';
 import { KeySet, SeenSet } from '../hashed-keys.js';
 import { IntentWriter } from './intents.js';
@@ -61,6 +61,8 @@ export interface Adoptable {
   /** The change marker as this job records it (the content's sha256, a source document's id), or null. */
   sha256: string | null;
   parentId: string | null;
+  /** What the document carries beside its content, when the run compares it (TransferOptions.adoptedAttributes). */
+  attributes?: EntryAttributes | undefined;
 }
 
 /** An older document at a key the inventory adopted, with the same content: the file written twice. */
@@ -138,6 +140,11 @@ export interface TransferOptions<P extends Placement> {
   filter?: ((entry: FileEntry) => boolean) | undefined;
   /** --bwlimit: the content of every entry written passes through this one budget. */
   bandwidth?: Bandwidth | undefined;
+  /**
+   * A cold start's identity of what a found document carries, for the entry at its key
+   * (FileEntry.attributesDigest); null where the run does not compare it (a manifest's, src/manifest).
+   */
+  adoptedAttributes?: ((key: string, attributes: EntryAttributes | undefined) => string | null) | undefined;
 }
 
 /** What a cold start found on the destination. */
@@ -201,9 +208,17 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     // Before anything new is written, settle what earlier runs left in flight.
     reconciled = await settleInFlight(store, destination, jobKey, ctx);
     // Then, if this store has never seen the destination, learn what is already there.
-    coldStart = await coldStartIfDue(store, destination, jobKey, ctx, opts.resync === true, (held) => {
-      if (held <= READ_AHEAD_HELD) listing.allow(READ_AHEAD);
-    });
+    coldStart = await coldStartIfDue(
+      store,
+      destination,
+      jobKey,
+      ctx,
+      opts.resync === true,
+      (held) => {
+        if (held <= READ_AHEAD_HELD) listing.allow(READ_AHEAD);
+      },
+      opts.adoptedAttributes,
+    );
   } catch (err) {
     await listing.stop();
     throw err;
@@ -354,7 +369,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       // The content's sha256 once read (--checksum, or a comparison): never read twice.
       let contentSha = opts.checksum ? marker : undefined;
       const previous = known.get(entry.key);
-      let decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, previous);
+      let decision = opts.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker, attrs: entry.attributesDigest }, previous);
       if (decision === 'compare' && previous) {
         // Same size, another time: read it once; equal content is the same file, its new time noted.
         contentSha = entry.sha256 ?? (await sha256Of(entry.open()));
@@ -379,7 +394,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     await ctx.writeGate?.();
     const placement = await destination.place(entry);
     if (destination.needsIntent !== false) {
-      await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
+      await intents.write(entry.key, { size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? null, attrs: entry.attributesDigest ?? null, uploadId: ctx.uploadId, parentId: placement.parentId, runId: ctx.run.id });
     }
     return placement;
   };
@@ -410,7 +425,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     concurrency.succeeded(slot.retries === waited.retries ? Date.now() - started - (slot.waitedMs - waited.ms) : undefined);
     claimed.add(remoteId);
     // The content's sha256 when the destination computed it: a later run with another time compares content.
-    store.recordUploaded(jobKey, entry.key, { remoteId, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? sha256 ?? null, parentId: placement.parentId });
+    store.recordUploaded(jobKey, entry.key, { remoteId, size: entry.size, mtimeMs: entry.mtimeMs, sha256: entry.marker ?? sha256 ?? null, attrs: entry.attributesDigest ?? null, parentId: placement.parentId });
     if (previous && previous !== remoteId) {
       // Listed up to a cap (the checkpoint store keeps every superseded id per entry).
       supersededCount++;
@@ -510,7 +525,7 @@ async function settleInFlight(store: CheckpointStore, destination: Pick<Destinat
   for (const item of inFlight) {
     const found = landed.get(item.sourceKey);
     if (!found) continue; // it never arrived: the walk writes it again
-    store.recordUploaded(jobKey, item.sourceKey, { remoteId: found.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId });
+    store.recordUploaded(jobKey, item.sourceKey, { remoteId: found.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, attrs: item.attrs, parentId: item.parentId });
     ctx.counts.reconciled++;
   }
   store.flush();
@@ -534,6 +549,7 @@ export async function adoptInventory(
   reason: ColdStart['reason'],
   signal?: AbortSignal,
   onHeld?: (count: number) => void,
+  attributesOf?: TransferOptions<Placement>['adoptedAttributes'],
 ): Promise<ColdStart> {
   if (reason === 'resync') store.forgetUploaded(jobKey);
   const found: ColdStart = { reason, adopted: 0, withoutFingerprint: 0, copies: 0 };
@@ -551,7 +567,7 @@ export async function adoptInventory(
       continue;
     }
     if (unsettled.has(item.key)) continue;
-    batch.push({ sourceKey: item.key, remoteId: item.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId });
+    batch.push({ sourceKey: item.key, remoteId: item.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId, attrs: attributesOf?.(item.key, item.attributes) ?? null });
     found.adopted++;
     if (item.mtimeMs === UNKNOWN_MTIME && item.sha256 === null) found.withoutFingerprint++;
     if (batch.length >= ADOPT_BATCH) {
@@ -570,9 +586,17 @@ export async function adoptInventory(
  * machine) adopts what the destination holds before deciding anything; --resync does it over a
  * warm store. The service is the truth: only what differs from it is written.
  */
-async function coldStartIfDue(store: CheckpointStore, destination: Pick<Destination, 'inventory' | 'heldCount'>, jobKey: string, ctx: JobContext, resync: boolean, onHeld: (count: number) => void): Promise<ColdStart | undefined> {
+async function coldStartIfDue(
+  store: CheckpointStore,
+  destination: Pick<Destination, 'inventory' | 'heldCount'>,
+  jobKey: string,
+  ctx: JobContext,
+  resync: boolean,
+  onHeld: (count: number) => void,
+  attributesOf: TransferOptions<Placement>['adoptedAttributes'],
+): Promise<ColdStart | undefined> {
   if (!destination.inventory || !(resync || isCold(store, jobKey))) return undefined;
-  const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>> & Pick<Destination, 'heldCount'>, jobKey, resync ? 'resync' : 'cold', ctx.signal, onHeld);
+  const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>> & Pick<Destination, 'heldCount'>, jobKey, resync ? 'resync' : 'cold', ctx.signal, onHeld, attributesOf);
   if (found.withoutFingerprint > 0) {
     noteProblem(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
   }
@@ -608,6 +632,8 @@ export interface PlannedItem {
   action: 'new' | 'changed' | 'deleted locally';
   key: string;
   size?: number;
+  /** A changed entry whose content is the same: only what its document carries differs. */
+  why?: 'metadata';
 }
 
 export async function planTransfer(opts: {
@@ -642,7 +668,8 @@ export async function planTransfer(opts: {
     plan.totalBytes += entry.size;
     const marker = opts.checksum ? (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) : entry.marker;
     const known = store.fingerprint(jobKey, entry.key);
-    let decision = decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker }, known);
+    const file = { size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker, attrs: entry.attributesDigest };
+    let decision = decide(file, known);
     if (decision === 'compare') decision = (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) === known?.sha256 ? 'unchanged' : 'changed';
     if (decision === 'unchanged') plan.unchanged++;
     else {
@@ -650,7 +677,9 @@ export async function planTransfer(opts: {
       else plan.new++;
       plan.bytes += entry.size;
       await destination.place(entry);
-      opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size });
+      // Only what the document carries differs (a manifest row changed): said so.
+      const why = decision === 'changed' && attributesChanged(file, known) && known?.size === entry.size && (known.mtimeMs === entry.mtimeMs || known.mtimeMs === UNKNOWN_MTIME) ? { why: 'metadata' as const } : {};
+      opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size, ...why });
     }
   }
   for (const key of store.uploadedKeys(jobKey)) {
@@ -670,7 +699,7 @@ function folderOf(key: string): string {
 function groupDigest(files: readonly FileEntry[]): string {
   const hash = createHash('sha256');
   let text = '';
-  for (const f of files) text += `${f.key}\u0000${f.size}\u0000${f.mtimeMs}\u0000${f.marker ?? ''}\u0000`;
+  for (const f of files) text += `${f.key}\u0000${f.size}\u0000${f.mtimeMs}\u0000${f.marker ?? ''}\u0000${f.attributesDigest ?? ''}\u0000`;
   return hash.update(text).digest('base64');
 }
 

@@ -56,6 +56,11 @@ export interface FileEntry {
    */
   marker?: string;
   attributes?: EntryAttributes;
+  /**
+   * The identity of what the entry's document must carry beside its content (a manifest row's
+   * metadata and settings, src/manifest), when a row applies: another one than last time is a change.
+   */
+  attributesDigest?: string | undefined;
   /** sha256 of the content, hex, when already computed (--checksum, a content comparison). */
   sha256?: string | undefined;
 }

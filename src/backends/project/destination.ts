@@ -46,6 +46,8 @@ export interface ProjectDestinationOptions {
    * target): it is known to exist and to be empty, so it is neither looked up nor listed.
    */
   madeByThisRun?: boolean | undefined;
+  /** A cold start reads what each document carries (a manifest compares it): more memory per page, so only when asked. */
+  inventoryAttributes?: boolean | undefined;
 }
 
 export class ProjectDestination implements Destination<Placement> {
@@ -169,7 +171,7 @@ export class ProjectDestination implements Destination<Placement> {
     const learn = (relDir: string, id: string) => {
       if (!folders.has(relDir)) folders.set(relDir, id);
     };
-    for await (const doc of listing.inventory(signal, learn)) {
+    for await (const doc of listing.inventory(signal, learn, this.o.inventoryAttributes === true)) {
       if ('older' in doc) continue; // a superseded version: not adopted
       if ('copy' in doc) {
         yield doc;
@@ -177,7 +179,7 @@ export class ProjectDestination implements Destination<Placement> {
       }
       const id = doc.identity;
       const marker = this.o.markers === 'origin' ? id?.source : id?.sha256;
-      yield { key: doc.key, remoteId: doc.remoteId, size: doc.size, mtimeMs: id?.mtimeMs ?? UNKNOWN_MTIME, sha256: marker ?? null, parentId: doc.parentId };
+      yield { key: doc.key, remoteId: doc.remoteId, size: doc.size, mtimeMs: id?.mtimeMs ?? UNKNOWN_MTIME, sha256: marker ?? null, parentId: doc.parentId, ...(doc.attributes ? { attributes: doc.attributes } : {}) };
     }
     this.folders.learn([...folders].map(([relDir, id]) => ({ relDir, id })));
     if (!signal.aborted) this.listedWhole = true;

@@ -141,6 +141,8 @@ export interface InventoryItem {
   url: string | null;
   /** Why the service's processing refused it (uploadFailedReason), when it did. */
   refused: string | null;
+  /** Its metadata (ferry's keys aside) and processing settings, when the inventory was asked for them. */
+  attributes?: EntryAttributes;
 }
 
 export interface ProjectSourceOptions extends PathPatterns {
@@ -218,7 +220,7 @@ export class ProjectSource implements Source {
    * does not exist yet holds nothing (the first run creates it). Folders met are told to
    * `onFolder` (path under the folder, id), so that a cold start need not list them again.
    */
-  async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder> {
+  async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void, withAttributes = false): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder> {
     for await (const { entry, doc, copy, older, identity } of this.walk(signal, false)) {
       if (entry.kind === 'dir') {
         if (doc?.objectIdentifier) onFolder?.(entry.key, doc.objectIdentifier);
@@ -236,6 +238,7 @@ export class ProjectSource implements Source {
         hasMetadata: doc.metadata !== null && doc.metadata !== undefined,
         url: doc.url ?? null,
         refused: doc.uploadFailedReason ?? null,
+        ...(withAttributes ? { attributes: attributesOf(doc, this.project) } : {}),
       };
     }
   }

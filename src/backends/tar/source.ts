@@ -9,8 +9,7 @@
 // Parsing is tar-stream's (ustar, PAX, GNU long names); the names and the guards are ferry's own.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
@@ -25,7 +24,7 @@ import { RepeatedPaths, repeatedReason } from '../archive-repeats.js';
 import { decodeLegacyName, type ArchiveNameVerdict } from '../archive-encoding.js';
 import { checkName, NOT_UTF8, visible } from '../names.js';
 import { openContent, type TarContent } from './content.js';
-import { pidAlive } from '../../processes.js';
+import { scratchFolder } from '../../scratch.js';
 
 /**
  * A compressed stream is judged on the whole (a tar.gz has no sizes per entry): past 16 MiB of
@@ -82,8 +81,7 @@ export class TarSource implements Source {
 
   async prepare(): Promise<void> {
     if (this.list) return;
-    await sweepLeftLists();
-    const folder = await mkdtemp(join(tmpdir(), `${LIST_PREFIX}${process.pid}-`));
+    const folder = await scratchFolder('tar');
     const list = join(folder, 'entries.jsonl');
     try {
       const count = await this.check(list);
@@ -283,18 +281,6 @@ async function resolveLinks(list: string): Promise<Map<number, Found>> {
     if (wanted.has(found.key)) latest.set(found.key, found.kind === 'link' ? (links.get(found.i) ?? found) : found);
   }
   return links;
-}
-
-/** The temporary lists are named for the process that made them: `ferry-tar-<pid>-XXXXXX`. */
-const LIST_PREFIX = 'ferry-tar-';
-
-/** Lists a process killed with -9 left behind (its pid no longer alive) are removed by the next tar source. */
-async function sweepLeftLists(): Promise<void> {
-  const names = await readdir(tmpdir()).catch(() => [] as string[]);
-  for (const name of names) {
-    const pid = Number(/^ferry-tar-(\d+)-/.exec(name)?.[1]);
-    if (pid && pid !== process.pid && !pidAlive(pid)) await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
-  }
 }
 
 async function* readList(list: string): AsyncIterable<Found> {

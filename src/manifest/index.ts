@@ -1,0 +1,209 @@
+// A manifest loaded for a run: its rows in a scratch SQLite file, one row per path, looked up as
+// the source's entries go by, so that a million rows cost disk, not memory. A row's path meets an
+// entry's key as the same string, or else as the same string once both are composed (NFC): macOS
+// names its files decomposed, a spreadsheet types them composed. Two rows that are one path once
+// composed are refused, as two rows of one path are.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { scratchFolder } from '../scratch.js';
+import { visible } from '../backends/names.js';
+import type { EntryAttributes, FileEntry, Source, SourceEntry } from '../sync/types.js';
+import { ManifestError, readManifest, SETTINGS, type ManifestRow, type ReadOptions, type SettingName } from './read.js';
+
+export { ManifestError, delimiterFlag, manifestFormat, type ManifestRow } from './read.js';
+
+/** Rows written per transaction while loading. */
+const LOAD_BATCH = 2_000;
+/** Paths named in text when rows match no file (all of them under --json). */
+export const UNMATCHED_SHOWN = 5;
+
+/** What every document of the run carries unless its row says otherwise (--metadata, --ocr-strategy…). */
+export interface RunWide {
+  metadata?: Record<string, string> | undefined;
+  ocrStrategy?: string | undefined;
+  ocrEngine?: string | undefined;
+  coordinateExtractionStrategy?: string | undefined;
+}
+
+export class Manifest {
+  /** Which rows an entry met, by row id (a byte each: a million rows, a megabyte). */
+  private seen: Uint8Array;
+  private readonly byKey: Database.Statement;
+
+  private constructor(
+    readonly file: string,
+    private readonly db: Database.Database,
+    private readonly folder: string,
+    readonly rows: number,
+  ) {
+    this.seen = new Uint8Array(rows + 1);
+    this.byKey = db.prepare('SELECT id, path, line, attrs FROM rows WHERE key = ?');
+  }
+
+  /** Reads and checks the whole file before the run sends anything: a bad row is exit 2 naming it. */
+  static async load(file: string, opts: ReadOptions = {}): Promise<Manifest> {
+    const folder = await scratchFolder('manifest');
+    const db = new Database(join(folder, 'rows.sqlite'));
+    try {
+      db.pragma('journal_mode = OFF');
+      db.pragma('synchronous = OFF');
+      db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, path TEXT NOT NULL, line INTEGER NOT NULL, attrs TEXT NOT NULL)');
+      const insert = db.prepare('INSERT INTO rows (id, key, path, line, attrs) VALUES (?, ?, ?, ?, ?)');
+      const earlier = db.prepare('SELECT path, line FROM rows WHERE key = ?');
+      let id = 0;
+      let batch: ManifestRow[] = [];
+      const write = db.transaction((rows: ManifestRow[]) => {
+        for (const row of rows) {
+          const key = row.path.normalize('NFC');
+          try {
+            insert.run(++id, key, row.path, row.line, JSON.stringify({ m: row.metadata, s: row.settings }));
+          } catch (err) {
+            if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+            const first = earlier.get(key) as { path: string; line: number };
+            const same = first.path === row.path ? 'the same path' : 'the same path once composed (NFC)';
+            throw new ManifestError(`--manifest ${visible(file)}: line ${row.line}: "${visible(row.path)}" has a row already, on line ${first.line} (${same}); one row per file`);
+          }
+        }
+      });
+      for await (const row of readManifest(file, opts)) {
+        batch.push(row);
+        if (batch.length >= LOAD_BATCH) {
+          write(batch);
+          batch = [];
+        }
+      }
+      write(batch);
+      return new Manifest(file, db, folder, id);
+    } catch (err) {
+      db.close();
+      await rm(folder, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** The row for a source entry's key, if any; `note` records that an entry met it. */
+  lookup(key: string, note = true): ManifestRow | undefined {
+    const found = (this.byKey.get(key.normalize('NFC')) ?? undefined) as { id: number; path: string; line: number; attrs: string } | undefined;
+    if (!found) return undefined;
+    if (note) this.seen[found.id] = 1;
+    const attrs = JSON.parse(found.attrs) as { m: Record<string, string>; s: ManifestRow['settings'] };
+    return { line: found.line, path: found.path, metadata: attrs.m, settings: attrs.s };
+  }
+
+  /**
+   * Rows no entry met: the paths the source lacks. `takes` leaves out the paths the run's patterns
+   * exclude (those files are there, only not carried).
+   */
+  unmatched(takes?: (key: string) => boolean): { count: number; paths: string[] } {
+    const out = { count: 0, paths: [] as string[] };
+    for (const row of this.db.prepare('SELECT id, path FROM rows ORDER BY id').iterate() as IterableIterator<{ id: number; path: string }>) {
+      if (this.seen[row.id] || takes?.(row.path) === false) continue;
+      out.count++;
+      out.paths.push(row.path);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+    await rm(this.folder, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What a document with this row carries over the run's own values: the row's metadata over
+ * `--metadata`, each setting the row gives over the run's flag. Returned with the settings either
+ * names, which are the ones its identity compares.
+ */
+export function effective(row: ManifestRow, runWide: RunWide): { metadata: Record<string, string>; settings: Partial<Record<SettingName, string>> } {
+  const settings: Partial<Record<SettingName, string>> = {};
+  for (const name of Object.keys(SETTINGS) as SettingName[]) {
+    const value = row.settings[name] ?? runWide[name];
+    if (value !== undefined) settings[name] = value;
+  }
+  return { metadata: { ...runWide.metadata, ...row.metadata }, settings };
+}
+
+/**
+ * The identity of what a document carries, as the checkpoint store keeps it: its metadata (ferry's
+ * own keys aside) and the settings named. Equal for a file and its document exactly when the
+ * document carries what the row asks.
+ */
+export function attributesDigest(metadata: Record<string, string>, settings: Partial<Record<SettingName, string>>): string {
+  const sorted = (o: Record<string, string>) => Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify([sorted(metadata), sorted(settings as Record<string, string>)]))
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+const OVERLAY = Symbol('manifest overlay');
+
+/** The manifest a source was opened with (ManifestOverlay.source), if any. */
+export function overlayOf(source: Source): ManifestOverlay | undefined {
+  return (source as { [OVERLAY]?: ManifestOverlay })[OVERLAY];
+}
+
+/** A run's manifest applied to its source: each file with a row gets the row's attributes and their identity. */
+export class ManifestOverlay {
+  constructor(
+    readonly manifest: Manifest,
+    private readonly runWide: RunWide,
+  ) {}
+
+  /**
+   * The source, each file entry carrying what its row says (and the identity of it). Closing it
+   * closes the manifest too; `overlayOf` finds the overlay again.
+   */
+  source(inner: Source): Source {
+    const overlay = (entry: SourceEntry): SourceEntry => (entry.kind === 'file' ? this.entry(entry) : entry);
+    const wrapped: Source & { [OVERLAY]?: ManifestOverlay } = {
+      [OVERLAY]: this,
+      description: inner.description,
+      prepare: () => inner.prepare(),
+      close: async () => {
+        try {
+          await inner.close();
+        } finally {
+          await this.manifest.close();
+        }
+      },
+      entries: async function* (signal?: AbortSignal) {
+        for await (const e of inner.entries(signal)) yield overlay(e);
+      },
+      ...(inner.batches ? { batches: async function* (signal?: AbortSignal) {
+        for await (const batch of inner.batches!(signal)) yield batch.map(overlay);
+      } } : {}),
+      ...(inner.takes ? { takes: (key: string) => inner.takes!(key) } : {}),
+      ...(inner.notes ? { notes: () => inner.notes!() } : {}),
+    };
+    Object.defineProperty(wrapped, 'expectedCount', { get: () => inner.expectedCount });
+    return wrapped;
+  }
+
+  private entry(entry: FileEntry): FileEntry {
+    const row = this.manifest.lookup(entry.key);
+    if (!row) return entry;
+    const { metadata, settings } = effective(row, this.runWide);
+    const attributes: EntryAttributes = { ...entry.attributes, metadata: row.metadata, ...row.settings };
+    return { ...entry, attributes, attributesDigest: attributesDigest(metadata, settings) };
+  }
+
+  /**
+   * The identity of what a document found on the service carries, for the file with this key:
+   * compared on a cold start with the file's own. Null for a file with no row (not compared).
+   */
+  readonly adopted = (key: string, found: EntryAttributes | undefined): string | null => {
+    const row = this.manifest.lookup(key, false);
+    if (!row) return null;
+    const { settings: named } = effective(row, this.runWide);
+    const settings: Partial<Record<SettingName, string>> = {};
+    for (const name of Object.keys(named) as SettingName[]) {
+      const value = found?.[name];
+      if (value !== undefined) settings[name] = value;
+    }
+    return attributesDigest(found?.metadata ?? {}, settings);
+  };
+}

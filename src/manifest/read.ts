@@ -1,0 +1,277 @@
+// A manifest file read row by row, streamed: CSV as spreadsheets save it (csv-parse: RFC 4180
+// quoting, a byte-order mark, CRLF or LF; `,` or `;` or a tab found from the header) or JSON
+// Lines. Every mistake is a ManifestError naming the file and the line, raised before the run
+// sends anything. What a row means (docs/cli.md, "Manifests"): `path`, relative to the source;
+// the three processing settings; every other column a metadata key.
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { Transform, type TransformCallback } from 'node:stream';
+import { createInterface } from 'node:readline';
+import { parse, CsvError } from 'csv-parse';
+import { visible } from '../backends/names.js';
+
+export const OCR_STRATEGIES = ['never', 'detect', 'always'] as const;
+export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'] as const;
+export const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet'] as const;
+
+/** The columns (CSV) and fields (JSON Lines) that are a document's processing settings, with their values. */
+export const SETTINGS = {
+  ocrStrategy: OCR_STRATEGIES,
+  ocrEngine: OCR_ENGINES,
+  coordinateExtractionStrategy: COORDINATE_STRATEGIES,
+} as const;
+export type SettingName = keyof typeof SETTINGS;
+const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+/** One row: the file it is for and what that file's document carries. */
+export interface ManifestRow {
+  /** The line the row starts on (1 is a CSV's header). */
+  line: number;
+  /** Relative to the source, `/`-separated, as given (no leading `/` or `./`). */
+  path: string;
+  metadata: Record<string, string>;
+  settings: Partial<Record<SettingName, string>>;
+}
+
+export { ManifestError, delimiterFlag } from './flags.js';
+import { ManifestError } from './flags.js';
+
+export interface ReadOptions {
+  /** `--manifest-delimiter`: `,`, `;`, `tab` or `|`; else found from the header. */
+  delimiter?: string | undefined;
+}
+
+/** The kind of a manifest, by its name: JSON Lines for .jsonl and .ndjson, CSV otherwise. */
+export function manifestFormat(file: string): 'csv' | 'jsonl' {
+  return /\.(jsonl|ndjson)$/i.test(file) ? 'jsonl' : 'csv';
+}
+
+/** The rows of a manifest, one at a time. */
+export async function* readManifest(file: string, opts: ReadOptions = {}): AsyncIterable<ManifestRow> {
+  const head = await firstBytes(file);
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
+    throw new ManifestError(`--manifest ${visible(file)}: it is UTF-16 (Excel's "Unicode Text"); save it as "CSV UTF-8 (Comma delimited)" or as UTF-8 text`);
+  }
+  if (manifestFormat(file) === 'jsonl') yield* readJsonLines(file);
+  else yield* readCsv(file, opts.delimiter ?? sniffDelimiter(head), opts.delimiter !== undefined);
+}
+
+async function firstBytes(file: string): Promise<Buffer> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    throw new ManifestError(`--manifest ${visible(file)} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  try {
+    const buffer = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The separator of a CSV, from its header line: the one of `,` `;` and tab that occurs most outside
+ * quotes (Excel writes `;` where the decimal separator is a comma: German, French). A comma when none does.
+ */
+export function sniffDelimiter(head: Buffer): string {
+  const text = head.toString('utf8').replace(/^\ufeff/, '');
+  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0]]);
+  let quoted = false;
+  for (const ch of text) {
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && (ch === '\n' || ch === '\r')) break;
+    else if (!quoted && counts.has(ch)) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  }
+  let best = ',';
+  for (const [ch, n] of counts) if (n > (counts.get(best) ?? 0)) best = ch;
+  return best;
+}
+
+/**
+ * Bytes that are not UTF-8 are refused with the line they are on: a spreadsheet saved in the
+ * machine's code page (Excel's plain "CSV") would otherwise put mojibake in every document.
+ */
+class Utf8Check extends Transform {
+  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
+  private line = 1;
+
+  constructor(private readonly file: string) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    try {
+      this.decoder.decode(chunk, { stream: true });
+    } catch {
+      return done(this.refusal(chunk));
+    }
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) this.line++;
+    done(null, chunk);
+  }
+
+  override _flush(done: TransformCallback): void {
+    try {
+      this.decoder.decode();
+    } catch {
+      return done(new ManifestError(`--manifest ${visible(this.file)}: it ends in the middle of a UTF-8 character`));
+    }
+    done();
+  }
+
+  /** The line of the first byte that is not UTF-8 within this chunk. */
+  private refusal(chunk: Buffer): ManifestError {
+    let line = this.line;
+    const strict = new TextDecoder('utf-8', { fatal: true });
+    let start = 0;
+    for (let i = 0; i <= chunk.length; i++) {
+      if (i < chunk.length && chunk[i] !== 0x0a) continue;
+      try {
+        strict.decode(chunk.subarray(start, i));
+      } catch {
+        break;
+      }
+      line++;
+      start = i + 1;
+    }
+    return new ManifestError(`--manifest ${visible(this.file)}: line ${line}: not UTF-8 (a spreadsheet saved in a code page, e.g. Excel's plain "CSV"?); save it as "CSV UTF-8 (Comma delimited)"`);
+  }
+}
+
+async function* readCsv(file: string, delimiter: string, delimiterGiven: boolean): AsyncIterable<ManifestRow> {
+  const input = createReadStream(file).pipe(new Utf8Check(file));
+  const parser = parse({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: false });
+  input.on('error', (err) => parser.destroy(err));
+  input.pipe(parser);
+  let header: { columns: string[]; pathAt: number } | undefined;
+  let lastLine = 0;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      const line = lastLine + 1;
+      lastLine = info.lines;
+      if (!header) {
+        header = readHeader(file, record, delimiter, delimiterGiven);
+        continue;
+      }
+      yield rowOf(file, line, header, record);
+    }
+  } catch (err) {
+    if (err instanceof ManifestError) throw err;
+    if (err instanceof CsvError) throw new ManifestError(`--manifest ${visible(file)}: ${csvProblem(err, lastLine)}`);
+    throw err;
+  }
+  if (!header) throw new ManifestError(`--manifest ${visible(file)} is empty: it needs a header row naming a "path" column`);
+}
+
+function csvProblem(err: CsvError, lastLine: number): string {
+  const line = (err as CsvError & { lines?: number }).lines ?? lastLine + 1;
+  switch (err.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return `line ${lastLine + 1}: a quote opened on this line is never closed (the file ends inside it)`;
+    case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH':
+      return `line ${line}: ${err.message.replace(/^Invalid Record Length: /, '').replace(/ on line \d+$/, '')} (every row has as many cells as the header)`;
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      return `line ${line}: a quote inside a cell that is not doubled ("" in a quoted cell)`;
+    default:
+      return `line ${line}: ${err.message}`;
+  }
+}
+
+function readHeader(file: string, record: string[], delimiter: string, delimiterGiven: boolean): { columns: string[]; pathAt: number } {
+  const columns = record.map((c) => c.trim());
+  const where = `--manifest ${visible(file)}: line 1 (the header)`;
+  const pathAt = columns.indexOf('path');
+  if (pathAt === -1) {
+    const near = columns.find((c) => c.toLowerCase() === 'path');
+    const single = columns.length === 1 && !delimiterGiven ? `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}": give --manifest-delimiter` : '';
+    throw new ManifestError(`${where} has no "path" column${near ? ` ("${visible(near)}" is not it: the name is path, in lower case)` : ''}${single}`);
+  }
+  const seen = new Set<string>();
+  columns.forEach((c, i) => {
+    if (c === '') throw new ManifestError(`${where}: column ${i + 1} has no name`);
+    if (seen.has(c)) throw new ManifestError(`${where}: the column "${visible(c)}" is named twice`);
+    seen.add(c);
+    if (/^ferry\./.test(c)) throw new ManifestError(`${where}: the column "${visible(c)}": keys starting with "ferry." are ferry's own (docs/cli.md, "Identity on the service")`);
+  });
+  return { columns, pathAt };
+}
+
+function rowOf(file: string, line: number, header: { columns: string[]; pathAt: number }, record: string[]): ManifestRow {
+  const row: ManifestRow = { line, path: pathOf(file, line, record[header.pathAt] ?? ''), metadata: {}, settings: {} };
+  header.columns.forEach((column, i) => {
+    if (i === header.pathAt) return;
+    const value = record[i] ?? '';
+    // An empty cell: this document has no such key (or setting).
+    if (value === '') return;
+    if (isSetting(column)) row.settings[column] = settingValue(file, line, column, value);
+    else row.metadata[column] = value;
+  });
+  return row;
+}
+
+async function* readJsonLines(file: string): AsyncIterable<ManifestRow> {
+  const lines = createInterface({ input: createReadStream(file).pipe(new Utf8Check(file)), crlfDelay: Infinity });
+  let line = 0;
+  for await (const raw of lines) {
+    line++;
+    const text = line === 1 ? raw.replace(/^\ufeff/, '') : raw;
+    if (text.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw new ManifestError(`--manifest ${visible(file)}: line ${line}: not JSON (${(err as Error).message})`);
+    }
+    yield jsonRow(file, line, value);
+  }
+}
+
+function jsonRow(file: string, line: number, value: unknown): ManifestRow {
+  const at = `--manifest ${visible(file)}: line ${line}`;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ManifestError(`${at}: each line is one JSON object ({"path": …, "metadata": {…}})`);
+  const o = value as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (key !== 'path' && key !== 'metadata' && !isSetting(key)) throw new ManifestError(`${at}: "${visible(key)}" is not a field of a manifest line (path, metadata, ${SETTING_NAMES.join(', ')})`);
+  }
+  if (typeof o.path !== 'string') throw new ManifestError(`${at}: "path" is required, a string`);
+  const row: ManifestRow = { line, path: pathOf(file, line, o.path), metadata: {}, settings: {} };
+  if (o.metadata !== undefined) {
+    if (!o.metadata || typeof o.metadata !== 'object' || Array.isArray(o.metadata)) throw new ManifestError(`${at}: "metadata" is an object of keys and string values`);
+    for (const [key, v] of Object.entries(o.metadata as Record<string, unknown>)) {
+      if (/^ferry\./.test(key)) throw new ManifestError(`${at}: the metadata key "${visible(key)}": keys starting with "ferry." are ferry's own`);
+      if (key === '') throw new ManifestError(`${at}: a metadata key is empty`);
+      if (typeof v !== 'string') throw new ManifestError(`${at}: the metadata "${visible(key)}" is not a string (the service keeps strings: write "${visible(String(v))}")`);
+      row.metadata[key] = v;
+    }
+  }
+  for (const name of SETTING_NAMES) {
+    const v = o[name];
+    if (v === undefined || v === null || v === '') continue;
+    if (typeof v !== 'string') throw new ManifestError(`${at}: "${name}" is a string, one of ${SETTINGS[name].join(', ')}`);
+    row.settings[name] = settingValue(file, line, name, v);
+  }
+  return row;
+}
+
+function isSetting(name: string): name is SettingName {
+  return (SETTING_NAMES as string[]).includes(name);
+}
+
+function settingValue(file: string, line: number, name: SettingName, value: string): string {
+  if (!(SETTINGS[name] as readonly string[]).includes(value)) {
+    throw new ManifestError(`--manifest ${visible(file)}: line ${line}: ${name} "${visible(value)}" is not one the service has (${SETTINGS[name].join(', ')})`);
+  }
+  return value;
+}
+
+/** A row's path as ferry keys entries: `/`-separated, relative; no folder, no `..`, not empty. */
+function pathOf(file: string, line: number, raw: string): string {
+  const at = `--manifest ${visible(file)}: line ${line}`;
+  const path = raw.replace(/^(\.\/)+/, '').replace(/^\/+/, '');
+  if (path === '') throw new ManifestError(`${at}: the path is empty`);
+  if (path.endsWith('/')) throw new ManifestError(`${at}: the path "${visible(raw)}" names a folder; a row is for one file`);
+  if (path.split('/').some((s) => s === '..' || s === '.' || s === '')) throw new ManifestError(`${at}: the path "${visible(raw)}" is not a plain relative path (no "..", ".", or "//")`);
+  return path;
+}
