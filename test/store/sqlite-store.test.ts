@@ -127,7 +127,7 @@ describe('checkpoint store', () => {
     }
     store.recordUploaded(JOB, 'a', { remoteId: 'doc-a', size: 1, mtimeMs: 7, sha256: null, parentId: null });
     const found = store.fingerprints(JOB, ['a', 'b', 'missing', "it's \"quoted\""]);
-    expect(found.get('a')).toEqual({ state: 'uploaded', remoteId: 'doc-a', size: 1, mtimeMs: 7, sha256: null });
+    expect(found.get('a')).toEqual({ state: 'uploaded', remoteId: 'doc-a', size: 1, mtimeMs: 7, sha256: null, attrs: null });
     expect(found.get('b')).toMatchObject({ state: 'uploading', remoteId: null });
     expect(found.has('missing')).toBe(false);
     expect(found.size).toBe(2);
