@@ -16,12 +16,13 @@ import { tmpdir } from 'node:os';
 import type { FerryClient } from '../src/api/client.js';
 import { openSource } from '../src/backends/index.js';
 import { ProjectSource } from '../src/backends/project/source.js';
-import type { FileEntry } from '../src/sync/types.js';
+import type { EntryAttributes, FileEntry } from '../src/sync/types.js';
 import type { PathPatterns } from '../src/sync/patterns.js';
 import { visible } from '../src/backends/names.js';
 import { sha256Of } from '../src/sync/checksum.js';
 import { fingerprintEntry } from '../src/backends/fingerprint.js';
 import { normaliseRemotePath } from './mirror.js';
+import { Manifest, UNMATCHED_SHOWN } from '../src/manifest/index.js';
 
 export interface CheckOptions extends PathPatterns {
   source: string;
@@ -34,6 +35,9 @@ export interface CheckOptions extends PathPatterns {
   archiveEncoding?: string | undefined;
   maxEntries?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** --manifest: each file's metadata and settings, compared with what its document carries. */
+  manifest?: string | undefined;
+  manifestDelimiter?: string | undefined;
   /** Told of every difference as it is found (the report keeps the first MAX_KEPT). */
   onDifference?: ((d: CheckDifference) => void) | undefined;
 }
@@ -44,13 +48,17 @@ export const MAX_KEPT = 1_000;
 /** Files read and hashed at once. */
 const HASHED_AT_ONCE = 8;
 
-export type DifferenceKind = 'changed' | 'missing on the service' | 'only on the service' | 'twice on the service' | 'unreadable locally';
+export type DifferenceKind = 'changed' | 'missing on the service' | 'only on the service' | 'twice on the service' | 'unreadable locally' | 'metadata differs';
 
 export interface CheckDifference {
   kind: DifferenceKind;
   /** The path under the source root (and under --to on the service), shown with its controls escaped. */
   path: string;
   detail: string;
+  /** `metadata differs`: the key or setting, and its value on each side (null: absent). */
+  key?: string;
+  service?: string | null;
+  manifest?: string | null;
 }
 
 export interface CheckReport {
@@ -84,6 +92,16 @@ export interface CheckReport {
 
 export async function check(opts: CheckOptions, client: FerryClient): Promise<CheckReport> {
   const to = normaliseRemotePath(opts.to);
+  // The manifest first, whole: a bad row is exit 2 before any request.
+  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter }) : undefined;
+  try {
+    return await checkWith(opts, client, to, manifest);
+  } finally {
+    await manifest?.close();
+  }
+}
+
+async function checkWith(opts: CheckOptions, client: FerryClient, to: string, manifest: Manifest | undefined): Promise<CheckReport> {
   // The project first: a source opened is a source to close.
   await client.projects.get(opts.project);
   // The same patterns on both sides, as the mirror applied them: what it left out is not a difference.
@@ -103,14 +121,14 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     differenceCount: 0,
     skipped: 0,
     problems: [],
-    counts: { changed: 0, 'missing on the service': 0, 'only on the service': 0, 'twice on the service': 0, 'unreadable locally': 0 },
+    counts: { changed: 0, 'missing on the service': 0, 'only on the service': 0, 'twice on the service': 0, 'unreadable locally': 0, 'metadata differs': 0 },
     differences: [],
     bytesHashed: 0,
   };
-  const differ = (kind: DifferenceKind, path: string, detail: string) => {
+  const differ = (kind: DifferenceKind, path: string, detail: string, fields: Pick<CheckDifference, 'key' | 'service' | 'manifest'> = {}) => {
     report.differenceCount++;
     report.counts[kind]++;
-    const d = { kind, path: visible(path), detail };
+    const d = { kind, path: visible(path), detail, ...fields };
     if (report.differences.length < MAX_KEPT) report.differences.push(d);
     opts.onDifference?.(d);
   };
@@ -119,8 +137,26 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     report.matching++;
     if (remote.refused) report.refused[remote.refused] = (report.refused[remote.refused] ?? 0) + 1;
   };
-  const compare = async (entry: FileEntry, remote: { id: string; size: number; sha256: string | null; url: string | null; refused: string | null } | undefined): Promise<() => void> => {
-    if (!remote) return () => differ('missing on the service', entry.key, `${entry.size} bytes here, no document at this path`);
+  /** What the file's row names that its document does not carry: a difference a key. */
+  const compareAttributes = (entry: FileEntry, remote: { id: string; attrs: string | null }) => {
+    const row = manifest?.lookup(entry.key);
+    if (!row) return;
+    const theirs = remote.attrs ? (JSON.parse(remote.attrs) as EntryAttributes) : {};
+    const wanted: [string, string, string | null][] = [
+      ...Object.entries(row.metadata).map(([k, v]): [string, string, string | null] => [k, v, theirs.metadata?.[k] ?? null]),
+      ...Object.entries(row.settings).map(([k, v]): [string, string, string | null] => [k, v, (theirs as Record<string, string | undefined>)[k] ?? null]),
+    ];
+    for (const [key, mine, service] of wanted) {
+      if (mine === service) continue;
+      differ('metadata differs', entry.key, `${key}: ${service === null ? 'absent' : JSON.stringify(service)} on the service (document ${remote.id}), ${JSON.stringify(mine)} in the manifest (line ${row.line})`, { key, service, manifest: mine });
+    }
+  };
+  const compare = async (entry: FileEntry, remote: { id: string; size: number; sha256: string | null; url: string | null; refused: string | null; attrs: string | null } | undefined): Promise<() => void> => {
+    if (!remote) {
+      manifest?.lookup(entry.key);
+      return () => differ('missing on the service', entry.key, `${entry.size} bytes here, no document at this path`);
+    }
+    const attributes = () => compareAttributes(entry, remote);
     if (remote.size !== entry.size) return () => differ('changed', entry.key, `${entry.size} bytes here, ${remote.size} on the service (document ${remote.id})`);
     let theirs = remote.sha256;
     let hashed = 0;
@@ -132,6 +168,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
       return () => {
         matched(remote);
         report.matchingBySizeOnly++;
+        attributes();
       };
     }
     let ours: string;
@@ -145,22 +182,25 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     hashed += entry.size;
     return () => {
       report.bytesHashed += hashed;
-      if (ours === theirs) matched(remote);
-      else differ('changed', entry.key, `same size (${entry.size} bytes), other content: sha256 ${ours.slice(0, 12)}… here, ${theirs.slice(0, 12)}… on the service (document ${remote.id})`);
+      if (ours === theirs) {
+        matched(remote);
+        attributes();
+      } else differ('changed', entry.key, `same size (${entry.size} bytes), other content: sha256 ${ours.slice(0, 12)}… here, ${theirs.slice(0, 12)}… on the service (document ${remote.id})`);
     };
   };
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    db.exec('CREATE TABLE remote (key TEXT PRIMARY KEY, id TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT, url TEXT, refused TEXT, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
-    const put = db.prepare('INSERT OR IGNORE INTO remote (key, id, size, sha256, url, refused) VALUES (?, ?, ?, ?, ?, ?)');
+    db.exec('CREATE TABLE remote (key TEXT PRIMARY KEY, id TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT, url TEXT, refused TEXT, attrs TEXT, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
+    const put = db.prepare('INSERT OR IGNORE INTO remote (key, id, size, sha256, url, refused, attrs) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const listing = new ProjectSource(client, opts.project, { from: to, ...patterns });
     let batch: Parameters<typeof put.run>[] = [];
     const flush = db.transaction((rows: Parameters<typeof put.run>[]) => {
       for (const r of rows) put.run(...r);
     });
     // Newest first: the first document at a path is the one that counts (INSERT OR IGNORE).
-    for await (const doc of listing.inventory(opts.signal)) {
+    // What each document carries is kept only when a manifest is compared with it.
+    for await (const doc of listing.inventory(opts.signal, undefined, manifest !== undefined)) {
       // An earlier upload of a changed file (the service replaces nothing): no difference, but
       // counted, so that check and ls add up.
       if ('older' in doc) {
@@ -174,7 +214,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
       // The content's address is kept only where it may be read (--checksum, no fingerprint): it
       // is the longest column, and the table is read once per file of the source.
       const sha256 = doc.identity?.sha256 ?? null;
-      batch.push([doc.key, doc.remoteId, doc.size, sha256, opts.checksum && !sha256 ? doc.url : null, doc.refused]);
+      batch.push([doc.key, doc.remoteId, doc.size, sha256, opts.checksum && !sha256 ? doc.url : null, doc.refused, doc.attributes ? JSON.stringify({ metadata: doc.attributes.metadata, ocrStrategy: doc.attributes.ocrStrategy, ocrEngine: doc.attributes.ocrEngine, coordinateExtractionStrategy: doc.attributes.coordinateExtractionStrategy }) : null]);
       if (batch.length >= 500) {
         flush(batch);
         batch = [];
@@ -182,7 +222,7 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     }
     flush(batch);
 
-    const get = db.prepare<[string], { id: string; size: number; sha256: string | null; url: string | null; refused: string | null }>('SELECT id, size, sha256, url, refused FROM remote WHERE key = ?');
+    const get = db.prepare<[string], { id: string; size: number; sha256: string | null; url: string | null; refused: string | null; attrs: string | null }>('SELECT id, size, sha256, url, refused, attrs FROM remote WHERE key = ?');
     // What is left unseen is only on the service. Marked a few hundred at a time: one UPDATE
     // committed on its own cost 95 µs a file, eight times the lookup.
     const mark = db.prepare('UPDATE remote SET seen = 1 WHERE key = ?');
@@ -234,6 +274,8 @@ export async function check(opts: CheckOptions, client: FerryClient): Promise<Ch
     const capped = pages.end();
     if (capped) report.problems.push({ key: '(service)', reason: capped });
     for (const reason of source.notes?.() ?? []) report.problems.push({ key: '(source)', reason });
+    const unmatched = manifest?.unmatched(source.takes?.bind(source));
+    if (unmatched?.count) report.problems.push({ key: '(manifest)', reason: `warning: ${unmatched.count} row${unmatched.count === 1 ? '' : 's'} of the manifest name no file of the source: ${unmatched.paths.slice(0, UNMATCHED_SHOWN).map((p) => `"${p}"`).join(', ')}${unmatched.count > UNMATCHED_SHOWN ? ', …' : ''}` });
     return report;
   } finally {
     pages.end(); // a second end is a no-op: this one is for a check that threw

@@ -105,7 +105,7 @@ export class ProjectDestination implements Destination<Placement> {
     // Content read from a request (a migration) is not fetched twice for a fingerprint: the
     // document it came from names it instead.
     const sha256 = entry.sha256 ?? (entry.openAsync ? undefined : await fingerprint(entry));
-    const identity = identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256, mtimeMs: entry.mtimeMs, source: a.origin, sourceProject: a.originProject });
+    const identity = identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256, mtimeMs: entry.mtimeMs, source: a.origin, sourceProject: a.originProject, attrs: entry.attributesDigest });
     // A warm store does not know what another store uploaded since: the newest document at the
     // path, when it holds this content, is the entry's (counted reconciled, nothing sent).
     const mark = this.o.markers === 'origin' ? a.origin : sha256;

@@ -20,6 +20,11 @@ export const IDENTITY_KEYS = {
   source: 'ferry.source',
   /** The project that document is in at the source: how a migration knows its own target project again. */
   sourceProject: 'ferry.sourceProject',
+  /**
+   * The identity of what a manifest row asked the document to carry (src/manifest): a document
+   * uploaded again for its metadata alone is a new version, not a copy of the one before.
+   */
+  attrs: 'ferry.attrs',
 } as const;
 
 /** Every key ferry writes starts so; such keys are never carried over as a document's own metadata. */
@@ -32,6 +37,7 @@ export interface Identity {
   mtimeMs?: number | undefined;
   source?: string | undefined;
   sourceProject?: string | undefined;
+  attrs?: string | undefined;
 }
 
 /** The metadata entries for an identity (absent fields are left out). */
@@ -43,6 +49,7 @@ export function identityMetadata(id: Identity): Record<string, string> {
   if (id.mtimeMs !== undefined && Number.isFinite(id.mtimeMs)) out[IDENTITY_KEYS.mtime] = String(Math.trunc(id.mtimeMs));
   if (id.source !== undefined) out[IDENTITY_KEYS.source] = id.source;
   if (id.sourceProject !== undefined) out[IDENTITY_KEYS.sourceProject] = id.sourceProject;
+  if (id.attrs !== undefined) out[IDENTITY_KEYS.attrs] = id.attrs;
   return out;
 }
 
@@ -71,6 +78,9 @@ export function readIdentity(metadata: readonly DocumentMetadataRead[] | null | 
         break;
       case IDENTITY_KEYS.sourceProject:
         id.sourceProject = m.value;
+        break;
+      case IDENTITY_KEYS.attrs:
+        id.attrs = m.value;
         break;
       default:
         continue;

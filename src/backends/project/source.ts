@@ -160,7 +160,8 @@ export interface ProjectSourceOptions extends PathPatterns {
 /** A document's fingerprint (ferry.sha256, or ferry.source for a migration) as a 53-bit hash. */
 function fingerprintOf(id: Identity | undefined): number {
   const mark = id?.sha256 ?? id?.source;
-  return mark === undefined ? NO_FINGERPRINT : hash53(mark);
+  // A version uploaded for its metadata alone (a manifest row changed) is no copy of the one before.
+  return mark === undefined ? NO_FINGERPRINT : hash53(id?.attrs === undefined ? mark : `${mark}\u0000${id.attrs}`);
 }
 const NO_FINGERPRINT = -1;
 
