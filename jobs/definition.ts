@@ -20,6 +20,7 @@ import type { MigrateOptions } from './migrate.js';
 import type { LeaseSettings } from '../src/backends/project/lease-board.js';
 import { loadMapping } from '../src/playbooks/mapping.js';
 import { parseShard } from '../src/tenants/selection.js';
+import { delimiterFlag } from '../src/manifest/flags.js';
 
 const REASONS = ['outOfMemory', 'unsupportedFileType', 'badFile', 'uploadFailure', 'ocrPageLimitExceeded', 'unknownException', 'insufficientCredits', 'maliciousFile', 'fileScanTimedOut'] as const;
 
@@ -109,6 +110,9 @@ function definitionSchema() {
         .optional(),
       coordinateExtraction: z.enum(['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet']).optional(),
       metadata: z.record(z.string(), z.string()).optional(),
+      /** Each file's own metadata and settings (as --manifest); relative to the definition file. */
+      manifest: z.string().min(1).optional(),
+      manifestDelimiter: z.enum([',', ';', '|', 'tab']).optional(),
     })
     .strict();
 
@@ -141,6 +145,8 @@ function definitionSchema() {
       dir: z.string().min(1),
       /** Only this folder of the project (as --from). */
       from: z.string().min(1).optional(),
+      /** Write the manifest of the pulled files' metadata (as --manifest-out); relative to the definition file. */
+      manifestOut: z.string().min(1).optional(),
     })
     .strict();
 
@@ -244,7 +250,7 @@ export function loadDefinition(path: string): LoadedDefinition {
   }
   const limits = filtersOf(d, path, here);
   if (d.job === 'pull') {
-    const pull: PullOptions = { project: d.project, dir: resolve(here, d.dir), from: d.from, ...limits, ...(d.bwlimit !== undefined ? { bwlimit: parseSize(d.bwlimit) } : {}), concurrency: d.concurrency };
+    const pull: PullOptions = { project: d.project, dir: resolve(here, d.dir), from: d.from, ...(d.manifestOut ? { manifestOut: resolve(here, d.manifestOut) } : {}), ...limits, ...(d.bwlimit !== undefined ? { bwlimit: parseSize(d.bwlimit) } : {}), concurrency: d.concurrency };
     return { ...common, kind: 'pull', profile: d.profile, rps: d.rps, pull };
   }
   const mirror: MirrorOptions = {
@@ -262,6 +268,8 @@ export function loadDefinition(path: string): LoadedDefinition {
     ocrStrategy: d.ocr?.strategy,
     coordinateExtractionStrategy: d.coordinateExtraction,
     metadata: d.metadata,
+    ...(d.manifest ? { manifest: resolve(here, d.manifest) } : {}),
+    ...(d.manifestDelimiter ? { manifestDelimiter: delimiterFlag(d.manifestDelimiter) } : {}),
     lock: leaseOf(d),
   };
   if (d.job === 'mirror') {

@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
-import { runJob, type JobSummary } from '../src/runner/job.js';
+import { noteProblem, runJob, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import type { FilterRule } from '../src/sync/patterns.js';
@@ -12,7 +12,8 @@ import { Bandwidth } from '../src/sync/bandwidth.js';
 import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
-import { LocalFolderDestination } from '../src/backends/local/destination.js';
+import { LocalFolderDestination, mapSegment } from '../src/backends/local/destination.js';
+import { ManifestWriter } from '../src/manifest/write.js';
 
 export interface PullOptions extends SizeAgeLimits {
   project: string;
@@ -29,6 +30,8 @@ export interface PullOptions extends SizeAgeLimits {
   progress?: boolean | undefined;
   /** Off a terminal, one progress record this often (default 30 s). */
   statsIntervalMs?: number | undefined;
+  /** --manifest-out: write the manifest that would give the pulled files' documents the same metadata again. */
+  manifestOut?: string | undefined;
   /** Tell the file system's case rule instead of probing it. */
   caseInsensitive?: boolean | undefined;
 }
@@ -54,10 +57,13 @@ function parts(opts: PullOptions, deps: PullDeps, jobKey: string, dryRun = false
 
 export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummary> {
   const jobKey = pullJobKey(deps.client.transport.address.baseUrl, opts);
-  const { source, destination } = parts(opts, deps, jobKey);
+  const { source: listing, destination } = parts(opts, deps, jobKey);
   // Both ends are checked before the run starts: an unusable project or folder is not a run.
-  await source.prepare();
+  await listing.prepare();
   await destination.prepare();
+  const writer = opts.manifestOut ? new ManifestWriter(resolve(opts.manifestOut), localPath) : undefined;
+  await writer?.open();
+  const source = writer ? writer.tap(listing) : listing;
   const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude, ...(opts.rules ? { rules: opts.rules } : {}) };
   return runJob({ store: deps.store, job: JOB, jobKey, params, target: deps.client.target, pages: [deps.client.transport.pages] }, async (ctx) => {
     const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
@@ -76,11 +82,23 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
         filter: sizeAgeFilter(opts),
         bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
       });
-      return { project: opts.project, dir: resolve(opts.dir), ...extra };
+      // Written only from a listing read to its end: a stopped pull's would miss files.
+      const manifest = writer && ctx.walk === 'done' && !ctx.signal.aborted ? await writer.finish() : undefined;
+      if (writer && !manifest) noteProblem(ctx, '(manifest)', `the manifest ${writer.file} was not written: the run stopped before it had listed every document`);
+      return { project: opts.project, dir: resolve(opts.dir), ...extra, ...(manifest ? { manifest } : {}) };
     } finally {
       progress.stop();
+      await writer?.dispose();
     }
   });
+}
+
+/** The local path a pull gives a document's key (the name rule of the local folder, docs/cli.md). */
+function localPath(key: string): string {
+  return key
+    .split('/')
+    .map((segment) => mapSegment(segment).name)
+    .join('/');
 }
 
 /** What a pull would download, writing nothing. */

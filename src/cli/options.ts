@@ -1,6 +1,8 @@
 // The flags and their parsing, light enough for `--help`: nothing here opens a client, a store or a
 // socket (start-up loads a command's definition; its action, in ../actions, only when it runs).
 import { Option, type Command } from 'commander';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname as dirnamePath, resolve as resolvePath } from 'node:path';
 import { isUuid } from '../ids.js';
 import { projectFlag } from './project-name.js';
 import { ConfigurationError } from '../errors.js';
@@ -89,6 +91,17 @@ export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: stri
     ...(opts.manifest !== undefined ? { manifest: opts.manifest } : {}),
     ...(opts.manifestDelimiter !== undefined ? { manifestDelimiter: delimiterFlag(opts.manifestDelimiter) } : {}),
   };
+}
+
+/** A file the command will write: its folder must exist and take files, and it must not be a folder (exit 2 before anything). */
+export function writableFile(flag: string, path: string): void {
+  const file = resolvePath(path);
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigurationError(`${flag} ${visible(path)} is a folder: name the file to write`);
+  try {
+    accessSync(dirnamePath(file), constants.W_OK);
+  } catch (err) {
+    throw new ConfigurationError(`${flag} ${visible(path)} cannot be written: its folder ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `is not writable (${(err as NodeJS.ErrnoException).code})`}`);
+  }
 }
 
 /** How an archive source is read (zip, tar): mirror, upload, check. */

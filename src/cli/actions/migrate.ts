@@ -40,6 +40,7 @@ interface MigrateCliOptions {
   lock?: boolean;
   wait?: boolean;
   timeout?: string;
+  manifest?: string;
 }
 
 
@@ -58,6 +59,7 @@ function selectionOf(opts: MigrateCliOptions): MigrateSelection {
 export async function migrateAction(action: string | undefined, opts: MigrateCliOptions, cmd: Command): Promise<void> {
   if (action !== undefined && action !== 'verify') throw new ConfigurationError(`ferry migrate: unknown action "${visible(action)}" (the one action is "verify")`);
   if (action === 'verify' && (opts.dryRun || opts.map)) throw new ConfigurationError('ferry migrate verify takes neither --dry-run nor --map');
+  if (opts.manifest !== undefined) throw new ConfigurationError('--manifest means nothing to a migration: each document is copied with its own metadata and settings (mirror, upload and check read a manifest; pull --manifest-out writes one)');
   const json = opts.json === true;
   if (action === 'verify') setCommand('migrate verify');
   if (opts.wait && (opts.dryRun || action === 'verify')) process.stderr.write(`ferry: --wait does nothing with ${action === 'verify' ? 'migrate verify' : '--dry-run'}: nothing is copied, so there is nothing to process\n`);

@@ -6,6 +6,8 @@ import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
 import { lockedOr, openJobDeps, positiveInt, type RunOptions } from '../shared.js';
+import { ConfigurationError } from '../../api/errors.js';
+import { writableFile } from '../options.js';
 import { projectFlag, resolveProject } from '../project-name.js';
 import { bwlimitFlag, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
@@ -25,13 +27,18 @@ interface PullCliOptions {
   maxAge?: string;
   json?: boolean;
   state?: string;
+  manifest?: string;
+  manifestOut?: string;
 }
 
 /** Problems a dry run names in text; --json lists up to the plan's own cap. */
 const PROBLEMS_SHOWN = 20;
 
 export async function pullAction(project: string, dir: string, opts: PullCliOptions, cmd: Command): Promise<void> {
+  if (opts.manifest !== undefined) throw new ConfigurationError('--manifest means nothing to pull: a pull writes each document as it is; --manifest-out FILE writes the manifest of their metadata (mirror, upload and check read one)');
+  if (opts.manifestOut !== undefined) writableFile('--manifest-out', opts.manifestOut);
   const options: PullOptions = {
+    ...(opts.manifestOut !== undefined ? { manifestOut: opts.manifestOut } : {}),
     project: projectFlag('PROJECT', project),
     dir,
     from: opts.from,
@@ -66,6 +73,8 @@ export async function runPullCommand(cmd: Command, options: PullOptions, run: Ru
     }
     const summary = await pull(options, deps);
     printSummary(summary, json);
+    const written = summary.manifest as { file: string; rows: number; columns: string[] } | undefined;
+    if (written && !json) process.stdout.write(`  manifest: ${visible(written.file)}: ${written.rows} rows, ${written.columns.length} metadata columns (mirror --manifest gives another project the same metadata)\n`);
     return exitCodeFor(summary);
   } catch (err) {
     return lockedOr(err, json);

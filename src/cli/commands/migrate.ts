@@ -1,6 +1,6 @@
 // `ferry migrate --from P --to P`: projects and playbooks from one tenant into another.
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
-import { type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { later } from '../later.js';
 import { STATS_HELP, BWLIMIT_HELP, addLeaseOptions } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
@@ -16,6 +16,8 @@ export function registerMigrate(program: Command): void {
     .option('-n, --dry-run', 'print the plan and change nothing')
     .option('--into-existing', 'copy into a same-named target project that no earlier migration of it made (otherwise the run stops and names it)')
     .option('--verify', 'after the migration, compare source and target; exit 1 on any difference')
+    // Said, not refused as an unknown flag: a migration carries each document's own metadata.
+    .addOption(new Option('--manifest <file>').hideHelp())
     .option('--wait', "after the copies, wait for the target to process this run's documents and name each it refused (exit 1)")
     .option('--timeout <duration>', 'with --wait, the longest wait for processing, e.g. 90s, 30m, 2h (then exit 5)', '1h');
   addLeaseOptions(migrate).action(later(() => import('../actions/migrate.js'), 'migrateAction'));

@@ -1,6 +1,6 @@
 // `ferry pull PROJECT DIR`: a project's documents into a local folder.
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
-import { type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { later } from '../later.js';
 import { addPatternOptions, addSizeAgeOptions, BWLIMIT_HELP, STATS_HELP } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
@@ -17,6 +17,9 @@ export function registerPull(program: Command): void {
     .option('--bwlimit <rate>', BWLIMIT_HELP);
   addSizeAgeOptions(pull)
     .option('-n, --dry-run', 'print what would be downloaded and touch nothing')
+    .option('--manifest-out <file>', "write a manifest (CSV as Excel opens it: path, then one column per metadata key) that gives the pulled files' documents the same metadata again with mirror --manifest")
+    // Said, not refused as an unknown flag: a pull writes a manifest, it does not read one.
+    .addOption(new Option('--manifest <file>').hideHelp())
     .option('--state <file>', 'checkpoint database')
     .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout')
