@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../../src/config/profile.js';
 import { loadDefinition } from '../../jobs/definition.js';
+import { readManifest } from '../../src/manifest/read.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -31,6 +32,19 @@ describe('shipped examples', () => {
     expect(loaded.mirror).toMatchObject({ source: '/srv/shares/contracts', to: 'Contracts/Share', ocrEngine: 'engineA', ocrStrategy: 'detect', concurrency: 8 });
     expect(loaded.profile).toBe('uk-prod');
     expect(loaded.rps).toBe(20);
+  });
+});
+
+describe('config/manifest.example.csv', () => {
+  it('is a manifest as Excel saves it (BOM, CRLF, quotes), read row by row with its metadata and settings', async () => {
+    const rows = [];
+    for await (const row of readManifest(join(repo, 'config', 'manifest.example.csv'))) rows.push(row);
+    expect(rows.map((r) => r.path)).toEqual(['contracts/2019/acme-master-agreement.pdf', 'contracts/2019/globex-nda.docx', 'scans/Zürich office lease.pdf', 'notes/readme.txt']);
+    expect(rows[0]).toMatchObject({ line: 2, metadata: { client: 'ACME, Inc.', contract: 'C-2019-001', matter: 'Supply', signed: '2019-03-14' }, settings: { ocrStrategy: 'always' } });
+    expect(rows[1]!.metadata.matter).toBe('Project "Falcon"');
+    expect(rows[1]!.settings).toEqual({});
+    // Empty cells: no such key.
+    expect(rows[3]).toMatchObject({ metadata: {}, settings: { ocrStrategy: 'never' } });
   });
 });
 
