@@ -37,6 +37,7 @@ import { SqliteCheckpointStore } from '../dist/src/store/index.js';
 import { identityMetadata } from '../dist/src/backends/project/identity.js';
 import { startEmulator } from '../dist/src/emulator/index.js';
 import { Readable } from 'node:stream';
+import { once } from 'node:events';
 import { makeTree, startEmulatorProcess, timed } from './lib.mjs';
 import { runFerry as runFerryProcess } from './ferry-process.mjs';
 
@@ -350,6 +351,69 @@ async function benchArchives(count) {
     if (whole.code !== 0 || whole.json?.counts?.uploaded !== 150_000) throw new Error(`zip of 150,000: exit ${whole.code}, ${JSON.stringify(whole.json?.counts)}`);
     record('peak RSS mirroring a zip of 150,000 entries whole', Math.round(whole.rssKiB / 1024), 300, 'MiB', whole.rssKiB / 1024 / 300, '<= 1', `uploaded 150000 in ${Math.round(whole.ms / 1000)} s (${Math.round(150_000 / (whole.ms / 1000))} a second), the emulator in a process of its own`);
     await client.close();
+  } finally {
+    await emu.stop();
+  }
+}
+
+/**
+ * A manifest as big as a big export (issue 53): the dry run of a zip of `count` entries with a
+ * manifest of `count` rows (a metadata row for every entry, an OCR setting for a third), beside the
+ * same dry run without it, alternated `rounds` times: peak RSS against the +150 MiB the manifest
+ * may add, and time (ratio: median of the per-round ratios, with their spread).
+ */
+async function benchManifest(count, rounds = 5) {
+  const maker = new URL('./workers/make-zip.mjs', import.meta.url).pathname;
+  const emu = await startEmulatorProcess(join(work, 'emu-manifest'));
+  try {
+    const env = { ...ferryEnv(emu, 'state-manifest'), FERRY_LOG_LEVEL: 'silent' };
+    const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+    const project = (await client.projects.create({ name: 'manifest', description: 'bench manifest' })).objectIdentifier;
+    await client.close();
+    const zip = join(work, `manifest-${count}.zip`);
+    await run(process.execPath, [maker, zip, String(count)]);
+    const manifest = join(work, `manifest-${count}.csv`);
+    const out = createWriteStream(manifest);
+    out.write('path,client,matter,ocrStrategy\r\n');
+    for (let i = 0; i < count; i++) {
+      if (!out.write(`d${Math.floor(i / 100_000)}/f${Math.floor(i / 1000)}/e${i},Client ${i % 97},M-${i},${i % 3 === 0 ? 'always' : ''}\r\n`)) await once(out, 'drain');
+    }
+    out.end();
+    await once(out, 'close');
+    const dry = async (withManifest) => {
+      const r = await runFerryProcess(work, 'manifest dry run', ['mirror', zip, '--project', project, '--dry-run', ...(withManifest ? ['--manifest', manifest] : [])], env);
+      if (r.code !== 0 || r.json?.counts?.new !== count || (withManifest && r.json?.manifest?.rows !== count)) throw new Error(`manifest dry run: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+      return r;
+    };
+    const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const withRss = [];
+    const withoutRss = [];
+    const ratios = [];
+    const withMs = [];
+    const withoutMs = [];
+    for (let round = 0; round < rounds; round++) {
+      // Alternated, the side that goes first swapped each round: a noisy neighbour weighs on both.
+      let without;
+      let withM;
+      if (round % 2 === 0) {
+        without = await dry(false);
+        withM = await dry(true);
+      } else {
+        withM = await dry(true);
+        without = await dry(false);
+      }
+      withRss.push(withM.rssKiB / 1024);
+      withoutRss.push(without.rssKiB / 1024);
+      withMs.push(withM.ms);
+      withoutMs.push(without.ms);
+      ratios.push(withM.ms / without.ms);
+    }
+    const r = spread(ratios);
+    results.spreads ??= {};
+    results.spreads.manifest = { ratio: r };
+    const added = median(withRss) - median(withoutRss);
+    record(`peak RSS, dry run of a zip of ${count} entries with a manifest of ${count} rows, beside the same without`, Math.round(median(withRss)), Math.round(median(withoutRss)), 'MiB', added / 150, '<= 1', `ratio = the MiB the manifest adds (median of ${rounds} rounds each side: ${Math.round(added)} MiB) / the 150 MiB it may add; per-round peaks with ${withRss.map(Math.round).join(', ')}, without ${withoutRss.map(Math.round).join(', ')}`);
+    record(`time, dry run of a zip of ${count} entries with a manifest of ${count} rows, beside the same without`, Math.round(median(withMs)), Math.round(median(withoutMs)), 'ms', r.median, undefined, `ratio: median of ${rounds} alternated per-round ratios, spread ${r.min.toFixed(2)}-${r.max.toFixed(2)}; the manifest is read whole into a scratch SQLite file first, then looked up 256 entries a statement`);
   } finally {
     await emu.stop();
   }
@@ -1104,7 +1168,7 @@ async function benchEmulatorPages(sizes = [10_000, 100_000, 1_000_000]) {
   record(`emulator: a whole listing walked page by page, time per document at ${large.size} over ${small.size}`, Number((large.perItem * 1000).toFixed(1)), Number((small.perItem * 1000).toFixed(1)), 'µs', large.perItem / small.perItem, '<= 1.2', `bare: a plain SELECT of each seq range, no count, no join (${detail})`);
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, lag, pages).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, manifest, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, lag, pages).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -1121,6 +1185,7 @@ try {
   if (wanted('bigfile')) await benchBigFile(2);
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
   if (wanted('archives')) await benchArchives(large ? 1_000_000 : 200_000);
+  if (wanted('manifest')) await benchManifest(large ? 1_000_000 : 200_000);
   if (wanted('playbooks')) await benchPlaybooks();
   if (wanted('pull')) await benchPull();
   if (wanted('ratelimit')) await benchRateLimit();

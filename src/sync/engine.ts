@@ -652,7 +652,7 @@ export async function planTransfer(opts: {
   await destination.prepare();
   const plan: TransferPlan = { new: 0, changed: 0, unchanged: 0, deletedLocally: 0, bytes: 0, totalBytes: 0, folders: 0, problems: [], problemCount: 0 };
   const seen = new SeenSet();
-  for await (const entry of source.entries()) {
+  for await (const batch of batchesOf(source, new AbortController().signal)) for (const entry of batch) {
     if (entry.kind === 'problem') {
       plan.problemCount++;
       if (plan.problems.length < maxProblems) plan.problems.push({ key: entry.key, reason: entry.reason, outcome: entry.outcome });

@@ -157,6 +157,20 @@ describe('--manifest: every document with its own metadata', () => {
   });
 });
 
+describe('upload --manifest', () => {
+  it("a playbook's batch: each document carries its row, and the batch holds every file", async () => {
+    const w = await workspace('upload', EXCEL);
+    const client = useEmulator().client();
+    const project = (await client.projects.create({ name: 'manifest upload', description: '' })).objectIdentifier;
+    const playbook = (await client.playbooks.create({ name: 'manifest upload', isPrivate: false, organizationWide: true })).objectIdentifier;
+    const r = await runFerry(['upload', w.src, '--project', project, '--playbook', playbook, '--to', 'Batch', '--manifest', w.manifest, '--state', w.state, '--json'], useEmulator().env());
+    expect(r.code, r.stderr).toBe(0);
+    expect(onlyJson(r)).toMatchObject({ batches: [expect.objectContaining({ counts: expect.objectContaining({ uploaded: 3 }), manifest: expect.objectContaining({ rows: 3 }) })] });
+    const docs = await carried(project, 'Batch');
+    for (const [key, metadata] of Object.entries(EXPECTED)) expect(docs[key]?.metadata, key).toEqual(metadata);
+  });
+});
+
 describe('a manifest that cannot be used: exit 2 before anything is sent, naming the file and the line', () => {
   const cases: [string, string | Buffer, RegExp][] = [
     ['the same path twice', 'path,client\na.txt,A\nb.txt,B\na.txt,C\n', /line 4: "a\.txt" has a row already, on line 2/],
