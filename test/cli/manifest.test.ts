@@ -164,8 +164,9 @@ describe('upload --manifest', () => {
     const project = (await client.projects.create({ name: 'manifest upload', description: '' })).objectIdentifier;
     const playbook = (await client.playbooks.create({ name: 'manifest upload', isPrivate: false, organizationWide: true })).objectIdentifier;
     const r = await runFerry(['upload', w.src, '--project', project, '--playbook', playbook, '--to', 'Batch', '--manifest', w.manifest, '--state', w.state, '--json'], useEmulator().env());
-    expect(r.code, r.stderr).toBe(0);
-    expect(onlyJson(r)).toMatchObject({ batches: [expect.objectContaining({ counts: expect.objectContaining({ uploaded: 3 }), manifest: expect.objectContaining({ rows: 3 }) })] });
+    // Exit 1: processing refuses the .pdf that holds no PDF (badFile), as it would without a manifest.
+    expect(r.code, r.stderr).toBe(1);
+    expect(onlyJson(r)).toMatchObject({ remainingFailures: { badFile: 1 }, batches: [expect.objectContaining({ counts: expect.objectContaining({ uploaded: 3, failed: 0 }), manifest: expect.objectContaining({ rows: 3 }) })] });
     const docs = await carried(project, 'Batch');
     for (const [key, metadata] of Object.entries(EXPECTED)) expect(docs[key]?.metadata, key).toEqual(metadata);
   });

@@ -37,6 +37,7 @@ const PROBLEMS_SHOWN = 20;
 export async function pullAction(project: string, dir: string, opts: PullCliOptions, cmd: Command): Promise<void> {
   if (opts.manifest !== undefined) throw new ConfigurationError('--manifest means nothing to pull: a pull writes each document as it is; --manifest-out FILE writes the manifest of their metadata (mirror, upload and check read one)');
   if (opts.manifestOut !== undefined) writableFile('--manifest-out', opts.manifestOut);
+  if (opts.manifestOut !== undefined && opts.dryRun) process.stderr.write('ferry: --manifest-out does nothing with --dry-run: the manifest is written by a pull that lists every document\n');
   const options: PullOptions = {
     ...(opts.manifestOut !== undefined ? { manifestOut: opts.manifestOut } : {}),
     project: projectFlag('PROJECT', project),
