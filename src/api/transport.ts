@@ -19,6 +19,7 @@ import {
   type ProblemDetails,
 } from './errors.js';
 import { Reachability } from './reachability.js';
+import { settledAfter, settledInstant } from './settled.js';
 import { SMALL_BODY, buildMultipart, type MultipartBody, type MultipartPart } from './multipart.js';
 import {
   DEFAULT_RETRY,
@@ -487,10 +488,9 @@ export class Transport {
 
   private async settle<T>(didItLand: (since: number) => Promise<T | undefined>, failedAt: number, method: string, path: string, slot: Slot | undefined): Promise<T | undefined> {
     // A request that took effect shows in lists only up to the listing lag later: the look that
-    // decides "it did not land" begins no sooner than that after the failure.
-    const since = failedAt + this.listingLag.boundMs;
-    const early = since - performance.now();
-    if (early > 0) await waitOutsideSlot(slot, () => sleep(early));
+    // decides "it did not land" begins no sooner than that after the failure (src/api/settled.ts).
+    const since = settledInstant(this.listingLag, failedAt);
+    if (since > performance.now()) await waitOutsideSlot(slot, () => settledAfter(this.listingLag, failedAt));
     const landed = await didItLand(since);
     this.logger.info({ method, path, landed: landed !== undefined }, 'checked whether an interrupted request took effect');
     return landed;

@@ -2,7 +2,7 @@
 // read through the client and streamed into a zip built by archiver. Template files go from the
 // response straight into the zip, one at a time, hashed on the way; the zip is written under a
 // temporary name and renamed into place only when complete.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { lookUntilSettled } from '../api/settled.js';
 import archiver from 'archiver';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -50,15 +50,13 @@ export interface ExportResult {
  * found" is said only from a look begun the listing lag after the first.
  */
 export async function findPlaybook(client: FerryClient, id: string): Promise<Playbook> {
-  const firstAt = performance.now();
-  for (;;) {
-    const lookedAt = performance.now();
+  const found = await lookUntilSettled(client.transport.listingLag, performance.now(), async () => {
     for await (const p of client.playbooks.list()) if (p.objectIdentifier === id) return p;
     for await (const p of client.playbooks.searchAll()) if (p.objectIdentifier === id) return p;
-    const wait = firstAt + client.transport.listingLag.boundMs - lookedAt;
-    if (wait <= 0) throw new ConfigurationError(`playbook ${id} was not found, or this application cannot see it`);
-    await sleep(Math.min(wait, 250));
-  }
+    return undefined;
+  });
+  if (!found) throw new ConfigurationError(`playbook ${id} was not found, or this application cannot see it`);
+  return found;
 }
 
 export async function exportPlaybook(client: FerryClient, playbook: Playbook, outPath: string, signal?: AbortSignal): Promise<ExportResult> {

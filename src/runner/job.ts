@@ -5,6 +5,7 @@ import type { Target } from '../api/client.js';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
+import { settledAfter } from '../api/settled.js';
 import { LeaseError, LeaseHeldError, LeaseLostError, systemClock, type HeldLease } from './lease.js';
 import { ListingLagError, type ListingLagWatch } from '../api/listing-lag.js';
 import type { PageWatch } from '../api/paging.js';
@@ -231,8 +232,8 @@ export async function runJob(
     if (leaseFailure !== undefined) throw leaseFailure;
     // No lease under a listing lag: what earlier runs wrote is listed only the bound after they
     // ended; the run's first decision from a listing waits for it (a lease's claim waits instead).
-    const lagMs = opts.lease && 'off' in opts.lease ? (opts.lease.listingLag?.boundMs ?? 0) : 0;
-    if (lagMs > 0) await systemClock.sleep(lagMs, stop.signal);
+    const unleased = opts.lease && 'off' in opts.lease ? opts.lease.listingLag : undefined;
+    if (unleased) await settledAfter(unleased, systemClock.now(), systemClock, stop.signal);
     extra = (await body(ctx)) ?? {};
     if (stop.reason()) status = 'interrupted';
     else if (ctx.unfinished) {

@@ -11,6 +11,7 @@
 // keeps them as projects of the service; the tests keep them in a model of it).
 import { FerryError } from '../errors.js';
 import type { Mark } from '../marks.js';
+import { listsAtOnce, owedListing, settledAfter, type ListingBound } from '../api/settled.js';
 
 /** The protocol this ferry speaks; a record of a higher one is never judged expired here. */
 export const LEASE_PROTOCOL = 1;
@@ -56,13 +57,10 @@ export interface LeaseBoard {
 
 /**
  * The service's listing lag as the run bounds it (src/api/listing-lag.ts): how long after its
- * create a record is surely listed, and where a record seen missing for longer is reported.
+ * create a record is surely listed, and where a record seen missing for longer is reported. Every
+ * wait for it is src/api/settled.ts's.
  */
-export interface LagBound {
-  readonly boundMs: number;
-  /** One of this run's records was missing from a listing begun `lateByMs` after its create returned; an error when that is beyond the bound. */
-  missing(what: string, lateByMs: number): Error | undefined;
-}
+export type LagBound = ListingBound;
 
 /** Items list at once: the bound of a service that lists what it just made. */
 const NO_LAG: LagBound = { boundMs: 0, missing: () => undefined };
@@ -483,7 +481,7 @@ export class HeldLease {
     for (const beat of this.beats) {
       if (beat.listed || (beat.listed = ids.has(beat.id))) continue;
       const lateBy = listedAt - beat.returnedAt;
-      if (lateBy < this.lag.boundMs) continue;
+      if (!owedListing(this.lag, lateBy)) continue;
       const err = this.lag.missing(`a renewal of the lease on ${this.opts.description}`, lateBy);
       if (err) {
         this.lagged = err;
@@ -526,12 +524,12 @@ export class HeldLease {
     await this.renewing?.catch(() => undefined);
     await this.loop;
     const wrote = this.init.wroteOwn ? this.init.wroteOwn() : this.gated;
-    if (wrote && this.lag.boundMs > 0 && !this.lost) {
+    if (wrote && !listsAtOnce(this.lag) && !this.lost) {
       // One more beat first: listed once the wait is over, or the service lists later than the
       // bound now, whatever it did when the run began (a lag that grew is said, not left to the next run).
       await this.renewOnce().catch(() => undefined);
       this.opts.onEvent?.('settling', { ms: this.lag.boundMs });
-      await this.opts.clock.sleep(this.lag.boundMs);
+      await settledAfter(this.lag, this.opts.clock.now(), this.opts.clock);
       if (!this.lagged && this.beats.some((b) => !b.listed)) {
         const listedAt = this.opts.clock.now();
         this.counter.requests++;
@@ -669,8 +667,7 @@ async function claimAndJudge(
   clock: LeaseClock,
   signal: AbortSignal | undefined,
 ): Promise<Verdict | 'removed'> {
-  const untilListed = returnedAt + lag.boundMs - clock.now();
-  if (untilListed > 0) await clock.sleep(untilListed, signal);
+  await settledAfter(lag, returnedAt, clock, signal);
   const judgeListing = async (): Promise<Verdict | 'removed'> => {
     const listedAt = clock.now();
     counter.requests++;
@@ -686,9 +683,9 @@ async function claimAndJudge(
     return judge(records, { ...own, at: mine.at }, opts.owner, opts.path, ttlMs, opts.deadOwners);
   };
   const first = await judgeListing();
-  if (first === 'removed' || first.held || !first.blocker || lag.boundMs === 0) return first;
+  if (first === 'removed' || first.held || !first.blocker || listsAtOnce(lag)) return first;
   // The holder may have released meanwhile, its removal not yet listed: a listing the bound later shows it.
-  await clock.sleep(lag.boundMs, signal);
+  await settledAfter(lag, clock.now(), clock, signal);
   return judgeListing();
 }
 

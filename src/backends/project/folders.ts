@@ -1,7 +1,7 @@
 // Remote folders by relative path: found and reused when they exist, created through the folder
 // extension when the service offers it, otherwise the nearest existing folder takes the files.
 import { posix } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { expectListed } from '../../api/settled.js';
 import type { FerryClient } from '../../api/client.js';
 import { ConflictError, ApiError } from '../../api/errors.js';
 import { RELATIVE_PATH_KEY } from './landed.js';
@@ -208,20 +208,16 @@ export class RemoteFolders {
    * the service lists later than the bound, and the run stops (ListingLagError).
    */
   private async findConflicting(parentId: string | null, name: string): Promise<string> {
-    const lag = this.client.transport.listingLag;
-    const answeredAt = performance.now();
-    for (;;) {
-      const listedAt = performance.now();
-      this.children.delete(parentId ?? '');
-      const id = (await this.childFolders(parentId)).get(name);
-      if (id) return id;
-      const lateBy = listedAt - answeredAt;
-      if (lateBy >= lag.boundMs) {
-        // (The folder's name stays out of the message: it is the service's, and messages reach terminals.)
-        throw lag.missing('a folder the service answered 409 for (it already exists)', Math.max(lateBy, 1)) as Error;
-      }
-      await sleep(Math.min(250, lag.boundMs - lateBy));
-    }
+    // (The folder's name stays out of the message: it is the service's, and messages reach terminals.)
+    return expectListed(
+      this.client.transport.listingLag,
+      performance.now(),
+      async () => {
+        this.children.delete(parentId ?? '');
+        return (await this.childFolders(parentId)).get(name);
+      },
+      'a folder the service answered 409 for (it already exists)',
+    );
   }
 
   private flatten(full: string): undefined {

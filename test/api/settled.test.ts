@@ -1,0 +1,86 @@
+// "Not listed, so not there", decided in one place (src/api/settled.ts), on a scripted clock; and
+// held to: no other module reads the bound to wait, poll or decide (a reading is named below with why).
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expectListed, lookUntilSettled, owedListing, settledAfter, type ListingBound, type SettleClock } from '../../src/api/settled.js';
+import { ListingLagError, ListingLagWatch } from '../../src/api/listing-lag.js';
+
+class ScriptedClock implements SettleClock {
+  t = 1_000;
+  readonly sleeps: number[] = [];
+  now(): number {
+    return this.t;
+  }
+  async sleep(ms: number): Promise<void> {
+    this.sleeps.push(ms);
+    this.t += ms;
+  }
+}
+
+describe('a listing that has seen everything written before T', () => {
+  it('waits out what is left of the bound after T, and nothing once it has passed', async () => {
+    const clock = new ScriptedClock();
+    const bound = new ListingLagWatch(2_000);
+    expect(await settledAfter(bound, 500, clock)).toBe(2_500);
+    expect(clock.now()).toBe(2_500);
+    expect(await settledAfter(bound, 100, clock)).toBe(2_100);
+    expect(clock.sleeps).toEqual([1_500]);
+    expect(await settledAfter(new ListingLagWatch(0), clock.now(), clock)).toBe(clock.now());
+  });
+
+  it('looks again until a look begun the bound after T has not found it; found sooner, it is there', async () => {
+    const clock = new ScriptedClock();
+    const bound: ListingBound = new ListingLagWatch(1_000);
+    let looks = 0;
+    expect(await lookUntilSettled(bound, clock.now(), async () => (++looks === 3 ? 'x' : undefined), { clock })).toBe('x');
+    const never = { looks: 0, at: [] as number[] };
+    const since = clock.now();
+    expect(await lookUntilSettled(bound, since, async () => void never.at.push(clock.now() - since), { clock })).toBeUndefined();
+    // The last look began no sooner than the bound after T.
+    expect(never.at.at(-1)).toBeGreaterThanOrEqual(1_000);
+    expect(never.at.slice(0, -1).every((t) => t < 1_000)).toBe(true);
+  });
+
+  it('an item known to exist and still not listed the bound after is a lag beyond the bound, told through the watch', async () => {
+    const clock = new ScriptedClock();
+    const watch = new ListingLagWatch(750);
+    await expect(expectListed(watch, clock.now(), async () => undefined, 'a folder', { clock })).rejects.toBeInstanceOf(ListingLagError);
+    expect(watch.exceeded).toBeInstanceOf(ListingLagError);
+    expect(watch.report().observedMaxMs).toBeGreaterThanOrEqual(750);
+    const fine = new ListingLagWatch(750);
+    expect(await expectListed(fine, clock.now(), async () => 7, 'a folder', { clock })).toBe(7);
+    expect(fine.exceeded).toBeUndefined();
+    expect(owedListing(fine, 749)).toBe(false);
+    expect(owedListing(fine, 750)).toBe(true);
+  });
+});
+
+describe('one owner of the rule', () => {
+  /**
+   * Readings of the bound outside src/api/settled.ts that neither wait nor decide from a listing:
+   * each says what it does with it.
+   */
+  const ALLOWED: Record<string, string> = {
+    'src/api/listing-lag.ts': 'the watch itself: holds and reports the bound',
+    'src/runner/metrics.ts': 'reports the bound honoured',
+    'src/runner/lease.ts': "says the wait ('settling') and how late a claim was seen missing, in events and errors",
+    'src/backends/project/lease-board.ts': "the lease's TTL policy: a TTL long enough to renew within under the bound",
+  };
+  it('no other module reads boundMs', () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (name.endsWith('.ts')) files.push(path);
+      }
+    };
+    walk(join(root, 'src'));
+    walk(join(root, 'jobs'));
+    const readers = files.map((f) => relative(root, f)).filter((f) => f !== 'src/api/settled.ts' && /\bboundMs\b/.test(readFileSync(join(root, f), 'utf8')));
+    expect(readers.filter((f) => !(f in ALLOWED)), 'read the bound through src/api/settled.ts').toEqual([]);
+  });
+});
