@@ -65,7 +65,9 @@ describe('one owner of the rule', () => {
   const ALLOWED: Record<string, string> = {
     'src/api/listing-lag.ts': 'the watch itself: holds and reports the bound',
     'src/runner/metrics.ts': 'reports the bound honoured',
-    'src/runner/lease.ts': "says the wait ('settling') and how late a claim was seen missing, in events and errors",
+    'src/runner/lease/protocol.ts': 'a service that lists at once: a bound of 0',
+    'src/runner/lease/held.ts': "says the release's wait ('settling') in its event",
+    'src/runner/lease/acquire.ts': 'says how late a claim was seen missing, in its error',
     'src/backends/project/lease-board.ts': "the lease's TTL policy: a TTL long enough to renew within under the bound",
   };
   it('no other module reads boundMs', () => {
