@@ -1,0 +1,143 @@
+// The lease's decision, pure (src/runner/lease/judge.ts), and the operator's view of a scope
+// (operator.ts): records in, a verdict out, case by case as docs/scale-out.md states the rules.
+import { describe, expect, it } from 'vitest';
+import { judge, leaseEntries, pathsConflict, LEASE_PROTOCOL, type LeaseBody, type LeaseRecord } from '../../src/runner/lease.js';
+
+const TTL = 10_000;
+
+function record(id: string, at: number, owner: string, kind: 'claim' | 'beat' = 'claim', path = 'Share', ttlMs = TTL): LeaseRecord {
+  const body: LeaseBody = { v: LEASE_PROTOCOL, kind, owner, path, ttlMs, host: `host-${owner}`, pid: 7, job: 'mirror' };
+  return { id, at, body, v: LEASE_PROTOCOL };
+}
+
+/** My claim, made at `at`. */
+const mine = (at = 100_000, path = 'Share') => record('mine', at, 'me', 'claim', path);
+
+describe('judge', () => {
+  it('an empty scope: held, nothing to remove', () => {
+    expect(judge([mine()], mine(), 'me', 'Share', TTL)).toEqual({ held: true, tie: false, expired: [], tookOverFrom: [] });
+  });
+
+  it('an earlier claim renewed within its TTL before mine blocks; its latest record decides, not its claim', () => {
+    const records = [record('c', 50_000, 'other'), record('b', 95_000, 'other', 'beat'), mine()];
+    const v = judge(records, mine(), 'me', 'Share', TTL);
+    expect(v.held).toBe(false);
+    expect(v.blocker?.owner).toBe('other');
+    expect(v.blocker?.latest).toBe(95_000);
+    expect(v.expired).toEqual([]);
+  });
+
+  it('exactly its TTL since its latest record: still alive; a millisecond more: expired, removed and taken over', () => {
+    expect(judge([record('c', 90_000, 'other'), mine()], mine(), 'me', 'Share', TTL).held).toBe(false);
+    const v = judge([record('c', 89_999, 'other'), record('b', 89_000, 'other', 'beat'), mine()], mine(), 'me', 'Share', TTL);
+    expect(v.held).toBe(true);
+    expect(v.expired.map((r) => r.id).sort()).toEqual(['b', 'c']);
+    expect(v.tookOverFrom).toEqual([expect.objectContaining({ run: 'other', host: 'host-other', pid: 7, job: 'mirror', path: 'Share', ttlMs: TTL, since: new Date(89_999).toISOString(), renewed: new Date(89_999).toISOString() })]);
+  });
+
+  it("each claimant's own TTL counts, not the judge's", () => {
+    const long = record('c', 50_000, 'other', 'claim', 'Share', 60_000);
+    expect(judge([long, mine()], mine(), 'me', 'Share', TTL).held).toBe(false);
+  });
+
+  it('a record made after my claim means the holder was renewing meanwhile: alive, however old its claim', () => {
+    const records = [record('c', 10_000, 'other'), record('b', 100_500, 'other', 'beat'), mine()];
+    const v = judge(records, mine(), 'me', 'Share', TTL);
+    expect(v.held).toBe(false);
+    expect(v.blocker?.renewedSince).toBe(true);
+  });
+
+  it('an owner proved dead by my store is expired at once', () => {
+    const v = judge([record('c', 99_000, 'ghost'), mine()], mine(), 'me', 'Share', TTL, ['ghost']);
+    expect(v.held).toBe(true);
+    expect(v.expired.map((r) => r.id)).toEqual(['c']);
+    expect(v.tookOverFrom.map((h) => h.run)).toEqual(['ghost']);
+  });
+
+  it('a dead owner whose claim came after mine is removed, but not taken over from', () => {
+    const v = judge([record('c', 100_100, 'ghost'), mine()], mine(), 'me', 'Share', TTL, ['ghost']);
+    expect(v.held).toBe(true);
+    expect(v.expired.map((r) => r.id)).toEqual(['c']);
+    expect(v.tookOverFrom).toEqual([]);
+  });
+
+  it('a later claim yields to mine; a claim at the very same instant ties, and no one holds', () => {
+    expect(judge([record('c', 100_001, 'other'), mine()], mine(), 'me', 'Share', TTL)).toMatchObject({ held: true, tie: false });
+    const tie = judge([record('c', 100_000, 'other'), mine()], mine(), 'me', 'Share', TTL);
+    expect(tie).toMatchObject({ held: false, tie: true });
+    expect(tie.blocker).toBeUndefined();
+  });
+
+  it('of several earlier live claims, the earliest blocks', () => {
+    const v = judge([record('c2', 97_000, 'second'), record('c1', 96_000, 'first'), mine()], mine(), 'me', 'Share', TTL);
+    expect(v.blocker?.owner).toBe('first');
+  });
+
+  it('claims on paths that do not overlap do not block; the root overlaps everything', () => {
+    expect(judge([record('c', 99_000, 'other', 'claim', 'Other'), mine()], mine(), 'me', 'Share', TTL).held).toBe(true);
+    expect(judge([record('c', 99_000, 'other', 'claim', 'Share/Sub'), mine()], mine(), 'me', 'Share', TTL).held).toBe(false);
+    expect(judge([record('c', 99_000, 'other', 'claim', ''), mine()], mine(), 'me', 'Share', TTL).held).toBe(false);
+    // An expired holder of another path is removed, yet not taken over from.
+    const v = judge([record('c', 1_000, 'other', 'claim', 'Other'), mine()], mine(), 'me', 'Share', TTL);
+    expect(v.expired.map((r) => r.id)).toEqual(['c']);
+    expect(v.tookOverFrom).toEqual([]);
+  });
+
+  it('beats whose claim is gone are nobody’s: removed once older than my TTL, left while younger', () => {
+    const old = record('b1', 89_000, 'released', 'beat');
+    const young = record('b2', 95_000, 'released2', 'beat');
+    const v = judge([old, young, mine()], mine(), 'me', 'Share', TTL);
+    expect(v.held).toBe(true);
+    expect(v.expired.map((r) => r.id)).toEqual(['b1']);
+    expect(v.tookOverFrom).toEqual([]);
+  });
+
+  it('an unreadable record is a claim alive for one TTL from its making, then expired', () => {
+    const garbage = (at: number): LeaseRecord => ({ id: 'g', at, body: undefined });
+    const alive = judge([garbage(95_000), mine()], mine(), 'me', 'Share', TTL);
+    expect(alive.held).toBe(false);
+    expect(alive.blocker?.unreadable).toBe(true);
+    const gone = judge([garbage(80_000), mine()], mine(), 'me', 'Share', TTL);
+    expect(gone.held).toBe(true);
+    expect(gone.expired.map((r) => r.id)).toEqual(['g']);
+  });
+
+  it('a record of a newer protocol never expires: it blocks, saying why', () => {
+    const newer: LeaseRecord = { id: 'n', at: 1_000, body: undefined, v: LEASE_PROTOCOL + 1 };
+    const v = judge([newer, mine()], mine(), 'me', 'Share', TTL);
+    expect(v.held).toBe(false);
+    expect(v.blocker?.unjudgeable).toMatch(/newer ferry/);
+    // The same version as mine, unreadable: judged as garbage.
+    expect(judge([{ ...newer, v: LEASE_PROTOCOL }, mine()], mine(), 'me', 'Share', TTL).held).toBe(true);
+  });
+
+  it('my own records are never judged', () => {
+    expect(judge([record('old', 1, 'me'), mine()], mine(), 'me', 'Share', TTL)).toMatchObject({ held: true, expired: [] });
+  });
+});
+
+describe('pathsConflict', () => {
+  it.each([
+    ['', 'A', true],
+    ['A', '', true],
+    ['A', 'A', true],
+    ['A', 'A/B', true],
+    ['A/B', 'A', true],
+    ['A', 'AB', false],
+    ['A/B', 'A/C', false],
+  ])('%s and %s: %s', (a, b, conflict) => {
+    expect(pathsConflict(a, b)).toBe(conflict);
+  });
+});
+
+describe('the operator’s view', () => {
+  it('each owner with its records, the holders by their claim, oldest first; released beats without a holder', () => {
+    const entries = leaseEntries([record('b', 30_000, 'late', 'beat'), record('c2', 20_000, 'late'), record('c1', 10_000, 'early'), record('x', 5_000, 'gone', 'beat')]);
+    expect(entries.map((e) => [e.holder?.run, e.records])).toEqual([
+      [undefined, ['x']],
+      ['early', ['c1']],
+      ['late', ['b', 'c2']],
+    ]);
+    expect(entries[2]!.holder).toMatchObject({ since: new Date(20_000).toISOString(), renewed: new Date(30_000).toISOString() });
+  });
+});
