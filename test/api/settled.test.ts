@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expectListed, lookUntilSettled, owedListing, settledAfter, type ListingBound, type SettleClock } from '../../src/api/settled.js';
+import { expectListed, listsAtOnce, lookUntilSettled, monotonicClock, owedListing, settledAfter, type ListingBound, type SettleClock } from '../../src/api/settled.js';
 import { ListingLagError, ListingLagWatch } from '../../src/api/listing-lag.js';
 
 class ScriptedClock implements SettleClock {
@@ -54,6 +54,44 @@ describe('a listing that has seen everything written before T', () => {
     expect(fine.exceeded).toBeUndefined();
     expect(owedListing(fine, 749)).toBe(false);
     expect(owedListing(fine, 750)).toBe(true);
+  });
+});
+
+describe('the edges of the rule', () => {
+  it('a bound of 0 lists at once; exactly settled is no wait at all', async () => {
+    expect(listsAtOnce(new ListingLagWatch(0))).toBe(true);
+    expect(listsAtOnce(new ListingLagWatch(1))).toBe(false);
+    const clock = new ScriptedClock();
+    await settledAfter(new ListingLagWatch(500), clock.now() - 500, clock);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it('found on a later look within the bound: there, no lag told; looks are spaced by `everyMs`, the last cut to the bound', async () => {
+    const clock = new ScriptedClock();
+    const watch = new ListingLagWatch(1_000);
+    let looks = 0;
+    expect(await expectListed(watch, clock.now(), async () => (++looks === 3 ? 'folder' : undefined), 'a folder', { clock, everyMs: 400 })).toBe('folder');
+    expect(clock.sleeps).toEqual([400, 400]);
+    expect(watch.exceeded).toBeUndefined();
+    const late = new ScriptedClock();
+    await expect(expectListed(new ListingLagWatch(1_000), late.now(), async () => undefined, 'a folder', { clock: late, everyMs: 400 })).rejects.toThrow(ListingLagError);
+    expect(late.sleeps).toEqual([400, 400, 200]);
+  });
+
+  it('a bound that tells no error still stops the decision, saying what was missing', async () => {
+    const clock = new ScriptedClock();
+    const quiet: ListingBound = { boundMs: 100, missing: () => undefined };
+    await expect(expectListed(quiet, clock.now(), async () => undefined, 'a folder', { clock })).rejects.toThrow('a folder was not listed 100 ms after it was made');
+  });
+
+  it('the monotonic clock counts forward and sleeps as long as asked', async () => {
+    const a = monotonicClock.now();
+    await monotonicClock.sleep(20);
+    expect(monotonicClock.now() - a).toBeGreaterThanOrEqual(15);
+    // Without a clock given, the monotonic one is used.
+    const since = performance.now();
+    expect(await lookUntilSettled(new ListingLagWatch(0), since, async () => undefined)).toBeUndefined();
+    expect(await expectListed(new ListingLagWatch(0), since, async () => 1, 'x')).toBe(1);
   });
 });
 

@@ -223,6 +223,130 @@ describe('a lease held', () => {
   });
 });
 
+/** A clock whose sleeps end only when the test says: for the renewal loop, which sleeps between renewals. */
+class SteppedClock implements LeaseClock {
+  t = 0;
+  private waiting: { until: number; wake: () => void }[] = [];
+  now(): number {
+    return this.t;
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.resolve();
+    return new Promise((wake) => {
+      const entry = { until: this.t + ms, wake };
+      this.waiting.push(entry);
+      signal?.addEventListener('abort', () => wake(), { once: true });
+    });
+  }
+  /** Moves time on and wakes every sleep due by then; lets what they start run. */
+  async advance(ms: number): Promise<void> {
+    this.t += ms;
+    const due = this.waiting.filter((w) => w.until <= this.t);
+    this.waiting = this.waiting.filter((w) => w.until > this.t);
+    for (const w of due) w.wake();
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+  }
+}
+
+describe('the renewal loop', () => {
+  it('renews every quarter of the TTL while held, and stops once released', async () => {
+    const clock = new SteppedClock();
+    const board = new Board(clock as unknown as ScriptedClock);
+    const events: string[] = [];
+    const lease = await acquireLease({ board, description: 'p', path: 'Share', owner: 'me', host: 'h', pid: 1, job: 'mirror', ttlMs: TTL, clock, onEvent: (e) => events.push(e) });
+    lease.start();
+    lease.start(); // once is enough: a second start starts nothing
+    await clock.advance(TTL / 4 - 1);
+    expect(events.filter((e) => e === 'renewed')).toHaveLength(0);
+    await clock.advance(1);
+    expect(events.filter((e) => e === 'renewed')).toHaveLength(1);
+    await clock.advance(TTL / 4);
+    expect(events.filter((e) => e === 'renewed')).toHaveLength(2);
+    const creates = board.calls.create;
+    await lease.release();
+    await clock.advance(TTL);
+    expect(board.calls.create).toBe(creates);
+    expect(board.ofOwner('me')).toEqual([]);
+  });
+
+  it('stops renewing once the lease is lost', async () => {
+    const clock = new SteppedClock();
+    const board = new Board(clock as unknown as ScriptedClock);
+    const lease = await acquireLease({ board, description: 'p', path: 'Share', owner: 'me', host: 'h', pid: 1, job: 'mirror', ttlMs: TTL, clock });
+    lease.start();
+    board.records.delete(board.ofOwner('me')[0]!.id);
+    await clock.advance(TTL / 4);
+    expect(lease.held).toBe(false);
+    const creates = board.calls.create;
+    await clock.advance(TTL);
+    expect(board.calls.create).toBe(creates);
+    // A renewal asked of a lost lease sends nothing.
+    await lease.renew();
+    expect(board.calls.create).toBe(creates);
+  });
+});
+
+describe('what a holder tells', () => {
+  it('each event with what it is about', async () => {
+    const { board, take, events } = setup();
+    const lease = await take();
+    await lease.renew();
+    expect(events).toContainEqual(['renewed', { at: expect.any(Number) }]);
+    board.failCreates = true;
+    await lease.renew().catch(() => undefined);
+    expect(events).toContainEqual(['renewal-failed', { error: '503 from the service' }]);
+    board.failCreates = false;
+    board.records.delete(board.ofOwner('me').find((r) => r.body?.kind === 'claim')!.id);
+    await lease.renew();
+    expect(events).toContainEqual(['lost', { message: expect.stringMatching(/its claim was removed from the service \(another run takes it over once this one goes unrenewed past its TTL of 10 s/) }]);
+  });
+
+  it('a successor is named only when its path conflicts and it is another run', async () => {
+    const { board, take } = setup();
+    const lease = await take();
+    board.records.delete(board.ofOwner('me')[0]!.id);
+    board.foreign('elsewhere-run', board.now, 'Other');
+    await lease.renew();
+    await expect(lease.assertHeld()).rejects.toThrow(/its claim was removed from the service \(another/);
+  });
+
+  it('retries a stale gate no faster than an eighth of a short TTL', async () => {
+    const { clock, board, take } = setup({ ttlMs: 4_000 });
+    const lease = await take();
+    board.failCreates = true;
+    clock.t = 2_000;
+    await expect(lease.assertHeld()).rejects.toThrow(LeaseLostError);
+    expect(new Set(clock.sleeps.slice(1))).toEqual(new Set([500]));
+  });
+
+  it('at its release, a beat still unlisted the bound later is a listing later than the bound, told', async () => {
+    const watch = new ListingLagWatch(1_000);
+    const { board, take } = setup({ lag: watch, wroteOwn: () => true });
+    const lease = await take();
+    const create = board.create.bind(board);
+    board.create = async (body) => {
+      const made = await create(body);
+      board.unlisted.add(made.id);
+      return made;
+    };
+    await lease.release();
+    expect(watch.exceeded).toBeInstanceOf(ListingLagError);
+    expect(board.ofOwner('me')).toEqual([]);
+  });
+
+  it('at its release, beats listed in time are no lag', async () => {
+    const watch = new ListingLagWatch(1_000);
+    const { board, take } = setup({ lag: watch, wroteOwn: () => true });
+    board.lagMs = 900;
+    const lease = await take();
+    const lists = board.calls.list;
+    await lease.release();
+    expect(watch.exceeded).toBeUndefined();
+    // One listing for the release's beat, one for the look after the wait.
+    expect(board.calls.list - lists).toBe(2);
+  });
+});
+
 describe('taking a lease', () => {
   it('waits the bound after its claim before it judges, then holds; the claim is listed by then', async () => {
     const { clock, board, take, events } = setup({ lag: new ListingLagWatch(800) });
@@ -261,9 +385,14 @@ describe('taking a lease', () => {
   });
 
   it('with a wait: looks again as the holder would expire, and takes it over when it has', async () => {
-    const { clock, board, take } = setup();
+    const { clock, board, take, events } = setup();
     board.foreign('stale', -100);
     const lease = await take({ waitMs: 60_000 });
+    expect(events).toContainEqual(['waiting', { holder: `mirror run stale on host elsewhere, pid 9, since ${new Date(-100).toISOString()}` }]);
+    // The first look again: when the holder would expire (its TTL after its latest record, +50 ms), random 0.5: the pause itself.
+    expect(clock.sleeps[0]).toBe(Math.min(Math.max(-100 + TTL - 0 + 50, 250), TTL / 4, 60_000));
+    // Waited from its first claim (at 0 on its clock) to the claim that won.
+    expect(lease.report().waitedMs).toBe(clock.now());
     expect(clock.now()).toBeGreaterThanOrEqual(TTL - 100);
     expect(clock.now()).toBeLessThan(60_000);
     expect(lease.report().tookOverFrom?.map((h) => h.run)).toEqual(['stale']);
@@ -323,6 +452,23 @@ describe('taking a lease', () => {
     expect(lease.held).toBe(true);
     // 20 + 0.5 * 200 ms, twice.
     expect(clock.sleeps.filter((ms) => ms === 120)).toHaveLength(2);
+  });
+
+  it('claims that keep tying (eight times) end in a refusal that says so', async () => {
+    const { board, take } = setup();
+    let twin: LeaseRecord | undefined;
+    const create = board.create.bind(board);
+    board.create = async (body) => {
+      if (twin) board.records.delete(twin.id);
+      const made = await create(body);
+      twin = board.foreign('twin', made.at);
+      return made;
+    };
+    const refused = await take({ waitMs: 60_000 }).catch((e: unknown) => e as LeaseHeldError);
+    expect(refused).toBeInstanceOf(LeaseHeldError);
+    expect(refused.holder).toMatchObject({ host: 'unknown', pid: 0, job: 'unknown', run: 'unknown', path: 'Share', ttlMs: TTL, note: 'claims made at the same instant kept tying' });
+    // The first claim and eight more after a tie each.
+    expect(board.calls.create).toBe(9);
   });
 
   it('a claim removed by another run before it was judged is made again; too often, it gives up', async () => {

@@ -111,6 +111,36 @@ describe('judge', () => {
     expect(judge([{ ...newer, v: LEASE_PROTOCOL }, mine()], mine(), 'me', 'Share', TTL).held).toBe(true);
   });
 
+  it('an unreadable holder is named as such: unknown host and job, no path, a note of its TTL', () => {
+    const v = judge([{ id: 'g', at: 95_000, body: undefined }, mine()], mine(), 'me', 'Share', TTL);
+    expect(v.blocker).toBeDefined();
+    const refused = leaseEntries([{ id: 'g', at: 95_000, body: undefined }]);
+    expect(refused[0]!.holder).toMatchObject({ host: 'unknown', pid: 0, job: 'unknown', run: 'g', path: '', note: 'an unreadable lease record (g), taken for a claim that expires 30 s after it was made' });
+    // Two unreadable records are two owners, each with its own record.
+    expect(leaseEntries([{ id: 'g1', at: 1, body: undefined }, { id: 'g2', at: 2, body: undefined }]).map((e) => e.records)).toEqual([['g1'], ['g2']]);
+  });
+
+  it('a record at the very instant of my claim is its latest, not a renewal since it', () => {
+    const records = [record('c', 10_000, 'other'), record('b', 100_000, 'other', 'beat'), mine()];
+    const v = judge(records, mine(), 'me', 'Share', TTL);
+    expect(v.blocker).toMatchObject({ owner: 'other', latest: 100_000, renewedSince: false });
+    expect(v.held).toBe(false);
+  });
+
+  it('a dead owner whose claim came at the same instant as mine is removed, not taken over from', () => {
+    const v = judge([record('c', 100_000, 'ghost'), mine()], mine(), 'me', 'Share', TTL, ['ghost']);
+    expect(v).toMatchObject({ held: true, tie: false, tookOverFrom: [] });
+    expect(v.expired.map((r) => r.id)).toEqual(['c']);
+  });
+
+  it('of two earlier claims at one instant, the first listed blocks; an owner is ranked by its earliest claim, not a beat', () => {
+    const v = judge([record('c1', 96_000, 'first'), record('c2', 96_000, 'second'), mine()], mine(), 'me', 'Share', TTL);
+    expect(v.blocker?.owner).toBe('first');
+    const ranked = judge([record('b', 91_000, 'early', 'beat'), record('c', 97_000, 'early'), record('c3', 96_000, 'other'), mine()], mine(), 'me', 'Share', TTL);
+    expect(ranked.blocker?.owner).toBe('other');
+    expect(ranked.blocker?.claim.id).toBe('c3');
+  });
+
   it('my own records are never judged', () => {
     expect(judge([record('old', 1, 'me'), mine()], mine(), 'me', 'Share', TTL)).toMatchObject({ held: true, expired: [] });
   });
