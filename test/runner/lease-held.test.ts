@@ -31,6 +31,7 @@ class Board implements LeaseBoard {
   skew = 0;
   lagMs = 0;
   failCreates = false;
+  failLists = false;
   /** Records the listings leave out, however old. */
   readonly unlisted = new Set<string>();
   calls = { create: 0, list: 0, remove: 0, exists: 0 };
@@ -47,6 +48,7 @@ class Board implements LeaseBoard {
   }
   async list(): Promise<LeaseRecord[]> {
     this.calls.list++;
+    if (this.failLists) throw new Error('503 from the service');
     return [...this.records.values()].filter((r) => r.at + this.lagMs <= this.now && !this.unlisted.has(r.id));
   }
   async remove(id: string): Promise<void> {
@@ -334,6 +336,30 @@ describe('what a holder tells', () => {
     expect(board.ofOwner('me')).toEqual([]);
   });
 
+  it('at its release, a listed beat beside an unlisted one: the unlisted one is still told', async () => {
+    const watch = new ListingLagWatch(1_000);
+    const { clock, board, take } = setup({ lag: watch, wroteOwn: () => true });
+    const lease = await take();
+    await lease.renew(); // listed
+    clock.t += 10;
+    const create = board.create.bind(board);
+    board.create = async (body) => {
+      const made = await create(body);
+      board.unlisted.add(made.id);
+      return made;
+    };
+    await lease.release();
+    expect(watch.exceeded).toBeInstanceOf(ListingLagError);
+  });
+
+  it('a release whose last listing fails still removes its records', async () => {
+    const again = setup({ lag: new ListingLagWatch(1_000), wroteOwn: () => true });
+    const held = await again.take();
+    again.board.failLists = true;
+    await held.release();
+    expect(again.board.ofOwner('me')).toEqual([]);
+  });
+
   it('at its release, beats listed in time are no lag', async () => {
     const watch = new ListingLagWatch(1_000);
     const { board, take } = setup({ lag: watch, wroteOwn: () => true });
@@ -397,6 +423,29 @@ describe('taking a lease', () => {
     expect(clock.now()).toBeLessThan(60_000);
     expect(lease.report().tookOverFrom?.map((h) => h.run)).toEqual(['stale']);
     expect(board.ofOwner('stale')).toEqual([]);
+  });
+
+  it('counts its wait from its own start, whatever its clock read then; tells nothing when no one listens', async () => {
+    const clock = new ScriptedClock();
+    clock.t = 100_000;
+    const board = new Board(clock);
+    board.foreign('stale', board.now - 100);
+    const lease = await acquireLease({ board, description: 'p', path: 'Share', owner: 'me', host: 'h', pid: 1, job: 'mirror', ttlMs: TTL, clock, waitMs: 60_000, random: () => 0.5 });
+    expect(lease.report().waitedMs).toBe(clock.now() - 100_000);
+    expect(lease.report().tookOverFrom?.map((h) => h.run)).toEqual(['stale']);
+  });
+
+  it('a listing that shows other records but not its own claim is a listing later than the bound', async () => {
+    const watch = new ListingLagWatch(500);
+    const { board, take } = setup({ lag: watch });
+    board.foreign('other', -50_000, 'Elsewhere');
+    const create = board.create.bind(board);
+    board.create = async (body) => {
+      const made = await create(body);
+      board.unlisted.add(made.id);
+      return made;
+    };
+    await expect(take()).rejects.toBeInstanceOf(ListingLagError);
   });
 
   it('with a wait that runs out first: refused, saying how long it waited', async () => {

@@ -141,6 +141,23 @@ describe('judge', () => {
     expect(ranked.blocker?.claim.id).toBe('c3');
   });
 
+  it('two unreadable records are two claimants: the old one expires, the young one blocks', () => {
+    const v = judge([{ id: 'old', at: 10_000, body: undefined }, { id: 'young', at: 99_000, body: undefined }, mine()], mine(), 'me', 'Share', TTL);
+    expect(v.expired.map((r) => r.id)).toEqual(['old']);
+    expect(v.blocker?.claim.id).toBe('young');
+  });
+
+  it("an owner's claims listed out of order: its earliest ranks it", () => {
+    const v = judge([record('late', 98_000, 'first'), record('early', 96_000, 'first'), record('c', 97_000, 'second'), mine()], mine(), 'me', 'Share', TTL);
+    expect(v.blocker?.owner).toBe('first');
+    expect(v.blocker?.claim.id).toBe('early');
+  });
+
+  it('the operator sees a record of a newer protocol with why it cannot be judged', () => {
+    const entries = leaseEntries([{ id: 'n', at: 1, body: undefined, v: LEASE_PROTOCOL + 1 }]);
+    expect(entries[0]!.holder?.note).toMatch(/a lease of protocol 2, written by a newer ferry: upgrade, or break it/);
+  });
+
   it('my own records are never judged', () => {
     expect(judge([record('old', 1, 'me'), mine()], mine(), 'me', 'Share', TTL)).toMatchObject({ held: true, expired: [] });
   });
