@@ -22,7 +22,7 @@ import { visible } from '../src/backends/names.js';
 import { sha256Of } from '../src/sync/checksum.js';
 import { fingerprintEntry } from '../src/backends/fingerprint.js';
 import { normaliseRemotePath } from './mirror.js';
-import { Manifest, UNMATCHED_SHOWN } from '../src/manifest/index.js';
+import { Manifest, unmatchedWarning } from '../src/manifest/index.js';
 
 export interface CheckOptions extends PathPatterns {
   source: string;
@@ -275,7 +275,7 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     if (capped) report.problems.push({ key: '(service)', reason: capped });
     for (const reason of source.notes?.() ?? []) report.problems.push({ key: '(source)', reason });
     const unmatched = manifest?.unmatched(source.takes?.bind(source));
-    if (unmatched?.count) report.problems.push({ key: '(manifest)', reason: `warning: ${unmatched.count} row${unmatched.count === 1 ? '' : 's'} of the manifest name no file of the source: ${unmatched.paths.slice(0, UNMATCHED_SHOWN).map((p) => `"${p}"`).join(', ')}${unmatched.count > UNMATCHED_SHOWN ? ', …' : ''}` });
+    if (unmatched?.count) report.problems.push({ key: '(manifest)', reason: unmatchedWarning(unmatched) });
     return report;
   } finally {
     pages.end(); // a second end is a no-op: this one is for a check that threw

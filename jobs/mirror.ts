@@ -4,13 +4,13 @@
 import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
-import { openSource, type Source } from '../src/backends/index.js';
-import { Manifest, ManifestOverlay, overlayOf, UNMATCHED_SHOWN } from '../src/manifest/index.js';
+import { closing, openSource, type Source } from '../src/backends/index.js';
+import { Manifest, ManifestOverlay, overlayOf, unmatchedWarning } from '../src/manifest/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
-import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
-import { awaitBatch, countBatch, refusalText, waitedOutcome, type ProcessingOutcome } from '../src/report/processing.js';
+import { noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { awaitRunBatch, countBatch } from '../src/report/processing.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import type { FilterRule } from '../src/sync/patterns.js';
@@ -110,15 +110,6 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
   );
 }
 
-/** Runs `work`, then closes the source whatever happened (an archive's file and temporary list). */
-export async function closing<T>(source: Source, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } finally {
-    await source.close();
-  }
-}
-
 /** The mirror's work inside a run that someone else started (the mirror job itself, or the upload job). */
 export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
@@ -145,28 +136,15 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
       adoptedAttributes: overlay?.adopted,
     });
     for (const { key, reason } of sourceNotes(source)) noteProblem(ctx, key, reason);
-    const manifest = overlay && !ctx.signal.aborted ? manifestOutcome(overlay, source) : undefined;
-    if (manifest?.unmatched.count) noteProblem(ctx, '(manifest)', unmatchedWarning(manifest.unmatched));
+    const manifest = overlay && !ctx.signal.aborted ? overlay.outcome(source) : undefined;
+    if (manifest?.unmatched.count) noteProblem(ctx, '(manifest)', unmatchedWarning(manifest.unmatched, true));
     const uploaded = !ctx.signal.aborted && ctx.counts.uploaded > 0;
-    const processing = uploaded && opts.waitMs !== undefined ? await awaitProcessing(opts, deps, jobKey, ctx) : uploaded && opts.countProcessing ? await countBatch({ client: deps.client, project: opts.project, uploadIdentifier: ctx.uploadId, expected: ctx.counts.uploaded }) : undefined;
+    const batch = { client: deps.client, project: opts.project, uploadIdentifier: ctx.uploadId, expected: ctx.counts.uploaded, store: deps.store, jobKey };
+    const processing = uploaded && opts.waitMs !== undefined ? await awaitRunBatch(batch, opts.waitMs, ctx) : uploaded && opts.countProcessing ? await countBatch(batch) : undefined;
     return { uploadIdentifier: ctx.uploadId, source: source.description, project: opts.project, ...extra, ...(manifest ? { manifest } : {}), ...(processing ? { processing } : {}) };
   } finally {
     progress.stop();
   }
-}
-
-/**
- * mirror --wait: waits until the service has processed this run's documents, then names each
- * refused file with its reason as one of the run's errors. The uploads stand either way: a refused
- * document is not sent again by a rerun.
- */
-async function awaitProcessing(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, ctx: JobContext): Promise<ProcessingOutcome> {
-  const batch = { client: deps.client, project: opts.project, uploadIdentifier: ctx.uploadId, expected: ctx.counts.uploaded, store: deps.store, jobKey };
-  const awaited = await awaitBatch(batch, { timeoutMs: opts.waitMs as number, signal: ctx.signal });
-  if (awaited.timeout) noteProblem(ctx, '(processing)', `${awaited.timeout}: \`ferry watch --run ${ctx.run.id}\` waits on, \`ferry report --run ${ctx.run.id}\` says what it refused`);
-  for (const f of awaited.report.failedFiles) noteError(ctx, f.localPath ?? f.name, refusalText(awaited.report, f));
-  ctx.refused = awaited.report.failedFiles.length;
-  return waitedOutcome([awaited]);
 }
 
 /** What a run would do, touching nothing: no upload, no folder, no checkpoint write. */
@@ -181,8 +159,8 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
     const overlay = overlayOf(source);
     if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold', undefined, undefined, overlay?.adopted);
     const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem, filter: sizeAgeFilter(opts) });
-    const manifest = overlay ? manifestOutcome(overlay, source) : undefined;
-    const notes = [...(source.notes?.() ?? []), ...(manifest?.unmatched.count ? [unmatchedWarning(manifest.unmatched)] : [])];
+    const manifest = overlay?.outcome(source);
+    const notes = [...(source.notes?.() ?? []), ...(manifest?.unmatched.count ? [unmatchedWarning(manifest.unmatched, true)] : [])];
     return { ...plan, foldersToCreate: destination.folders.stats.created, notes, ...(manifest ? { manifest } : {}) };
   } finally {
     scratch?.dispose();
@@ -232,24 +210,6 @@ async function openFiles(opts: MirrorOptions): Promise<Source> {
     archiveEncoding: opts.archiveEncoding,
     ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}),
   });
-}
-
-/** What a run's manifest did: its rows, and those that named no file of the source (every one, for --json). */
-export interface ManifestOutcome {
-  file: string;
-  rows: number;
-  unmatched: { count: number; paths: string[] };
-}
-
-function manifestOutcome(overlay: ManifestOverlay, source: Source): ManifestOutcome {
-  const takes = source.takes?.bind(source);
-  return { file: overlay.manifest.file, rows: overlay.manifest.rows, unmatched: overlay.manifest.unmatched(takes) };
-}
-
-/** The warning for rows that name no file: how many, and the first few paths. */
-function unmatchedWarning(u: ManifestOutcome['unmatched']): string {
-  const shown = u.paths.slice(0, UNMATCHED_SHOWN).map((p) => `"${p}"`).join(', ');
-  return `warning: ${u.count} row${u.count === 1 ? '' : 's'} of the manifest name${u.count === 1 ? 's' : ''} no file of the source: ${shown}${u.count > UNMATCHED_SHOWN ? `, … (--json lists all ${u.count} under manifest.unmatched)` : ''}; the run went on`;
 }
 
 /** What the source asks to be told of how it was read, among a run's problems under the key `(source)`. */

@@ -13,7 +13,8 @@ import type { HeldLease } from '../src/runner/lease.js';
 import { projectLeaseTarget, serviceLease } from '../src/backends/project/lease-board.js';
 import { takeLock, type HeldLock } from '../src/runner/lock.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';
-import { closing, mirrorJobKey, mirrorParams, mirrorInRun, normaliseRemotePath, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
+import { mirrorJobKey, mirrorParams, mirrorInRun, normaliseRemotePath, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
+import { closing } from '../src/backends/index.js';
 import { sizeAgeFilter } from '../src/sync/filters.js';
 
 /** What to do with the files of each failure reason when retrying. */

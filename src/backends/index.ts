@@ -113,3 +113,12 @@ export function looksLikeTar(bytes: Buffer): boolean {
   for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : (bytes[i] as number);
   return sum === stored && bytes[0] !== 0;
 }
+
+/** Runs `work`, then closes the source whatever happened (an archive's file and temporary list, a manifest's rows). */
+export async function closing<T>(source: Source, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } finally {
+    await source.close();
+  }
+}

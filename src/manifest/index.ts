@@ -180,6 +180,20 @@ export function attributesDigest(metadata: Record<string, string>, settings: Par
     .slice(0, 22);
 }
 
+/** What a run's manifest did: its rows, and those that named no file of the source (every one, for --json). */
+export interface ManifestOutcome {
+  file: string;
+  rows: number;
+  unmatched: { count: number; paths: string[] };
+}
+
+/** The warning for rows that name no file: how many, and the first few paths (`run`: said by a run, which went on). */
+export function unmatchedWarning(u: ManifestOutcome['unmatched'], run = false): string {
+  const shown = u.paths.slice(0, UNMATCHED_SHOWN).map((p) => `"${p}"`).join(', ');
+  const more = u.count > UNMATCHED_SHOWN ? `, … (--json lists all ${u.count}${run ? ' under manifest.unmatched' : ''})` : '';
+  return `warning: ${u.count} row${u.count === 1 ? '' : 's'} of the manifest name${u.count === 1 ? 's' : ''} no file of the source: ${shown}${more}${run ? '; the run went on' : ''}`;
+}
+
 const OVERLAY = Symbol('manifest overlay');
 
 /** The manifest a source was opened with (ManifestOverlay.source), if any. */
@@ -248,6 +262,11 @@ export class ManifestOverlay {
     const { metadata, settings } = effective(row, this.runWide);
     const attributes: EntryAttributes = { ...entry.attributes, metadata: row.metadata, ...row.settings };
     return { ...entry, attributes, attributesDigest: attributesDigest(metadata, settings) };
+  }
+
+  /** What the manifest did for a run over `source`: its rows, and those that named no file of it. */
+  outcome(source: Source): ManifestOutcome {
+    return { file: this.manifest.file, rows: this.manifest.rows, unmatched: this.manifest.unmatched(source.takes?.bind(source)) };
   }
 
   /**

@@ -4,6 +4,7 @@
 import type { FerryClient } from '../api/client.js';
 import type { CheckpointStore } from '../store/types.js';
 import { ProcessingTimeoutError } from '../runner/poll.js';
+import { noteError, noteProblem, type JobContext } from '../runner/job.js';
 import { projectBatchReport, tallyProjectBatch, waitForProjectBatch, type BatchReport, type FailedFile, type ProjectBatchTally } from './model.js';
 
 /** What the service's processing did with a run's documents, in its summary. */
@@ -53,6 +54,19 @@ export async function awaitBatch(batch: RunBatch, opts: { timeoutMs: number; sig
   }
   const report = projectBatchReport(tally, { project: batch.project, uploadIdentifier: batch.uploadIdentifier, store: batch.store, jobKey: batch.jobKey });
   return { report, ...(timeout ? { timeout } : {}) };
+}
+
+/**
+ * A run's own batch waited for (mirror --wait): a timeout is one of its problems, naming the
+ * commands that wait on and report; each refused file one of its errors. The uploads stand
+ * either way: a refused document is not sent again by a rerun.
+ */
+export async function awaitRunBatch(batch: RunBatch, timeoutMs: number, ctx: JobContext): Promise<ProcessingOutcome> {
+  const awaited = await awaitBatch(batch, { timeoutMs, signal: ctx.signal });
+  if (awaited.timeout) noteProblem(ctx, '(processing)', `${awaited.timeout}: \`ferry watch --run ${ctx.run.id}\` waits on, \`ferry report --run ${ctx.run.id}\` says what it refused`);
+  for (const f of awaited.report.failedFiles) noteError(ctx, f.localPath ?? f.name, refusalText(awaited.report, f));
+  ctx.refused = awaited.report.failedFiles.length;
+  return waitedOutcome([awaited]);
 }
 
 /** A refused file's error line: the reason, what it means and what to do about it. */
