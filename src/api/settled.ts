@@ -74,14 +74,9 @@ export async function lookUntilSettled<T>(bound: ListingBound, since: number, lo
  * bound's watch and thrown (the run stops writing).
  */
 export async function expectListed<T>(bound: ListingBound, since: number, look: () => Promise<T | undefined>, what: string, opts: { everyMs?: number; clock?: SettleClock; signal?: AbortSignal } = {}): Promise<T> {
-  const clock = opts.clock ?? monotonicClock;
-  const every = opts.everyMs ?? 250;
-  for (;;) {
-    const lookedAt = clock.now();
-    const found = await look();
-    if (found !== undefined) return found;
-    const lateBy = lookedAt - since;
-    if (owedListing(bound, lateBy)) throw bound.missing(what, Math.max(lateBy, 1)) ?? new Error(`${what} was not listed ${Math.round(lateBy)} ms after it was made`);
-    await clock.sleep(Math.min(every, bound.boundMs - lateBy), opts.signal);
-  }
+  const found = await lookUntilSettled(bound, since, look, opts);
+  if (found !== undefined) return found;
+  // The last look began the bound after `since`, or later: at least that late.
+  const lateBy = Math.max((opts.clock ?? monotonicClock).now() - since, bound.boundMs, 1);
+  throw bound.missing(what, lateBy) ?? new Error(`${what} was not listed ${Math.round(lateBy)} ms after it was made`);
 }
