@@ -373,6 +373,29 @@ describe('what a holder tells', () => {
   });
 });
 
+describe('the counted board', () => {
+  it('counts every request the lease makes; a removal that fails is left to expire, and said', async () => {
+    const { board, take, events } = setup();
+    const lease = await take();
+    // claim, list (no lag: judged at once)
+    expect(lease.report().requests).toBe(2);
+    await lease.renew(); // beat, list
+    expect(lease.report().requests).toBe(4);
+    const remove = board.remove.bind(board);
+    board.remove = async () => {
+      throw new Error('503 from the service');
+    };
+    await lease.release(); // two removals, both failing
+    expect(lease.report().requests).toBe(6);
+    expect(events.filter(([e]) => e === 'remove-failed').map(([, d]) => d)).toEqual([
+      { id: expect.any(String), error: '503 from the service' },
+      { id: expect.any(String), error: '503 from the service' },
+    ]);
+    board.remove = remove;
+    expect(board.ofOwner('me')).toHaveLength(2);
+  });
+});
+
 describe('taking a lease', () => {
   it('waits the bound after its claim before it judges, then holds; the claim is listed by then', async () => {
     const { clock, board, take, events } = setup({ lag: new ListingLagWatch(800) });

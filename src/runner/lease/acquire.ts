@@ -4,7 +4,8 @@
 import { listsAtOnce, settledAfter } from '../../api/settled.js';
 import { checkLeaseTtl, DEFAULT_LEASE_TTL_MS, LEASE_PROTOCOL, LeaseError, LeaseHeldError, NO_LAG, systemClock, type LagBound, type LeaseBody, type LeaseClock, type LeaseHolder, type LeaseOptions } from './protocol.js';
 import { holderOf, judge, type Verdict } from './judge.js';
-import { HeldLease, removeQuietly } from './held.js';
+import { HeldLease } from './held.js';
+import { CountedBoard } from './counted.js';
 
 /** Claims removed before they were judged (an answer so late another run took them for expired): tried again this often. */
 const MAX_CLAIMS_REMOVED = 4;
@@ -25,20 +26,19 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
   const random = opts.random ?? Math.random;
   const lag = opts.lag ?? NO_LAG;
   const started = clock.now();
-  const counter = { requests: 0 };
-  const base = { board: opts.board, description: opts.description, path: opts.path, owner: opts.owner, host: opts.host, pid: opts.pid, job: opts.job, clock, ...(opts.onEvent ? { onEvent: opts.onEvent } : {}) };
+  const board = new CountedBoard(opts.board, opts.onEvent);
+  const base = { description: opts.description, path: opts.path, owner: opts.owner, host: opts.host, pid: opts.pid, job: opts.job, clock, ...(opts.onEvent ? { onEvent: opts.onEvent } : {}) };
   const body: LeaseBody = { v: LEASE_PROTOCOL, kind: 'claim', owner: opts.owner, path: opts.path, ttlMs, host: opts.host, pid: opts.pid, job: opts.job };
   let ties = 0;
   let removed = 0;
   for (;;) {
     if (signal?.aborted) throw new LeaseError(`stopped while waiting for the lease on ${opts.description}`);
     const sentAt = clock.now();
-    counter.requests++;
-    const mine = await opts.board.create(body);
+    const mine = await board.create(body);
     const returnedAt = clock.now();
     let verdict: Verdict;
     try {
-      const decided = await claimAndJudge(opts, lag, counter, mine, returnedAt, ttlMs, clock, signal);
+      const decided = await claimAndJudge(opts, board, lag, mine, returnedAt, ttlMs, clock, signal);
       if (decided === 'removed') {
         // Removed already: its answer came so late that another run judged it expired. Again, a few times.
         if (++removed > MAX_CLAIMS_REMOVED) throw new LeaseError(`the lease claims made on ${opts.description} were removed by other runs before they could be judged, ${removed} times: the service answers too slowly for a lease of ${Math.round(ttlMs / 1000)} s (raise --lock-ttl; --no-lock runs without one)`);
@@ -46,16 +46,16 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
       }
       verdict = decided;
     } catch (err) {
-      await removeQuietly(opts.board, counter, mine.id);
+      await board.removeQuietly(mine.id);
       throw err;
     }
     if (verdict.held) {
-      const held = new HeldLease({ opts: base, ttlMs, claim: mine, sentAt, counter, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag, wroteOwn: opts.wroteOwn });
-      for (const r of verdict.expired) await removeQuietly(opts.board, counter, r.id);
+      const held = new HeldLease({ opts: base, board, ttlMs, claim: mine, sentAt, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag, wroteOwn: opts.wroteOwn });
+      for (const r of verdict.expired) await board.removeQuietly(r.id);
       opts.onEvent?.('acquired', { at: mine.at });
       return held;
     }
-    await removeQuietly(opts.board, counter, mine.id);
+    await board.removeQuietly(mine.id);
     const waited = clock.now() - started;
     if (verdict.tie && !verdict.blocker && ties < 8) {
       // The same instant on the service: neither won; a short random pause breaks the tie.
@@ -85,8 +85,8 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
  */
 async function claimAndJudge(
   opts: LeaseOptions,
+  board: CountedBoard,
   lag: LagBound,
-  counter: { requests: number },
   mine: { id: string; at: number },
   returnedAt: number,
   ttlMs: number,
@@ -96,12 +96,10 @@ async function claimAndJudge(
   await settledAfter(lag, returnedAt, clock, signal);
   const judgeListing = async (): Promise<Verdict | 'removed'> => {
     const listedAt = clock.now();
-    counter.requests++;
-    const records = await opts.board.list();
+    const records = await board.list();
     const own = records.find((r) => r.id === mine.id);
     if (!own) {
-      counter.requests++;
-      if (!(await opts.board.exists(mine.id))) return 'removed';
+      if (!(await board.exists(mine.id))) return 'removed';
       // There, and not listed a bound after it was made: the service lists later than the bound.
       // (Begun the bound after the create returned, or later: at least the bound, whatever a clock's rounding says.)
       throw lag.missing(`the lease claim on ${opts.description}`, Math.max(listedAt - returnedAt, lag.boundMs)) ?? new LeaseError(`the service did not list the lease record it had just created on ${opts.description}: a lease cannot be decided on a listing that misses records (--listing-lag sets how late the service may list; --no-lock runs without a lease)`);

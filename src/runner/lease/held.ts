@@ -2,9 +2,10 @@
 // fence), given up when a renewal shows it lost, and released with the wait a run that wrote owes
 // the next holder (src/api/settled.ts).
 import { listsAtOnce, owedListing, settledAfter } from '../../api/settled.js';
-import { LEASE_PROTOCOL, LeaseLostError, type LagBound, type LeaseBoard, type LeaseBody, type LeaseHolder, type LeaseOptions, type LeaseRecord } from './protocol.js';
+import { LEASE_PROTOCOL, LeaseLostError, type LagBound, type LeaseBody, type LeaseHolder, type LeaseOptions, type LeaseRecord } from './protocol.js';
 import { pathsConflict } from './judge.js';
 import { leaseEntries } from './operator.js';
+import type { CountedBoard } from './counted.js';
 
 /** What a held lease did, for the run's summary. */
 export interface LeaseReport {
@@ -29,12 +30,13 @@ interface OwnRecord {
 }
 
 interface HeldLeaseInit {
-  opts: Required<Pick<LeaseOptions, 'board' | 'description' | 'path' | 'owner' | 'host' | 'pid' | 'job' | 'clock'>> & { onEvent?: LeaseOptions['onEvent'] };
+  opts: Required<Pick<LeaseOptions, 'description' | 'path' | 'owner' | 'host' | 'pid' | 'job' | 'clock'>> & { onEvent?: LeaseOptions['onEvent'] };
   ttlMs: number;
   claim: { id: string; at: number };
   /** When the request that created the claim was sent, by the local clock. */
   sentAt: number;
-  counter: { requests: number };
+  /** The board, counted: every request of the lease, and the removals it lets fail. */
+  board: CountedBoard;
   waitedMs: number;
   tookOverFrom: LeaseHolder[];
   lag: LagBound;
@@ -49,7 +51,7 @@ export class HeldLease {
   readonly ttlMs: number;
   private readonly opts: HeldLeaseInit['opts'];
   private readonly claim: { id: string; at: number };
-  private readonly counter: { requests: number };
+  private readonly board: CountedBoard;
   private readonly lag: LagBound;
   private lastAt: number;
   private validUntil: number;
@@ -70,7 +72,7 @@ export class HeldLease {
     this.opts = init.opts;
     this.ttlMs = init.ttlMs;
     this.claim = init.claim;
-    this.counter = init.counter;
+    this.board = init.board;
     this.lag = init.lag;
     this.lastAt = init.claim.at;
     this.validUntil = init.sentAt + this.validity();
@@ -140,10 +142,10 @@ export class HeldLease {
 
   private async renewOnce(): Promise<void> {
     if (this.lost || this.lagged) return;
-    const { board, clock } = this.opts;
+    const { board } = this;
+    const { clock } = this.opts;
     const sentAt = clock.now();
     try {
-      this.counter.requests++;
       const created = await board.create(this.body('beat'));
       const beat: OwnRecord = { ...created, returnedAt: clock.now(), listed: false };
       // A gap longer than the TTL between two of this holder's records: in it, another run may
@@ -154,7 +156,6 @@ export class HeldLease {
         return;
       }
       this.beats.push(beat);
-      this.counter.requests++;
       const listedAt = clock.now();
       const records = await board.list();
       if (!records.some((r) => r.id === this.claim.id)) {
@@ -246,8 +247,7 @@ export class HeldLease {
       await settledAfter(this.lag, this.opts.clock.now(), this.opts.clock);
       if (!this.lagged && this.beats.some((b) => !b.listed)) {
         const listedAt = this.opts.clock.now();
-        this.counter.requests++;
-        const records = await this.opts.board.list().catch(() => undefined);
+        const records = await this.board.list().catch(() => undefined);
         if (records) this.noteListed(records, listedAt);
       }
     }
@@ -264,7 +264,7 @@ export class HeldLease {
       since: new Date(this.claim.at).toISOString(),
       waitedMs: Math.round(this.init.waitedMs),
       renewals: this.renewals,
-      requests: this.counter.requests,
+      requests: this.board.requests,
       ...(this.init.tookOverFrom.length ? { tookOverFrom: this.init.tookOverFrom } : {}),
       ...(this.lost ? { lost: this.lost.message } : {}),
     };
@@ -276,12 +276,6 @@ export class HeldLease {
   }
 
   private removeQuietly(id: string): Promise<void> {
-    return removeQuietly(this.opts.board, this.counter, id);
+    return this.board.removeQuietly(id);
   }
-}
-
-/** Removes a record, counted; one that cannot be removed is left to expire with its TTL (the next winner removes it). */
-export async function removeQuietly(board: LeaseBoard, counter: { requests: number }, id: string): Promise<void> {
-  counter.requests++;
-  await board.remove(id).catch(() => undefined);
 }
