@@ -17,7 +17,7 @@ import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 import type { PullOptions } from './pull.js';
 import type { BackupOptions } from './playbooks.js';
 import type { MigrateOptions } from './migrate.js';
-import type { LeaseSettings } from '../src/backends/project/lease-board.js';
+import type { LeaseSettings } from '../src/backends/project/lease-use.js';
 import { loadMapping } from '../src/playbooks/mapping.js';
 import { parseShard } from '../src/tenants/selection.js';
 import { delimiterFlag } from '../src/manifest/flags.js';

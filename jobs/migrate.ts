@@ -19,7 +19,7 @@ import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
 import { describeTarget, hostOf } from '../src/api/target.js';
-import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-board.js';
+import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-use.js';
 import { Progress, StatusLine, type ProgressState } from '../src/runner/progress.js';
 import { formatBytes } from '../src/runner/format.js';
 import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';

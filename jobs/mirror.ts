@@ -18,7 +18,7 @@ import { Bandwidth } from '../src/sync/bandwidth.js';
 import { adoptInventory, isCold, planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
-import { projectLeaseTarget, serviceLease, type LeaseSettings } from '../src/backends/project/lease-board.js';
+import { projectLeaseTarget, serviceLease, type LeaseSettings } from '../src/backends/project/lease-use.js';
 
 export interface MirrorOptions extends SizeAgeLimits {
   source: string;

@@ -18,7 +18,7 @@ import { toKeep, type RetentionRules } from '../src/playbooks/retention.js';
 import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { describeTarget } from '../src/api/target.js';
-import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-board.js';
+import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-use.js';
 import { sha256Of } from '../src/sync/checksum.js';
 
 export interface PlaybookDeps {

@@ -10,7 +10,7 @@ import type { FerryClient } from '../src/api/client.js';
 import type { OCRStrategy, PlaybookDocumentUploadDetails, UploadFailedReason } from '../src/api/types.js';
 import { runJob, type JobSummary, type LeaseUse } from '../src/runner/job.js';
 import type { HeldLease } from '../src/runner/lease.js';
-import { projectLeaseTarget, serviceLease } from '../src/backends/project/lease-board.js';
+import { projectLeaseTarget, serviceLease } from '../src/backends/project/lease-use.js';
 import { takeLock, type HeldLock } from '../src/runner/lock.js';
 import { buildReport, type BatchReport } from '../src/report/model.js';
 import { mirrorJobKey, mirrorParams, mirrorInRun, normaliseRemotePath, open, type MirrorDeps, type MirrorOptions } from './mirror.js';

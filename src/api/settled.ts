@@ -80,3 +80,26 @@ export async function expectListed<T>(bound: ListingBound, since: number, look: 
   const lateBy = Math.max((opts.clock ?? monotonicClock).now() - since, bound.boundMs, 1);
   throw bound.missing(what, lateBy) ?? new Error(`${what} was not listed ${Math.round(lateBy)} ms after it was made`);
 }
+
+declare const SETTLED: unique symbol;
+
+/**
+ * Proof that the listings read from here on show every item written before `since`: made only
+ * here (by `settle`, having waited for it), asked for by every decision that reads absence from
+ * a listing (a destination's cold start and warm looks, migrate's counterparts, replay's lookups),
+ * so that one made before the wait is a type error, not a copy. The lease makes it when it holds
+ * (its claim waited the bound; every earlier holder's writes are listed), a run without a lease
+ * when it has waited the bound at its start.
+ */
+export interface Settled {
+  /** The local instant (SettleClock) whose writes every listing begun now shows. */
+  readonly since: number;
+  readonly [SETTLED]: true;
+}
+
+/** Waits until listings show every item whose create returned by `since`, and gives the proof of it. */
+export async function settle(bound: ListingBound, since: number, clock: SettleClock = monotonicClock, signal?: AbortSignal): Promise<Settled> {
+  await settledAfter(bound, since, clock, signal);
+  if (signal?.aborted) throw signal.reason ?? new Error('stopped before the listings had settled');
+  return { since } as Settled;
+}

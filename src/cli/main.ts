@@ -8,6 +8,7 @@ import { printJsonError } from './output.js';
 import { commandFromArgv, commandName, commandPath, setCommand, writeEnvelope } from './envelope.js';
 import { onImmediateExit } from '../runner/signals.js';
 import { safeText, visible } from '../backends/names.js';
+import { userMessage } from './lease-words.js';
 import { parseListingLag } from '../api/listing-lag.js';
 
 /**
@@ -244,7 +245,7 @@ export async function run(argv: string[]): Promise<number> {
     const helpOrVersion = err instanceof CommanderError && err.exitCode === 0;
     if (argv.includes('--json') && !helpOrVersion) {
       if (commandName() === 'ferry') setCommand(commandFromArgv(program, argv));
-      printJsonError(code, err instanceof Error ? err.message : String(err), { kind: errorKind(err) });
+      printJsonError(code, userMessage(err), { kind: errorKind(err) });
     }
   }
   // The metrics' last word: the command's own exit, whatever ended it (a held lock included).
@@ -273,7 +274,7 @@ export function reportError(err: unknown): number {
     // Help and version end here too, with code 0.
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = userMessage(err);
   // Messages may quote names (paths, zip entries): shown with their controls made visible.
   process.stderr.write(`ferry: ${safeText(message)}\n`);
   if (err instanceof ConfigurationError || err instanceof SourceError) return EXIT.usage;

@@ -14,7 +14,8 @@ import { OWN_METADATA } from '../backends/project/identity.js';
 import { isAge, parseDuration, parseSize } from '../runner/format.js';
 import { checkPatternFlags, type FilterRule } from '../sync/filter-rules.js';
 import { readFilterFile } from '../config/filter-file.js';
-import type { LeaseSettings } from '../backends/project/lease-board.js';
+import type { LeaseSettings } from '../backends/project/lease-use.js';
+import { leaseEventsOnStderr } from './lease-words.js';
 import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../runner/lease.js';
 
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
@@ -129,7 +130,7 @@ export function addLeaseOptions(cmd: Command): Command {
 
 /** The lease flags as settings; a TTL outside what the protocol can renew within is refused (exit 2). */
 export function leaseSettingsFrom(opts: { waitLock?: string; lockTtl?: string; lock?: boolean }): LeaseSettings {
-  const settings: LeaseSettings = {};
+  const settings: LeaseSettings = { onEvent: leaseEventsOnStderr() };
   if (opts.lock === false) settings.off = true;
   if (opts.waitLock !== undefined) settings.waitMs = parseDurationFlag('--wait-lock', opts.waitLock);
   if (opts.lockTtl !== undefined) {

@@ -7,6 +7,8 @@ import { visible, safeText } from '../backends/names.js';
 import type { RunCounts } from '../store/types.js';
 import { envelope, writeEnvelope } from './envelope.js';
 import { layout } from '../runner/layout.js';
+import type { LeaseReport } from '../runner/lease.js';
+import { lostAdvice } from './lease-words.js';
 
 export function exitCodeFor(summary: JobSummary): number {
   if ((summary.lease as { lost?: string } | undefined)?.lost) return EXIT.leaseLost;
@@ -45,9 +47,17 @@ export function summaryBody(summary: JobSummary): Record<string, unknown> {
 
 /** A job's summary as its --json answer. */
 export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = statusOf(summary, exitCode)): Record<string, unknown> {
-  const lost = (summary.lease as { lost?: string } | undefined)?.lost;
+  const lost = lostSaid(summary);
   const timedOut = exitCode === EXIT.timeout ? summary.problems.find((p) => p.key === '(processing)')?.reason : undefined;
   return envelope(status, exitCode, { ...(lost ? { error: lost } : {}), ...(timedOut ? { error: timedOut } : {}), ...summaryBody(summary) });
+}
+
+/** A lease lost, as the user reads it: what happened, and what to do about it. */
+function lostSaid(summary: JobSummary): string | undefined {
+  const lease = summary.lease as Pick<LeaseReport, 'lost' | 'lostHow'> | undefined;
+  if (!lease?.lost) return undefined;
+  const advice = lostAdvice(lease.lostHow);
+  return advice ? `${lease.lost} (${advice})` : lease.lost;
 }
 
 /** The status a run is said to have, agreeing with its exit code (a lost lease, a wait for processing that ran out). */
@@ -98,9 +108,10 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     lines.push(`  interrupted: ${c.interrupted ?? 0} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);
   }
   if (summary.target) lines.push(`  ${targetLine(summary.job, summary.target as Target)}`);
-  const lease = summary.lease as { on?: string; off?: string; waitedMs?: number; lost?: string; tookOverFrom?: unknown[] } | undefined;
+  const lease = summary.lease as { on?: string; off?: string; waitedMs?: number; tookOverFrom?: unknown[] } | undefined;
+  const lost = lostSaid(summary);
   if (lease?.off) lines.push(`  lease: none (${lease.off})`);
-  else if (lease?.on) lines.push(`  lease: held on the service${lease.waitedMs ? ` after waiting ${formatDuration(lease.waitedMs)}` : ''}${lease.tookOverFrom?.length ? ` (taken over from ${lease.tookOverFrom.length} expired holder${lease.tookOverFrom.length === 1 ? '' : 's'})` : ''}${lease.lost ? `; LOST: ${safeText(lease.lost)}` : ''}`);
+  else if (lease?.on) lines.push(`  lease: held on the service${lease.waitedMs ? ` after waiting ${formatDuration(lease.waitedMs)}` : ''}${lease.tookOverFrom?.length ? ` (taken over from ${lease.tookOverFrom.length} expired holder${lease.tookOverFrom.length === 1 ? '' : 's'})` : ''}${lost ? `; LOST: ${safeText(lost)}` : ''}`);
   const folders = summary.folders as { created: number; reused: number; flattened: number; creationUnavailable: boolean } | undefined;
   if (folders) {
     lines.push(`  folders: ${folders.created} created, ${folders.reused} reused, ${folders.flattened} flattened` +

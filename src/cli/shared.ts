@@ -10,6 +10,7 @@ import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
 import { LeaseError, LeaseHeldError } from '../runner/lease.js';
 import { safeText } from '../backends/names.js';
+import { userMessage } from './lease-words.js';
 import { globalOptions, listingLagFlagOf, loggerFor } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { printJsonError } from './output.js';
@@ -86,13 +87,13 @@ export function openPairDeps(cmd: Command, fromProfile: string, toProfile: strin
 /** A held lock is exit code 4 with its message (and, under --json, one JSON object); anything else goes up. */
 export function lockedOr(err: unknown, json: boolean): number {
   if (err instanceof LeaseHeldError) {
-    process.stderr.write(`ferry: ${safeText(err.message)}\n`);
-    if (json) printJsonError(EXIT.locked, err.message, { lock: 'service', holder: err.holder, waitedMs: Math.round(err.waitedMs), ...(err.breakHint ? { breakWith: err.breakHint } : {}) }, 'locked');
+    process.stderr.write(`ferry: ${safeText(userMessage(err))}\n`);
+    if (json) printJsonError(EXIT.locked, userMessage(err), { lock: 'service', holder: err.holder, waitedMs: Math.round(err.waitedMs), ...(err.breakHint ? { breakWith: err.breakHint } : {}) }, 'locked');
     return EXIT.locked;
   }
   if (err instanceof LeaseError) {
-    process.stderr.write(`ferry: ${safeText(err.message)}\n`);
-    if (json) printJsonError(EXIT.aborted, err.message);
+    process.stderr.write(`ferry: ${safeText(userMessage(err))}\n`);
+    if (json) printJsonError(EXIT.aborted, userMessage(err));
     return EXIT.aborted;
   }
   if (err instanceof LockedError) {

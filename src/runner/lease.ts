@@ -11,9 +11,11 @@
 // keeps them as projects of the service; the tests keep them in a model of it).
 // The lease lives in rooms of its own (src/runner/lease/): the records and their words
 // (protocol.ts), the pure decision (judge.ts), a lease held (held.ts), taking one (acquire.ts) and
-// the operator's view (operator.ts). This module is their one entrance.
+// the operator's view (operator.ts), how a lease fails (errors.ts) and its TTL under a listing
+// lag (ttl.ts). This module is their one entrance.
 export * from './lease/protocol.js';
 export { judge, pathsConflict, type Verdict } from './lease/judge.js';
 export { HeldLease, type LeaseReport } from './lease/held.js';
 export { acquireLease } from './lease/acquire.js';
 export { leaseEntries, type LeaseEntry } from './lease/operator.js';
+export { leaseTtlFor, LeaseTtlError, LAG_TTL_FACTOR } from './lease/ttl.js';

@@ -106,7 +106,7 @@ describe('one owner of the rule', () => {
     'src/runner/lease/protocol.ts': 'a service that lists at once: a bound of 0',
     'src/runner/lease/held.ts': "says the release's wait ('settling') in its event",
     'src/runner/lease/acquire.ts': 'says how late a claim was seen missing, in its error',
-    'src/backends/project/lease-board.ts': "the lease's TTL policy: a TTL long enough to renew within under the bound",
+    'src/backends/project/lease-use.ts': "gives the bound to the lease's TTL policy (src/runner/lease/ttl.ts): a TTL long enough to renew within under it",
   };
   it('no other module reads boundMs', () => {
     const root = fileURLToPath(new URL('../..', import.meta.url));

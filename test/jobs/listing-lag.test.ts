@@ -178,7 +178,7 @@ describe(`a service that lists new items up to ${LAG_MS} ms late, ferry told ${B
     // A TTL the bound does not fit in: the claim is held only the bound after it was made.
     const short = await runFerry(['mirror', dir, '--project', project, '--listing-lag', '4s', '--lock-ttl', '5s'], env(dir, 'bad'));
     expect(short.code).toBe(2);
-    expect(short.stderr).toMatch(/--lock-ttl 5\.0 s is too short for --listing-lag 4\.0 s.*at least 3 times the lag \(12 s\)/);
+    expect(short.stderr).toMatch(/a lease TTL of 5\.0 s is too short for a listing lag of 4\.0 s.*at least 3 times the lag \(12 s\) \(give --lock-ttl 12 s or more/);
     // Said first, whatever else is missing: no address, no credentials.
     const alone = await runFerry(['--listing-lag', 'soon', 'ls'], {});
     expect(alone.code).toBe(2);

@@ -79,7 +79,7 @@ function setup(extra: Partial<LeaseOptions> = {}) {
   const board = new Board(clock);
   const events: [string, Record<string, unknown> | undefined][] = [];
   const take = (more: Partial<LeaseOptions> = {}) =>
-    acquireLease({ board, description: 'project p', path: 'Share', owner: 'me', host: 'here', pid: 1, job: 'mirror', ttlMs: TTL, clock, random: () => 0.5, onEvent: (e, d) => events.push([e, d]), ...extra, ...more });
+    acquireLease({ board, description: 'project p', path: 'Share', owner: 'me', host: 'here', pid: 1, job: 'mirror', ttlMs: TTL, clock, random: () => 0.5, onEvent: ({ type, ...d }) => events.push([type, d]), ...extra, ...more });
   return { clock, board, events, take };
 }
 
@@ -252,7 +252,7 @@ describe('the renewal loop', () => {
     const clock = new SteppedClock();
     const board = new Board(clock as unknown as ScriptedClock);
     const events: string[] = [];
-    const lease = await acquireLease({ board, description: 'p', path: 'Share', owner: 'me', host: 'h', pid: 1, job: 'mirror', ttlMs: TTL, clock, onEvent: (e) => events.push(e) });
+    const lease = await acquireLease({ board, description: 'p', path: 'Share', owner: 'me', host: 'h', pid: 1, job: 'mirror', ttlMs: TTL, clock, onEvent: (e) => events.push(e.type) });
     lease.start();
     lease.start(); // once is enough: a second start starts nothing
     await clock.advance(TTL / 4 - 1);
@@ -297,7 +297,7 @@ describe('what a holder tells', () => {
     board.failCreates = false;
     board.records.delete(board.ofOwner('me').find((r) => r.body?.kind === 'claim')!.id);
     await lease.renew();
-    expect(events).toContainEqual(['lost', { message: expect.stringMatching(/its claim was removed from the service \(another run takes it over once this one goes unrenewed past its TTL of 10 s/) }]);
+    expect(events).toContainEqual(['lost', { error: expect.objectContaining({ message: expect.stringMatching(/its claim was removed from the service \(another run takes it over once this one goes unrenewed past its TTL of 10 s/), reason: expect.objectContaining({ code: 'lost', how: 'broken' }) }) }]);
   });
 
   it('a successor is named only when its path conflicts and it is another run', async () => {
@@ -424,7 +424,7 @@ describe('taking a lease', () => {
     const { clock, board, take, events } = setup();
     board.foreign('stale', -100);
     const lease = await take({ waitMs: 60_000 });
-    expect(events).toContainEqual(['waiting', { holder: `mirror run stale on host elsewhere, pid 9, since ${new Date(-100).toISOString()}` }]);
+    expect(events).toContainEqual(['waiting', { holder: expect.objectContaining({ job: 'mirror', run: 'stale', host: 'elsewhere', pid: 9, since: new Date(-100).toISOString() }) }]);
     // The first look again: when the holder would expire (its TTL after its latest record, +50 ms), random 0.5: the pause itself.
     expect(clock.sleeps[0]).toBe(Math.min(Math.max(-100 + TTL - 0 + 50, 250), TTL / 4, 60_000));
     // Waited from its first claim (at 0 on its clock) to the claim that won.

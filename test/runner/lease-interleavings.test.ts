@@ -180,7 +180,7 @@ async function race(s: fc.Scheduler, contenders: fc.infer<typeof contenderArb>[]
         pid: who,
         job: 'mirror',
         random: () => 0.5,
-        onEvent: (e, d) => debug.push([who, e, service.now, d]),
+        onEvent: (e) => debug.push([who, e.type, service.now, e]),
         lag: { boundMs: lag.boundMs, missing: (what, lateBy) => (lateBy >= lag.boundMs ? new LagNoticed(`${what} not listed ${lateBy} ms after it was made`) : undefined) },
       });
     } catch (err) {

@@ -2,7 +2,8 @@
 // board the runs use (src/backends/project/lease-board.ts). Breaking is never silent: what was
 // removed is named, with a warning that a live holder may still write until its next renewal.
 import type { Command } from 'commander';
-import { ProjectLeaseBoard, projectLeaseTarget, tenantLeaseTarget } from '../../backends/project/lease-board.js';
+import { ProjectLeaseBoard } from '../../backends/project/lease-board.js';
+import { projectLeaseTarget, tenantLeaseTarget } from '../../backends/project/lease-use.js';
 import { normaliseRemotePath } from '../../../jobs/mirror.js';
 import { leaseEntries, pathsConflict, type LeaseEntry } from '../../runner/lease.js';
 import { safeText, visible } from '../../backends/names.js';

@@ -9,6 +9,13 @@ import { runPullCommand } from './pull.js';
 import { runBackupCommand } from './playbooks.js';
 import { runMigrateCommand } from './migrate.js';
 import { statsFlag } from '../options.js';
+import { leaseEventsOnStderr } from '../lease-words.js';
+import type { LeaseSettings } from '../../backends/project/lease-use.js';
+
+/** A job file's lease settings, with what the operator hears at once (a wait, a loss), as on the command line. */
+function heard<T extends { lock?: LeaseSettings | undefined }>(options: T): T {
+  return { ...options, lock: { onEvent: leaseEventsOnStderr(), ...options.lock } };
+}
 
 export async function runAction(file: string, opts: { dryRun?: boolean; json?: boolean; stats?: string }, cmd: Command): Promise<void> {
   const loaded = loadDefinition(file);
@@ -19,7 +26,7 @@ export async function runAction(file: string, opts: { dryRun?: boolean; json?: b
   const progress = !json;
   switch (loaded.kind) {
     case 'mirror':
-      process.exitCode = await runMirrorCommand(cmd, { ...loaded.mirror, progress, statsIntervalMs }, run);
+      process.exitCode = await runMirrorCommand(cmd, heard({ ...loaded.mirror, progress, statsIntervalMs }), run);
       return;
     case 'upload':
       // The plan of an upload job is its mirror's: the same files, the same checkpoint state; no
@@ -28,17 +35,17 @@ export async function runAction(file: string, opts: { dryRun?: boolean; json?: b
         process.exitCode = await runMirrorCommand(cmd, { ...loaded.upload, progress: false }, run);
         return;
       }
-      process.exitCode = await runUploadCommand(cmd, { ...loaded.upload, progress, statsIntervalMs }, { ...run, ack: loaded.ack });
+      process.exitCode = await runUploadCommand(cmd, heard({ ...loaded.upload, progress, statsIntervalMs }), { ...run, ack: loaded.ack });
       return;
     case 'pull':
       process.exitCode = await runPullCommand(cmd, { ...loaded.pull, progress, statsIntervalMs }, run);
       return;
     case 'playbooks-backup':
       if (dryRun) throw new ConfigurationError(`job file ${file}: a playbooks-backup job has no dry run (ferry playbooks list shows what it would back up)`);
-      process.exitCode = await runBackupCommand(cmd, loaded.backup, run);
+      process.exitCode = await runBackupCommand(cmd, heard(loaded.backup), run);
       return;
     case 'migrate':
-      process.exitCode = await runMigrateCommand(cmd, { ...loaded.migrate, options: { ...loaded.migrate.options, statsIntervalMs } }, run);
+      process.exitCode = await runMigrateCommand(cmd, { ...loaded.migrate, options: heard({ ...loaded.migrate.options, statsIntervalMs }) }, run);
       return;
   }
 }

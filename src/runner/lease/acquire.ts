@@ -21,7 +21,7 @@ const MAX_CLAIMS_REMOVED = 4;
  * one more listing L later, which shows a holder's release made before the first.
  */
 export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Promise<HeldLease> {
-  const ttlMs = checkLeaseTtl(opts.ttlMs ?? DEFAULT_LEASE_TTL_MS);
+  const ttlMs = checkLeaseTtl(opts.ttlMs ?? DEFAULT_LEASE_TTL_MS, opts.description);
   const clock = opts.clock ?? systemClock;
   const random = opts.random ?? Math.random;
   const lag = opts.lag ?? NO_LAG;
@@ -32,7 +32,7 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
   let ties = 0;
   let removed = 0;
   for (;;) {
-    if (signal?.aborted) throw new LeaseError(`stopped while waiting for the lease on ${opts.description}`);
+    if (signal?.aborted) throw new LeaseError(opts.description, { code: 'stopped' });
     const sentAt = clock.now();
     const mine = await board.create(body);
     const returnedAt = clock.now();
@@ -41,7 +41,7 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
       const decided = await claimAndJudge(opts, board, lag, mine, returnedAt, ttlMs, clock, signal);
       if (decided === 'removed') {
         // Removed already: its answer came so late that another run judged it expired. Again, a few times.
-        if (++removed > MAX_CLAIMS_REMOVED) throw new LeaseError(`the lease claims made on ${opts.description} were removed by other runs before they could be judged, ${removed} times: the service answers too slowly for a lease of ${Math.round(ttlMs / 1000)} s (raise --lock-ttl; --no-lock runs without one)`);
+        if (++removed > MAX_CLAIMS_REMOVED) throw new LeaseError(opts.description, { code: 'contended', times: removed, ttlMs });
         continue;
       }
       verdict = decided;
@@ -52,7 +52,7 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
     if (verdict.held) {
       const held = new HeldLease({ opts: base, board, ttlMs, claim: mine, sentAt, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag, wroteOwn: opts.wroteOwn });
       for (const r of verdict.expired) await board.removeQuietly(r.id);
-      opts.onEvent?.('acquired', { at: mine.at });
+      opts.onEvent?.({ type: 'acquired', at: mine.at });
       return held;
     }
     await board.removeQuietly(mine.id);
@@ -69,8 +69,7 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
       const holder: LeaseHolder = blocker ? holderOf(blocker) : { host: 'unknown', pid: 0, job: 'unknown', run: 'unknown', path: opts.path, since: new Date(mine.at).toISOString(), renewed: new Date(mine.at).toISOString(), ttlMs, note: 'claims made at the same instant kept tying' };
       throw new LeaseHeldError(opts.description, holder, waited, opts.breakHint);
     }
-    const h = holderOf(blocker);
-    opts.onEvent?.('waiting', { holder: `${h.job} run ${h.run} on host ${h.host}, pid ${h.pid}, since ${h.since}` });
+    opts.onEvent?.({ type: 'waiting', holder: holderOf(blocker) });
     // Look again when the holder would expire if it stopped renewing, or sooner; never past the wait.
     const untilExpiry = blocker.unjudgeable ? ttlMs : Math.max(0, blocker.latest + blocker.ttlMs - mine.at) + 50;
     const pause = Math.min(Math.max(untilExpiry, 250), ttlMs / 4, waitMs - waited) * (0.8 + random() * 0.4);
@@ -102,7 +101,7 @@ async function claimAndJudge(
       if (!(await board.exists(mine.id))) return 'removed';
       // There, and not listed a bound after it was made: the service lists later than the bound.
       // (Begun the bound after the create returned, or later: at least the bound, whatever a clock's rounding says.)
-      throw lag.missing(`the lease claim on ${opts.description}`, Math.max(listedAt - returnedAt, lag.boundMs)) ?? new LeaseError(`the service did not list the lease record it had just created on ${opts.description}: a lease cannot be decided on a listing that misses records (--listing-lag sets how late the service may list; --no-lock runs without a lease)`);
+      throw lag.missing(`the lease claim on ${opts.description}`, Math.max(listedAt - returnedAt, lag.boundMs)) ?? new LeaseError(opts.description, { code: 'unlisted' });
     }
     return judge(records, { ...own, at: mine.at }, opts.owner, opts.path, ttlMs, opts.deadOwners);
   };

@@ -36,7 +36,7 @@ export class CountedBoard implements LeaseBoard {
     try {
       await this.remove(id);
     } catch (err) {
-      this.onEvent?.('remove-failed', { id, error: (err as Error).message });
+      this.onEvent?.({ type: 'remove-failed', id, error: (err as Error).message });
     }
   }
 }

@@ -2,7 +2,7 @@
 // fence), given up when a renewal shows it lost, and released with the wait a run that wrote owes
 // the next holder (src/api/settled.ts).
 import { listsAtOnce, owedListing, settledAfter } from '../../api/settled.js';
-import { LEASE_PROTOCOL, LeaseLostError, type LagBound, type LeaseBody, type LeaseHolder, type LeaseOptions, type LeaseRecord } from './protocol.js';
+import { LEASE_PROTOCOL, LeaseLostError, type LagBound, type LeaseLoss, type LeaseBody, type LeaseHolder, type LeaseOptions, type LeaseRecord } from './protocol.js';
 import { pathsConflict } from './judge.js';
 import { leaseEntries } from './operator.js';
 import type { CountedBoard } from './counted.js';
@@ -19,6 +19,8 @@ export interface LeaseReport {
   requests: number;
   tookOverFrom?: LeaseHolder[];
   lost?: string;
+  /** How it was lost (the CLI's advice is chosen by it). */
+  lostHow?: LeaseLoss['how'];
 }
 
 /** A record of this holder's, as created: when its create returned by the local clock, and whether a listing has shown it yet. */
@@ -151,7 +153,7 @@ export class HeldLease {
       // A gap longer than the TTL between two of this holder's records: in it, another run may
       // have judged this lease expired and taken it. Whatever happened, this run writes no more.
       if (beat.at - this.lastAt > this.ttlMs) {
-        this.loseWith(`the lease on ${this.opts.description} was not renewed for ${Math.round((beat.at - this.lastAt) / 1000)} s of the service's time (its TTL is ${Math.round(this.ttlMs / 1000)} s; was this process stopped or cut off?): another run may hold it now, so this run writes nothing more`);
+        this.loseWith({ how: 'gap', gapMs: beat.at - this.lastAt, ttlMs: this.ttlMs });
         await this.removeQuietly(beat.id);
         return;
       }
@@ -160,13 +162,10 @@ export class HeldLease {
       const records = await board.list();
       if (!records.some((r) => r.id === this.claim.id)) {
         // Removed by a run that judged this one expired (it went unrenewed past its TTL: a
-        // stopped process, a renewal that came back too late) or by `ferry lock break`. (Not late:
-        // the claim was listed before the lease was held.)
+        // stopped process, a renewal that came back too late) or by an operator breaking it.
+        // (Not late: the claim was listed before the lease was held.)
         const successor = leaseEntries(records).find((e) => e.holder && e.holder.run !== this.opts.owner && pathsConflict(e.holder.path, this.opts.path))?.holder;
-        this.loseWith(
-          `the lease on ${this.opts.description} is no longer this run's: its claim was removed from the service${successor ? `, and ${successor.job} run ${successor.run} on host ${successor.host} (pid ${successor.pid}) holds it since ${successor.since}` : ''} ` +
-            `(another run takes it over once this one goes unrenewed past its TTL of ${Math.round(this.ttlMs / 1000)} s, e.g. while stopped; \`ferry lock break\` removes it at once): this run writes nothing more`,
-        );
+        this.loseWith({ how: 'broken', ttlMs: this.ttlMs, ...(successor ? { successor } : {}) });
         await this.removeQuietly(beat.id);
         return;
       }
@@ -176,12 +175,12 @@ export class HeldLease {
       this.renewals++;
       this.failingSince = undefined;
       await this.removeOlderBeats();
-      this.opts.onEvent?.('renewed', { at: beat.at });
+      this.opts.onEvent?.({ type: 'renewed', at: beat.at });
     } catch (err) {
       this.failingSince ??= sentAt;
-      this.opts.onEvent?.('renewal-failed', { error: (err as Error).message });
+      this.opts.onEvent?.({ type: 'renewal-failed', error: (err as Error).message });
       if (clock.now() - this.failingSince > 2 * this.ttlMs) {
-        this.loseWith(`the lease on ${this.opts.description} could not be renewed for ${Math.round((clock.now() - this.failingSince) / 1000)} s (${(err as Error).message}): this run writes nothing more`);
+        this.loseWith({ how: 'unrenewed', failingMs: clock.now() - this.failingSince, error: (err as Error).message });
       }
       throw err;
     }
@@ -201,7 +200,7 @@ export class HeldLease {
       if (err) {
         this.lagged = err;
         this.stopRenewals.abort();
-        this.opts.onEvent?.('lagged', { message: err.message });
+        this.opts.onEvent?.({ type: 'lagged', error: err });
         return true;
       }
     }
@@ -223,10 +222,11 @@ export class HeldLease {
     for (const b of older) await this.removeQuietly(b.id);
   }
 
-  private loseWith(message: string): void {
-    this.lost ??= new LeaseLostError(message);
+  private loseWith(loss: LeaseLoss): void {
+    if (this.lost) return;
+    this.lost = new LeaseLostError(this.opts.description, loss);
     this.stopRenewals.abort();
-    this.opts.onEvent?.('lost', { message });
+    this.opts.onEvent?.({ type: 'lost', error: this.lost });
   }
 
   /**
@@ -243,7 +243,7 @@ export class HeldLease {
       // One more beat first: listed once the wait is over, or the service lists later than the
       // bound now, whatever it did when the run began (a lag that grew is said, not left to the next run).
       await this.renewOnce().catch(() => undefined);
-      this.opts.onEvent?.('settling', { ms: this.lag.boundMs });
+      this.opts.onEvent?.({ type: 'settling', ms: this.lag.boundMs });
       await settledAfter(this.lag, this.opts.clock.now(), this.opts.clock);
       if (!this.lagged && this.beats.some((b) => !b.listed)) {
         const listedAt = this.opts.clock.now();
@@ -266,7 +266,7 @@ export class HeldLease {
       renewals: this.renewals,
       requests: this.board.requests,
       ...(this.init.tookOverFrom.length ? { tookOverFrom: this.init.tookOverFrom } : {}),
-      ...(this.lost ? { lost: this.lost.message } : {}),
+      ...(this.lost ? { lost: this.lost.message, lostHow: this.lost.reason.how } : {}),
     };
   }
 

@@ -2,9 +2,10 @@
 // live (a LeaseBoard: src/backends/project/lease-board.ts keeps them as projects of the service;
 // the tests keep them in a model of it), the clock a holder measures itself by, and how a lease
 // fails. The protocol and its assumptions are in docs/scale-out.md, *The lease*.
-import { FerryError } from '../../errors.js';
-import type { Mark } from '../../marks.js';
 import type { ListingBound } from '../../api/settled.js';
+import { LeaseError } from './errors.js';
+
+export * from './errors.js';
 
 /** The protocol this ferry speaks; a record of a higher one is never judged expired here. */
 export const LEASE_PROTOCOL = 1;
@@ -81,39 +82,25 @@ export interface LeaseHolder {
   note?: string;
 }
 
-/** Another run holds the lease (after --wait-lock, if any). */
-export class LeaseHeldError extends FerryError {
-  constructor(readonly description: string, readonly holder: LeaseHolder, readonly waitedMs: number, readonly breakHint?: string) {
-    super(
-      `another run holds the lease on ${description} on the service: ${holder.job} run ${holder.run} on host ${holder.host} (pid ${holder.pid}), since ${holder.since}, last renewed ${holder.renewed}` +
-        `${holder.note ? ` (${holder.note})` : ''}; ${waitedMs > 0 ? `waited ${Math.round(waitedMs / 1000)} s (--wait-lock); ` : 'not waiting (--wait-lock DURATION waits); '}` +
-        `a holder that is gone stops holding it ${Math.round(holder.ttlMs / 1000)} s after its last renewal` +
-        `${breakHint ? `; to break it now: ${breakHint}` : ''}`,
-    );
-  }
-  override get mark(): Mark {
-    return 'fatal';
-  }
-}
-
-/** The holder no longer holds the lease: it writes nothing more. */
-export class LeaseLostError extends FerryError {
-  override get mark(): Mark {
-    return 'fatal';
-  }
-}
-
-/** The lease could not be decided at all (the service's answers do not allow it). */
-export class LeaseError extends FerryError {
-  override get mark(): Mark {
-    return 'fatal';
-  }
-}
+/** What a lease tells as it happens, one channel for all of it. */
+export type LeaseEvent =
+  | { type: 'acquired'; at: number }
+  /** Another run holds it; this one waits (said once by the CLI). */
+  | { type: 'waiting'; holder: LeaseHolder }
+  | { type: 'renewed'; at: number }
+  | { type: 'renewal-failed'; error: string }
+  | { type: 'lost'; error: LeaseError }
+  /** A listing showed the service listing later than the bound: the run writes nothing more. */
+  | { type: 'lagged'; error: Error }
+  /** A release that waits the bound first (the run wrote). */
+  | { type: 'settling'; ms: number }
+  /** A record that could not be removed now, left to expire with its TTL. */
+  | { type: 'remove-failed'; id: string; error: string };
 
 /** Checks a TTL: a positive duration the protocol can renew within. */
-export function checkLeaseTtl(ttlMs: number, said = `${ttlMs} ms`): number {
+export function checkLeaseTtl(ttlMs: number, on: string): number {
   if (!Number.isFinite(ttlMs) || ttlMs < MIN_LEASE_TTL_MS || ttlMs > MAX_LEASE_TTL_MS) {
-    throw new LeaseError(`a lease TTL of ${said} cannot be used: it must be between ${MIN_LEASE_TTL_MS / 1000} s and ${MAX_LEASE_TTL_MS / 60_000} min (renewals come every quarter of it)`);
+    throw new LeaseError(on, { code: 'ttl-range', ttlMs, minMs: MIN_LEASE_TTL_MS, maxMs: MAX_LEASE_TTL_MS });
   }
   return ttlMs;
 }
@@ -162,7 +149,8 @@ export interface LeaseOptions {
    */
   deadOwners?: readonly string[];
   random?: () => number;
-  onEvent?: (event: string, detail?: Record<string, unknown>) => void;
+  /** What the lease does as it happens (the CLI says some of it at once; tests record it). */
+  onEvent?: ((event: LeaseEvent) => void) | undefined;
   /** The service's listing lag, bounded (default: none; a record missing from a listing is then beyond the bound). */
   lag?: LagBound;
   /**
