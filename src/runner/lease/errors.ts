@@ -4,7 +4,23 @@
 // (src/cli/lease-words.ts). No flag of the command line is named here.
 import { FerryError } from '../../errors.js';
 import type { Mark } from '../../marks.js';
-import type { LeaseHolder } from './protocol.js';
+
+/** Who holds a lease, as a refused run names it. */
+export interface LeaseHolder {
+  host: string;
+  pid: number;
+  job: string;
+  /** The holder's run token. */
+  run: string;
+  path: string;
+  /** The service's time of its claim, ISO. */
+  since: string;
+  /** The service's time of its latest record, ISO. */
+  renewed: string;
+  ttlMs: number;
+  /** Why this holder could not be judged by this ferry, if so (a newer protocol, an unreadable record). */
+  note?: string;
+}
 
 export type LeaseLoss =
   /** The service's time between two of this holder's records exceeded the TTL: another run may have taken over. */

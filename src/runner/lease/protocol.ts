@@ -3,7 +3,7 @@
 // the tests keep them in a model of it), the clock a holder measures itself by, and how a lease
 // fails. The protocol and its assumptions are in docs/scale-out.md, *The lease*.
 import type { ListingBound } from '../../api/settled.js';
-import { LeaseError } from './errors.js';
+import { LeaseError, type LeaseHolder } from './errors.js';
 
 export * from './errors.js';
 
@@ -65,22 +65,6 @@ export interface LeaseClock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** Who holds a lease, as a refused run names it. */
-export interface LeaseHolder {
-  host: string;
-  pid: number;
-  job: string;
-  /** The holder's run token. */
-  run: string;
-  path: string;
-  /** The service's time of its claim, ISO. */
-  since: string;
-  /** The service's time of its latest record, ISO. */
-  renewed: string;
-  ttlMs: number;
-  /** Why this holder could not be judged by this ferry, if so (a newer protocol, an unreadable record). */
-  note?: string;
-}
 
 /** What a lease tells as it happens, one channel for all of it. */
 export type LeaseEvent =
