@@ -9,7 +9,8 @@ import { Manifest, ManifestOverlay, overlayOf, unmatchedWarning } from '../src/m
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
-import { noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { noteProblem, runJob, settledListings, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { settle, type Settled } from '../src/api/settled.js';
 import { awaitRunBatch, countBatch } from '../src/report/processing.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
@@ -119,7 +120,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
     const overlay = overlayOf(source);
     const extra = await transfer({
       source,
-      destination: projectDestination(opts, deps, jobKey, false, overlay !== undefined),
+      destination: projectDestination(opts, deps, jobKey, settledListings(ctx), false, overlay !== undefined),
       store: deps.store,
       jobKey,
       ctx,
@@ -151,7 +152,10 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
 export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?: (item: PlannedItem) => void): Promise<MirrorPlan> {
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
-  const destination = projectDestination(opts, deps, jobKey, true, opts.manifest !== undefined);
+  // A plan reads what the project holds as a run would: from listings that show every write made
+  // before it began (waiting out the listing lag, if the service has one).
+  const settled = await settle(deps.client.transport.listingLag, performance.now());
+  const destination = projectDestination(opts, deps, jobKey, settled, true, opts.manifest !== undefined);
   // A store that knows nothing of the project plans against what the project holds, adopted into
   // a scratch store (the real one is not written), as the run itself would.
   const scratch = opts.resync || isCold(deps.store, jobKey) ? openScratchStore() : undefined;
@@ -168,8 +172,9 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   }
 }
 
-function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, dryRun = false, withAttributes = false): ProjectDestination {
+function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, settled: Settled, dryRun = false, withAttributes = false): ProjectDestination {
   return new ProjectDestination({
+    settled,
     inventoryAttributes: withAttributes,
     client: deps.client,
     store: deps.store,

@@ -5,8 +5,8 @@ import type { Target } from '../api/client.js';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
-import { settledAfter } from '../api/settled.js';
-import { LeaseError, LeaseHeldError, LeaseLostError, systemClock, type HeldLease } from './lease.js';
+import { settle, type Settled } from '../api/settled.js';
+import { LeaseError, LeaseHeldError, LeaseLostError, NO_LAG, systemClock, type HeldLease } from './lease.js';
 import { ListingLagError, type ListingLagWatch } from '../api/listing-lag.js';
 import type { PageWatch } from '../api/paging.js';
 import { stopOnSignals } from './signals.js';
@@ -80,6 +80,13 @@ export interface JobContext {
   walk?: 'walking' | 'done';
   /** Items being written right now (what a first Ctrl-C waits for). */
   inFlight?: number;
+  /**
+   * Proof that the run's listings show every earlier run's writes (src/api/settled.ts): its
+   * lease's, or the bound waited at the start of a run without one. Every decision that reads
+   * absence from a listing asks for it (settledListings). None for a run that holds no lease use
+   * at all: it writes nothing to the service.
+   */
+  settled?: Settled;
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
   unfinished?: string;
   /**
@@ -232,8 +239,8 @@ export async function runJob(
     if (leaseFailure !== undefined) throw leaseFailure;
     // No lease under a listing lag: what earlier runs wrote is listed only the bound after they
     // ended; the run's first decision from a listing waits for it (a lease's claim waits instead).
-    const unleased = opts.lease && 'off' in opts.lease ? opts.lease.listingLag : undefined;
-    if (unleased) await settledAfter(unleased, systemClock.now(), systemClock, stop.signal);
+    if (lease) ctx.settled = lease.settled;
+    else if (opts.lease && 'off' in opts.lease) ctx.settled = await settle(opts.lease.listingLag ?? NO_LAG, systemClock.now(), systemClock, stop.signal);
     extra = (await body(ctx)) ?? {};
     if (stop.reason()) status = 'interrupted';
     else if (ctx.unfinished) {
@@ -304,6 +311,13 @@ export async function runJob(
  * What every write passes first: the lease still held (renewed when stale), and no listing seen
  * later than the bound (a run that saw one writes nothing more).
  */
+/** The run's proof that its listings have settled, for a decision that reads absence from one. */
+export function settledListings(ctx: Pick<JobContext, 'settled'>): Settled {
+  // Only a run with no lease use has none, and such a run writes nothing to the service.
+  if (!ctx.settled) throw new Error('a decision from the listings of a run that took no lease and waited for no listing lag: a bug of ferry');
+  return ctx.settled;
+}
+
 function writeChecks(lease: HeldLease | undefined, lag: ListingLagWatch | undefined): Pick<JobContext, 'writeGate' | 'writeFence'> {
   if (!lease && !lag) return {};
   return {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expectListed, listsAtOnce, lookUntilSettled, monotonicClock, owedListing, settledAfter, type ListingBound, type SettleClock } from '../../src/api/settled.js';
+import { expectListed, listsAtOnce, lookUntilSettled, monotonicClock, owedListing, settle, settledAfter, type ListingBound, type SettleClock } from '../../src/api/settled.js';
 import { ListingLagError, ListingLagWatch } from '../../src/api/listing-lag.js';
 
 class ScriptedClock implements SettleClock {
@@ -92,6 +92,18 @@ describe('the edges of the rule', () => {
     const since = performance.now();
     expect(await lookUntilSettled(new ListingLagWatch(0), since, async () => undefined)).toBeUndefined();
     expect(await expectListed(new ListingLagWatch(0), since, async () => 1, 'x')).toBe(1);
+  });
+});
+
+describe('the proof a decision asks for', () => {
+  it('is given only once the wait is over; a run stopped during the wait gets none', async () => {
+    const clock = new ScriptedClock();
+    const proof = await settle(new ListingLagWatch(1_500), clock.now(), clock);
+    expect(clock.sleeps).toEqual([1_500]);
+    expect(proof.since).toBe(1_000);
+    const stopped = new AbortController();
+    stopped.abort(new Error('SIGTERM'));
+    await expect(settle(new ListingLagWatch(1_500), clock.now(), clock, stopped.signal)).rejects.toThrow('SIGTERM');
   });
 });
 

@@ -16,6 +16,7 @@ import { identityMetadata } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
 import { BatchIndex, LandedLookups, RELATIVE_PATH_KEY, fileName } from './landed.js';
 import { PresentDocuments, markReader } from './present.js';
+import type { Settled } from '../../api/settled.js';
 
 export interface ProjectDestinationOptions {
   client: FerryClient;
@@ -48,6 +49,11 @@ export interface ProjectDestinationOptions {
   madeByThisRun?: boolean | undefined;
   /** A cold start reads what each document carries (a manifest compares it): more memory per page, so only when asked. */
   inventoryAttributes?: boolean | undefined;
+  /**
+   * Proof that listings show every earlier run's writes (the run's lease, or the bound waited):
+   * a cold start, a warm look into a folder and finding a folder read absence from them.
+   */
+  settled: Settled;
 }
 
 export class ProjectDestination implements Destination<Placement> {
@@ -62,7 +68,7 @@ export class ProjectDestination implements Destination<Placement> {
     this.description = `project ${o.project}${o.base ? `/${o.base}` : ''}`;
     this.folders = new RemoteFolders(o.client, o.project, o.store, o.jobKey, o.base, o.dryRun === true);
     this.landed = new LandedLookups(o.client, o.project);
-    this.present = new PresentDocuments(o.client, o.project, markReader(o.markers ?? 'content'));
+    this.present = new PresentDocuments(o.client, o.project, markReader(o.markers ?? 'content'), o.settled);
     if (o.madeByThisRun) this.folders.startEmpty();
   }
 

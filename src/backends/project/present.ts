@@ -10,6 +10,7 @@
 // its matches kept.
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
+import type { Settled } from '../../api/settled.js';
 import { hash53, KeySet, NumberByKey } from '../../hashed-keys.js';
 import { logicalPath } from './source.js';
 import { readIdentity } from './identity.js';
@@ -30,6 +31,8 @@ export class PresentDocuments {
     private readonly project: string,
     /** The job's change marker as a document carries it (ferry.sha256, or ferry.source). */
     private readonly markOf: MarkOf,
+    /** Listings show every earlier run's writes: "not in the folder" holds (src/api/settled.ts). */
+    readonly settled: Settled,
   ) {}
 
   /** The id of the newest document at `path` (logical, `/a/b.txt`) in the folder, when it holds `mark`. */

@@ -1,7 +1,7 @@
 // A lease held: renewed every quarter of its TTL, checked before every write (the gate and the
 // fence), given up when a renewal shows it lost, and released with the wait a run that wrote owes
 // the next holder (src/api/settled.ts).
-import { listsAtOnce, owedListing, settledAfter } from '../../api/settled.js';
+import { listsAtOnce, owedListing, settledAfter, type Settled } from '../../api/settled.js';
 import { LEASE_PROTOCOL, LeaseLostError, type LagBound, type LeaseLoss, type LeaseBody, type LeaseHolder, type LeaseOptions, type LeaseRecord } from './protocol.js';
 import { pathsConflict } from './judge.js';
 import { leaseEntries } from './operator.js';
@@ -43,6 +43,8 @@ interface HeldLeaseInit {
   tookOverFrom: LeaseHolder[];
   lag: LagBound;
   wroteOwn: (() => boolean) | undefined;
+  /** Listings show every earlier holder's writes (the claim was judged the bound after it was made). */
+  settled: Settled;
 }
 
 /**
@@ -117,6 +119,11 @@ export class HeldLease {
   private throwIfStopped(): void {
     if (this.lost) throw this.lost;
     if (this.lagged) throw this.lagged;
+  }
+
+  /** The proof that listings read under this lease show every earlier holder's writes. */
+  get settled(): Settled {
+    return this.init.settled;
   }
 
   /** The service's time of the claim that won: the order in which holders of one lease follow each other. */
