@@ -5,6 +5,8 @@ import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
 import { closing, openSource, type Source } from '../src/backends/index.js';
+import type { SourceEntry } from '../src/sync/types.js';
+import { tapped } from '../src/sync/tap.js';
 import { Manifest, ManifestOverlay, overlayOf, unmatchedWarning } from '../src/manifest/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
@@ -149,7 +151,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
 }
 
 /** What a run would do, touching nothing: no upload, no folder, no checkpoint write. */
-export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?: (item: PlannedItem) => void): Promise<MirrorPlan> {
+export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?: (item: PlannedItem) => void, observe?: (entry: SourceEntry) => void): Promise<MirrorPlan> {
   const source = await open(opts);
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   // A plan reads what the project holds as a run would: from listings that show every write made
@@ -162,7 +164,7 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   try {
     const overlay = overlayOf(source);
     if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold', undefined, undefined, overlay?.adopted);
-    const plan = await planTransfer({ source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem, filter: sizeAgeFilter(opts) });
+    const plan = await planTransfer({ source: observe ? tapped(source, observe) : source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem, filter: sizeAgeFilter(opts) });
     const manifest = overlay?.outcome(source);
     const notes = [...(source.notes?.() ?? []), ...(manifest?.unmatched.count ? [unmatchedWarning(manifest.unmatched, true)] : [])];
     return { ...plan, foldersToCreate: destination.folders.stats.created, notes, ...(manifest ? { manifest } : {}) };

@@ -27,6 +27,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   // Look around
   ls: async () => (await import('./commands/ls.js')).registerLs,
   check: async () => (await import('./commands/check.js')).registerCheck,
+  scan: async () => (await import('./commands/scan.js')).registerScan,
   report: async () => (await import('./commands/report.js')).registerReport,
   watch: async () => (await import('./commands/watch.js')).registerWatch,
   jobs: async () => (await import('./commands/jobs.js')).registerJobs,
@@ -45,7 +46,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 /** `ferry --help` groups the commands by task, as gh does, in the order COMMANDS lists them. */
 const HELP_GROUPS: Record<string, string> = {
   'Move content:': 'mirror upload pull migrate run',
-  'Look around:': 'ls check report watch jobs',
+  'Look around:': 'ls check scan report watch jobs',
   'Playbooks:': 'playbooks',
   'Operate:': 'doctor lock config emulator demo completion api',
 };

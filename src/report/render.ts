@@ -3,6 +3,7 @@
 import { formatBytes, formatDuration } from '../runner/format.js';
 import type { BatchReport } from './model.js';
 import { visible } from '../backends/names.js';
+import { esc, PAGE_STYLE, PALETTE, SORT_SCRIPT } from './html.js';
 
 export const REPORT_FORMATS = ['text', 'json', 'csv', 'markdown', 'html'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -107,12 +108,6 @@ export function renderMarkdown(r: BatchReport): string {
   return lines.join('\n');
 }
 
-function esc(text: string | number | null): string {
-  return visible(String(text ?? '')).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
-
-const PALETTE = ['#c0392b', '#d35400', '#8e44ad', '#2c3e50', '#16a085', '#7f8c8d', '#27ae60', '#2980b9', '#f39c12'];
-
 /** Horizontal bars, one per reason, drawn as inline SVG. */
 function chart(r: BatchReport): string {
   if (r.reasons.length === 0) return '<p id="no-failures">No file failed.</p>';
@@ -144,13 +139,7 @@ export function renderHtml(r: BatchReport): string {
 <html lang="en"><head><meta charset="utf-8"><title>Upload report: ${esc(r.name ?? r.uploadIdentifier)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;color:#222;padding:0 1rem}
-h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
-table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:top}
-th{background:#f4f4f4}th button{all:unset;cursor:pointer;font-weight:600}th button::after{content:" \\2195";color:#999}
-td.n{text-align:right}td.id{font-family:ui-monospace,monospace;font-size:.8rem;color:#555}
-.totals{display:flex;gap:1rem;flex-wrap:wrap}.totals div{background:#f4f4f4;padding:.6rem 1rem;border-radius:6px}
-.totals b{display:block;font-size:1.3rem}svg text{font-size:13px}
+${PAGE_STYLE}
 </style></head><body>
 <h1>Upload report: ${esc(r.name ?? r.uploadIdentifier)}</h1>
 <p>Batch <code>${esc(r.uploadIdentifier)}</code> of ${r.playbookIdentifier ? `playbook <code>${esc(r.playbookIdentifier)}</code>` : `project <code>${esc(r.project ?? '(unknown)')}</code>`}; ${r.dateCompleted ? `completed ${esc(r.dateCompleted)}` : 'not completed yet'}. Generated ${esc(r.generatedAt)}.</p>
@@ -164,22 +153,8 @@ ${chart(r)}
 ${r.reasons.length ? `<table id="reasons"><thead><tr><th>Reason</th><th>Files</th><th>Share</th><th>What it means</th><th>What to do</th></tr></thead><tbody>${reasonRows}</tbody></table>` : ''}
 ${types ? `<h2>File types</h2><ul id="file-types">${types}</ul>` : ''}
 <h2>Failed files</h2>
-${r.failedFiles.length ? `<table id="failed-files"><thead><tr><th><button data-col="0">Local path</button></th><th><button data-col="1">Reason</button></th><th><button data-col="2">Document</button></th></tr></thead><tbody>${fileRows}</tbody></table>` : `<p>${esc(r.failedFilesNote ?? 'None.')}</p>`}
-<script>
-// Click a column header to sort by it; click again to reverse.
-document.querySelectorAll('#failed-files th button').forEach(function (button) {
-  button.addEventListener('click', function () {
-    var col = Number(button.dataset.col);
-    var body = document.querySelector('#failed-files tbody');
-    var asc = button.dataset.dir !== 'asc';
-    document.querySelectorAll('#failed-files th button').forEach(function (b) { delete b.dataset.dir; });
-    button.dataset.dir = asc ? 'asc' : 'desc';
-    Array.from(body.rows)
-      .sort(function (a, b) { var x = a.cells[col].textContent, y = b.cells[col].textContent; return asc ? x.localeCompare(y) : y.localeCompare(x); })
-      .forEach(function (row) { body.appendChild(row); });
-  });
-});
-</script>
+${r.failedFiles.length ? `<table id="failed-files" class="sortable"><thead><tr><th><button data-col="0">Local path</button></th><th><button data-col="1">Reason</button></th><th><button data-col="2">Document</button></th></tr></thead><tbody>${fileRows}</tbody></table>` : `<p>${esc(r.failedFilesNote ?? 'None.')}</p>`}
+${SORT_SCRIPT}
 </body></html>
 `;
 }
