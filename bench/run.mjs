@@ -419,6 +419,56 @@ async function benchManifest(count, rounds = 5) {
   }
 }
 
+/**
+ * `ferry scan` against the mirror's own dry run (issue 55): the same tree of `count` files, no two
+ * of one size (so none is read: a tree without duplicates costs its walk), the same project, each
+ * run a whole process, alternated `rounds` times with the side going first swapped. Ratio: the
+ * median of the per-round wall-time ratios, with their spread; target at most 1.5.
+ */
+async function benchScan(count = 20_000, rounds = 5) {
+  const emu = await startEmulatorProcess(join(work, 'emu-scan'));
+  try {
+    const env = { ...ferryEnv(emu, 'state-scan'), FERRY_LOG_LEVEL: 'silent' };
+    const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+    const project = (await client.projects.create({ name: 'scan', description: 'bench scan' })).objectIdentifier;
+    await client.close();
+    const root = join(work, 'scan-tree');
+    for (let start = 0; start < count; start += 100) {
+      const folder = join(root, `d${Math.floor(start / 10_000)}`, `f${Math.floor(start / 100)}`);
+      await mkdir(folder, { recursive: true });
+      await Promise.all(Array.from({ length: Math.min(100, count - start) }, (_, k) => writeFile(join(folder, `file-${start + k}.txt`), Buffer.alloc(start + k + 1, 'x'))));
+    }
+    const dry = async () => {
+      const r = await runFerryProcess(work, 'scan: dry run', ['mirror', root, '--project', project, '--dry-run'], env);
+      if (r.code !== 0 || r.json?.counts?.new !== count) throw new Error(`dry run: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+      return r;
+    };
+    const scanned = async () => {
+      const r = await runFerryProcess(work, 'scan', ['scan', root, '--project', project], env);
+      if (r.code !== 0 || r.json?.census?.files !== count || r.json?.duplicates?.hashedFiles !== 0) throw new Error(`scan: exit ${r.code}, ${JSON.stringify(r.json?.census?.files)} files, ${r.json?.duplicates?.hashedFiles} hashed`);
+      return r;
+    };
+    const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const ratios = [];
+    const scanMs = [];
+    const dryMs = [];
+    const scanRss = [];
+    for (let round = 0; round < rounds; round++) {
+      const [a, b] = round % 2 === 0 ? [await dry(), await scanned()] : [await scanned(), await dry()].reverse();
+      dryMs.push(a.ms);
+      scanMs.push(b.ms);
+      scanRss.push(b.rssKiB / 1024);
+      ratios.push(b.ms / a.ms);
+    }
+    const r = spread(ratios);
+    results.spreads ??= {};
+    results.spreads.scan = { ratio: r };
+    record(`time, scan of ${count} files (no two of one size) beside mirror --dry-run of the same, one project`, Math.round(median(scanMs)), Math.round(median(dryMs)), 'ms', r.median, '<= 1.5', `ratio: median of ${rounds} alternated per-round ratios, spread ${r.min.toFixed(2)}-${r.max.toFixed(2)}; the scan lists the project twice (its history, the plan's inventory) where the dry run lists it once; scan peak RSS ${Math.round(median(scanRss))} MiB`);
+  } finally {
+    await emu.stop();
+  }
+}
+
 /** The emulator's own speed: 4 KiB uploads by the client, 16 at once, in one process and in two. */
 async function benchEmulator() {
   const count = 3_000;
@@ -1168,7 +1218,7 @@ async function benchEmulatorPages(sizes = [10_000, 100_000, 1_000_000]) {
   record(`emulator: a whole listing walked page by page, time per document at ${large.size} over ${small.size}`, Number((large.perItem * 1000).toFixed(1)), Number((small.perItem * 1000).toFixed(1)), 'µs', large.perItem / small.perItem, '<= 1.2', `bare: a plain SELECT of each seq range, no count, no join (${detail})`);
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, manifest, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, lag, pages).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, manifest, scan, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, lag, pages).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -1186,6 +1236,7 @@ try {
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
   if (wanted('archives')) await benchArchives(large ? 1_000_000 : 200_000);
   if (wanted('manifest')) await benchManifest(large ? 1_000_000 : 200_000);
+  if (wanted('scan')) await benchScan();
   if (wanted('playbooks')) await benchPlaybooks();
   if (wanted('pull')) await benchPull();
   if (wanted('ratelimit')) await benchRateLimit();

@@ -29,7 +29,7 @@ const ROUND_COUNTS = arg('scale-rounds', '3').split(',').map(Number);
 const roundsAt = (i) => ROUND_COUNTS[Math.min(i, ROUND_COUNTS.length - 1)];
 const SEEDED_ABOVE = Number(arg('scale-seeded-above', '100000'));
 const STEPS = arg('scale-steps', '') ? new Set(arg('scale-steps', '').split(',')) : undefined;
-const SEEDED_STEPS = ['cold no-op', 'warm no-op', 'check'];
+const SEEDED_STEPS = ['cold no-op', 'warm no-op', 'check', 'scan'];
 /** Whether this run records the step (flag names write a step's spaces as dashes). */
 const records = (name, seeded) => (STEPS ? STEPS.has(name.replaceAll(' ', '-')) : !seeded || SEEDED_STEPS.includes(name));
 const FILE_SIZE = 1024;
@@ -67,6 +67,8 @@ const expectMirror = (n) => (j) => (counts(j).uploaded === n ? null : `uploaded 
 const expectNoop = (n) => (j) => (counts(j).uploaded === 0 && counts(j).failed === 0 && counts(j).discovered === n ? null : 'not a no-op');
 const expectCold = (n) => (j) => (counts(j).uploaded === 0 && j.coldStart?.adopted === n ? null : `adopted ${j.coldStart?.adopted} of ${n}, uploaded ${counts(j).uploaded}`);
 const expectCheck = (n) => (j, code) => (code === 0 && j.matching === n ? null : `check matched ${j.matching} of ${n}`);
+// Every file of the scale tree has the same content: the scan reads and groups them all (its worst case).
+const expectScan = (n) => (j, code) => (code === 0 && j.census?.files === n && j.duplicates?.extraCopies === n - 1 ? null : `scan counted ${j.census?.files} of ${n}, ${j.duplicates?.extraCopies} extra copies`);
 const expectPull = (n) => (j) => (counts(j).downloaded === n && counts(j).failed === 0 ? null : `pulled ${counts(j).downloaded} of ${n}`);
 const expectMigrate = (n) => (j) => (counts(j).copied === n + 1 && counts(j).failed === 0 ? null : `copied ${counts(j).copied} of ${n + 1} (the documents and the project)`);
 const expectVerify = () => (j, code) => (code === 0 ? null : `verify found differences`);
@@ -100,6 +102,7 @@ async function pastMirror(size, round, a, project, root, seeded) {
   if (wants('warm no-op')) await step('warm no-op', size, round, [a], ['mirror', root, '--project', project], on(seeded ? `s-${size}-${round}-cold` : `s-${size}-${round}-warm`), expectNoop(size));
   if (!seeded && wants('cold no-op')) await cold();
   if (wants('check')) await step('check', size, round, [a], ['check', root, '--project', project], on(`s-${size}-${round}-check`), expectCheck(size));
+  if (wants('scan')) await step('scan', size, round, [a], ['scan', root, '--project', project], on(`s-${size}-${round}-scan`), expectScan(size));
   if (wants('pull')) {
     const dest = join(work, `pulled-${size}-${round}`);
     await step('pull', size, round, [a], ['pull', project, dest], on(`s-${size}-${round}-pull`), expectPull(size));
