@@ -1,6 +1,8 @@
 // Job definition files for `ferry run FILE` (cron): one YAML or JSON document per job (a mirror,
 // an upload, a pull, a playbooks backup or a migration), validated strictly so that every mistake
 // is reported with the field it is in.
+import { parseTimetable, type BandwidthLimit } from '../src/sync/bandwidth.js';
+import { hasLimits, type LimitSettings } from '../src/runner/limits.js';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
@@ -46,6 +48,8 @@ function definitionSchema() {
     /** The run's metrics (as --metrics-file, relative to the definition file; --pushgateway). */
     metricsFile: z.string().min(1).optional(),
     pushgateway: z.url({ protocol: /^https?$/ }).optional(),
+    /** A ping URL for the run's start and end (as --notify; a secret: never shown). */
+    notify: z.url({ protocol: /^https?$/ }).optional(),
   };
   /** One tenant, named by a profile (else FERRY_PROFILE / the config file's default). */
   const tenant = {
@@ -76,8 +80,17 @@ function definitionSchema() {
   };
   const transfer = {
     /** Most content bytes per second (as --bwlimit). */
-    bwlimit: size.refine((s) => parseSize(s) > 0, { message: 'must be a rate above 0' }).optional(),
+    /** A rate, or a timetable as rclone writes it ("08:00,512k 19:00,off"). */
+    bwlimit: z
+      .string()
+      .refine((s) => readable(() => bandwidthOf(s)), { message: 'must be a rate above 0, or a timetable like "08:00,512k 19:00,off"' })
+      .optional(),
     concurrency: z.number().int().min(1).max(256).optional(),
+    /** The run's window (as --max-duration, --max-transfer, --max-files, --cutoff-mode): exit 8, the next run carries on. */
+    maxDuration: duration.refine((t) => parseDuration(t) > 0, { message: 'must be a duration above 0' }).optional(),
+    maxTransfer: size.refine((s) => parseSize(s) > 0, { message: 'must be a size above 0' }).optional(),
+    maxFiles: z.number().int().min(1).optional(),
+    cutoffMode: z.enum(['soft', 'hard']).optional(),
   };
   /** After the uploads, wait for the service's processing (as --wait, --timeout). */
   const processing = { wait: z.boolean().optional(), timeout: duration.optional() };
@@ -213,6 +226,7 @@ export type LoadedDefinition = {
   /** The run's metrics file (absolute) and Pushgateway, when the file names them. */
   metricsFile?: string | undefined;
   pushgateway?: string | undefined;
+  notify?: string | undefined;
 } & (
   | { kind: 'mirror'; mirror: MirrorOptions }
   | { kind: 'upload'; mirror: MirrorOptions; upload: UploadOptions; ack: boolean }
@@ -243,6 +257,7 @@ export function loadDefinition(path: string): LoadedDefinition {
     state: d.state ? resolve(here, d.state) : undefined,
     ...(d.metricsFile ? { metricsFile: resolve(here, d.metricsFile) } : {}),
     ...(d.pushgateway ? { pushgateway: d.pushgateway } : {}),
+    ...(d.notify ? { notify: d.notify } : {}),
   };
   if (d.job === 'migrate') return { ...common, kind: 'migrate', profile: d.to, rps: undefined, migrate: migrateRequest(d, here) };
   if (d.job === 'playbooks-backup') {
@@ -250,7 +265,7 @@ export function loadDefinition(path: string): LoadedDefinition {
   }
   const limits = filtersOf(d, path, here);
   if (d.job === 'pull') {
-    const pull: PullOptions = { project: d.project, dir: resolve(here, d.dir), from: d.from, ...(d.manifestOut ? { manifestOut: resolve(here, d.manifestOut) } : {}), ...limits, ...(d.bwlimit !== undefined ? { bwlimit: parseSize(d.bwlimit) } : {}), concurrency: d.concurrency };
+    const pull: PullOptions = { project: d.project, dir: resolve(here, d.dir), from: d.from, ...(d.manifestOut ? { manifestOut: resolve(here, d.manifestOut) } : {}), ...limits, ...(d.bwlimit !== undefined ? { bwlimit: bandwidthOf(d.bwlimit) } : {}), concurrency: d.concurrency, limits: windowOf(d) };
     return { ...common, kind: 'pull', profile: d.profile, rps: d.rps, pull };
   }
   const mirror: MirrorOptions = {
@@ -258,7 +273,7 @@ export function loadDefinition(path: string): LoadedDefinition {
     project: d.project,
     to: d.to,
     ...limits,
-    ...(d.bwlimit !== undefined ? { bwlimit: parseSize(d.bwlimit) } : {}),
+    ...(d.bwlimit !== undefined ? { bwlimit: bandwidthOf(d.bwlimit) } : {}),
     concurrency: d.concurrency,
     checksum: d.checksum,
     followSymlinks: d.followSymlinks,
@@ -271,6 +286,7 @@ export function loadDefinition(path: string): LoadedDefinition {
     ...(d.manifest ? { manifest: resolve(here, d.manifest) } : {}),
     ...(d.manifestDelimiter ? { manifestDelimiter: delimiterFlag(d.manifestDelimiter) } : {}),
     lock: leaseOf(d),
+    limits: windowOf(d),
   };
   if (d.job === 'mirror') {
     // As on the command line: --wait waits for processing; without it, what is still processing is counted.
@@ -294,6 +310,33 @@ export function loadDefinition(path: string): LoadedDefinition {
 }
 
 type Definition<K extends JobKind> = Extract<JobDefinition, { job: K }>;
+
+/** --bwlimit's value in a job file: a rate above 0, or a timetable (src/sync/bandwidth.ts). */
+function bandwidthOf(text: string): BandwidthLimit {
+  if (text.includes(',')) return parseTimetable(text, parseSize);
+  const rate = parseSize(text);
+  if (!(rate > 0)) throw new RangeError(`${text} is not a rate above 0`);
+  return rate;
+}
+
+function readable(read: () => unknown): boolean {
+  try {
+    read();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function windowOf(d: { maxDuration?: string | undefined; maxTransfer?: string | undefined; maxFiles?: number | undefined; cutoffMode?: 'soft' | 'hard' | undefined }): LimitSettings | undefined {
+  const settings: LimitSettings = {
+    ...(d.maxDuration !== undefined ? { maxDurationMs: parseDuration(d.maxDuration) } : {}),
+    ...(d.maxTransfer !== undefined ? { maxTransfer: parseSize(d.maxTransfer) } : {}),
+    ...(d.maxFiles !== undefined ? { maxFiles: d.maxFiles } : {}),
+    cutoff: d.cutoffMode ?? 'soft',
+  };
+  return hasLimits(settings) ? settings : undefined;
+}
 
 function leaseOf(d: { lock?: boolean | undefined; waitLock?: string | undefined; lockTtl?: string | undefined }): LeaseSettings {
   return {
@@ -326,8 +369,9 @@ function migrateRequest(d: Definition<'migrate'>, here: string): MigrateRequest 
     ...(d.map ? { mapping: loadMapping(resolve(here, d.map)) } : {}),
     intoExisting: d.intoExisting === true,
     concurrency: d.concurrency,
-    ...(d.bwlimit !== undefined ? { bwlimit: parseSize(d.bwlimit) } : {}),
+    ...(d.bwlimit !== undefined ? { bwlimit: bandwidthOf(d.bwlimit) } : {}),
     lock: leaseOf(d),
+    limits: windowOf(d),
     ...(d.wait ? { waitMs: parseDuration(d.timeout ?? '1h') } : {}),
   };
   return { from: d.from, to: d.to, options, verify: d.verify === true };

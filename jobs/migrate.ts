@@ -4,6 +4,8 @@
 // (exactly once, every document accounted for), the replay import for playbooks, all inside one
 // run of the runner under one lock per pair of tenants. Resumable at any point: what is mapped is
 // reused, what was in flight is settled on the target first.
+import type { BandwidthLimit } from '../src/sync/bandwidth.js';
+import type { LimitSettings } from '../src/runner/limits.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { DEFAULT_CONCURRENCY } from '../src/runner/adaptive.js';
 import { join } from 'node:path';
@@ -49,11 +51,13 @@ import { Verification, type Difference, type VerifyCounts } from '../src/tenants
 
 export interface MigrateOptions extends MigrateSelection {
   mapping?: MetadataMapping | undefined;
+  /** The run's window (--max-duration, --max-transfer, --max-files, --cutoff-mode). */
+  limits?: LimitSettings | undefined;
   /** Copy into a same-named target project that no earlier migration of it made. */
   intoExisting?: boolean | undefined;
   concurrency?: number | undefined;
   /** --bwlimit: most content bytes per second, every transfer of the run together. */
-  bwlimit?: number | undefined;
+  bwlimit?: BandwidthLimit | undefined;
   progress?: boolean | undefined;
   /** Off a terminal, one progress record this often (default 30 s). */
   statsIntervalMs?: number | undefined;
@@ -109,7 +113,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
   const fromHost = hostOf(from.transport.address.baseUrl);
   const leasePath = `migrate/${fromHost}${opts.shard ? `/shard-${opts.shard.index}-of-${opts.shard.count}` : ''}`;
   const lease = serviceLease(to, tenantLeaseTarget(leasePath, JOB, `migrations from ${fromHost}${opts.shard ? ` (shard ${opts.shard.index}/${opts.shard.count})` : ''} into ${describeTarget(to.target)}`), opts.lock);
-  return runJob({ store, job: JOB, jobKey, params, target: to.target, lease, pages: [from.transport.pages, to.transport.pages] }, async (ctx) => {
+  return runJob({ store, job: JOB, jobKey, params, target: to.target, lease, pages: [from.transport.pages, to.transport.pages], limits: opts.limits }, async (ctx) => {
     const ids = new IdMap(store, `${jobKey}|ids`, ctx.run.id, ctx.uploadId, ctx.writeGate);
     // Reads only, before any write: the target projects earlier runs made (whatever store they
     // used) are found again; a same-named project that is not theirs stops the run here.
@@ -129,7 +133,8 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
       options.created += copied.created;
     }
 
-    const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
+    const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
+    const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true, ...(bandwidth ? { bwlimit: () => bandwidth.rate } : {}) };
     // The census (on a terminal): each project, its documents, each playbook, as the run counts
     // them, so that the live line has a bar and an ETA. The documents are counted by the project's
     // analytics (one request each), not by listing the source a second time: a large tenant is
@@ -144,16 +149,16 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
       for (const _ of playbooks) yield { kind: 'playbook' };
     };
     const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census });
-    const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
     const projectReports: ProjectReport[] = [];
     const playbookReports: PlaybookReport[] = [];
     try {
       for (const project of projects) {
-        if (ctx.signal.aborted) break;
+        // Stopped, or at its window: nothing more is started (no target project made); the next run carries on.
+        if (ctx.signal.aborted || ctx.limits?.reached) break;
         projectReports.push(await migrateProject(project, { ...deps, ids, target, ctx, state, jobKey, maxConcurrency: opts.concurrency, bandwidth }));
       }
       for (const playbook of playbooks) {
-        if (ctx.signal.aborted) break;
+        if (ctx.signal.aborted || ctx.limits?.reached) break;
         playbookReports.push(await migratePlaybook(playbook, { from, to, ids, ctx, mapping: opts.mapping }));
       }
     } finally {

@@ -1,6 +1,8 @@
 // The mirror job: a folder tree or a zip into a project's documents, exactly once, incrementally.
 // A composition: a source (folder or zip), the project destination and the transfer engine,
 // inside one run of the runner (lock, signals, record).
+import type { BandwidthLimit } from '../src/sync/bandwidth.js';
+import type { LimitSettings } from '../src/runner/limits.js';
 import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
@@ -40,7 +42,7 @@ export interface MirrorOptions extends SizeAgeLimits {
   /** Largest number of uploads at once; adaptive concurrency works below it. */
   concurrency?: number | undefined;
   /** --bwlimit: most content bytes per second, every transfer of the run together. */
-  bwlimit?: number | undefined;
+  bwlimit?: BandwidthLimit | undefined;
   checksum?: boolean | undefined;
   /** List the project and adopt what is there even when the checkpoint store knows it. */
   resync?: boolean | undefined;
@@ -69,6 +71,8 @@ export interface MirrorOptions extends SizeAgeLimits {
   findPresent?: boolean | undefined;
   /** The lease on the project's folder, held on the service (--wait-lock, --lock-ttl, --no-lock). */
   lock?: LeaseSettings | undefined;
+  /** The run's window (--max-duration, --max-transfer, --max-files, --cutoff-mode). */
+  limits?: LimitSettings | undefined;
   /** --manifest: a CSV or JSON Lines file of each file's metadata and settings (src/manifest). */
   manifest?: string | undefined;
   /** --manifest-delimiter: the CSV's separator where the header does not tell. */
@@ -107,7 +111,7 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const lease = serviceLease(deps.client, projectLeaseTarget(opts.project, normaliseRemotePath(opts.to), opts.job ?? JOB), opts.lock);
   return closing(source, () =>
-    runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease, pages: [deps.client.transport.pages] }, (ctx) =>
+    runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease, pages: [deps.client.transport.pages], limits: opts.limits }, (ctx) =>
       mirrorInRun(opts, deps, source, ctx),
     ),
   );
@@ -116,7 +120,8 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
 /** The mirror's work inside a run that someone else started (the mirror job itself, or the upload job). */
 export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
-  const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
+  const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
+  const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true, ...(bandwidth ? { bwlimit: () => bandwidth.rate } : {}) };
   const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
   try {
     const overlay = overlayOf(source);
@@ -135,7 +140,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
       progress: state,
       deletionNote: 'reported only: ferry never deletes remote documents',
       filter: sizeAgeFilter(opts),
-      bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
+      bandwidth,
       adoptedAttributes: overlay?.adopted,
     });
     for (const { key, reason } of sourceNotes(source)) noteProblem(ctx, key, reason);
@@ -231,7 +236,7 @@ export function normaliseRemotePath(to: string | undefined): string {
 
 /** A run's parameters as recorded: what `ferry jobs resume` needs, nothing secret. */
 export function mirrorParams(opts: MirrorOptions): Record<string, unknown> {
-  const { itemRetry: _r, progress: _p, statsIntervalMs: _s, resumeRunId: _id, lock: _l, only, ...rest } = opts;
+  const { itemRetry: _r, progress: _p, statsIntervalMs: _s, resumeRunId: _id, lock: _l, limits: _w, only, ...rest } = opts;
   const params: Record<string, unknown> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   if (only) params.only = [...only];
   return params;

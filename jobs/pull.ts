@@ -1,6 +1,8 @@
 // The pull job: a project's documents into a local folder, exactly once, incrementally. A
 // composition: the project source, the local-folder destination and the transfer engine, inside
 // one run of the runner (lock, signals, record).
+import type { BandwidthLimit } from '../src/sync/bandwidth.js';
+import type { LimitSettings } from '../src/runner/limits.js';
 import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
@@ -17,6 +19,8 @@ import { ManifestWriter } from '../src/manifest/write.js';
 
 export interface PullOptions extends SizeAgeLimits {
   project: string;
+  /** The run's window (--max-duration, --max-transfer, --max-files, --cutoff-mode). */
+  limits?: LimitSettings | undefined;
   dir: string;
   /** Folder under the project root to pull ('' or absent: the whole project). */
   from?: string | undefined;
@@ -26,7 +30,7 @@ export interface PullOptions extends SizeAgeLimits {
   rules?: FilterRule[] | undefined;
   concurrency?: number | undefined;
   /** --bwlimit: most content bytes per second, every transfer of the run together. */
-  bwlimit?: number | undefined;
+  bwlimit?: BandwidthLimit | undefined;
   progress?: boolean | undefined;
   /** Off a terminal, one progress record this often (default 30 s). */
   statsIntervalMs?: number | undefined;
@@ -65,8 +69,9 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
   await writer?.open();
   const source = writer ? writer.tap(listing) : listing;
   const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude, ...(opts.rules ? { rules: opts.rules } : {}) };
-  return runJob({ store: deps.store, job: JOB, jobKey, params, target: deps.client.target, pages: [deps.client.transport.pages] }, async (ctx) => {
-    const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
+  return runJob({ store: deps.store, job: JOB, jobKey, params, target: deps.client.target, pages: [deps.client.transport.pages], limits: opts.limits }, async (ctx) => {
+    const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
+  const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true, ...(bandwidth ? { bwlimit: () => bandwidth.rate } : {}) };
     const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
     try {
       const extra = await transfer({
@@ -80,7 +85,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
         progress: state,
         deletionNote: 'reported only: ferry never deletes local files',
         filter: sizeAgeFilter(opts),
-        bandwidth: opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined,
+        bandwidth,
       });
       // Written only from a listing read to its end: a stopped pull's would miss files.
       const manifest = writer && ctx.walk === 'done' && !ctx.signal.aborted ? await writer.finish() : undefined;

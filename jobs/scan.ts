@@ -16,6 +16,7 @@ import { predict, SendTallies } from '../src/scan/predict.js';
 import type { ScanReport, ScanTime } from '../src/scan/report.js';
 
 export type { ScanReport } from '../src/scan/report.js';
+import { Bandwidth } from '../src/sync/bandwidth.js';
 import { normaliseRemotePath, open, planMirror, sourceNotes, type MirrorOptions } from './mirror.js';
 
 export type ScanOptions = Pick<MirrorOptions, 'source' | 'include' | 'exclude' | 'rules' | 'followSymlinks' | 'archiveEncoding' | 'maxEntries' | 'manifest' | 'manifestDelimiter' | 'bwlimit' | 'minSize' | 'maxSize' | 'minAgeMs' | 'maxAgeMs'> & {
@@ -74,7 +75,8 @@ export async function scan(opts: ScanOptions, client: FerryClient | undefined): 
       vanished: vanishedInWalk + duplicates.vanished.length,
       ...(plan ? { plan } : {}),
       ...(history && tallies ? { outlook: predict(tallies.all(), history) } : {}),
-      time: timeOf(sendFiles, foldersToCreate, sendBytes, client?.transport.requestsPerSecond, opts.bwlimit),
+      // A timetable counts at the rate in force now (its `off`: no limit).
+      time: timeOf(sendFiles, foldersToCreate, sendBytes, client?.transport.requestsPerSecond, opts.bwlimit === undefined ? undefined : (new Bandwidth(opts.bwlimit).rate ?? undefined)),
       notes,
     };
   } finally {

@@ -107,7 +107,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
   const policy = opts.policy ?? DEFAULT_RETRY_POLICY;
   const result: UploadResult = { batches: [], timedOut: false, creditsExhausted: false, remainingFailures: {} };
   // A run of this job that did not finish is continued before anything new starts.
-  const unfinished = opts.resumeRunId ?? store.listRuns({ job: JOB, limit: 50 }).find((r) => r.jobKey === jobKey && (r.status === 'running' || r.status === 'interrupted'))?.id;
+  const unfinished = opts.resumeRunId ?? store.listRuns({ job: JOB, limit: 50 }).find((r) => r.jobKey === jobKey && (r.status === 'running' || r.status === 'interrupted' || r.status === 'limit'))?.id;
   let resumeRunId = unfinished;
   // A resumed run keeps its own batch, its retry files and its OCR setting.
   let resumed = resumeRunId !== undefined ? store.getRun(resumeRunId) : undefined;
@@ -128,10 +128,11 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
     const source = await open(mirrorOpts);
     let report: BatchReport | undefined;
     const summary = await closing(source, () => runJob(
-      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock, lease, pages: [client.transport.pages] },
+      { store, job: JOB, jobKey, params: { ...mirrorParams(mirrorOpts), playbook: opts.playbook }, target: client.target, resumeRunId, uploadId: batchId, lock, lease, pages: [client.transport.pages], limits: opts.limits },
       async (ctx) => {
         const extra = await mirrorInRun(mirrorOpts, deps, source, ctx);
-        if (ctx.signal.aborted) return extra;
+        // Stopped, or at its window: the batch stays open, and the next run continues it.
+        if (ctx.signal.aborted || ctx.limits?.reached) return extra;
         await ctx.writeGate?.();
         await client.documentUploads.complete(opts.playbook, batchId);
         if (opts.wait === false) return extra;
@@ -151,7 +152,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
     resumeRunId = undefined;
     resumed = undefined;
     result.batches.push({ uploadIdentifier: batchId, summary, report });
-    if (!report || summary.status === 'aborted' || summary.status === 'interrupted') return result;
+    if (!report || summary.status === 'aborted' || summary.status === 'interrupted' || summary.status === 'limit') return result;
 
     result.remainingFailures = Object.fromEntries(report.reasons.map((r) => [r.reason, r.count]));
     if ((result.remainingFailures.insufficientCredits ?? 0) > 0 && policy.reasons.insufficientCredits === 'stop') {

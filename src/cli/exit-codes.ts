@@ -16,4 +16,6 @@ export const EXIT = {
   noCredits: 6,
   /** The run lost its lease on the service (stopped past its TTL, or broken): it stopped writing. */
   leaseLost: 7,
+  /** The run reached its window (--max-duration, --max-transfer, --max-files): it started nothing more; the next run carries on. */
+  limit: 8,
 } as const;

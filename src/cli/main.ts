@@ -64,7 +64,7 @@ Each command's flags: ferry COMMAND --help.
 Every flag, exit code and JSON field: docs/cli.md.`;
 
 /** Global options that take a value: their value is not the command's name. */
-const GLOBAL_WITH_VALUE = new Set(['-p', '--profile', '--config', '--log-level', '--log-file', '--metrics-file', '--pushgateway']);
+const GLOBAL_WITH_VALUE = new Set(['-p', '--profile', '--config', '--log-level', '--log-file', '--metrics-file', '--pushgateway', '--notify']);
 
 /**
  * The command an argument list names (`help X` names X), 'version' for a bare --version/-V,
@@ -103,6 +103,7 @@ export interface GlobalOptions {
   verbose?: boolean;
   quiet?: boolean;
   metricsFile?: string;
+  notify?: string;
   pushgateway?: string;
   listingLag?: string;
 }
@@ -189,6 +190,7 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .option('--log-file <file>', 'append the log to this file (JSON lines) instead of writing it to stderr')
     .option('--metrics-file <file>', "job commands: write the run's Prometheus metrics to this file (node_exporter's textfile collector), atomically, at each --stats interval and at the end")
     .option('--pushgateway <url>', "job commands: push the run's Prometheus metrics to this Pushgateway at the end (grouped by job name and instance)")
+    .option('--notify <url>', 'job commands: POST URL/start at the start, URL (success, or a limit: exit 8) or URL/fail with the summary at the end (healthchecks.io style; the path is never shown)')
     .option('--listing-lag <duration>', "the longest the service takes to list a new item (default: FERRY_LISTING_LAG, else the profile's listingLag, else 0); decisions from listings wait it out. `ferry doctor --probe-lag` measures it")
     // One line that points at --help after a usage error, not the whole help burying the error.
     .showHelpAfterError('(add --help to see every flag)')
@@ -209,6 +211,7 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
       const lag = action.optsWithGlobals<GlobalOptions>().listingLag;
       if (lag !== undefined) parseListingLag(lag, '--listing-lag');
       metrics = await startMetrics(action);
+      notify = await startNotifications(action);
     });
   const named = argv === undefined ? undefined : commandNamed(argv);
   if (named === 'version') return program;
@@ -253,7 +256,19 @@ export async function run(argv: string[]): Promise<number> {
   if (metrics) {
     for (const warning of await metrics.finish({ exitCode: code, status: statusOfExit(code) })) process.stderr.write(`ferry: warning: ${safeText(warning)}\n`);
   }
+  // The ping's too; a receiver that is down is a warning, never another exit code.
+  if (notify) {
+    for (const warning of await notify.finish({ exitCode: code, status: statusOfExit(code) })) process.stderr.write(`ferry: warning: ${safeText(warning)}\n`);
+  }
   return code;
+}
+
+/** The run's pings, when --notify (the job file, the profile) asks for them (loaded only then). */
+let notify: { finish(end: { exitCode: number; status: string }): Promise<string[]> } | undefined;
+
+async function startNotifications(action: Command): Promise<typeof notify> {
+  const g = action.optsWithGlobals<GlobalOptions>();
+  return (await import('./notify-options.js')).startNotify(action, g);
 }
 
 /** The run's metrics, when --metrics-file or --pushgateway asks for them (loaded only then). */
@@ -266,7 +281,7 @@ async function startMetrics(action: Command): Promise<typeof metrics> {
 
 /** The status an exit code stands for, as the --json answers say it. */
 function statusOfExit(code: number): string {
-  const byCode: Record<number, string> = { 0: 'succeeded', 1: 'failed', 2: 'error', 3: 'aborted', 4: 'locked', 5: 'timeout', 6: 'exhausted', 7: 'lease-lost', 130: 'interrupted', 143: 'interrupted' };
+  const byCode: Record<number, string> = { 0: 'succeeded', 1: 'failed', 2: 'error', 3: 'aborted', 4: 'locked', 5: 'timeout', 6: 'exhausted', 7: 'lease-lost', 8: 'limit', 130: 'interrupted', 143: 'interrupted' };
   return byCode[code] ?? 'error';
 }
 

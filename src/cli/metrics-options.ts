@@ -30,7 +30,7 @@ export const JOB_COMMANDS: Record<string, string> = {
 };
 
 /** What the job file and the profile say, for the commands that run a job (read errors are the job's to report). */
-function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string | undefined; pushgateway?: string | undefined; definition?: LoadedDefinition | undefined } {
+export function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string | undefined; pushgateway?: string | undefined; notify?: string | undefined; definition?: LoadedDefinition | undefined } {
   const command = commandPath(action);
   if (!JOB_COMMANDS[command]) return {};
   let definition: LoadedDefinition | undefined;
@@ -41,13 +41,13 @@ function fromSettings(action: Command, g: GlobalOptions): { metricsFile?: string
       definition = undefined;
     }
   }
-  let profile: string | undefined;
+  let profile: { pushgateway?: string | undefined; notify?: string | undefined } = {};
   try {
-    profile = resolveSettings({ profile: definition?.profile ?? g.profile, configFile: g.config }).profile.pushgateway;
+    profile = resolveSettings({ profile: definition?.profile ?? g.profile, configFile: g.config }).profile;
   } catch {
-    profile = undefined;
+    profile = {};
   }
-  return { metricsFile: definition?.metricsFile, pushgateway: definition?.pushgateway ?? profile, definition };
+  return { metricsFile: definition?.metricsFile, pushgateway: definition?.pushgateway ?? profile.pushgateway, notify: definition?.notify ?? profile.notify, definition };
 }
 
 /** The run's metrics when a flag, the job file or the profile asks for them; undefined otherwise. */

@@ -1,5 +1,7 @@
 // The flags and their parsing, light enough for `--help`: nothing here opens a client, a store or a
 // socket (start-up loads a command's definition; its action, in ../actions, only when it runs).
+import { parseTimetable, type BandwidthLimit, type BandwidthTimetable } from '../sync/bandwidth.js';
+import type { LimitSettings } from '../runner/limits.js';
 import { Option, type Command } from 'commander';
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname as dirnamePath, resolve as resolvePath } from 'node:path';
@@ -24,6 +26,10 @@ export const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntellig
 
 export interface MirrorCliOptions {
   project: string;
+  maxDuration?: string;
+  maxTransfer?: string;
+  maxFiles?: string;
+  cutoffMode?: string;
   to?: string;
   include: string[];
   exclude: string[];
@@ -72,10 +78,38 @@ export function addTransferOptions(cmd: Command): Command {
     .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
     .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
     .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, []);
-  return addLeaseOptions(addSizeAgeOptions(addManifestOptions(addArchiveOptions(cmd))))
+  return addLimitOptions(addLeaseOptions(addSizeAgeOptions(addManifestOptions(addArchiveOptions(cmd)))))
     .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
     .option('--stats <duration>', STATS_HELP)
     .option('--json', 'print one JSON summary on stdout at the end');
+}
+
+/** A nightly window (src/runner/limits.ts): mirror, upload, pull, migrate. */
+export function addLimitOptions(cmd: Command): Command {
+  return cmd
+    .option('--max-duration <duration>', 'start nothing new this long after the run began (e.g. 6h); exit 8, the next run carries on')
+    .option('--max-transfer <size>', 'start nothing new once this much content has been started (e.g. 750G); exit 8')
+    .option('--max-files <n>', 'start at most this many files; exit 8 when more were left')
+    .addOption(new Option('--cutoff-mode <mode>', 'at a limit: soft lets transfers in flight finish, hard cuts them off for the next run to settle').choices(['soft', 'hard']).default('soft'));
+}
+
+/** The limit flags as settings; a zero, negative or unreadable limit is refused naming it (exit 2). */
+export function limitsFrom(opts: { maxDuration?: string; maxTransfer?: string; maxFiles?: string; cutoffMode?: string }): LimitSettings | undefined {
+  const out: LimitSettings = {};
+  if (opts.maxDuration !== undefined) {
+    const ms = parseDurationFlag('--max-duration', opts.maxDuration);
+    if (ms <= 0) throw new ConfigurationError(`--max-duration "${visible(opts.maxDuration)}" is no time at all: give a duration above 0, like 6h`);
+    out.maxDurationMs = ms;
+  }
+  if (opts.maxTransfer !== undefined) {
+    const bytes = sizeFlag('--max-transfer', opts.maxTransfer)!;
+    if (bytes <= 0) throw new ConfigurationError(`--max-transfer "${visible(opts.maxTransfer)}" is nothing at all: give a size above 0, like 750G`);
+    out.maxTransfer = bytes;
+  }
+  if (opts.maxFiles !== undefined) out.maxFiles = positiveInt('--max-files', opts.maxFiles);
+  if (out.maxDurationMs === undefined && out.maxTransfer === undefined && out.maxFiles === undefined) return undefined;
+  out.cutoff = opts.cutoffMode === 'hard' ? 'hard' : 'soft';
+  return out;
 }
 
 /** A manifest of each file's metadata and settings: mirror, upload, check (src/manifest). */
@@ -179,11 +213,28 @@ export function patternsFrom(opts: { include?: string[]; exclude?: string[]; fil
 
 export const BWLIMIT_HELP = 'most content bytes per second, every transfer of the run together (e.g. 500K, 10M)';
 
-/** --bwlimit: a rate in bytes per second, with the size suffixes; above 0. */
-export function bwlimitFlag(text: string | undefined): number | undefined {
+/**
+ * --bwlimit: a rate in bytes per second, with the size suffixes, above 0; or a timetable as rclone
+ * writes it, `"08:00,512k 19:00,off"` (local time; each slot holds until the next).
+ */
+export function bwlimitFlag(text: string | undefined): BandwidthLimit | undefined {
+  if (text !== undefined && text.includes(',')) return timetableFlag('--bwlimit', text);
   const rate = sizeFlag('--bwlimit', text);
   if (rate !== undefined && rate < 1) throw new ConfigurationError(`--bwlimit "${text}" is not a rate above 0`);
   return rate;
+}
+
+export function timetableFlag(flag: string, text: string): BandwidthTimetable {
+  try {
+    return parseTimetable(text, (rate) => {
+      const size = parseSize(rate);
+      if (Number.isNaN(size)) throw new RangeError(`${rate} is not a rate like 512k or 10M (or off)`);
+      return size;
+    });
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new ConfigurationError(`${flag} "${visible(text)}": ${err.message}`);
+  }
 }
 
 /** The four filters as the CLI takes them (mirror, upload, pull). */
@@ -244,6 +295,7 @@ export function transferOptionsFrom(source: string, opts: MirrorCliOptions): Mir
     ...archiveFrom(opts),
     ...manifestFrom(opts),
     lock: leaseSettingsFrom(opts),
+    limits: limitsFrom(opts),
   };
 }
 

@@ -15,6 +15,7 @@ export function exitCodeFor(summary: JobSummary): number {
   if (summary.status === 'succeeded' && processingTimedOut(summary)) return EXIT.timeout;
   if (summary.status === 'succeeded') return EXIT.ok;
   if (summary.status === 'failed') return EXIT.failed;
+  if (summary.status === 'limit') return EXIT.limit;
   return EXIT.aborted;
 }
 
@@ -103,6 +104,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   }
   // A walk stopped part way: the counts are of what was looked at, not of what the source holds.
   if (summary.walkStopped) lines.push(`  stopped after ${c.discovered} of the source's entries: the rest were not looked at (not missing)`);
+  if (summary.status === 'limit') lines.push(`  limit: ${c.interrupted ?? 0} not started or not finished; the next run of the same command carries on (exit 8)`);
   if (summary.status === 'interrupted' && (c.interrupted || summary.walkStopped)) {
     const resumable = summary.job === 'mirror' || summary.job === 'upload';
     lines.push(`  interrupted: ${c.interrupted ?? 0} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);

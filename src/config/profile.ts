@@ -40,6 +40,8 @@ function buildSchemas() {
       logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
       /** Where every job of this profile pushes its metrics (as --pushgateway; docs/monitoring.md). */
       pushgateway: z.url({ protocol: /^https?$/ }).optional(),
+      /** A ping URL every job of this profile reports its start and end to (as --notify; a secret: never shown). */
+      notify: z.url({ protocol: /^https?$/ }).optional(),
     })
     .strict();
 

@@ -6,6 +6,8 @@ import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/e
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
 import { settle, type Settled } from '../api/settled.js';
+import { hasLimits, RunLimits, type LimitReached, type LimitSettings } from './limits.js';
+import { formatBytes, formatDuration } from './format.js';
 import { LeaseError, LeaseHeldError, LeaseLostError, NO_LAG, systemClock, type HeldLease } from './lease.js';
 import { ListingLagError, type ListingLagWatch } from '../api/listing-lag.js';
 import type { PageWatch } from '../api/paging.js';
@@ -87,6 +89,8 @@ export interface JobContext {
    * at all: it writes nothing to the service.
    */
   settled?: Settled;
+  /** The run's window (--max-duration, --max-transfer, --max-files): the engine asks it before each item starts. */
+  limits?: RunLimits;
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
   unfinished?: string;
   /**
@@ -176,6 +180,8 @@ export interface RunJobOptions {
   lease?: LeaseUse | undefined;
   /** The page watches of the services the run lists: a capped page met during the run is said once, as a warning. */
   pages?: readonly PageWatch[] | undefined;
+  /** The run's window: at a time, a volume or a count it starts nothing new (status `limit`), and the next run carries on. */
+  limits?: LimitSettings | undefined;
 }
 
 export async function runJob(
@@ -184,6 +190,8 @@ export async function runJob(
 ): Promise<JobSummary> {
   const started = Date.now();
   const { store } = opts;
+  // The window is counted from here: waiting for the lease is part of the night too.
+  const limits = hasLimits(opts.limits) ? new RunLimits(opts.limits) : undefined;
   // The lock comes first: a run that is alive elsewhere is neither started beside nor resumed.
   const lock = opts.lock ?? takeLock(store, opts.jobKey);
   // Then the lease on the service, which other stores and other machines see. Held by another
@@ -224,6 +232,7 @@ export async function runJob(
     problems: [],
     bytes: 0,
     ...writeChecks(lease, opts.lease?.listingLag),
+    ...(limits ? { limits: limits.start() } : {}),
   };
   const tallies = (opts.pages ?? []).map((w) => w.tally());
   const liveRun: LiveRun = { job: opts.job, params: opts.params, target: opts.target, ctx };
@@ -247,6 +256,8 @@ export async function runJob(
       status = 'interrupted';
       ctx.errors.unshift({ key: '(job)', error: ctx.unfinished });
     } else if (ctx.counts.failed > 0 || (ctx.refused ?? 0) > 0) status = 'failed';
+    else if (limits?.reached) status = 'limit';
+    if (limits?.reached) noteProblem(ctx, '(limit)', limitSaid(limits.reached));
   } catch (err) {
     fatal = err;
     status = stop.reason() ? 'interrupted' : 'aborted';
@@ -254,6 +265,7 @@ export async function runJob(
   } finally {
     clearInterval(persist);
     stop.dispose();
+    limits?.dispose();
     if (ownsLease) await lease?.release();
     // The release's last look may have shown the service listing later than the bound since the
     // last write: the run's writes stand, but the next run's decisions would not hold. Said, exit 3.
@@ -287,6 +299,7 @@ export async function runJob(
     errors: ctx.errors.slice(0, shown),
     problems: ctx.problems.slice(0, shown),
     ...(opts.target ? { target: opts.target } : {}),
+    ...(limits?.reached ? { limit: limits.reached } : {}),
     // Stopped before the source was read to its end: `discovered` is what was looked at, not what there is.
     ...(ctx.walk === 'walking' && status !== 'succeeded' && status !== 'failed' ? { walkStopped: true } : {}),
     ...(lease ? { lease: lease.report() } : opts.lease && 'off' in opts.lease ? { lease: { off: opts.lease.off } } : {}),
@@ -311,6 +324,15 @@ export async function runJob(
  * What every write passes first: the lease still held (renewed when stale), and no listing seen
  * later than the bound (a run that saw one writes nothing more).
  */
+/** A limit reached, as the summary says it: which, how far the run got, and that the next run carries on. */
+function limitSaid(r: LimitReached): string {
+  const value = r.limit === 'max-duration' ? formatDuration(r.value) : r.limit === 'max-transfer' ? formatBytes(r.value) : `${r.value} items`;
+  return (
+    `the run reached its ${r.limit} limit (${value}) after ${formatDuration(r.elapsedMs)}, ${r.started} items started (${formatBytes(r.startedBytes)}): nothing more was started` +
+    `${r.cutoff === 'hard' ? ', and what was in flight was cut off' : ', what was in flight finished'}; the next run carries on where this one stopped`
+  );
+}
+
 /** The run's proof that its listings have settled, for a decision that reads absence from one. */
 export function settledListings(ctx: Pick<JobContext, 'settled'>): Settled {
   // Only a run with no lease use has none, and such a run writes nothing to the service.

@@ -24,6 +24,15 @@ export interface ProgressState {
   /** The census: entries in the whole source, and whether it has been counted to the end. */
   listed?: number;
   listingDone?: boolean;
+  /** The bandwidth limit in force now (--bwlimit; a timetable's changes at its slots): null for none. */
+  bwlimit?: () => number | null;
+}
+
+/** The limit in force, as the progress line says it: `limit 512 KiB/s`, or `limit off` in a timetable's off slot. */
+function limitSaid(s: ProgressState): string | undefined {
+  if (!s.bwlimit) return undefined;
+  const rate = s.bwlimit();
+  return `limit ${rate === null ? 'off' : `${formatBytes(rate)}/s`}`;
 }
 
 /** Counts a source's entries on the side, for a total worth showing (files only count). */
@@ -156,6 +165,7 @@ export function describeProgress(s: ProgressState, elapsedMs: number): string {
     `${done}/${s.itemsPlanned}${s.discovering ? '+' : ''} files`,
     `${formatBytes(s.bytes)}/${formatBytes(s.bytesPlanned)}`,
     `${formatBytes(rate)}/s`,
+    ...(limitSaid(s) ? [limitSaid(s)!] : []),
     // Small files move few bytes: their pace is told in files.
     `${filesPerSecond(c.uploaded + c.reconciled + c.skipped + c.failed, elapsedMs)} files/s`,
     `eta ${eta}`,
@@ -174,7 +184,8 @@ export function liveLine(s: ProgressState, elapsedMs: number, width: number): st
   const handled = c.uploaded + c.reconciled + c.skipped + c.failed;
   const rate = elapsedMs > 0 ? s.bytes / (elapsedMs / 1000) : 0;
   const problems = `skipped ${c.skipped} failed ${c.failed}`;
-  const moved = `${formatBytes(s.bytes)} ${formatBytes(rate)}/s ${filesPerSecond(handled, elapsedMs)} files/s`;
+  const limit = limitSaid(s);
+  const moved = `${formatBytes(s.bytes)} ${formatBytes(rate)}/s${limit ? ` (${limit})` : ''} ${filesPerSecond(handled, elapsedMs)} files/s`;
   let parts: string[];
   if (s.listingDone && s.listed !== undefined) {
     const total = Math.max(s.listed, handled);

@@ -1,7 +1,8 @@
 // The checkpoint store's narrow interface. The SQLite implementation is one of possibly many:
 // nothing outside src/store knows about SQL.
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted';
+/** `limit`: stopped at its window (--max-duration, --max-transfer, --max-files); the next run carries on. */
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted' | 'limit';
 
 /** Where an item stands. `uploading` is the intent written before a request that creates something. */
 export type ItemState = 'pending' | 'uploading' | 'uploaded' | 'failed' | 'skipped';

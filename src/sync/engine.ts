@@ -43,6 +43,8 @@ export interface WriteContext {
   claimed: Claimed;
   /** Fires when the run is asked to stop: a write sends no new attempt after it (see stopBeforeSend). */
   stopping?: AbortSignal;
+  /** Fires when the run cuts off what is in flight (a limit under --cutoff-mode hard): the write is abandoned mid-way. */
+  cancel?: AbortSignal;
   /** Awaited right before each attempt of the write leaves: throws when the run may write no more (its lease lost). */
   gate?: () => Promise<void>;
   /** Asked synchronously as the write is handed to the wire: false holds it back for `gate` to decide. */
@@ -419,7 +421,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     const placement = await (ready ?? prepare(entry));
     const started = Date.now();
     const waited = { ms: slot.waitedMs, retries: slot.retries };
-    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, slot, ...(ctx.writeGate ? { gate: ctx.writeGate } : {}), ...(ctx.writeFence ? { fence: ctx.writeFence } : {}) });
+    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, slot, ...(ctx.limits ? { cancel: ctx.limits.cancel } : {}), ...(ctx.writeGate ? { gate: ctx.writeGate } : {}), ...(ctx.writeFence ? { fence: ctx.writeFence } : {}) });
     // The service's latency, from items written at the first attempt (the waits for the pace left
     // out): a retried item's time is the fault's, not a sign of load.
     concurrency.succeeded(slot.retries === waited.retries ? Date.now() - started - (slot.waitedMs - waited.ms) : undefined);
@@ -450,6 +452,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   /** One entry through the item retries; its failure accounted by mark (fatal stops the job). */
   const writeWithRetries = async (pending: Pending, slot: Slot): Promise<void> => {
     const { entry } = pending;
+    // A run at its limit starts nothing more: the entry's intent stays, the next run carries on.
+    if (ctx.limits && !ctx.limits.admit(entry.size)) return;
     ctx.inFlight = (ctx.inFlight ?? 0) + 1;
     try {
       await withItemRetries(
@@ -466,6 +470,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
         slot,
       );
     } catch (err) {
+      // Cut off in flight (a limit under --cutoff-mode hard): not a failure; the next run settles it.
+      if (ctx.limits?.cancel.aborted) return;
       if (isFatal(err)) {
         // Every other entry would fail the same way: stop the job.
         fatal ??= err;
@@ -496,7 +502,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   // The steps: what is new or changed goes through the bounded pool to the writes; then what
   // vanished is found, and the destination's part of the summary added.
   try {
-    await runPool(prepared(toWrite()), writeWithRetries, { concurrency, signal: ctx.signal });
+    await runPool(prepared(toWrite()), writeWithRetries, { concurrency, signal: ctx.limits ? AbortSignal.any([ctx.signal, ctx.limits.stop]) : ctx.signal });
     await Promise.all(folders);
     if (folderFailure !== undefined) throw folderFailure;
   } catch (err) {

@@ -52,6 +52,10 @@ const ROWS: Record<number, [string, () => string[], (() => Record<string, string
   4: [['a mirror whose lock another live run holds', () => ['mirror', join(dir, 'src'), '--project', service.project, '--state', state('locked')]]],
   5: [['an upload whose batch is still processing at --timeout', () => ['upload', join(dir, 'src'), '--project', service.project, '--playbook', playbook, '--to', 'exit5', '--timeout', '1ms', '--state', state('timeout')]]],
   6: [['an upload into a tenant without processing credits', () => ['upload', join(dir, 'src'), '--project', service.project, '--playbook', playbook, '--to', 'exit6', '--state', state('credits')]]],
+  8: [
+    ['a mirror at its --max-files', () => ['mirror', join(dir, 'src'), '--project', service.project, '--to', 'exit8', '--max-files', '1', '--state', state('limit')]],
+    ['an upload at its --max-files (its batch left open for the next run)', () => ['upload', join(dir, 'src'), '--project', service.project, '--playbook', playbook, '--to', 'exit8-upload', '--max-files', '1', '--state', state('limit-upload')]],
+  ],
 };
 let playbook = '';
 
@@ -62,14 +66,14 @@ describe('exit codes, one row of docs/cli.md at a time', () => {
     const codes = [...table.matchAll(/^\| (\d+(?:, \d+)*) \|/gm)].flatMap((m) => (m[1] as string).split(', ').map(Number));
     // 7 (a lease lost) is shown by test/jobs/lease-processes.test.ts, a holder stopped past its
     // TTL; 130 and 143 (a second signal) by test/cli/interrupt.test.ts: a plain run shows neither.
-    expect(codes).toEqual([...Object.keys(ROWS).map(Number), 7, 130, 143]);
+    expect(codes).toEqual([...Object.keys(ROWS).map(Number), 7, 130, 143].sort((a, b) => a - b));
   });
 
   for (const [code, cases] of Object.entries(ROWS)) {
     it(`exit ${code}: ${cases.map((c) => c[0]).join('; ')}`, async () => {
       const client = service.client();
       if (code === '1') await writeTree(join(dir, 'bad'), { 'ok.txt': 'ok', 'ctl\u0001.txt': 'x' });
-      if (code === '5' || code === '6') playbook = (await client.playbooks.create({ name: `exit ${code}`, isPrivate: false, organizationWide: true })).objectIdentifier;
+      if (code === '5' || code === '6' || code === '8') playbook = (await client.playbooks.create({ name: `exit ${code}`, isPrivate: false, organizationWide: true })).objectIdentifier;
       const tenant = service.emulator.tenants[0]!.name;
       if (code === '6') service.emulator.setCredits(tenant, 0);
       let holder: { store: SqliteCheckpointStore; key: string } | undefined;

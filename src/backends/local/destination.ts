@@ -173,7 +173,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     return placement;
   }
 
-  async write(entry: FileEntry, placement: LocalPlacement, ctx?: Pick<WriteContext, 'slot'>): Promise<{ remoteId: string; found?: boolean }> {
+  async write(entry: FileEntry, placement: LocalPlacement, ctx?: Pick<WriteContext, 'slot' | 'cancel'>): Promise<{ remoteId: string; found?: boolean }> {
     if (placement.conflict) throw new LocalConflictError(`conflict: ${placement.conflict}`);
     if (placement.landed) return { remoteId: written(placement.local, entry.size, entry.mtimeMs), found: true };
     const final = join(this.o.root, placement.local);
@@ -191,6 +191,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       let bytes = 0;
       try {
         for await (const chunk of body as AsyncIterable<Buffer>) {
+          // Cut off (a limit under --cutoff-mode hard): the partial file goes, the next run fetches it whole.
+          ctx?.cancel?.throwIfAborted();
           let done = 0;
           while (done < chunk.length) done += await writeAsync(fd, chunk, done, chunk.length - done);
           bytes += chunk.length;

@@ -144,7 +144,8 @@ export class ProjectDestination implements Destination<Placement> {
       },
       // Not aborted on SIGINT/SIGTERM: an upload on the wire is let finish and recorded; only no
       // new attempt starts and no retry is waited for (the intent settles it on the next run).
-      { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.slot ? { slot: ctx.slot } : {}), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}), ...(ctx.gate ? { beforeSend: ctx.gate } : {}), ...(ctx.fence ? { fence: ctx.fence } : {}) },
+      // A hard cutoff (`cancel`) abandons it on the wire: the next run settles it the same way.
+      { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.slot ? { slot: ctx.slot } : {}), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}), ...(ctx.cancel ? { signal: ctx.cancel } : {}), ...(ctx.gate ? { beforeSend: ctx.gate } : {}), ...(ctx.fence ? { fence: ctx.fence } : {}) },
     );
     // A content response the upload did not read to the end is closed, not left holding a connection.
     const doc = await upload.catch((err: unknown) => {

@@ -13,7 +13,7 @@ import { exitCodeFor, namedCounts, printSummary, summaryEnvelope } from '../outp
 import { setCommand, writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { lockedOr, openPairDeps, positiveInt, uuidFlag, type RunOptions } from '../shared.js';
-import { bwlimitFlag, leaseSettingsFrom, parseDurationFlag, statsFlag } from '../options.js';
+import { bwlimitFlag, leaseSettingsFrom, limitsFrom, parseDurationFlag, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 import { parseShard } from '../../tenants/selection.js';
 
@@ -38,6 +38,10 @@ interface MigrateCliOptions {
   waitLock?: string;
   lockTtl?: string;
   lock?: boolean;
+  maxDuration?: string;
+  maxTransfer?: string;
+  maxFiles?: string;
+  cutoffMode?: string;
   wait?: boolean;
   timeout?: string;
   manifest?: string;
@@ -86,6 +90,7 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
     statsIntervalMs: statsFlag(opts.stats),
     intoExisting: opts.intoExisting === true,
     lock: leaseSettingsFrom(opts),
+    limits: limitsFrom(opts),
     ...(waitMs !== undefined ? { waitMs } : {}),
   };
   process.exitCode = await runMigrateCommand(cmd, { from: opts.from, to: opts.to, options, verify: opts.verify === true }, { json, state: opts.state, dryRun: opts.dryRun === true });

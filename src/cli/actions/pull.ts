@@ -9,7 +9,7 @@ import { lockedOr, openJobDeps, positiveInt, type RunOptions } from '../shared.j
 import { ConfigurationError } from '../../api/errors.js';
 import { writableFile } from '../options.js';
 import { projectFlag, resolveProject } from '../project-name.js';
-import { bwlimitFlag, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
+import { bwlimitFlag, limitsFrom, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 
 interface PullCliOptions {
@@ -19,6 +19,10 @@ interface PullCliOptions {
   filterFrom?: string;
   concurrency: string;
   bwlimit?: string;
+  maxDuration?: string;
+  maxTransfer?: string;
+  maxFiles?: string;
+  cutoffMode?: string;
   dryRun?: boolean;
   stats?: string;
   minSize?: string;
@@ -49,6 +53,7 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
     progress: !opts.json,
     statsIntervalMs: statsFlag(opts.stats),
     ...sizeAgeFrom(opts),
+    limits: limitsFrom(opts),
   };
   process.exitCode = await runPullCommand(cmd, options, { json: opts.json === true, state: opts.state, dryRun: opts.dryRun === true });
 }

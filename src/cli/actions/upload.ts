@@ -100,6 +100,7 @@ function statusFor(code: number, result: UploadResult): string {
   if (code === EXIT.ok) return 'succeeded';
   if (code === EXIT.timeout) return 'timeout';
   if (code === EXIT.noCredits) return 'exhausted';
+  if (code === EXIT.limit) return 'limit';
   if (code === EXIT.aborted) return result.batches.at(-1)?.summary.status ?? 'aborted';
   return 'failed';
 }
@@ -110,6 +111,8 @@ function exitFor(result: UploadResult): number {
   const last = result.batches.at(-1);
   if (!last) return EXIT.failed;
   if (last.summary.status === 'aborted' || last.summary.status === 'interrupted') return EXIT.aborted;
+  // At its window: the batch stays open, and the next run continues it.
+  if (last.summary.status === 'limit') return EXIT.limit;
   const failedUploads = result.batches.some((b) => b.summary.counts.failed > 0);
   const failedProcessing = Object.values(result.remainingFailures).some((n) => n > 0);
   return failedUploads || failedProcessing ? EXIT.failed : EXIT.ok;

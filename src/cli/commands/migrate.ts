@@ -2,7 +2,7 @@
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { Option, type Command } from 'commander';
 import { later } from '../later.js';
-import { STATS_HELP, BWLIMIT_HELP, addLeaseOptions } from '../options.js';
+import { STATS_HELP, BWLIMIT_HELP, addLeaseOptions, addLimitOptions } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 
 export function registerMigrate(program: Command): void {
@@ -20,7 +20,7 @@ export function registerMigrate(program: Command): void {
     .addOption(new Option('--manifest <file>').hideHelp())
     .option('--wait', "after the copies, wait for the target to process this run's documents and name each it refused (exit 1)")
     .option('--timeout <duration>', 'with --wait, the longest wait for processing, e.g. 90s, 30m, 2h (then exit 5)', '1h');
-  addLeaseOptions(migrate).action(later(() => import('../actions/migrate.js'), 'migrateAction'));
+  addLimitOptions(addLeaseOptions(migrate)).action(later(() => import('../actions/migrate.js'), 'migrateAction'));
 }
 
 function withSelection(cmd: Command): Command {

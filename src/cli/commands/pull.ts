@@ -2,7 +2,7 @@
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { Option, type Command } from 'commander';
 import { later } from '../later.js';
-import { addPatternOptions, addSizeAgeOptions, BWLIMIT_HELP, STATS_HELP } from '../options.js';
+import { addLimitOptions, addPatternOptions, addSizeAgeOptions, BWLIMIT_HELP, STATS_HELP } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 
 export function registerPull(program: Command): void {
@@ -15,7 +15,7 @@ export function registerPull(program: Command): void {
   addPatternOptions(pull)
     .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY))
     .option('--bwlimit <rate>', BWLIMIT_HELP);
-  addSizeAgeOptions(pull)
+  addLimitOptions(addSizeAgeOptions(pull))
     .option('-n, --dry-run', 'print what would be downloaded and touch nothing')
     .option('--manifest-out <file>', "write a manifest (CSV as Excel opens it: path, then one column per metadata key) that gives the pulled files' documents the same metadata again with mirror --manifest")
     // Said, not refused as an unknown flag: a pull writes a manifest, it does not read one.
