@@ -2,7 +2,7 @@
 // backs up, a migration migrates, each through the same code as its command, against the emulator
 // as a child process; and a file of an unknown kind is refused naming the kinds.
 import { describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mirroredProject, remoteFiles, useService, writeServiceProfiles } from '../helpers/service.js';
@@ -76,6 +76,37 @@ describe('ferry run, every kind of job file', () => {
     expect(summary.target).toMatchObject({ clientId: useEmulator().emulator.tenants[1]!.clientId, profile: w.other });
     const copied = await remoteFiles(useEmulator().client({}, 1), summary.projects![0]!.target);
     expect(copied.map((d) => d.path).sort()).toEqual(['/one.txt', '/two/three.txt']);
+  });
+
+  it('a mirror job file keeps to its window (maxFiles: exit 8), pings its notify URL, and paces by its bwlimit timetable; a timetable out of order is exit 2', async () => {
+    const w = await workspace();
+    const { createServer } = await import('node:http');
+    const { once } = await import('node:events');
+    const paths: string[] = [];
+    const server = createServer((req, res) => {
+      paths.push(req.url ?? '');
+      req.resume().on('end', () => res.end('OK'));
+    }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const project = (await useEmulator().client().projects.create({ name: 'window job file', description: 'issue 56' })).objectIdentifier;
+      await mkdir(join(w.dir, 'share'), { recursive: true });
+      for (let i = 0; i < 5; i++) await writeFile(join(w.dir, 'share', `f${i}.txt`), `file ${i}`);
+      const job = join(w.dir, 'window.yaml');
+      const notify = `http://127.0.0.1:${(server.address() as { port: number }).port}/ping/job-secret`;
+      await writeFile(job, `job: mirror\nprofile: ${w.tenant}\nsource: share\nproject: ${project}\nstate: window.sqlite\nmaxFiles: 2\nbwlimit: "00:00,50M 12:00,40M"\nnotify: ${notify}\n`);
+      const r = await runFerry(['run', job, '--json'], w.env);
+      expect(r.code, r.stderr).toBe(8);
+      expect(onlyJson(r)).toMatchObject({ status: 'limit', counts: { uploaded: 2 }, limit: { limit: 'max-files', value: 2 } });
+      expect(paths).toEqual(['/ping/job-secret/start', '/ping/job-secret']);
+      expect(r.stderr + r.stdout).not.toContain('job-secret');
+      await writeFile(job, `job: mirror\nprofile: ${w.tenant}\nsource: share\nproject: ${project}\nbwlimit: "19:00,off 08:00,1M"\n`);
+      const bad = await runFerry(['run', job], w.env);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/bwlimit: must be a rate above 0, or a timetable/);
+    } finally {
+      server.close();
+    }
   });
 
   it('a file of an unknown kind is exit 2 listing the kinds, and nothing runs', async () => {
