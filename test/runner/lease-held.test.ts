@@ -88,6 +88,9 @@ describe('a lease held', () => {
     const { clock, board, take } = setup();
     const lease = await take();
     expect(lease.fresh()).toBe(true);
+    // Held: the proof that listings show every earlier holder's writes, from the claim's return on.
+    expect(lease.settled.since).toBeGreaterThanOrEqual(0);
+    expect(lease.settled.since).toBeLessThanOrEqual(clock.now());
     const calls = { ...board.calls };
     clock.t = TTL / 2 - 1;
     await lease.assertHeld();
@@ -144,6 +147,26 @@ describe('a lease held', () => {
     again.board.skew = TTL;
     await held.renew();
     expect(held.held).toBe(true);
+  });
+
+  it('works with no one listening to its events (a library caller): renews, fails to renew, fails to remove, is lost, is released', async () => {
+    const { clock, board } = setup();
+    const lease = await acquireLease({ board, description: 'project p', path: 'Share', owner: 'quiet', host: 'here', pid: 1, job: 'mirror', ttlMs: TTL, clock, random: () => 0.5 });
+    await lease.renew();
+    const create = board.create.bind(board);
+    board.create = async () => {
+      throw new Error('503 from the service');
+    };
+    await expect(lease.renew()).rejects.toThrow('503');
+    board.create = create;
+    board.remove = async () => {
+      throw new Error('503 from the service');
+    };
+    board.records.delete(board.ofOwner('quiet').find((r) => r.body?.kind === 'claim')!.id);
+    await lease.renew();
+    expect(lease.held).toBe(false);
+    await lease.release();
+    expect(lease.report().lost).toMatch(/no longer this run's/);
   });
 
   it('is lost when its claim is gone from the service, naming the run that holds it now', async () => {

@@ -45,6 +45,9 @@ describe('a refusal', () => {
       { code: 'stopped' },
     ];
     for (const r of reasons) expect(new LeaseError('p', r).message).not.toMatch(/--|ferry /);
+    expect(new LeaseError('p', { code: 'undated', record: 'r-1', value: 'soon' }).message).toBe('the service gave a lease record (r-1) no readable dateAdded ("soon"): a lease is decided by the service\'s order and time, and cannot be here');
+    expect(userMessage(new LeaseError('p', { code: 'undated', record: 'r-1', value: 'soon' }))).toMatch(/\(--no-lock runs without a lease\)$/);
+    expect(new LeaseError('project p', { code: 'stopped' }).message).toBe('stopped while waiting for the lease on project p');
   });
 
   it('every way a lease fails is fatal to the run: nothing is retried', () => {
