@@ -22,7 +22,7 @@ describe('ferry completion', () => {
       return stdout.split('\n').filter(Boolean);
     };
     expect(await complete('ferry', 'mi')).toEqual(['mirror', 'migrate']);
-    expect(await complete('ferry', 'mirror', '/srv/share', '--max-')).toEqual(['--max-entries', '--max-size', '--max-age']);
+    expect(await complete('ferry', 'mirror', '/srv/share', '--max-')).toEqual(['--max-entries', '--max-size', '--max-age', '--max-duration', '--max-transfer', '--max-files']);
     // A global flag's value is not taken for a command.
     expect(await complete('ferry', '-p', 'prod', 'jobs', '')).toEqual(['list', 'show', 'resume', '--help']);
     expect(await complete('ferry', 'playbooks', 'list', '--')).toEqual(expect.arrayContaining(['--search', '--json']));

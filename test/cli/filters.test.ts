@@ -187,7 +187,7 @@ describe('one pattern syntax for a folder, a zip and a project', () => {
     await writeFile(job, `job: mirror\nsource: src\nproject: ${project}\nbwlimit: fast\n`);
     const bad = await runFerry(['run', job], service.env());
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/bwlimit.*must be a size like 500, 10K/);
+    expect(bad.stderr).toMatch(/bwlimit.*must be a rate above 0, or a timetable like "08:00,512k 19:00,off"/);
     await writeFile(job, `job: mirror\nsource: src\nproject: ${project}\nfilterFrom: gone.txt\n`);
     const missing = await runFerry(['run', job], service.env());
     expect(missing.code).toBe(2);

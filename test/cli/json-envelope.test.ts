@@ -76,6 +76,7 @@ describe('one JSON shape for every command (docs/json-output.schema.json)', () =
     await run('mirror', ['mirror', src, '--project', project, '--to', 'Src', '--state', state]);
     expect((await run('ls', ['ls', `${project}/Src`, '-R'])).count).toBe(5);
     expect(await run('check', ['check', src, '--project', project, '--to', 'Src'])).toMatchObject({ status: 'matching', differenceCount: 0, counts: { missingOnTheService: 0 } });
+    expect(await run('scan', ['scan', src, '--project', project, '--to', 'Src'])).toMatchObject({ status: 'succeeded', plan: { new: 0 }, census: { files: expect.any(Number) } });
     // The leases on the service: none left behind by the runs above, and breaking none says so.
     expect(await run('lock status', ['lock', 'status', '--project', project])).toMatchObject({ records: 0, holders: [] });
     expect(await run('lock break', ['lock', 'break', '--project', project, '--path', 'Src'])).toMatchObject({ removed: 0, broken: [], warning: expect.stringMatching(/^nothing to break/) });
