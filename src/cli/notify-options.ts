@@ -1,9 +1,8 @@
 // --notify URL (or `notify` in the job file or the profile): checked before the job starts (not an
 // http(s) URL: exit 2, its path never shown), the start pinged, every run's summary kept for the
-// end's ping (src/runner/notify.ts). Loaded only when a URL is given.
+// end's ping (src/runner/notify.ts, loaded only when a URL is given).
 import type { Command } from 'commander';
 import { ConfigurationError } from '../errors.js';
-import { Notifier, saidUrl } from '../runner/notify.js';
 import { observeRuns, type JobSummary } from '../runner/job.js';
 import { commandPath } from './envelope.js';
 import { exitCodeFor, summaryEnvelope } from './output.js';
@@ -23,7 +22,10 @@ export async function startNotify(action: Command, g: GlobalOptions): Promise<Ru
   }
   const text = g.notify ?? fromSettings(action, g).notify;
   if (text === undefined) return undefined;
-  const notifier = new Notifier(checkNotify(text));
+  const url = checkNotify(text);
+  // The HTTP client of the pings loads only for a run that asks for them.
+  const { Notifier } = await import('../runner/notify.js');
+  const notifier = new Notifier(url);
   const runs: JobSummary[] = [];
   const stop = observeRuns({ finished: (summary) => void runs.push(summary) });
   await notifier.start();
@@ -51,6 +53,6 @@ function checkNotify(text: string): URL {
     throw new ConfigurationError('--notify is not a URL: give the ping URL, e.g. https://hc-ping.com/<uuid>');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigurationError(`--notify ${url.protocol}//… is not an http(s) URL`);
-  if (url.username || url.password) throw new ConfigurationError(`--notify ${saidUrl(url)}/…: credentials in the URL are not sent; put the secret in the path, as ping services do`);
+  if (url.username || url.password) throw new ConfigurationError(`--notify ${url.protocol}//${url.host}/…: credentials in the URL are not sent; put the secret in the path, as ping services do`);
   return url;
 }
