@@ -213,7 +213,7 @@ describe('--notify', () => {
     expect(`${failing.stdout}${failing.stderr}`).not.toContain('0f6c2a4e');
   });
 
-  it('a receiver that is down: the run keeps its exit code, with one warning naming only scheme and host; a URL that is not http(s) is exit 2', async () => {
+  it('a receiver that is down, or that never answers: the run keeps its exit code, with one warning naming only scheme and host, each ping bounded; a URL that is not http(s) is exit 2', async () => {
     const dead = createServer();
     dead.listen(0, '127.0.0.1');
     await once(dead, 'listening');
@@ -226,6 +226,21 @@ describe('--notify', () => {
     const warnings = r.stderr.split('\n').filter((l) => l.includes('ping to'));
     expect(warnings).toEqual([`ferry: warning: the start ping to http://127.0.0.1:${port} did not go through (ECONNREFUSED): the run's result is not changed by it`]);
     expect(r.stderr).not.toContain('secret-dead-uuid');
+    // A receiver that takes the connection and never answers: each ping gives up (5 s), one warning.
+    const silent = createServer(() => undefined);
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const slowPort = (silent.address() as AddressInfo).port;
+      const slow = await runFerry(['--notify', `http://127.0.0.1:${slowPort}/ping/secret-slow-uuid`, 'mirror', t.src, '--project', t.project, '--state', join(t.dir, 'slow.sqlite'), '--json'], useEmulator().env());
+      expect(slow.code, slow.stderr).toBe(0);
+      expect(onlyJson(slow)).toMatchObject({ status: 'succeeded' });
+      expect(slow.stderr.split('\n').filter((l) => l.includes('ping to'))).toEqual([`ferry: warning: the start ping to http://127.0.0.1:${slowPort} did not go through (no answer within 5 s): the run's result is not changed by it`]);
+      expect(slow.stderr).not.toContain('secret-slow-uuid');
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
     const ftp = await runFerry(['--notify', 'ftp://example.com/ping/secret-ftp', 'mirror', t.src, '--project', t.project], useEmulator().env());
     expect(ftp.code).toBe(2);
     expect(ftp.stderr).toMatch(/--notify ftp:\/\/… is not an http\(s\) URL/);
