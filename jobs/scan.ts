@@ -14,10 +14,11 @@ import { findDuplicates } from '../src/scan/duplicates.js';
 import { readHistory, type ServiceHistory } from '../src/scan/history.js';
 import { predict, SendTallies } from '../src/scan/predict.js';
 import type { ScanReport, ScanTime } from '../src/scan/report.js';
+import { Bandwidth } from '../src/sync/bandwidth.js';
+import { REMOVED_WHILE_READ } from '../src/backends/folder/source.js';
+import { normaliseRemotePath, open, planMirror, sourceNotes, type MirrorOptions } from './mirror.js';
 
 export type { ScanReport } from '../src/scan/report.js';
-import { Bandwidth } from '../src/sync/bandwidth.js';
-import { normaliseRemotePath, open, planMirror, sourceNotes, type MirrorOptions } from './mirror.js';
 
 export type ScanOptions = Pick<MirrorOptions, 'source' | 'include' | 'exclude' | 'rules' | 'followSymlinks' | 'archiveEncoding' | 'maxEntries' | 'manifest' | 'manifestDelimiter' | 'bwlimit' | 'minSize' | 'maxSize' | 'minAgeMs' | 'maxAgeMs'> & {
   /** The project a mirror would write to: the service's history there, and the plan against it. */
@@ -25,9 +26,6 @@ export type ScanOptions = Pick<MirrorOptions, 'source' | 'include' | 'exclude' |
   to?: string | undefined;
   signal?: AbortSignal | undefined;
 };
-
-/** The reason the folder source gives an entry gone between its folder's listing and its lstat. */
-const REMOVED_WHILE_READ = 'removed while its folder was read';
 
 export async function scan(opts: ScanOptions, client: FerryClient | undefined): Promise<ScanReport> {
   const census = await Census.open();

@@ -13,6 +13,9 @@ import { BoundedBuffer } from '../bounded-buffer.js';
 import { checkName } from '../names.js';
 import { SourceError, type Source, type SourceEntry } from '../../sync/types.js';
 
+/** The reason an entry gone between its folder's listing and its lstat is skipped with (a scan counts these as vanished). */
+export const REMOVED_WHILE_READ = 'removed while its folder was read';
+
 export interface FolderSourceOptions extends PathPatterns {
   /** Upload symlinked files found inside the folder under the link's name (never outside it). */
   followSymlinks?: boolean;
@@ -239,7 +242,7 @@ function lookAt(batch: { key: string; path: string }[], follow: boolean, root: s
       fs.lstat(path, (err, stats) => {
         if (err) {
           // Gone between the folder's listing and its lstat: nothing left to send, said all the same.
-          if (err.code === 'ENOENT') return settle(i, { kind: 'problem', key, outcome: 'skipped', reason: 'removed while its folder was read' });
+          if (err.code === 'ENOENT') return settle(i, { kind: 'problem', key, outcome: 'skipped', reason: REMOVED_WHILE_READ });
           return settle(i, { kind: 'problem', key, outcome: 'failed', reason: `cannot read: ${err.code ?? err.message}` });
         }
         if (stats.isFile()) return settle(i, fileEntry(root, key, stats));
