@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { once } from 'node:events';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
@@ -211,6 +211,26 @@ describe('--notify', () => {
     expect(pings.map((p) => p.path)).toEqual([`/${secret}/start`, `/${secret}/fail`]);
     expect(JSON.parse(pings[1]!.body)).toMatchObject({ exitCode: 2, status: 'error' });
     expect(`${failing.stdout}${failing.stderr}`).not.toContain('0f6c2a4e');
+  });
+
+  it('a profile names its notify URL for every job of it; --notify on a command that runs no job is exit 2', async () => {
+    const service = useEmulator();
+    const t = await tree('notify-profile', 2);
+    const config = writeServiceProfiles(service, join(t.dir, 'profiles.yaml'));
+    const name = service.emulator.tenants[0]!.name;
+    const text = await readFile(config, 'utf8');
+    await writeFile(config, text.replace(`  ${name}:\n`, `  ${name}:\n    notify: ${base}/ping/profile-secret\n`));
+    pings = [];
+    const r = await runFerry(['-p', name, 'mirror', t.src, '--project', t.project, '--state', join(t.dir, 's.sqlite')], { FERRY_CONFIG: config });
+    expect(r.code, r.stderr).toBe(0);
+    expect(pings.map((p) => p.path)).toEqual(['/ping/profile-secret/start', '/ping/profile-secret']);
+    expect(r.stdout + r.stderr).not.toContain('profile-secret');
+    const shown = await runFerry(['config', 'show', name, '--json'], { FERRY_CONFIG: config });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).not.toContain('profile-secret');
+    const ls = await runFerry(['--notify', `${base}/ping/x`, 'ls'], service.env());
+    expect(ls.code).toBe(2);
+    expect(ls.stderr).toMatch(/--notify applies to the commands that run a job/);
   });
 
   it('a receiver that is down, or that never answers: the run keeps its exit code, with one warning naming only scheme and host, each ping bounded; a URL that is not http(s) is exit 2', async () => {
