@@ -29,7 +29,7 @@ export function renderScanText(r: ScanReport): string {
     for (const e of c.byExtension.slice(0, 12)) lines.push(`    ${visible(e.extension).padEnd(10)} ${plural(e.files, 'file').padStart(12)} ${formatBytes(e.bytes).padStart(10)}   largest ${formatBytes(e.largest.size)} ${visible(e.largest.path)}`);
     if (c.byExtension.length > 12) lines.push(`    … ${c.byExtension.length - 12} more types (--json or --html lists them all)`);
   }
-  if (c.deepest[0]) lines.push(`  deepest: ${c.deepest[0].value} folders down, ${visible(c.deepest[0].path)}`);
+  if (c.deepest[0]) lines.push(`  deepest: ${plural(c.deepest[0].value, 'folder')} down, ${visible(c.deepest[0].path)}`);
   if (c.longest[0]) lines.push(`  longest path: ${c.longest[0].value} bytes, ${visible(c.longest[0].path)}`);
   for (const s of c.skipped) lines.push(`  skipped ${s.count}: ${visible(s.reason)} (e.g. ${s.examples.map(visible).join(', ')})`);
   for (const f of c.refused.slice(0, 10)) lines.push(`  refused name: ${visible(f.path)}: ${visible(f.reason)}`);
