@@ -320,10 +320,6 @@ export async function runJob(
   return summary;
 }
 
-/**
- * What every write passes first: the lease still held (renewed when stale), and no listing seen
- * later than the bound (a run that saw one writes nothing more).
- */
 /** A limit reached, as the summary says it: which, how far the run got, and that the next run carries on. */
 function limitSaid(r: LimitReached): string {
   const value = r.limit === 'max-duration' ? formatDuration(r.value) : r.limit === 'max-transfer' ? formatBytes(r.value) : `${r.value} items`;
@@ -340,6 +336,10 @@ export function settledListings(ctx: Pick<JobContext, 'settled'>): Settled {
   return ctx.settled;
 }
 
+/**
+ * What every write passes first: the lease still held (renewed when stale), and no listing seen
+ * later than the bound (a run that saw one writes nothing more).
+ */
 function writeChecks(lease: HeldLease | undefined, lag: ListingLagWatch | undefined): Pick<JobContext, 'writeGate' | 'writeFence'> {
   if (!lease && !lag) return {};
   return {

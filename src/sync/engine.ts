@@ -490,7 +490,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const findVanished = (): { count: number; sample: string[] } => {
     const vanished = { count: 0, sample: [] as string[] };
     // Every item the store holds as uploaded was seen (and is counted there): nothing to look for.
-    if (seen === KEEPS_NOTHING || ctx.signal.aborted || store.uploadedCount(jobKey) === knownUploaded) return vanished;
+    // A run stopped early (a signal, its window) did not see the whole source: nothing is said vanished.
+    if (seen === KEEPS_NOTHING || ctx.signal.aborted || ctx.limits?.reached || store.uploadedCount(jobKey) === knownUploaded) return vanished;
     for (const key of store.uploadedKeys(jobKey)) {
       if (seen.has(key) || source.takes?.(key) === false) continue;
       vanished.count++;

@@ -45,12 +45,16 @@ describe('limits', () => {
     expect(s).toMatchObject({ status: 'limit', exitCode: 8, counts: { uploaded: 10 }, limit: { limit: 'max-files', value: 10, cutoff: 'soft', started: 10 } });
     expect(s.problems).toContainEqual({ key: '(limit)', reason: expect.stringMatching(/reached its max-files limit \(10 items\).*the next run carries on where this one stopped/) });
     await everyPathOnce(t.project, 10);
-    const text = await runFerry(['mirror', t.src, '--project', t.project, '--state', state, '--max-files', '10'], useEmulator().env());
+    // A second night at its window, its store knowing ten: what it did not reach is not said deleted.
+    const second = await runFerry(['mirror', t.src, '--project', t.project, '--state', state, '--max-files', '5', '--json'], useEmulator().env());
+    expect(second.code, second.stderr).toBe(8);
+    expect(onlyJson(second)).toMatchObject({ counts: { uploaded: 5 }, deletedLocally: { count: 0 } });
+    const text = await runFerry(['mirror', t.src, '--project', t.project, '--state', state, '--max-files', '2'], useEmulator().env());
     expect(text.code, text.stderr).toBe(8);
     expect(text.stdout).toMatch(/limit: .*the next run of the same command carries on \(exit 8\)/);
     const last = await runFerry(['mirror', t.src, '--project', t.project, '--state', state, '--json'], useEmulator().env());
     expect(last.code, last.stderr).toBe(0);
-    expect((onlyJson(last) as Summary).counts.uploaded).toBe(5);
+    expect((onlyJson(last) as Summary).counts.uploaded).toBe(8);
     await everyPathOnce(t.project, 25);
   });
 
