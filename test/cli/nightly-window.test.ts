@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { remoteFiles, useService, writeServiceProfiles, writeTree } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
+import { zipOf } from '../helpers/archives.js';
 
 const useEmulator = useService();
 
@@ -56,6 +57,29 @@ describe('limits', () => {
     expect(last.code, last.stderr).toBe(0);
     expect((onlyJson(last) as Summary).counts.uploaded).toBe(8);
     await everyPathOnce(t.project, 25);
+    // A window that ends before the walk begins: what the store knows and the run did not reach is not said deleted.
+    const early = await runFerry(['mirror', t.src, '--project', t.project, '--state', state, '--max-duration', '1ms', '--json'], useEmulator().env());
+    expect(early.code, early.stderr).toBe(8);
+    expect(onlyJson(early)).toMatchObject({ status: 'limit', counts: { uploaded: 0 }, deletedLocally: { count: 0 } });
+  });
+
+  it('a run stopped by its window before its walk reached what the store knows says none of it deleted locally', async () => {
+    const t = await tree('walk', 0);
+    const zip = join(t.dir, 'export.zip');
+    const known = Array.from({ length: 25 }, (_, i) => ({ name: `z/known-${i}.txt`, data: `known ${i}` }));
+    await writeFile(zip, await zipOf(known));
+    const state = join(t.dir, 'state.sqlite');
+    const first = await runFerry(['mirror', zip, '--project', t.project, '--state', state, '--json'], useEmulator().env());
+    expect(first.code, first.stderr).toBe(0);
+    // Now 300 new entries come first in the archive: the run's backlog fills with them, and its
+    // window ends before its walk reaches the 25 it knows.
+    await writeFile(zip, await zipOf([...Array.from({ length: 300 }, (_, i) => ({ name: `a/new-${i}.txt`, data: `new ${i}` })), ...known]));
+    const early = await runFerry(['mirror', zip, '--project', t.project, '--state', state, '--max-duration', '1ms', '--json'], useEmulator().env());
+    expect(early.code, early.stderr).toBe(8);
+    expect(onlyJson(early)).toMatchObject({ status: 'limit', walkStopped: true, deletedLocally: { count: 0 } });
+    const rest = await runFerry(['mirror', zip, '--project', t.project, '--state', state, '--json'], useEmulator().env());
+    expect(rest.code, rest.stderr).toBe(0);
+    await everyPathOnce(t.project, 325);
   });
 
   it('--max-transfer stops within one file per slot of the budget; a limit smaller than one file still moves one; a fresh store then finishes with every path once', async () => {
