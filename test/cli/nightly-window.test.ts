@@ -140,7 +140,7 @@ describe('limits', () => {
     await everyPathOnce(t.project, 40);
   });
 
-  it('a migrate of a project stopped at --max-files carries on in the next run: every document once on the target', async () => {
+  it('a migrate of a project stopped at --max-files, then at --max-duration on a slow service, carries on in the next run: every document once on the target', async () => {
     const service = useEmulator();
     const t = await tree('migrate', 12);
     const seeded = await runFerry(['mirror', t.src, '--project', t.project, '--state', join(t.dir, 'seed.sqlite'), '--json'], service.env());
@@ -152,6 +152,15 @@ describe('limits', () => {
     const first = await runFerry([...args, '--max-files', '5'], env);
     expect(first.code, first.stderr).toBe(8);
     expect(onlyJson(first)).toMatchObject({ status: 'limit', limit: { limit: 'max-files', value: 5 } });
+    // A slow night: the window ends mid-copy; what was in flight finishes.
+    service.emulator.setFaults({ latencyMs: 300 });
+    try {
+      const slow = await runFerry([...args, '--max-duration', '2s', '--concurrency', '1'], env);
+      expect(slow.code, slow.stderr).toBe(8);
+      expect(onlyJson(slow)).toMatchObject({ status: 'limit', limit: { limit: 'max-duration', value: 2_000 } });
+    } finally {
+      service.emulator.setFaults({});
+    }
     const last = await runFerry(args, env);
     expect(last.code, last.stderr).toBe(0);
     const target = service.client({}, 1);
