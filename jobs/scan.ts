@@ -17,6 +17,7 @@ import type { ScanReport, ScanTime } from '../src/scan/report.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
 import { REMOVED_WHILE_READ } from '../src/backends/folder/source.js';
 import { normaliseRemotePath, open, planMirror, sourceNotes, type MirrorOptions } from './mirror.js';
+import { overlayOf, unmatchedWarning } from '../src/manifest/index.js';
 
 export type { ScanReport } from '../src/scan/report.js';
 
@@ -55,6 +56,9 @@ export async function scan(opts: ScanOptions, client: FerryClient | undefined): 
         await source.prepare();
         for await (const entry of source.entries(opts.signal)) census.add(entry);
         notes.push(...sourceNotes(source).map((n) => n.reason));
+        // A manifest's rows that name no file of the source: said as the dry run says them.
+        const manifest = overlayOf(source)?.outcome(source);
+        if (manifest?.unmatched.count) notes.push(unmatchedWarning(manifest.unmatched));
       } finally {
         await source.close();
       }

@@ -196,6 +196,26 @@ describe('an archive', () => {
   });
 });
 
+describe('a manifest beside the files', () => {
+  it('as Excel saves it (BOM, CRLF, semicolons, a quoted line break): a row naming no file is said, with or without a project; a path twice is exit 2', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-scan-manifest-'));
+    await writeTree(join(dir, 'src'), { 'real/a.txt': 'a', 'real/b.txt': 'b' });
+    await writeFile(join(dir, 'm.csv'), '\ufeffpath;client;note\r\nreal/a.txt;Contoso;"two\r\nlines"\r\nreal/gone.txt;X;y\r\n');
+    const r = await runFerry(['scan', join(dir, 'src'), '--manifest', join(dir, 'm.csv'), '--json'], {});
+    expect(r.code, r.stderr).toBe(0);
+    expect((onlyJson(r) as { notes: string[] }).notes).toEqual([expect.stringMatching(/1 row of the manifest names no file of the source: "real\/gone.txt"/)]);
+    const project = (await useEmulator().client().projects.create({ name: 'scan manifest', description: 'issue 55' })).objectIdentifier;
+    const p = await runFerry(['scan', join(dir, 'src'), '--manifest', join(dir, 'm.csv'), '--project', project, '--json'], useEmulator().env());
+    expect(p.code, p.stderr).toBe(0);
+    expect((onlyJson(p) as { notes: string[] }).notes).toEqual([expect.stringMatching(/names no file of the source: "real\/gone.txt"/)]);
+    await writeFile(join(dir, 'twice.csv'), 'path;client\r\nreal/a.txt;A\r\nreal/a.txt;B\r\n');
+    const twice = await runFerry(['scan', join(dir, 'src'), '--manifest', join(dir, 'twice.csv'), '--json'], {});
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/line 3: "real\/a.txt" has a row already, on line 2/);
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
 describe('a tree that changes during the scan', () => {
   it('files gone before their read are counted as vanished, never a crash', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-scan-vanish-'));
