@@ -1,7 +1,7 @@
 // Job definition files for `ferry run FILE` (cron): one YAML or JSON document per job (a mirror,
 // an upload, a pull, a playbooks backup or a migration), validated strictly so that every mistake
 // is reported with the field it is in.
-import { parseTimetable, type BandwidthLimit } from '../src/sync/bandwidth.js';
+import { parseBandwidthLimit } from '../src/sync/bandwidth.js';
 import { hasLimits, type LimitSettings } from '../src/runner/limits.js';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -83,7 +83,7 @@ function definitionSchema() {
     /** A rate, or a timetable as rclone writes it ("08:00,512k 19:00,off"). */
     bwlimit: z
       .string()
-      .refine((s) => readable(() => bandwidthOf(s)), { message: 'must be a rate above 0, or a timetable like "08:00,512k 19:00,off"' })
+      .refine((s) => readable(() => parseBandwidthLimit(s, parseSize)), { message: 'must be a rate above 0, or a timetable like "08:00,512k 19:00,off"' })
       .optional(),
     concurrency: z.number().int().min(1).max(256).optional(),
     /** The run's window (as --max-duration, --max-transfer, --max-files, --cutoff-mode): exit 8, the next run carries on. */
@@ -265,7 +265,7 @@ export function loadDefinition(path: string): LoadedDefinition {
   }
   const limits = filtersOf(d, path, here);
   if (d.job === 'pull') {
-    const pull: PullOptions = { project: d.project, dir: resolve(here, d.dir), from: d.from, ...(d.manifestOut ? { manifestOut: resolve(here, d.manifestOut) } : {}), ...limits, ...(d.bwlimit !== undefined ? { bwlimit: bandwidthOf(d.bwlimit) } : {}), concurrency: d.concurrency, limits: windowOf(d) };
+    const pull: PullOptions = { project: d.project, dir: resolve(here, d.dir), from: d.from, ...(d.manifestOut ? { manifestOut: resolve(here, d.manifestOut) } : {}), ...limits, ...(d.bwlimit !== undefined ? { bwlimit: parseBandwidthLimit(d.bwlimit, parseSize) } : {}), concurrency: d.concurrency, limits: windowOf(d) };
     return { ...common, kind: 'pull', profile: d.profile, rps: d.rps, pull };
   }
   const mirror: MirrorOptions = {
@@ -273,7 +273,7 @@ export function loadDefinition(path: string): LoadedDefinition {
     project: d.project,
     to: d.to,
     ...limits,
-    ...(d.bwlimit !== undefined ? { bwlimit: bandwidthOf(d.bwlimit) } : {}),
+    ...(d.bwlimit !== undefined ? { bwlimit: parseBandwidthLimit(d.bwlimit, parseSize) } : {}),
     concurrency: d.concurrency,
     checksum: d.checksum,
     followSymlinks: d.followSymlinks,
@@ -310,14 +310,6 @@ export function loadDefinition(path: string): LoadedDefinition {
 }
 
 type Definition<K extends JobKind> = Extract<JobDefinition, { job: K }>;
-
-/** --bwlimit's value in a job file: a rate above 0, or a timetable (src/sync/bandwidth.ts). */
-function bandwidthOf(text: string): BandwidthLimit {
-  if (text.includes(',')) return parseTimetable(text, parseSize);
-  const rate = parseSize(text);
-  if (!(rate > 0)) throw new RangeError(`${text} is not a rate above 0`);
-  return rate;
-}
 
 function readable(read: () => unknown): boolean {
   try {
@@ -369,7 +361,7 @@ function migrateRequest(d: Definition<'migrate'>, here: string): MigrateRequest 
     ...(d.map ? { mapping: loadMapping(resolve(here, d.map)) } : {}),
     intoExisting: d.intoExisting === true,
     concurrency: d.concurrency,
-    ...(d.bwlimit !== undefined ? { bwlimit: bandwidthOf(d.bwlimit) } : {}),
+    ...(d.bwlimit !== undefined ? { bwlimit: parseBandwidthLimit(d.bwlimit, parseSize) } : {}),
     lock: leaseOf(d),
     limits: windowOf(d),
     ...(d.wait ? { waitMs: parseDuration(d.timeout ?? '1h') } : {}),

@@ -1,6 +1,6 @@
 // The flags and their parsing, light enough for `--help`: nothing here opens a client, a store or a
 // socket (start-up loads a command's definition; its action, in ../actions, only when it runs).
-import { parseTimetable, type BandwidthLimit, type BandwidthTimetable } from '../sync/bandwidth.js';
+import { parseBandwidthLimit, type BandwidthLimit } from '../sync/bandwidth.js';
 import type { LimitSettings } from '../runner/limits.js';
 import { Option, type Command } from 'commander';
 import { accessSync, constants, statSync } from 'node:fs';
@@ -218,23 +218,17 @@ export const BWLIMIT_HELP = 'most content bytes per second, every transfer of th
  * writes it, `"08:00,512k 19:00,off"` (local time; each slot holds until the next).
  */
 export function bwlimitFlag(text: string | undefined): BandwidthLimit | undefined {
-  if (text !== undefined && text.includes(',')) return timetableFlag('--bwlimit', text);
+  if (text !== undefined && text.includes(',')) {
+    try {
+      return parseBandwidthLimit(text, parseSize);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      throw new ConfigurationError(`--bwlimit "${visible(text)}": ${err.message}`);
+    }
+  }
   const rate = sizeFlag('--bwlimit', text);
   if (rate !== undefined && rate < 1) throw new ConfigurationError(`--bwlimit "${text}" is not a rate above 0`);
   return rate;
-}
-
-export function timetableFlag(flag: string, text: string): BandwidthTimetable {
-  try {
-    return parseTimetable(text, (rate) => {
-      const size = parseSize(rate);
-      if (Number.isNaN(size)) throw new RangeError(`${rate} is not a rate like 512k or 10M (or off)`);
-      return size;
-    });
-  } catch (err) {
-    if (!(err instanceof RangeError)) throw err;
-    throw new ConfigurationError(`${flag} "${visible(text)}": ${err.message}`);
-  }
 }
 
 /** The four filters as the CLI takes them (mirror, upload, pull). */

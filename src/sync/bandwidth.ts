@@ -59,6 +59,17 @@ export function parseTimetable(text: string, size: (rate: string) => number): Ba
   return { slots };
 }
 
+/**
+ * A `--bwlimit` value as the command line and job files give it: a rate above 0, or a timetable
+ * (it holds a comma). Throws a RangeError naming what is wrong.
+ */
+export function parseBandwidthLimit(text: string, size: (rate: string) => number): BandwidthLimit {
+  if (text.includes(',')) return parseTimetable(text, size);
+  const rate = size(text);
+  if (!(rate > 0)) throw new RangeError(`${text} is not a rate above 0 like 500K or 10M (or a timetable, "08:00,512K 19:00,off")`);
+  return rate;
+}
+
 /** The rate in force at `minute` of the day: the latest slot begun, else (before the first) the day's last. */
 export function rateAt(table: BandwidthTimetable, minute: number): number | null {
   let current = table.slots[table.slots.length - 1]!;
