@@ -106,7 +106,8 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
   await client.projects.get(opts.project);
   // The same patterns on both sides, as the mirror applied them: what it left out is not a difference.
   const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude, rules: opts.rules };
-  const source = await openSource(opts.source, { ...patterns, archiveEncoding: opts.archiveEncoding, ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}) });
+  // Names are compared, not uploaded: control characters are names like any other here.
+  const source = await openSource(opts.source, { ...patterns, carryControl: true, archiveEncoding: opts.archiveEncoding, ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}) });
   const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
   const db = new Database(join(dir, 'listing.sqlite'));
   const pages = client.transport.pages.tally();
@@ -193,7 +194,7 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     db.pragma('synchronous = OFF');
     db.exec('CREATE TABLE remote (key TEXT PRIMARY KEY, id TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT, url TEXT, refused TEXT, attrs TEXT, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
     const put = db.prepare('INSERT OR IGNORE INTO remote (key, id, size, sha256, url, refused, attrs) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    const listing = new ProjectSource(client, opts.project, { from: to, ...patterns });
+    const listing = new ProjectSource(client, opts.project, { from: to, ...patterns, carryControl: true });
     let batch: Parameters<typeof put.run>[] = [];
     const flush = db.transaction((rows: Parameters<typeof put.run>[]) => {
       for (const r of rows) put.run(...r);

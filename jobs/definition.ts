@@ -16,7 +16,8 @@ import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../src/runner/lease.js';
 export { parseDuration };
 import type { MirrorOptions } from './mirror.js';
 import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
-import type { PullOptions } from './pull.js';
+import { localFilesFrom, type PullOptions } from './pull.js';
+import { LOCAL_NAMES } from '../src/backends/local/names.js';
 import type { BackupOptions } from './playbooks.js';
 import type { MigrateOptions } from './migrate.js';
 import type { LeaseSettings } from '../src/backends/project/lease-use.js';
@@ -160,6 +161,12 @@ function definitionSchema() {
       from: z.string().min(1).optional(),
       /** Write the manifest of the pulled files' metadata (as --manifest-out); relative to the definition file. */
       manifestOut: z.string().min(1).optional(),
+      /** The rules local names are written by (as --local-names). */
+      localNames: z.enum(LOCAL_NAMES).optional(),
+      /** Replace a pulled file changed here since (as --overwrite-changed). */
+      overwriteChanged: z.boolean().optional(),
+      /** Where replaced files are moved first (as --backup-dir); relative to the definition file. */
+      backupDir: z.string().min(1).optional(),
     })
     .strict();
 
@@ -265,7 +272,9 @@ export function loadDefinition(path: string): LoadedDefinition {
   }
   const limits = filtersOf(d, path, here);
   if (d.job === 'pull') {
-    const pull: PullOptions = { project: d.project, dir: resolve(here, d.dir), from: d.from, ...(d.manifestOut ? { manifestOut: resolve(here, d.manifestOut) } : {}), ...limits, ...(d.bwlimit !== undefined ? { bwlimit: parseBandwidthLimit(d.bwlimit, parseSize) } : {}), concurrency: d.concurrency, limits: windowOf(d) };
+    const pull: PullOptions = {
+      ...localFilesFrom({ localNames: d.localNames, overwriteChanged: d.overwriteChanged, backupDir: d.backupDir !== undefined ? resolve(here, d.backupDir) : undefined }, resolve(here, d.dir)),
+      project: d.project, dir: resolve(here, d.dir), from: d.from, ...(d.manifestOut ? { manifestOut: resolve(here, d.manifestOut) } : {}), ...limits, ...(d.bwlimit !== undefined ? { bwlimit: parseBandwidthLimit(d.bwlimit, parseSize) } : {}), concurrency: d.concurrency, limits: windowOf(d) };
     return { ...common, kind: 'pull', profile: d.profile, rps: d.rps, pull };
   }
   const mirror: MirrorOptions = {

@@ -3,7 +3,9 @@
 // one run of the runner (lock, signals, record).
 import type { BandwidthLimit } from '../src/sync/bandwidth.js';
 import type { LimitSettings } from '../src/runner/limits.js';
-import { resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { ConfigurationError } from '../src/api/errors.js';
+import { visible } from '../src/backends/names.js';
 import type { FerryClient } from '../src/api/client.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteProblem, runJob, type JobSummary } from '../src/runner/job.js';
@@ -14,7 +16,8 @@ import { Bandwidth } from '../src/sync/bandwidth.js';
 import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
-import { LocalFolderDestination, mapSegment } from '../src/backends/local/destination.js';
+import { LocalFolderDestination } from '../src/backends/local/destination.js';
+import { LOCAL_NAMES, type LocalNamesSetting } from '../src/backends/local/names.js';
 import { ManifestWriter } from '../src/manifest/write.js';
 
 export interface PullOptions extends SizeAgeLimits {
@@ -38,6 +41,12 @@ export interface PullOptions extends SizeAgeLimits {
   manifestOut?: string | undefined;
   /** Tell the file system's case rule instead of probing it. */
   caseInsensitive?: boolean | undefined;
+  /** --local-names: the rules local names are written by (auto: probed in the folder). */
+  localNames?: LocalNamesSetting | undefined;
+  /** --overwrite-changed: a pulled file changed here since is replaced by the project's version. */
+  overwriteChanged?: boolean | undefined;
+  /** --backup-dir: where a file replaced under overwriteChanged is moved first. */
+  backupDir?: string | undefined;
 }
 
 export interface PullDeps {
@@ -54,8 +63,17 @@ export function pullJobKey(baseUrl: string, opts: Pick<PullOptions, 'project' | 
 }
 
 function parts(opts: PullOptions, deps: PullDeps, jobKey: string, dryRun = false) {
-  const source = new ProjectSource(deps.client, opts.project, { from: opts.from, include: opts.include, exclude: opts.exclude, rules: opts.rules, pageSize: CARRIED_PAGE_SIZE });
-  const destination = new LocalFolderDestination({ root: resolve(opts.dir), store: deps.store, jobKey, caseInsensitive: opts.caseInsensitive, dryRun });
+  const source = new ProjectSource(deps.client, opts.project, { from: opts.from, include: opts.include, exclude: opts.exclude, rules: opts.rules, pageSize: CARRIED_PAGE_SIZE, carryControl: true });
+  const destination = new LocalFolderDestination({
+    root: resolve(opts.dir),
+    store: deps.store,
+    jobKey,
+    caseInsensitive: opts.caseInsensitive,
+    localNames: opts.localNames,
+    overwriteChanged: opts.overwriteChanged,
+    backupDir: opts.backupDir !== undefined ? resolve(opts.backupDir) : undefined,
+    dryRun,
+  });
   return { source, destination };
 }
 
@@ -65,7 +83,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
   // Both ends are checked before the run starts: an unusable project or folder is not a run.
   await listing.prepare();
   await destination.prepare();
-  const writer = opts.manifestOut ? new ManifestWriter(resolve(opts.manifestOut), localPath) : undefined;
+  const writer = opts.manifestOut ? new ManifestWriter(resolve(opts.manifestOut), (key) => destination.localOf(key)) : undefined;
   await writer?.open();
   const source = writer ? writer.tap(listing) : listing;
   const params = { project: opts.project, dir: resolve(opts.dir), from: opts.from, include: opts.include, exclude: opts.exclude, ...(opts.rules ? { rules: opts.rules } : {}) };
@@ -93,17 +111,26 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
       return { project: opts.project, dir: resolve(opts.dir), ...extra, ...(manifest ? { manifest } : {}) };
     } finally {
       progress.stop();
+      destination.close();
       await writer?.dispose();
     }
   });
 }
 
-/** The local path a pull gives a document's key (the name rule of the local folder, docs/cli.md). */
-function localPath(key: string): string {
-  return key
-    .split('/')
-    .map((segment) => mapSegment(segment).name)
-    .join('/');
+/** --local-names, --overwrite-changed and --backup-dir as the job takes them; a backup folder inside DIR is refused (it would be part of the copy). */
+export function localFilesFrom(opts: { localNames?: string | undefined; overwriteChanged?: boolean | undefined; backupDir?: string | undefined }, dir: string): Pick<PullOptions, 'localNames' | 'overwriteChanged' | 'backupDir'> {
+  if (opts.localNames !== undefined && !(LOCAL_NAMES as readonly string[]).includes(opts.localNames)) {
+    throw new ConfigurationError(`local names "${visible(opts.localNames)}" are not rules ferry knows: ${LOCAL_NAMES.join(', ')}`);
+  }
+  if (opts.backupDir !== undefined) {
+    const rel = relative(resolve(dir), resolve(opts.backupDir));
+    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new ConfigurationError(`backup folder ${visible(opts.backupDir)} is inside ${visible(dir)}: the replaced files would become part of the copy; name a folder outside it`);
+  }
+  return {
+    ...(opts.localNames !== undefined ? { localNames: opts.localNames as LocalNamesSetting } : {}),
+    ...(opts.overwriteChanged ? { overwriteChanged: true } : {}),
+    ...(opts.backupDir !== undefined ? { backupDir: opts.backupDir } : {}),
+  };
 }
 
 /** What a pull would download, writing nothing. */

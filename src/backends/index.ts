@@ -2,6 +2,7 @@ import type { PathPatterns } from '../sync/patterns.js';
 import { open, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { FolderSource, type FolderSourceOptions } from './folder/source.js';
+import { withPulledNames } from './folder/pulled-names.js';
 import type { ArchiveLimits } from './archive-guards.js';
 import { SourceError, type Source } from '../sync/types.js';
 
@@ -31,11 +32,13 @@ export async function openSource(path: string, opts: SourceOptions = {}): Promis
   const isFile = !(found instanceof Error) && found.isFile();
   const kind = isFile ? await archiveKind(path) : undefined;
   // The archive readers (yauzl, tar-stream, iconv-lite) load only for an archive: a folder's start-up does not pay for them.
-  const source = kind ? await openArchive(path, kind, { ...opts, archiveEncoding: encoding }) : new FolderSource(path, opts);
+  // A folder ferry pulled gives its documents' names back (its record of names, folder/pulled-names.ts).
+  const source = kind ? await openArchive(path, kind, { ...opts, archiveEncoding: encoding }) : await withPulledNames(new FolderSource(path, opts), path, opts);
   await source.prepare();
   if (!kind && encoding) {
     const said = `--archive-encoding ${encoding} does nothing for a folder: its names are read as the file system gives them (it is for zips and tars)`;
-    return Object.assign(source, { notes: () => [said] });
+    const before = source.notes?.bind(source);
+    return Object.assign(source, { notes: () => [...(before?.() ?? []), said] });
   }
   return source;
 }

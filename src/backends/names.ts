@@ -33,8 +33,8 @@ export type NameVerdict = { ok: true; name: string } | { ok: false; key: string;
 export const NOT_UTF8 = 'the name is not valid UTF-8 (bytes that are not are shown as \\xNN); the service takes UTF-8 names only: rename it';
 export const HAS_CONTROL = 'the name holds control characters (shown escaped, e.g. \\n); they cannot be carried in an upload: rename it';
 
-/** The verdict on one raw name (a path segment, or a zip entry path). */
-export function checkName(raw: Buffer): NameVerdict {
+/** The verdict on one raw name (a path segment, or a zip entry path); `carryControl`: only UTF-8 is asked (a comparison, not an upload). */
+export function checkName(raw: Buffer, carryControl = false): NameVerdict {
   let name: string;
   try {
     name = strictUtf8.decode(raw);
@@ -42,7 +42,7 @@ export function checkName(raw: Buffer): NameVerdict {
     const key = surrogateEscape(raw);
     return { ok: false, key, shown: visible(key), reason: NOT_UTF8 };
   }
-  return checkDecodedName(name);
+  return carryControl ? { ok: true, name } : checkDecodedName(name);
 }
 
 /** Whether text breaks the rule of names anywhere (a whole path at once: `/` is no control). */

@@ -124,6 +124,18 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     lines.push(`  names mapped for this file system: ${String(summary.renamedCount)}`);
     for (const r of renamed.slice(0, 10)) lines.push(`    ${visible(r.key)} -> ${visible(r.local)} (${r.why})`);
   }
+  const names = summary.localNames as { rules: string; how: string; caseInsensitive: boolean; timeStepMs: number; refused?: string[] } | undefined;
+  if (names) {
+    const why = names.how === 'probed' ? (names.refused?.length ? `probed: the folder refused ${names.refused.map((n) => `"${visible(n)}"`).join(', ')}` : 'probed: the folder took every name tried') : names.how;
+    lines.push(`  local names: ${names.rules} rules (${why}); case ${names.caseInsensitive ? 'folded' : 'told apart'}; file times kept to ${names.timeStepMs} ms`);
+  }
+  const drift = summary.drift as { missing: number; changed: number } | undefined;
+  if (drift) lines.push(`  the folder since the last pull: ${drift.missing} pulled ${drift.missing === 1 ? 'file' : 'files'} deleted here (downloaded again), ${drift.changed} changed here (${summary.replacedLocally ? 'replaced' : 'kept, and named among the errors'})`);
+  const replaced = summary.replacedLocally as { count: number; files: { key: string; local: string; backup?: string }[] } | undefined;
+  if (replaced) {
+    lines.push(`  replaced with the project's version: ${replaced.count}`);
+    for (const r of replaced.files.slice(0, 10)) lines.push(`    ${visible(r.local)}${r.backup ? ` (the local one kept as ${visible(r.backup)})` : ' (the local one overwritten)'}`);
+  }
   const superseded = summary.supersededCount as number | undefined;
   if (superseded) lines.push(`  changed files uploaded again: ${superseded} (the older documents remain on the service; see --json for their ids)`);
   const deleted = summary.deletedLocally as { count: number; sample: string[] } | undefined;

@@ -18,6 +18,7 @@ import type {
   RunRecord,
   RunStatus,
   StartRun,
+  WrittenItem,
 } from './types.js';
 
 export interface SqliteStoreOptions {
@@ -153,6 +154,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
       inFlight: db.prepare("SELECT * FROM items INDEXED BY items_uploading WHERE job_id = ? AND state = 'uploading' ORDER BY source_key"),
       byRemoteIds: db.prepare('SELECT remote_id, source_key FROM items WHERE job_id = ? AND remote_id IN (SELECT value FROM json_each(?))').raw(),
       uploadedKeys: db.prepare("SELECT source_key FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
+      writtenPage: db.prepare("SELECT source_key, remote_id, size, mtime_ms FROM items WHERE job_id = ? AND state = 'uploaded' AND source_key > ? ORDER BY source_key LIMIT ?").raw(),
+      drifted: db.prepare("UPDATE items SET state = 'failed', last_error = ?, updated_at = ? WHERE job_id = ? AND source_key = ? AND state = 'uploaded'"),
       fingerprints: db
         .prepare('SELECT source_key, state, remote_id, size, mtime_ms, sha256, attrs FROM items WHERE job_id = ? AND source_key IN (SELECT value FROM json_each(?))')
         .raw(),
@@ -312,6 +315,17 @@ export class SqliteCheckpointStore implements CheckpointStore {
   *uploadedKeys(jobKey: string): IterableIterator<string> {
     this.flush();
     yield* this.s.uploadedKeys.iterate(this.jobId(jobKey)) as IterableIterator<string>;
+  }
+
+  writtenAfter(jobKey: string, after: string, limit: number): WrittenItem[] {
+    this.flush();
+    const rows = this.s.writtenPage.all(this.jobId(jobKey), after, limit) as [string, string | null, number, number][];
+    return rows.map(([sourceKey, remoteId, size, mtimeMs]) => ({ sourceKey, remoteId, size, mtimeMs }));
+  }
+
+  recordDrift(jobKey: string, sourceKey: string, why: string): void {
+    this.flush();
+    this.s.drifted.run(why, this.stamp(), this.jobId(jobKey), sourceKey);
   }
 
   uploadedCount(jobKey: string): number {

@@ -57,6 +57,9 @@ export interface ItemRecord {
   updatedAt: string;
 }
 
+/** An item held as written, as a destination checks it. */
+export type WrittenItem = Pick<ItemRecord, 'sourceKey' | 'remoteId' | 'size' | 'mtimeMs'>;
+
 /** What deciding skip-or-upload needs of an item: cheaper to read than the whole record. */
 export type ItemFingerprint = Pick<ItemRecord, 'state' | 'remoteId' | 'size' | 'mtimeMs' | 'sha256'> & Partial<Pick<ItemRecord, 'attrs'>>;
 
@@ -127,6 +130,13 @@ export interface CheckpointStore {
   sourceKeysByRemoteId(jobKey: string, remoteIds: readonly string[]): Map<string, string>;
   /** Source keys of the items that were uploaded, streamed (cheap: for spotting local deletions). */
   uploadedKeys(jobKey: string): IterableIterator<string>;
+  /** Items held as written, a page at a time in key order after `after` (a destination checking it still holds them). */
+  writtenAfter(jobKey: string, after: string, limit: number): WrittenItem[];
+  /**
+   * The destination no longer holds what this item wrote (a local file deleted or changed by
+   * hand): it is no longer written, and the next walk decides it again, `why` kept as its error.
+   */
+  recordDrift(jobKey: string, sourceKey: string, why: string): void;
   /** How many items are uploaded (a run that saw that many of them saw them all). */
   uploadedCount(jobKey: string): number;
   /** Whether any item is uploaded (none: a run cannot find one gone from the source). */

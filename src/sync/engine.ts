@@ -10,7 +10,8 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from './types.js';
-import type { CheckpointStore, ItemRecord } from '../store/types.js';
+import type { CheckpointStore, ItemRecord, WrittenItem } from '../store/types.js';
+import { recheckWritten, type Drifted, type DriftReport } from './drift.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { Bandwidth } from './bandwidth.js';
 import { noteError, noteProblem, type JobContext } from '../runner/job.js';
@@ -108,6 +109,12 @@ export interface Destination<P extends Placement = Placement> {
    * engine then keeps no set of the ids this run's writes became (a pull of a million: 16-24 MiB).
    */
   readonly asksClaimed?: boolean;
+  /**
+   * Whether the destination still holds what these items wrote, when it can change behind
+   * ferry's back (a local folder): the keys it does not, with why. Asked on every run, before the
+   * walk (sync/drift.ts); the service is never asked: it keeps every document for good.
+   */
+  holds?(items: WrittenItem[]): Promise<Map<string, Drifted>>;
   /** Told once how many entries the source expects to give (Source.expectedCount), to size what it keeps per entry. */
   expect?(count: number): void;
   /** The destination's part of the summary (folders, renamed names…). */
@@ -205,10 +212,13 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   ctx.walk = 'walking';
   let reconciled: Set<string>;
   let coldStart: ColdStart | undefined;
+  let drift: DriftReport | undefined;
   try {
     await destination.prepare();
     // Before anything new is written, settle what earlier runs left in flight.
     reconciled = await settleInFlight(store, destination, jobKey, ctx);
+    // Then what the destination no longer holds as written is decided again by the walk.
+    if (destination.holds && !opts.only) drift = await recheckWritten(store, (items) => destination.holds!(items), jobKey, ctx.signal);
     // Then, if this store has never seen the destination, learn what is already there.
     coldStart = await coldStartIfDue(
       store,
@@ -516,6 +526,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const vanished = findVanished();
   return {
     ...(coldStart ? { coldStart } : {}),
+    ...(drift && drift.missing + drift.changed > 0 ? { drift } : {}),
     superseded,
     supersededCount,
     ...(repeatedNotices ? { repeatedNotices } : {}),

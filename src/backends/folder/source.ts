@@ -21,6 +21,11 @@ export interface FolderSourceOptions extends PathPatterns {
   followSymlinks?: boolean;
   /** Entries waiting for the consumer before the walk pauses (default 2,000). */
   highWater?: number;
+  /**
+   * Take names holding control characters (a comparison: `check` of a pulled folder, whose names
+   * need only be compared). Left out, they are refused as an upload would refuse them.
+   */
+  carryControl?: boolean;
 }
 
 type Readdir = typeof fs.readdir;
@@ -165,7 +170,7 @@ export class FolderSource implements Source {
       for await (const dirent of await fs.promises.opendir(folder, rawNames)) {
         const raw = dirent.name as unknown as Buffer;
         if (!SUSPECT.test(raw.toString('utf8'))) continue;
-        const verdict = checkName(raw);
+        const verdict = checkName(raw, this.opts.carryControl === true);
         if (verdict.ok && UNGLOBBABLE.test(verdict.name)) {
           pending.push(walkAside(root, realRoot, keyOf(verdict.name), dirent.isDirectory(), wanted, follow, (e) => buffer.push(e)));
         } else if (verdict.ok && dirent.isDirectory()) {

@@ -4,15 +4,34 @@
 // the way that ferry did not write is never overwritten: the entry fails as a conflict. Names the
 // file system cannot hold are mapped by one rule (docs/cli.md, "ferry pull"), and reported.
 import { createHash, randomBytes } from 'node:crypto';
-import { close as closeFd, closeSync, futimes as futimesFd, futimesSync, open as openFd, openSync, renameSync, rmSync, write as writeFd, writeSync } from 'node:fs';
-import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  close as closeFd,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  futimes as futimesFd,
+  futimesSync,
+  lstatSync,
+  mkdirSync,
+  open as openFd,
+  openSync,
+  renameSync,
+  rmSync,
+  write as writeFd,
+  writeSync,
+} from 'node:fs';
+import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { ConfigurationError, FerryError } from '../../api/errors.js';
 import type { FileEntry } from '../../sync/types.js';
 import { visible } from '../names.js';
-import { hash53, NumberByKey } from '../../hashed-keys.js';
-import type { CheckpointStore, ItemRecord } from '../../store/types.js';
+import type { CheckpointStore, ItemRecord, WrittenItem } from '../../store/types.js';
+import type { Drifted } from '../../sync/drift.js';
+import { LocalNamer } from './namer.js';
+import type { LocalNamesSetting, NameRules } from './names.js';
+import { NamesFileWriter } from './names-file.js';
+import { probeFolder, rulesFor } from './probe.js';
 import type { Slot } from '../../slots.js';
 import type { Destination, Placement, WriteContext } from '../../sync/engine.js';
 
@@ -35,16 +54,36 @@ export interface LocalPlacement extends Placement {
   conflict?: string;
   /** The file is already there, as this entry would write it (an earlier run's write). */
   landed?: boolean;
+  /** A file ferry wrote and someone changed is there, and overwrite-changed replaces it. */
+  replace?: boolean;
 }
 
 export interface LocalFolderOptions {
   root: string;
   store: CheckpointStore;
   jobKey: string;
-  /** Case-insensitive file system (default: probed in the root). */
+  /** Case-insensitive file system (default: probed in the root; true under windows rules stated). */
   caseInsensitive?: boolean | undefined;
+  /** --local-names: the rules names are written by (default auto: probed in the root). */
+  localNames?: LocalNamesSetting | undefined;
+  /** --overwrite-changed: a file ferry wrote and someone changed since is replaced by the document's version. */
+  overwriteChanged?: boolean | undefined;
+  /** --backup-dir: where a file replaced under overwriteChanged is moved first (by its path under the root). */
+  backupDir?: string | undefined;
   /** Plan only: nothing is created or removed. */
   dryRun?: boolean | undefined;
+}
+
+/** How the names of this destination are written, as the summary says it. */
+export interface LocalNamesUsed {
+  rules: NameRules;
+  /** stated (--local-names), probed (what the folder refused), or assumed (a dry run writes no probe). */
+  how: 'stated' | 'probed' | 'assumed';
+  caseInsensitive: boolean;
+  /** The step file times are compared at. */
+  timeStepMs: number;
+  /** The probe names the folder refused, when probed. */
+  refused?: string[];
 }
 
 /**
@@ -63,8 +102,31 @@ function partialName(jobKey: string): string {
   return `.ferry-${nonce}-${partialTag(jobKey, nonce)}.partial`;
 }
 
-const MAX_NAME_BYTES = 255;
+/** Renamed names, replaced files and refused folders listed in the summary; the rest are counted. */
 const LISTED = 1_000;
+
+/** A rename or mkdir refused for the name itself (not for a missing folder or a full disk). */
+const NAME_REFUSALS = new Set(['EINVAL', 'EILSEQ', 'ENAMETOOLONG']);
+
+/** What an errno means when a file system refuses a name, in words. */
+function explainRefusal(code: string | undefined): string {
+  if (code === 'EINVAL') return 'EINVAL: the file system does not take this name';
+  if (code === 'EILSEQ') return 'EILSEQ: the file system cannot store these characters';
+  if (code === 'ENAMETOOLONG') return 'ENAMETOOLONG: the name is too long for the file system';
+  if (code === 'ENOENT') return 'ENOENT: the file system refused the name as if its folder were missing (exFAT and FAT do this for names they do not take)';
+  return code ?? 'refused';
+}
+
+/** A component the file system refused by name: mapped with the strict rules, then said if refused again. */
+class NameRefused extends Error {
+  constructor(
+    readonly component: number,
+    readonly code: string | undefined,
+    readonly path: string,
+  ) {
+    super(`the file system refused ${path} (${explainRefusal(code)})`);
+  }
+}
 
 export class LocalFolderDestination implements Destination<LocalPlacement> {
   readonly description: string;
@@ -77,18 +139,15 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
    * true for a folder this run created: nothing can be in the way there.
    */
   private readonly ready = new Map<string, Promise<boolean>>();
-  private caseInsensitive = false;
-  /**
-   * Mapped paths taken in this run (folded when the file system ignores case) -> the source key
-   * holding it, as hashes (slot 0: the key; slot 1, only where case is ignored: the key in lower
-   * case), where the two strings were about 200 bytes a file (a pull of 100,000 documents: 290
-   * MiB). Made once the case rule is known: 16 bytes a slot where case counts, 24 where not.
-   */
-  private taken = new NumberByKey(1);
+  private namer = new LocalNamer('posix', false);
+  private used: LocalNamesUsed = { rules: 'posix', how: 'assumed', caseInsensitive: false, timeStepMs: 1 };
+  private names: NamesFileWriter | undefined;
   private readonly renamed: { key: string; local: string; why: string }[] = [];
   private renamedCount = 0;
   /** Folders that could not be made without going through a link or over a file. */
   private readonly foldersRefused: { key: string; why: string }[] = [];
+  private readonly replaced: { key: string; local: string; backup?: string }[] = [];
+  private replacedCount = 0;
 
   constructor(private readonly o: LocalFolderOptions) {
     this.description = o.root;
@@ -103,28 +162,50 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   private prepared: Promise<void> | undefined;
 
   private async makeRoot(): Promise<void> {
-    if (this.o.dryRun) return;
+    const stated = this.o.localNames !== undefined && this.o.localNames !== 'auto' ? this.o.localNames : undefined;
+    if (this.o.dryRun) {
+      // A dry run writes no probe: the rules stated, or those of the machine's own disks.
+      const caseInsensitive = this.o.caseInsensitive ?? stated === 'windows';
+      this.use({ rules: stated ?? 'posix', how: stated ? 'stated' : 'assumed', caseInsensitive, timeStepMs: 1 });
+      return;
+    }
     try {
       await mkdir(this.o.root, { recursive: true });
     } catch (err) {
       // Nothing was attempted: the destination itself is not a folder ferry can use (exit 2).
       const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a folder above it) is a file, not a folder' : `it cannot be made (${code ?? (err as Error).message})`;
+      const why =
+        code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a folder above it) is a file, not a folder' : code === 'EROFS' ? 'its file system is mounted read-only' : `it cannot be made (${code ?? (err as Error).message})`;
       throw new ConfigurationError(`cannot pull into ${this.o.root}: ${why}`);
     }
-    this.caseInsensitive = this.o.caseInsensitive ?? (await probeCaseInsensitive(this.o.root));
-    if (this.caseInsensitive) this.taken = new NumberByKey(2);
+    const facts = await probeFolder(this.o.root, { names: !stated });
+    const rules = stated ?? rulesFor(facts);
+    // A copy kept under Windows' rules is read by Windows, which folds case (ntfs-3g itself tells it apart).
+    const caseInsensitive = this.o.caseInsensitive ?? (rules === 'windows' || facts.caseInsensitive);
+    this.use({ rules, how: stated ? 'stated' : 'probed', caseInsensitive, timeStepMs: facts.timeStepMs, ...(stated ? {} : { refused: facts.refused }) });
+    this.names = new NamesFileWriter(this.o.root, { rules: this.used.rules === 'windows' ? 'windows' : 'posix', caseInsensitive });
+    await this.names.open();
+  }
+
+  private use(used: LocalNamesUsed): void {
+    this.used = used;
+    this.namer = new LocalNamer(used.rules, used.caseInsensitive);
   }
 
   expect(count: number): void {
-    this.taken.reserve(count);
+    this.namer.reserve(count);
+  }
+
+  /** The local path a pull gives a key (the manifest writer asks it too: the same answer as the write's). */
+  localOf(key: string): string {
+    return this.namer.map(key).local;
   }
 
   async settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>> {
     const landed = new Map<string, { remoteId: string }>();
     const cleaned = new Set<string>();
     for (const item of inFlight) {
-      const local = this.map(item.sourceKey).local;
+      const local = this.namer.map(item.sourceKey).local;
       const final = join(this.o.root, local);
       // Temporary files a killed run left in this folder go first.
       const dir = dirname(final);
@@ -134,15 +215,39 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
         if (await plainFolderInside(this.o.root, dir)) await removePartials(dir, this.o.jobKey);
       }
       const st = await lstat(final).catch(() => undefined);
-      if (st?.isFile() && st.size === item.size && sameTime(st.mtimeMs, item.mtimeMs)) landed.set(item.sourceKey, { remoteId: written(local, item.size, item.mtimeMs) });
+      if (st?.isFile() && st.size === item.size && this.sameTime(st.mtimeMs, item.mtimeMs)) landed.set(item.sourceKey, { remoteId: written(local, item.size, item.mtimeMs) });
     }
     return landed;
+  }
+
+  /**
+   * The folder is a truth too: each file an earlier run wrote is looked at where it was written.
+   * Gone: written again. Another size, or a time other than the one ferry gave it (at the step
+   * the file system keeps): changed by someone, and met as a file in the way.
+   */
+  async holds(items: WrittenItem[]): Promise<Map<string, Drifted>> {
+    const drifted = new Map<string, Drifted>();
+    await Promise.all(
+      items.map(async (item) => {
+        const was = parseWritten(item.remoteId);
+        if (!was) return;
+        // Its path is this run's too: a new document that would land on it is told apart.
+        this.namer.claim(was.local, item.sourceKey);
+        this.names?.note(was.local, item.sourceKey);
+        const st = await lstat(join(this.o.root, was.local)).catch(() => undefined);
+        if (!st) drifted.set(item.sourceKey, { kind: 'missing', why: 'deleted here since ferry wrote it: downloaded again' });
+        else if (!st.isFile() || st.size !== was.size || !this.sameTime(st.mtimeMs, was.mtimeMs)) {
+          drifted.set(item.sourceKey, { kind: 'changed', why: `changed here since ferry wrote it (${describeLocal(st)}; ferry wrote ${was.size} bytes dated ${new Date(was.mtimeMs).toISOString()})` });
+        }
+      }),
+    );
+    return drifted;
   }
 
   async ensureFolder(key: string): Promise<void> {
     if (this.o.dryRun) return;
     try {
-      await makeFolderInside(this.o.root, join(this.o.root, this.map(key, true).local));
+      await this.folderOf(key);
     } catch (err) {
       // Not the end of the pull: the folder is reported, and each document for it fails with the reason.
       if (!(err instanceof LocalConflictError)) throw err;
@@ -150,29 +255,63 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     }
   }
 
+  /**
+   * Makes the folder a key maps to (true when this run created it). A component the file system
+   * refuses by name is mapped with the strict rules and tried again; refused again, it is a
+   * conflict naming the rule it broke, never a raw error.
+   */
+  private async folderOf(key: string): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      const mapped = this.namer.map(key, true);
+      if (mapped.why) this.noteRename(key, mapped.local, mapped.why);
+      try {
+        const created = await this.readyFolder(join(this.o.root, mapped.local));
+        this.names?.note(mapped.local, key);
+        return created;
+      } catch (err) {
+        if (!(err instanceof NameRefused)) throw err;
+        const prefix = key.split('/').slice(0, err.component + 1).join('/');
+        if (attempt > 0 || this.namer.isStrict(prefix)) {
+          throw new LocalConflictError(`refused: the folder "${visible(err.path)}" (${explainRefusal(err.code)}), even with every character Windows or a share might refuse written in FULLWIDTH`);
+        }
+        this.namer.strict(prefix);
+      }
+    }
+  }
+
   async place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs'>): Promise<LocalPlacement> {
     const key = entry.key;
-    const { local, why } = this.map(key);
+    const slash = key.lastIndexOf('/');
+    // The folder first: a folder refused by name is mapped before the file's path is.
+    const fresh = this.o.dryRun ? false : slash < 0 ? await this.readyFolder(this.o.root) : await this.folderOf(key.slice(0, slash));
+    const { local, why } = this.namer.map(key);
     if (why) this.noteRename(key, local, why);
     const placement: LocalPlacement = { parentId: null, local };
     // In a folder this run created, nothing is in the way: no look needed.
-    if (await this.readyFolder(dirname(join(this.o.root, local)))) return placement;
+    if (fresh) return placement;
     const st = await lstat(join(this.o.root, local)).catch(() => undefined);
-    if (st?.isFile() && st.size === entry.size && sameTime(st.mtimeMs, entry.mtimeMs)) {
+    if (st?.isFile() && st.size === entry.size && this.sameTime(st.mtimeMs, entry.mtimeMs)) {
       // What this entry would write is there: a run stopped after the rename wrote it.
       placement.landed = true;
     } else if (st) {
       const ours = parseWritten(this.o.store.fingerprint(this.o.jobKey, key)?.remoteId);
-      const isOurs = st.isFile() && ours?.local === local && ours.size === st.size && sameTime(st.mtimeMs, ours.mtimeMs);
-      if (!isOurs) {
+      const wroteHere = st.isFile() && ours?.local === local;
+      if (wroteHere && ours.size === st.size && this.sameTime(st.mtimeMs, ours.mtimeMs)) {
+        // The file ferry wrote for the document before this one: replaced.
+      } else if (wroteHere && this.o.overwriteChanged) {
+        placement.replace = true;
+      } else if (wroteHere) {
+        placement.conflict = `changed here since ferry wrote it (${describeLocal(st)}; ferry wrote ${ours.size} bytes dated ${new Date(ours.mtimeMs).toISOString()}); it was kept and the project's version not written (overwrite-changed replaces it)`;
+      } else {
         placement.conflict = st.isFile()
-          ? `a local file ferry did not write (or that changed since) is in the way (${st.size} bytes, modified ${new Date(st.mtimeMs).toISOString()}; the document: ${entry.size} bytes of ${new Date(entry.mtimeMs).toISOString()}); it was kept`
+          ? `a local file ferry did not write is in the way (${describeLocal(st)}; the document: ${entry.size} bytes of ${new Date(entry.mtimeMs).toISOString()}); it was kept`
           : 'a local folder or other entry is in the way; it was kept';
       }
     }
     return placement;
   }
 
+  // ---- write: below, unchanged in shape
   async write(entry: FileEntry, placement: LocalPlacement, ctx?: Pick<WriteContext, 'slot' | 'cancel'>): Promise<{ remoteId: string; found?: boolean }> {
     if (placement.conflict) throw new LocalConflictError(`conflict: ${placement.conflict}`);
     if (placement.landed) return { remoteId: written(placement.local, entry.size, entry.mtimeMs), found: true };
@@ -180,7 +319,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     const dir = dirname(final);
     await this.readyFolder(dir);
     const temp = join(dir, partialName(this.o.jobKey));
-    if (entry.size <= SYNC_WRITE_MAX) return this.writeSmall(entry, placement.local, temp, final, ctx?.slot);
+    if (entry.size <= SYNC_WRITE_MAX) return this.writeSmall(entry, placement, temp, ctx?.slot);
     let fd: number | undefined;
     try {
       const body = entry.openAsync ? await entry.openAsync(ctx?.slot) : entry.open();
@@ -207,8 +346,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       const closing = fd;
       fd = undefined;
       await closeAsync(closing);
-      await rename(temp, final);
-      return { remoteId: written(placement.local, entry.size, entry.mtimeMs) };
+      return { remoteId: written(this.moveIntoPlace(temp, placement, entry.key), entry.size, entry.mtimeMs) };
     } catch (err) {
       if (fd !== undefined) await closeAsync(fd).catch(() => undefined);
       await rm(temp, { force: true });
@@ -222,7 +360,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
    * as a large file's. Measured on 10,000 files of 4 KiB: five thread-pool round trips per file
    * made the pull 0.89 of a bare download loop; these five calls on the main thread, 1.19.
    */
-  private async writeSmall(entry: FileEntry, local: string, temp: string, final: string, slot: Slot | undefined): Promise<{ remoteId: string }> {
+  private async writeSmall(entry: FileEntry, placement: LocalPlacement, temp: string, slot: Slot | undefined): Promise<{ remoteId: string }> {
     const body = entry.openAsync ? await entry.openAsync(slot) : entry.open();
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -250,8 +388,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       const closing = fd;
       fd = undefined;
       closeSync(closing);
-      renameSync(temp, final);
-      return { remoteId: written(local, entry.size, entry.mtimeMs) };
+      return { remoteId: written(this.moveIntoPlace(temp, placement, entry.key), entry.size, entry.mtimeMs) };
     } catch (err) {
       if (fd !== undefined) closeSync(fd);
       rmSync(temp, { force: true });
@@ -274,76 +411,109 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     return ready;
   }
 
-  report(): Record<string, unknown> {
-    return { renamed: this.renamed, renamedCount: this.renamedCount, caseInsensitive: this.caseInsensitive, ...(this.foldersRefused.length ? { foldersRefused: this.foldersRefused } : {}) };
+  /**
+   * The last step of a write: the whole, dated temporary file renamed to its name (a changed local
+   * file moved aside first, under overwrite-changed and a backup folder). A name the file system
+   * refuses although the rules allowed it is mapped with the strict rules and tried once more.
+   * Returns the path the file has.
+   */
+  private moveIntoPlace(temp: string, placement: LocalPlacement, key: string): string {
+    let local = placement.local;
+    if (placement.replace) this.replace(key, local);
+    try {
+      renameSync(temp, join(this.o.root, local));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const byName = NAME_REFUSALS.has(code ?? '') || (code === 'ENOENT' && existsSync(temp));
+      if (!byName || this.namer.isStrict(key)) {
+        if (byName) throw new LocalConflictError(`refused: the file system did not take the name "${visible(local)}" (${explainRefusal(code)}), even with every character Windows or a share might refuse written in FULLWIDTH`);
+        throw err;
+      }
+      const refused = local;
+      this.namer.strict(key);
+      const strict = this.namer.map(key);
+      local = strict.local;
+      if (lstatSync(join(this.o.root, local), { throwIfNoEntry: false })) throw new LocalConflictError(`conflict: the file system refused "${visible(refused)}" (${explainRefusal(code)}), and something is in the way at its strict form "${visible(local)}"; it was kept`);
+      try {
+        renameSync(temp, join(this.o.root, local));
+      } catch (again) {
+        const code2 = (again as NodeJS.ErrnoException).code;
+        throw new LocalConflictError(`refused: the file system did not take the name "${visible(refused)}" (${explainRefusal(code)}), nor "${visible(local)}" (${explainRefusal(code2)})`);
+      }
+      this.noteRename(key, local, strict.why ?? `the file system refused it (${explainRefusal(code)})`, true);
+    }
+    this.names?.note(local, key);
+    return local;
   }
 
-  private noteRename(key: string, local: string, why: string): void {
-    if (this.renamed.some((r) => r.key === key)) return;
+  /** A local file ferry wrote and someone changed, replaced under overwrite-changed: moved to the backup folder first, when there is one. */
+  private replace(key: string, local: string): void {
+    const entry = { key, local } as { key: string; local: string; backup?: string };
+    if (this.o.backupDir) {
+      let backup = join(this.o.backupDir, local);
+      if (existsSync(backup)) backup = `${backup}.${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      mkdirSync(dirname(backup), { recursive: true });
+      try {
+        renameSync(join(this.o.root, local), backup);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        // Another file system: copied, then removed (never removed before the copy is whole).
+        copyFileSync(join(this.o.root, local), backup);
+        rmSync(join(this.o.root, local));
+      }
+      entry.backup = backup;
+    }
+    this.replacedCount++;
+    if (this.replaced.length < LISTED) this.replaced.push(entry);
+  }
+
+  report(): Record<string, unknown> {
+    return {
+      renamed: this.renamed,
+      renamedCount: this.renamedCount,
+      caseInsensitive: this.used.caseInsensitive,
+      localNames: this.used,
+      ...(this.foldersRefused.length ? { foldersRefused: this.foldersRefused } : {}),
+      ...(this.replacedCount ? { replacedLocally: { count: this.replacedCount, files: this.replaced } } : {}),
+    };
+  }
+
+  /** Closes the record of names (the job calls it when the run ends). */
+  close(): void {
+    this.names?.close();
+  }
+
+  private noteRename(key: string, local: string, why: string, again = false): void {
+    const known = this.renamed.find((r) => r.key === key);
+    if (known) {
+      if (again) Object.assign(known, { local, why });
+      return;
+    }
     this.renamedCount++;
     if (this.renamed.length < LISTED) this.renamed.push({ key, local, why });
   }
 
-  /** The name rule, segment by segment; then a case collision is told apart by a hash. */
-  private map(key: string, isFolder = false): { local: string; why?: string } {
-    const reasons = new Set<string>();
-    const segments = key.split('/').map((segment) => {
-      const { name, why } = mapSegment(segment);
-      if (why) reasons.add(why);
-      return name;
-    });
-    let local = segments.join('/');
-    // Two documents never share a local path: `.` mapped to `%2E` beside a document named `%2E`,
-    // or names that differ only by case where the file system ignores it. The first listed keeps
-    // the path; the other gets a hash of its full key before its extension, and is reported.
-    const slot = this.caseInsensitive ? local.normalize('NFC').toLocaleLowerCase('en-US') : local;
-    const owner = this.taken.get(slot);
-    const mine = hash53(key);
-    if (owner !== undefined && owner !== mine && !isFolder) {
-      const byCase = this.caseInsensitive && this.taken.get(slot, 1) === hash53(key.toLocaleLowerCase('en-US'));
-      const contested = local;
-      local = posix.join(posix.dirname(local), shorten(posix.basename(local), hash(key)));
-      reasons.add(byCase ? 'another name differs from it only by case, which this file system does not tell apart' : `another document maps to the same local path ("${visible(contested)}")`);
-      this.take(this.caseInsensitive ? local.normalize('NFC').toLocaleLowerCase('en-US') : local, key, mine);
-    } else if (owner === undefined) this.take(slot, key, mine);
-    return reasons.size ? { local, why: [...reasons].join('; ') } : { local };
-  }
-
-  private take(slot: string, key: string, keyHash: number): void {
-    this.taken.set(slot, keyHash);
-    if (this.caseInsensitive) this.taken.set(slot, hash53(key.toLocaleLowerCase('en-US')), 1);
+  private sameTime(statMs: number, wantedMs: number): boolean {
+    return sameTime(statMs, wantedMs, this.used.timeStepMs);
   }
 }
 
-/** One path segment the local file system can hold (the rule of docs/cli.md). */
+function describeLocal(st: { size: number; mtimeMs: number }): string {
+  return `now ${st.size} bytes, modified ${new Date(st.mtimeMs).toISOString()}`;
+}
+
+/** The name rule of a segment under posix rules (what a pull on ext4 or APFS writes; the test's short form). */
 export function mapSegment(segment: string): { name: string; why?: string } {
-  if (segment === '.' || segment === '..') return { name: segment.replace(/\./g, '%2E'), why: `"${segment}" is not a name a file can have` };
-  let name = segment.replace(/[\u0000-\u001f\u007f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
-  let why = name !== segment ? 'control characters written as %XX' : undefined;
-  if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
-    name = shorten(name, hash(segment));
-    why = `${why ? `${why}; ` : ''}longer than ${MAX_NAME_BYTES} bytes, shortened with a hash of the full name`;
-  }
-  return why ? { name, why } : { name };
+  return new LocalNamer('posix', false).segment(segment, segment);
 }
 
-/** `~hash` before the extension (kept when short), the stem cut so that the name fits 255 bytes. */
-function shorten(name: string, tag: string): string {
-  const dot = name.lastIndexOf('.');
-  const ext = dot > 0 && Buffer.byteLength(name.slice(dot)) <= 16 ? name.slice(dot) : '';
-  let stem = ext ? name.slice(0, dot) : name;
-  const room = MAX_NAME_BYTES - Buffer.byteLength(`~${tag}${ext}`);
-  while (Buffer.byteLength(stem) > room) stem = [...stem].slice(0, -1).join('');
-  return `${stem}~${tag}${ext}`;
-}
-
-/** File times go through seconds as a float (utimes): a millisecond time may come back a hair off. */
-function sameTime(statMs: number, wantedMs: number): boolean {
-  return Math.abs(statMs - wantedMs) < 1;
-}
-
-function hash(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+/**
+ * File times go through seconds as a float (utimes): a millisecond time may come back a hair off;
+ * a file system that keeps coarser times (exFAT 10 ms, FAT 2 s) is compared at its own step, so
+ * that an untouched file never reads as changed.
+ */
+function sameTime(statMs: number, wantedMs: number, stepMs: number): boolean {
+  return Math.abs(statMs - wantedMs) < stepMs;
 }
 
 /** What ferry wrote at a path, as the checkpoint records it (the item's remote id). */
@@ -373,25 +543,29 @@ async function makeFolderInside(root: string, dir: string): Promise<boolean> {
   if (rel.startsWith('..') || isAbsolute(rel)) throw new LocalConflictError(`refused: ${dir} is not inside ${root}`);
   let path = root;
   let created = false;
-  for (const part of rel.split(sep)) {
+  for (const [i, part] of rel.split(sep).entries()) {
     path = join(path, part);
     const st = await lstat(path).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
+      // A name the file system cannot even look up is not there: mkdir says why.
+      if (err.code === 'ENOENT' || NAME_REFUSALS.has(err.code ?? '')) return undefined;
       throw err;
     });
     if (!st) {
       await mkdir(path).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'EEXIST') throw err;
+        if (err.code === 'EEXIST') return;
+        // Its parent is there (made or looked at just before): ENOENT too is the name refused.
+        if (NAME_REFUSALS.has(err.code ?? '') || err.code === 'ENOENT') throw new NameRefused(i, err.code, relative(root, path));
+        throw new LocalConflictError(`refused: the folder ${visible(relative(root, path))} cannot be made (${err.code ?? err.message})`);
       });
       created = true;
       // Made by another writer at the same moment: look again, it must be a folder.
       const again = await lstat(path);
-      if (!again.isDirectory() || again.isSymbolicLink()) throw new LocalConflictError(`refused: ${relative(root, path)} became something other than a folder while it was made`);
+      if (!again.isDirectory() || again.isSymbolicLink()) throw new LocalConflictError(`refused: ${visible(relative(root, path))} became something other than a folder while it was made`);
       continue;
     }
     created = false;
-    if (st.isSymbolicLink()) throw new LocalConflictError(`refused: a symbolic link is in the way at ${relative(root, path)}; ferry never writes through a link (remove it, or pull elsewhere)`);
-    if (!st.isDirectory()) throw new LocalConflictError(`refused: a local file is in the way at ${relative(root, path)} where a folder must be; it was kept`);
+    if (st.isSymbolicLink()) throw new LocalConflictError(`refused: a symbolic link is in the way at ${visible(relative(root, path))}; ferry never writes through a link (remove it, or pull elsewhere)`);
+    if (!st.isDirectory()) throw new LocalConflictError(`refused: a local file is in the way at ${visible(relative(root, path))} where a folder must be; it was kept`);
   }
   return created;
 }
@@ -414,17 +588,5 @@ async function removePartials(dir: string, jobKey: string): Promise<void> {
   for (const name of names) {
     const m = PARTIAL.exec(name);
     if (m && partialTag(jobKey, m[1] as string) === m[2]) await rm(join(dir, name), { force: true });
-  }
-}
-
-/** Writes a lower-case probe and looks for it by its upper-case name. */
-async function probeCaseInsensitive(root: string): Promise<boolean> {
-  const name = `.ferry-case-${randomBytes(4).toString('hex')}`;
-  const probe = join(root, name);
-  await writeFile(probe, '');
-  try {
-    return (await stat(join(root, name.toUpperCase())).catch(() => undefined)) !== undefined;
-  } finally {
-    await rm(probe, { force: true });
   }
 }

@@ -155,6 +155,11 @@ export interface ProjectSourceOptions extends PathPatterns {
   skipFailed?: boolean | undefined;
   /** Documents asked for per page (default 1,000). */
   pageSize?: number | undefined;
+  /**
+   * Carry names holding control characters (a pull: the local folder's name rules map or keep
+   * them). Left out, they are refused as an upload would refuse them (a migration).
+   */
+  carryControl?: boolean | undefined;
 }
 
 /** A document's fingerprint (ferry.sha256, or ferry.source for a migration) as a 53-bit hash. */
@@ -187,6 +192,7 @@ export class ProjectSource implements Source {
   private readonly prefix: string;
   private readonly wanted: (key: string) => boolean;
   private readonly skipFailed: boolean;
+  private readonly carryControl: boolean;
   private readonly pageSize: number;
   /** The listing's totalCount once its first page is in: an upper bound (folders and other paths count too). */
   expectedCount: number | undefined;
@@ -201,6 +207,7 @@ export class ProjectSource implements Source {
     this.description = `project ${project}${from ? `/${from}` : ''}`;
     this.wanted = pathFilter(opts);
     this.skipFailed = opts.skipFailed === true;
+    this.carryControl = opts.carryControl === true;
     this.pageSize = opts.pageSize ?? LIST_PAGE_SIZE;
   }
 
@@ -296,7 +303,7 @@ export class ProjectSource implements Source {
         }
         // Segment by segment only for a path that breaks the rule somewhere: not a split and a
         // verdict per segment for each of a listing's documents, when nearly none breaks it.
-        if (hasControl(key)) {
+        if (!this.carryControl && hasControl(key)) {
           const verdicts = key.split('/').map(checkDecodedName);
           const bad = verdicts.find((v) => !v.ok);
           if (bad && !bad.ok) {

@@ -1,6 +1,6 @@
 // `ferry pull PROJECT DIR`: a project's documents into a local folder.
 import type { Command } from 'commander';
-import { planPull, pull, type PullOptions } from '../../../jobs/pull.js';
+import { localFilesFrom, planPull, pull, type PullOptions } from '../../../jobs/pull.js';
 import { formatBytes } from '../../runner/format.js';
 import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
@@ -11,6 +11,7 @@ import { writableFile } from '../options.js';
 import { projectFlag, resolveProject } from '../project-name.js';
 import { bwlimitFlag, limitsFrom, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
+
 
 interface PullCliOptions {
   from?: string;
@@ -33,6 +34,9 @@ interface PullCliOptions {
   state?: string;
   manifest?: string;
   manifestOut?: string;
+  localNames?: string;
+  overwriteChanged?: boolean;
+  backupDir?: string;
 }
 
 /** Problems a dry run names in text; --json lists up to the plan's own cap. */
@@ -42,7 +46,9 @@ export async function pullAction(project: string, dir: string, opts: PullCliOpti
   if (opts.manifest !== undefined) throw new ConfigurationError('--manifest means nothing to pull: a pull writes each document as it is; --manifest-out FILE writes the manifest of their metadata (mirror, upload and check read one)');
   if (opts.manifestOut !== undefined) writableFile('--manifest-out', opts.manifestOut);
   if (opts.manifestOut !== undefined && opts.dryRun) process.stderr.write('ferry: --manifest-out does nothing with --dry-run: the manifest is written by a pull that lists every document\n');
+  if (opts.backupDir !== undefined && !opts.overwriteChanged) throw new ConfigurationError('--backup-dir needs --overwrite-changed: without it no pulled file is replaced, so none is moved');
   const options: PullOptions = {
+    ...localFilesFrom(opts, dir),
     ...(opts.manifestOut !== undefined ? { manifestOut: opts.manifestOut } : {}),
     project: projectFlag('PROJECT', project),
     dir,

@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { later } from '../later.js';
 import { addLimitOptions, addPatternOptions, addSizeAgeOptions, BWLIMIT_HELP, STATS_HELP } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
+import { LOCAL_NAMES } from '../../backends/local/names.js';
 
 export function registerPull(program: Command): void {
   const pull = program
@@ -16,6 +17,9 @@ export function registerPull(program: Command): void {
     .option('--concurrency <n>', 'most downloads at once', String(DEFAULT_CONCURRENCY))
     .option('--bwlimit <rate>', BWLIMIT_HELP);
   addLimitOptions(addSizeAgeOptions(pull))
+    .addOption(new Option('--local-names <rules>', "the rules local names are written by: auto probes DIR, windows maps what NTFS, exFAT and SMB shares refuse, posix writes names as they are").choices([...LOCAL_NAMES]).default('auto'))
+    .option('--overwrite-changed', 'replace a pulled file changed here since with the project\'s version (default: keep it, name it, exit 1)')
+    .option('--backup-dir <dir>', 'with --overwrite-changed: move each replaced file here first, by its path under DIR')
     .option('-n, --dry-run', 'print what would be downloaded and touch nothing')
     .option('--manifest-out <file>', "write a manifest (CSV as Excel opens it: path, then one column per metadata key) that gives the pulled files' documents the same metadata again with mirror --manifest")
     // Said, not refused as an unknown flag: a pull writes a manifest, it does not read one.

@@ -1,0 +1,67 @@
+// A folder ferry pulled gives its documents their original names back: its record of names
+// (`.ferry-names.jsonl`, written by the pull) maps each local path the pull had to change to the
+// document's path, so that a mirror of the folder (the same project or another, another tenant, a
+// fresh store on another machine) creates no document under a name the file system imposed, and
+// `ferry check` compares the right names. The record itself is never uploaded. Where the record is
+// damaged, a path that looks mapped (a substitute character, a hash tag, `%2E`) and that the
+// intact part does not list is a failed item: nothing goes up under a name ferry is not sure of.
+import { decodeSegment } from '../local/names.js';
+import { hasHashTag } from '../local/namer.js';
+import { NAMES_FILE, readNamesFile, type NamesRecord } from '../local/names-file.js';
+import type { Source, SourceEntry } from '../../sync/types.js';
+import { HAS_CONTROL, hasControl, visible } from '../names.js';
+
+/** The source as it is, or, for a folder ferry pulled, with every mapped path given back. */
+export async function withPulledNames(source: Source, root: string, opts: { carryControl?: boolean | undefined } = {}): Promise<Source> {
+  const record = await readNamesFile(root);
+  if (!record) return source;
+  const given = { count: 0 };
+  const map = (entry: SourceEntry): SourceEntry => restore(entry, record, given, opts.carryControl === true);
+  const wrapped: Source = {
+    description: source.description,
+    prepare: () => source.prepare(),
+    close: () => source.close(),
+    entries: async function* (signal?: AbortSignal) {
+      for await (const e of source.entries(signal)) yield map(e);
+    },
+    ...(source.batches ? { batches: async function* (signal?: AbortSignal) {
+      for await (const batch of source.batches!(signal)) yield batch.map(map);
+    } } : {}),
+    ...(source.takes ? { takes: (key: string) => source.takes!(key) } : {}),
+    notes: () => [
+      ...(source.notes?.() ?? []),
+      `a folder ferry pulled (its ${NAMES_FILE} says so): ${given.count} ${given.count === 1 ? 'path' : 'paths'} given back the name the document had` +
+        (record.damagedAt ? `; the record is damaged from line ${record.damagedAt.line} (${record.damagedAt.why}): paths it no longer vouches for were not uploaded` : ''),
+    ],
+  };
+  Object.defineProperty(wrapped, 'expectedCount', { get: () => source.expectedCount });
+  return wrapped;
+}
+
+function restore(entry: SourceEntry, record: NamesRecord, given: { count: number }, carryControl: boolean): SourceEntry {
+  if (entry.key === NAMES_FILE) {
+    return entry.kind === 'file' ? { kind: 'problem', key: entry.key, outcome: 'skipped', reason: "ferry's record of the names of a pulled folder: never uploaded" } : entry;
+  }
+  if (entry.kind === 'problem') return entry;
+  const name = record.names.get(entry.key);
+  if (name !== undefined) {
+    // The name given back meets the rule of names as any other (an upload cannot carry a control character).
+    if (!carryControl && hasControl(name)) return { kind: 'problem', key: name, outcome: 'failed', reason: HAS_CONTROL };
+    given.count++;
+    return { ...entry, key: name };
+  }
+  if (record.damagedAt && looksMapped(entry.key, record)) {
+    return {
+      kind: 'problem',
+      key: entry.key,
+      outcome: 'failed',
+      reason: `"${visible(entry.key)}" looks like a name the pull mapped, and the folder's ${NAMES_FILE} is damaged from line ${record.damagedAt.line} (${record.damagedAt.why}): which document name it stands for is not sure, so it was not uploaded; pull the project again into a fresh folder, or rename the file to the name it should have`,
+    };
+  }
+  // Not in the record: a file someone put here, under the name it has.
+  return entry;
+}
+
+function looksMapped(key: string, record: NamesRecord): boolean {
+  return key.split('/').some((segment) => hasHashTag(segment) || /%2E|%00/.test(segment) || (record.header?.rules !== 'posix' && decodeSegment(segment) !== segment));
+}

@@ -1,0 +1,210 @@
+// Copies where people keep them: a project whose documents other clients named (a Mac, the web
+// app: names legal on the service and on Linux) pulled onto real NTFS (ntfs-3g, windows_names)
+// and exFAT mounts, and onto the machine's own disk; then a rerun, `check`, and a restore of the
+// pulled folder into another tenant from a fresh store, which must give every original name back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson, runFerry } from '../helpers/cli.js';
+import { mount, mountable, type FsKind, type Mounted } from '../helpers/filesystems.js';
+import { NAMES_FILE } from '../../src/backends/local/names-file.js';
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(() => service.close());
+
+const LONG = `${'n'.repeat(251)}.txt`; // 255 bytes
+
+/** Documents a mirror from Linux gives the service (every name here is legal on ext4). */
+const MIRRORED: Record<string, string> = {
+  'Q3: review?.docx': 'q3 ascii',
+  'Q3\uff1a review\uff1f.docx': 'q3 fullwidth look-alike',
+  'x<y>.txt': 'angle',
+  'pipe|.txt': 'pipe',
+  'star*.txt': 'star',
+  'quote".txt': 'quote',
+  'back\\slash.txt': 'backslash',
+  'CON.txt': 'con with extension',
+  CON: 'con alone',
+  'aux.log': 'aux with extension',
+  NUL: 'nul alone',
+  'COM1.csv': 'com1',
+  'LPT\u00b9.txt': 'lpt superscript',
+  'trail.': 'trailing dot',
+  'trail ': 'trailing space',
+  'A.txt': 'upper a',
+  'a.txt': 'lower a',
+  '\u201bquoted.txt': 'the quote character itself',
+  [LONG]: 'two hundred and fifty-five bytes',
+  'Client: Acme/brief.txt': 'in a folder with a colon',
+  'aux/inside.txt': 'in a folder named aux',
+  'Reports./r.txt': 'in a folder with a trailing dot',
+};
+/** Named through the API as the web app would: control characters cannot come from a mirror. */
+const UPLOADED: Record<string, string> = {
+  'bell\u0007.txt': 'bell',
+  'tab\there.txt': 'tab',
+};
+
+async function seedProject(): Promise<{ project: string; expected: Map<string, string> }> {
+  const client = service.client();
+  const project = (await client.projects.create({ name: `copies ${randomUUID().slice(0, 8)}`, description: 'names other clients gave' })).objectIdentifier;
+  const src = await mkdtemp(join(tmpdir(), 'ferry-copies-src-'));
+  await writeTree(src, MIRRORED);
+  const seeded = await runFerry(['mirror', src, '--project', project, '--state', join(src, '..', `${randomUUID()}.sqlite`), '--json'], service.env());
+  expect(seeded.code, seeded.stdout + seeded.stderr).toBe(0);
+  const batch = randomUUID();
+  for (const [name, body] of Object.entries(UPLOADED)) {
+    const doc = await client.documents.upload(project, { open: () => Readable.from([Buffer.from(body)]), size: Buffer.byteLength(body), filename: name }, { documentUploadIdentifier: batch });
+    expect(doc.name).toBe(name);
+  }
+  return { project, expected: new Map(Object.entries({ ...MIRRORED, ...UPLOADED })) };
+}
+
+/** Every file under `root` but ferry's record of names: relative path -> content. */
+async function filesUnder(root: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (dir: string, prefix: string) => {
+    for (const d of await readdir(dir, { withFileTypes: true })) {
+      if (d.isDirectory()) await walk(join(dir, d.name), `${prefix}${d.name}/`);
+      else if (`${prefix}${d.name}` !== NAMES_FILE) out.set(`${prefix}${d.name}`, await readFile(join(dir, d.name), 'utf8'));
+    }
+  };
+  await walk(root, '');
+  return out;
+}
+
+interface PullJson {
+  counts: Record<string, number>;
+  errors: { key: string; error: string }[];
+  renamed: { key: string; local: string; why: string }[];
+  localNames: { rules: string; how: string; caseInsensitive: boolean };
+  drift?: { missing: number; changed: number };
+  replacedLocally?: { count: number; files: { local: string; backup?: string }[] };
+}
+
+/** The round trip onto one destination folder: pull, rerun, check, restore into another tenant. */
+async function roundTrip(out: string, expectRules: string): Promise<void> {
+  const { project, expected } = await seedProject();
+  const state = join(await mkdtemp(join(tmpdir(), 'ferry-copies-state-')), 'pull.sqlite');
+  const first = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
+  const summary = onlyJson(first) as unknown as PullJson;
+  expect(first.code, JSON.stringify(summary.errors)).toBe(0);
+  expect(summary.localNames.rules).toBe(expectRules);
+  expect(summary.counts).toMatchObject({ discovered: expected.size, downloaded: expected.size, failed: 0 });
+  for (const r of summary.renamed) expect(r.why.length).toBeGreaterThan(0);
+
+  // Every document present once, by content (each content is unique).
+  const onDisk = await filesUnder(out);
+  expect([...onDisk.values()].sort()).toEqual([...expected.values()].sort());
+
+  const again = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
+  expect(again.code, again.stdout).toBe(0);
+  expect((onlyJson(again) as unknown as PullJson).counts).toMatchObject({ downloaded: 0, failed: 0 });
+
+  const check = await runFerry(['check', out, '--project', project, '--json'], service.env());
+  expect(check.code, check.stdout + check.stderr).toBe(0);
+
+  // The restore: another tenant, a fresh store; every original name and path, no extra document.
+  const other = service.client({}, 1);
+  const target = (await other.projects.create({ name: `restore ${randomUUID().slice(0, 8)}`, description: 'restored' })).objectIdentifier;
+  const restore = await runFerry(['mirror', out, '--project', target, '--state', join(await mkdtemp(join(tmpdir(), 'ferry-restore-')), 'fresh.sqlite'), '--json'], service.env(1));
+  const restored = onlyJson(restore) as { counts: Record<string, number>; errors: { key: string; error: string }[] };
+  // Control characters cannot go up in an upload: each is a failed item that says so, never a document under another name.
+  const carried = [...expected.keys()].filter((k) => !/[\u0000-\u001f]/.test(k));
+  expect(restored.errors.map((e) => e.key).sort()).toEqual([...expected.keys()].filter((k) => /[\u0000-\u001f]/.test(k)).sort());
+  for (const e of restored.errors) expect(e.error).toMatch(/control characters/);
+  expect(restore.code).toBe(1);
+  const docs = await remoteFiles(other, target);
+  expect(docs.map((d) => d.path?.replace(/^\//, '')).sort()).toEqual(carried.sort());
+}
+
+/** A pulled file deleted and another changed by hand: named, fetched again, replaced when asked. */
+async function drift(out: string): Promise<void> {
+  const { project } = await seedProject();
+  const state = join(await mkdtemp(join(tmpdir(), 'ferry-drift-state-')), 'pull.sqlite');
+  const first = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
+  expect(first.code, first.stdout).toBe(0);
+  const summary = onlyJson(first) as unknown as PullJson;
+  const localOf = (key: string) => summary.renamed.find((r) => r.key === key)?.local ?? key;
+  const deleted = localOf('Client: Acme/brief.txt');
+  const changed = localOf('x<y>.txt');
+  await unlink(join(out, deleted));
+  await writeFile(join(out, changed), 'edited by hand, longer than before');
+
+  const second = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
+  const s2 = onlyJson(second) as unknown as PullJson;
+  expect(second.code).toBe(1);
+  expect(s2.drift).toEqual(expect.objectContaining({ missing: 1, changed: 1 }));
+  expect(s2.counts).toMatchObject({ downloaded: 1, failed: 1 });
+  expect(s2.errors).toEqual([expect.objectContaining({ key: 'x<y>.txt', error: expect.stringMatching(/changed here since ferry wrote it/) })]);
+  expect(await readFile(join(out, deleted), 'utf8')).toBe('in a folder with a colon');
+  expect(await readFile(join(out, changed), 'utf8')).toBe('edited by hand, longer than before');
+
+  const backup = await mkdtemp(join(tmpdir(), 'ferry-backup-'));
+  const third = await runFerry(['pull', project, out, '--state', state, '--overwrite-changed', '--backup-dir', backup, '--json'], service.env());
+  const s3 = onlyJson(third) as unknown as PullJson;
+  expect(third.code, JSON.stringify(s3.errors)).toBe(0);
+  expect(s3.replacedLocally?.count).toBe(1);
+  expect(await readFile(join(out, changed), 'utf8')).toBe('angle');
+  expect(await readFile(join(backup, changed), 'utf8')).toBe('edited by hand, longer than before');
+
+  const fourth = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
+  expect(fourth.code, fourth.stdout).toBe(0);
+  expect((onlyJson(fourth) as unknown as PullJson).counts).toMatchObject({ downloaded: 0, failed: 0 });
+}
+
+describe('pull onto the machine\'s own disk', () => {
+  it('writes names as they are (posix rules), and a restore gives them back', async () => {
+    await roundTrip(join(await mkdtemp(join(tmpdir(), 'ferry-copies-ext4-')), 'out'), 'posix');
+  });
+  it('a pulled file deleted and another changed: fetched again, named, replaced when asked', async () => {
+    await drift(join(await mkdtemp(join(tmpdir(), 'ferry-drift-ext4-')), 'out'));
+  });
+});
+
+for (const kind of ['ntfs', 'exfat'] as FsKind[]) {
+  describe(`pull onto ${kind === 'ntfs' ? 'NTFS (ntfs-3g -o windows_names)' : 'exFAT (exfat-fuse, loop device)'}`, () => {
+    let refused: string | undefined;
+    beforeAll(async () => {
+      refused = await mountable(kind);
+      if (refused && process.env.CI) throw new Error(refused);
+    });
+    const onMount = async (skip: (why: string) => void, work: (m: Mounted) => Promise<void>) => {
+      if (refused) return skip(refused);
+      const m = await mount(kind);
+      try {
+        await work(m);
+      } finally {
+        await m.unmount();
+      }
+    };
+    it('every document once, a rerun downloads 0, check is clean, a restore gives every original name', async (ctx) => {
+      await onMount(ctx.skip, (m) => roundTrip(join(m.dir, 'copy'), 'windows'));
+    });
+    it('a pulled file deleted and another changed: fetched again, named, replaced when asked', async (ctx) => {
+      await onMount(ctx.skip, (m) => drift(join(m.dir, 'copy')));
+    });
+  });
+}
+
+describe('bad input', () => {
+  it('--local-names with an unknown value is exit 2 listing the values', async () => {
+    const r = await runFerry(['pull', service.project, join(tmpdir(), 'never'), '--local-names', 'dos'], service.env());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/auto, posix, windows/);
+  });
+  it('--backup-dir inside the pulled folder is exit 2', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-backup-inside-'));
+    const r = await runFerry(['pull', service.project, dir, '--overwrite-changed', '--backup-dir', join(dir, 'old')], service.env());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/inside/);
+    await rm(dir, { recursive: true, force: true });
+  });
+});
