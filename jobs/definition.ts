@@ -17,7 +17,7 @@ export { parseDuration };
 import type { MirrorOptions } from './mirror.js';
 import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 import { localFilesFrom, type PullOptions } from './pull.js';
-import { LOCAL_NAMES } from '../src/backends/local/names.js';
+import { LOCAL_NAMES } from '../src/backends/name-rules.js';
 import type { BackupOptions } from './playbooks.js';
 import type { MigrateOptions } from './migrate.js';
 import type { LeaseSettings } from '../src/backends/project/lease-use.js';

@@ -17,7 +17,7 @@ import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { LocalFolderDestination } from '../src/backends/local/destination.js';
-import { LOCAL_NAMES, type LocalNamesSetting } from '../src/backends/local/names.js';
+import { LOCAL_NAMES, type LocalNamesSetting } from '../src/backends/name-rules.js';
 import { ManifestWriter } from '../src/manifest/write.js';
 
 export interface PullOptions extends SizeAgeLimits {

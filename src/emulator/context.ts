@@ -73,6 +73,8 @@ export interface EmulatorModes {
   search: 'substring' | 'prefix' | 'word';
   /** Whether `searchText` tells upper from lower case. */
   searchCase: 'insensitive' | 'sensitive';
+  /** Whether two folder names that differ only by case (or Unicode form) are two folders (`sensitive`) or one, the second a 409. */
+  folderCase: 'insensitive' | 'sensitive';
   /** The granularity of the times the service gives (`dateAdded`…), ms: 1 gives every millisecond. */
   timeResolutionMs: number;
   /** How long a signed document link (no content route) works, s. */
@@ -90,6 +92,7 @@ export const DEFAULT_MODES: EmulatorModes = {
   streamFormat: 'events',
   search: 'substring',
   searchCase: 'insensitive',
+  folderCase: 'insensitive',
   timeResolutionMs: 1,
   linkTtlSeconds: 3600,
   linkAuth: 'none',

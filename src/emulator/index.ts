@@ -68,6 +68,7 @@ export interface EmulatorOptions {
   streamFormat?: EmulatorModes['streamFormat'];
   search?: EmulatorModes['search'];
   searchCase?: EmulatorModes['searchCase'];
+  folderCase?: EmulatorModes['folderCase'];
   timeResolutionMs?: number;
   linkTtlSeconds?: number;
   linkAuth?: EmulatorModes['linkAuth'];
@@ -212,7 +213,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 }
 
 /** The answers to what the spec leaves open: the defaults, `strict`, then each mode option. */
-export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat' | 'search' | 'searchCase' | 'timeResolutionMs' | 'linkTtlSeconds' | 'linkAuth' | 'metadata'>): EmulatorModes {
+export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat' | 'search' | 'searchCase' | 'folderCase' | 'timeResolutionMs' | 'linkTtlSeconds' | 'linkAuth' | 'metadata'>): EmulatorModes {
   return {
     folders: options.folders ?? (options.strict ? 'none' : DEFAULT_MODES.folders),
     contentRoute: !options.strict,
@@ -220,6 +221,7 @@ export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'd
     streamFormat: options.streamFormat ?? DEFAULT_MODES.streamFormat,
     search: options.search ?? DEFAULT_MODES.search,
     searchCase: options.searchCase ?? DEFAULT_MODES.searchCase,
+    folderCase: options.folderCase ?? DEFAULT_MODES.folderCase,
     timeResolutionMs: options.timeResolutionMs ?? DEFAULT_MODES.timeResolutionMs,
     linkTtlSeconds: options.linkTtlSeconds ?? DEFAULT_MODES.linkTtlSeconds,
     linkAuth: options.linkAuth ?? DEFAULT_MODES.linkAuth,

@@ -179,6 +179,9 @@ function csvProblem(err: CsvError, lastLine: number): string {
   }
 }
 
+/** The column a pull's manifest names each file's local path in, where it is not the document's: read as information only. */
+export const LOCAL_PATH_COLUMN = 'ferry.localPath';
+
 function readHeader(file: string, record: string[], delimiter: string, delimiterGiven: boolean): { columns: string[]; pathAt: number } {
   const columns = record.map((c) => c.trim());
   const where = `--manifest ${visible(file)}: line 1 (the header)`;
@@ -193,7 +196,7 @@ function readHeader(file: string, record: string[], delimiter: string, delimiter
     if (c === '') throw new ManifestError(`${where}: column ${i + 1} has no name`);
     if (seen.has(c)) throw new ManifestError(`${where}: the column "${visible(c)}" is named twice`);
     seen.add(c);
-    if (/^ferry\./.test(c)) throw new ManifestError(`${where}: the column "${visible(c)}": keys starting with "ferry." are ferry's own (docs/cli.md, "Identity on the service")`);
+    if (/^ferry\./.test(c) && c !== LOCAL_PATH_COLUMN) throw new ManifestError(`${where}: the column "${visible(c)}": keys starting with "ferry." are ferry's own (docs/cli.md, "Identity on the service")`);
   });
   return { columns, pathAt };
 }
@@ -201,7 +204,8 @@ function readHeader(file: string, record: string[], delimiter: string, delimiter
 function rowOf(file: string, line: number, header: { columns: string[]; pathAt: number }, record: string[]): ManifestRow {
   const row: ManifestRow = { line, path: pathOf(file, line, record[header.pathAt] ?? ''), metadata: {}, settings: {} };
   header.columns.forEach((column, i) => {
-    if (i === header.pathAt) return;
+    // Where a pull wrote the file (information for a person; the path is the document's).
+    if (i === header.pathAt || column === LOCAL_PATH_COLUMN) return;
     const value = record[i] ?? '';
     // An empty cell: this document has no such key (or setting).
     if (value === '') return;

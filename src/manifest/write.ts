@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import { scratchFolder } from '../scratch.js';
+import { LOCAL_PATH_COLUMN } from './read.js';
 import type { FileEntry, Source, SourceEntry } from '../sync/types.js';
 
 export class ManifestWriter {
@@ -19,10 +20,13 @@ export class ManifestWriter {
   private folder: string | undefined;
   private files = 0;
 
+  /** Whether any file landed under another path than its document's (a name the file system could not hold). */
+  private mapped = false;
+
   constructor(
     readonly file: string,
-    /** The path a key is written as (the local name a pull gives it). */
-    private readonly pathOf: (key: string) => string,
+    /** The local path a pull gives a key: in the column ferry.localPath when any differs from the document's. */
+    private readonly localOf: (key: string) => string,
   ) {}
 
   /** The source, each file it gives noted for the manifest. */
@@ -57,7 +61,9 @@ export class ManifestWriter {
     for (const key of Object.keys(metadata)) this.keys.add(key);
     this.files++;
     // Backpressure is not waited for: a line is small, and the listing's pages bound the pace.
-    this.out?.write(`${JSON.stringify([this.pathOf(entry.key), metadata])}\n`);
+    const local = this.localOf(entry.key);
+    if (local !== entry.key) this.mapped = true;
+    this.out?.write(`${JSON.stringify([entry.key, local, metadata])}\n`);
   }
 
   /** Writes the CSV: `path`, then one column per key seen, sorted; an empty cell where a file has no such key. */
@@ -69,12 +75,15 @@ export class ManifestWriter {
     const columns = [...this.keys].sort();
     const temporary = join(dirname(this.file), `.${basename(this.file)}.ferry-${process.pid}`);
     const lines = createInterface({ input: createReadStream(join(this.folder, 'rows.jsonl')), crlfDelay: Infinity });
+    // `path` is the document's (a mirror of the pulled folder gives it back: folder/pulled-names.ts);
+    // where the file has another, ferry.localPath says where it is (read back as information only).
+    const mapped = this.mapped;
     const rows = async function* () {
-      yield ['path', ...columns];
+      yield ['path', ...(mapped ? [LOCAL_PATH_COLUMN] : []), ...columns];
       for await (const line of lines) {
         if (!line) continue;
-        const [path, metadata] = JSON.parse(line) as [string, Record<string, string>];
-        yield [path, ...columns.map((c) => metadata[c] ?? '')];
+        const [path, local, metadata] = JSON.parse(line) as [string, string, Record<string, string>];
+        yield [path, ...(mapped ? [local] : []), ...columns.map((c) => metadata[c] ?? '')];
       }
     };
     try {

@@ -4,8 +4,8 @@
 // name, with case folded.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { decodeSegment, encodeSegment, isReserved, QUOTE, windowsAllows } from '../../src/backends/local/names.js';
-import { hasHashTag, LocalNamer } from '../../src/backends/local/namer.js';
+import { decodeSegment, encodeSegment, hasHashTag, isReserved, QUOTE, windowsAllows } from '../../src/backends/name-rules.js';
+import { LocalNamer } from '../../src/backends/local/namer.js';
 import { timeStep } from '../../src/backends/local/probe.js';
 
 /** The characters that matter, weighted up: Windows' refused ones, their substitutes, the quote, dots, spaces, controls, case. */

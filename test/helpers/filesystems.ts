@@ -21,7 +21,7 @@ function run(cmd: string, args: string[]): string {
 }
 
 /** Makes an image of `sizeMiB` and mounts it; throws with the tool's words when it cannot. */
-export async function mount(kind: FsKind, sizeMiB = 96): Promise<Mounted> {
+export async function mount(kind: FsKind, sizeMiB = 96, opts: { readOnly?: boolean } = {}): Promise<Mounted> {
   const base = await mkdtemp(join(tmpdir(), `ferry-${kind}-`));
   const image = join(base, `${kind}.img`);
   const dir = join(base, 'mnt');
@@ -31,11 +31,11 @@ export async function mount(kind: FsKind, sizeMiB = 96): Promise<Mounted> {
   try {
     if (kind === 'ntfs') {
       run('mkntfs', ['-F', '-Q', image]);
-      run('ntfs-3g', ['-o', 'windows_names', image, dir]);
+      run('ntfs-3g', ['-o', opts.readOnly ? 'windows_names,ro' : 'windows_names', image, dir]);
     } else {
       run('mkfs.exfat', [image]);
       loop = run('losetup', ['-f', '--show', image]).trim();
-      run('mount.exfat-fuse', [loop, dir]);
+      run('mount.exfat-fuse', [...(opts.readOnly ? ['-o', 'ro'] : []), loop, dir]);
     }
   } catch (err) {
     if (loop) run('losetup', ['-d', loop]);

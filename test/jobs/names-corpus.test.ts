@@ -10,6 +10,7 @@ import { writeZip } from '../helpers/archives.js';
 import { mirror } from '../../jobs/mirror.js';
 import { pull } from '../../jobs/pull.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
+import { NAMES_FILE } from '../../src/backends/names-record.js';
 
 let service: Service;
 beforeAll(async () => {
@@ -102,8 +103,9 @@ describe('a corpus of hostile names: mirror, rerun, pull, compare', () => {
       expect(renamed[0]!.key).toBe(`zipped/${long}`);
       expect(Buffer.byteLength(renamed[0]!.local.split('/')[1]!)).toBeLessThanOrEqual(255);
 
-      // Name for name, byte for byte.
-      expect(await filesUnder(out)).toEqual([...carried, renamed[0]!.local].sort());
+      // Name for name, byte for byte; beside them the record of the one name the pull had to change.
+      expect(await filesUnder(out)).toEqual([...carried, renamed[0]!.local, NAMES_FILE].sort());
+      expect(await readFile(join(out, NAMES_FILE), 'utf8')).toContain(JSON.stringify(renamed[0]!.local));
       for (const key of carried) expect(await readFile(join(out, key), 'utf8'), key).toBe(tree[key]);
       expect(await readFile(join(out, renamed[0]!.local), 'utf8')).toBe('long content');
     } finally {

@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mount, mountable, type FsKind, type Mounted } from '../helpers/filesystems.js';
-import { NAMES_FILE } from '../../src/backends/local/names-file.js';
+import { NAMES_FILE } from '../../src/backends/names-record.js';
 
 let service: Service;
 beforeAll(async () => {
@@ -90,10 +90,10 @@ interface PullJson {
 }
 
 /** The round trip onto one destination folder: pull, rerun, check, restore into another tenant. */
-async function roundTrip(out: string, expectRules: string): Promise<void> {
+async function roundTrip(out: string, expectRules: string, extra: string[] = []): Promise<PullJson> {
   const { project, expected } = await seedProject();
   const state = join(await mkdtemp(join(tmpdir(), 'ferry-copies-state-')), 'pull.sqlite');
-  const first = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
+  const first = await runFerry(['pull', project, out, '--state', state, '--json', ...extra], service.env());
   const summary = onlyJson(first) as unknown as PullJson;
   expect(first.code, JSON.stringify(summary.errors)).toBe(0);
   expect(summary.localNames.rules).toBe(expectRules);
@@ -104,7 +104,7 @@ async function roundTrip(out: string, expectRules: string): Promise<void> {
   const onDisk = await filesUnder(out);
   expect([...onDisk.values()].sort()).toEqual([...expected.values()].sort());
 
-  const again = await runFerry(['pull', project, out, '--state', state, '--json'], service.env());
+  const again = await runFerry(['pull', project, out, '--state', state, '--json', ...extra], service.env());
   expect(again.code, again.stdout).toBe(0);
   expect((onlyJson(again) as unknown as PullJson).counts).toMatchObject({ downloaded: 0, failed: 0 });
 
@@ -123,6 +123,7 @@ async function roundTrip(out: string, expectRules: string): Promise<void> {
   expect(restore.code).toBe(1);
   const docs = await remoteFiles(other, target);
   expect(docs.map((d) => d.path?.replace(/^\//, '')).sort()).toEqual(carried.sort());
+  return summary;
 }
 
 /** A pulled file deleted and another changed by hand: named, fetched again, replaced when asked. */
@@ -191,10 +192,54 @@ for (const kind of ['ntfs', 'exfat'] as FsKind[]) {
     it('a pulled file deleted and another changed: fetched again, named, replaced when asked', async (ctx) => {
       await onMount(ctx.skip, (m) => drift(join(m.dir, 'copy')));
     });
+    it('names the stated rules did not predict (posix on this drive) are refused by the file system, written with the strict rules, said, and restored', async (ctx) => {
+      await onMount(ctx.skip, async (m) => {
+        const summary = await roundTrip(join(m.dir, 'copy'), 'posix', ['--local-names', 'posix']);
+        const refused = summary.renamed.filter((r) => /the file system refused/.test(r.why));
+        expect(refused.map((r) => r.key)).toEqual(expect.arrayContaining(['Q3: review?.docx', 'x<y>.txt', 'Client: Acme/brief.txt']));
+        for (const r of summary.renamed) expect(r.why).not.toMatch(/EINVAL|ENOENT.*internal|node:/);
+      });
+    });
+    it('a destination on a read-only mount is exit 2 before any download', async (ctx) => {
+      if (refused) return ctx.skip(refused);
+      const m = await mount(kind, 96, { readOnly: true });
+      try {
+        const r = await runFerry(['pull', service.project, join(m.dir, 'copy'), '--state', join(await mkdtemp(join(tmpdir(), 'ferry-ro-')), 's.sqlite')], service.env());
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/read-only/);
+        expect(await readdir(m.dir)).toEqual([]);
+      } finally {
+        await m.unmount();
+      }
+    });
   });
 }
 
 describe('bad input', () => {
+  it('a record of names edited by hand: the restore uploads nothing under a name it is not sure of, and says which', async () => {
+    const { project, expected } = await seedProject();
+    const out = join(await mkdtemp(join(tmpdir(), 'ferry-damaged-')), 'out');
+    const pulled = await runFerry(['pull', project, out, '--local-names', 'windows', '--state', join(out, '..', 'pull.sqlite'), '--json'], service.env());
+    expect(pulled.code, pulled.stdout).toBe(0);
+    const record = join(out, NAMES_FILE);
+    const lines = (await readFile(record, 'utf8')).split('\n');
+    // The third line (the second mapping) says another name: its sum no longer matches.
+    const edited = JSON.parse(lines[2]!) as { local: string; name: string; sum: string };
+    lines[2] = JSON.stringify({ ...edited, name: 'Invoice (forged).pdf' });
+    await writeFile(record, lines.join('\n'));
+    const target = (await service.client().projects.create({ name: 'restore damaged', description: '' })).objectIdentifier;
+    const r = await runFerry(['mirror', out, '--project', target, '--state', join(out, '..', 'restore.sqlite'), '--json'], service.env());
+    const summary = onlyJson(r) as { errors: { key: string; error: string }[]; problems: { key: string; reason: string }[] };
+    expect(r.code).toBe(1);
+    const unsure = summary.errors.filter((e) => /damaged from line 3/.test(e.error));
+    expect(unsure.length).toBeGreaterThan(0);
+    expect(unsure.map((e) => e.key)).toContain(edited.local);
+    const names = (await remoteFiles(service.client(), target)).map((d) => d.path!.replace(/^\//, ''));
+    // Every document made has a name the project had; none under a mapped or forged name.
+    for (const n of names) expect(expected.has(n), n).toBe(true);
+    expect(names).not.toContain('Invoice (forged).pdf');
+    expect(summary.problems.some((p) => /damaged from line 3/.test(p.reason))).toBe(true);
+  });
   it('--local-names with an unknown value is exit 2 listing the values', async () => {
     const r = await runFerry(['pull', service.project, join(tmpdir(), 'never'), '--local-names', 'dos'], service.env());
     expect(r.code).toBe(2);

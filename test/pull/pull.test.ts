@@ -126,10 +126,11 @@ describe('ferry pull', () => {
     expect(summary.errors).toEqual([{ key: 'readme.txt', error: expect.stringMatching(/^conflict: a local file ferry did not write \(or that changed since\) is in the way \(12 bytes, modified .*; the document: 9 bytes of .*\); it was kept$/) }]);
     expect(await readFile(join(out, 'readme.txt'), 'utf8')).toBe('my own notes');
 
-    // A file ferry wrote and the user then edited is not overwritten either, when the document changes.
+    // A file ferry wrote and the user then edited is not overwritten either, and is named (the folder is a truth too).
     await writeFile(join(out, 'contracts/2024/empty.txt'), 'edited');
-    const again = onlyJson(await runFerry(['pull', project, out, '--state', join(dir, 'pull.sqlite'), '--json'], service.env())) as { counts: Record<string, number> };
-    expect(again.counts).toMatchObject({ downloaded: 0, failed: 1 });
+    const again = onlyJson(await runFerry(['pull', project, out, '--state', join(dir, 'pull.sqlite'), '--json'], service.env())) as { counts: Record<string, number>; errors: { key: string; error: string }[] };
+    expect(again.counts).toMatchObject({ downloaded: 0, failed: 2 });
+    expect(again.errors).toContainEqual({ key: 'contracts/2024/empty.txt', error: expect.stringMatching(/^conflict: changed here since ferry wrote it/) });
     expect(await readFile(join(out, 'contracts/2024/empty.txt'), 'utf8')).toBe('edited');
   });
 

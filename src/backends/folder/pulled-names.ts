@@ -5,9 +5,9 @@
 // `ferry check` compares the right names. The record itself is never uploaded. Where the record is
 // damaged, a path that looks mapped (a substitute character, a hash tag, `%2E`) and that the
 // intact part does not list is a failed item: nothing goes up under a name ferry is not sure of.
-import { decodeSegment } from '../local/names.js';
-import { hasHashTag } from '../local/namer.js';
-import { NAMES_FILE, readNamesFile, type NamesRecord } from '../local/names-file.js';
+import { decodeSegment, hasHashTag } from '../name-rules.js';
+
+import { NAMES_FILE, readNamesFile, type NamesRecord } from '../names-record.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
 import { HAS_CONTROL, hasControl, visible } from '../names.js';
 

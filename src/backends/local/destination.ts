@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   close as closeFd,
   closeSync,
+  constants,
   copyFileSync,
   existsSync,
   futimes as futimesFd,
@@ -20,7 +21,7 @@ import {
   write as writeFd,
   writeSync,
 } from 'node:fs';
-import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { access, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { ConfigurationError, FerryError } from '../../api/errors.js';
@@ -29,8 +30,8 @@ import { visible } from '../names.js';
 import type { CheckpointStore, ItemRecord, WrittenItem } from '../../store/types.js';
 import type { Drifted } from '../../sync/drift.js';
 import { LocalNamer } from './namer.js';
-import type { LocalNamesSetting, NameRules } from './names.js';
-import { NamesFileWriter } from './names-file.js';
+import type { LocalNamesSetting, NameRules } from '../name-rules.js';
+import { NamesFileWriter } from '../names-record.js';
 import { probeFolder, rulesFor } from './probe.js';
 import type { Slot } from '../../slots.js';
 import type { Destination, Placement, WriteContext } from '../../sync/engine.js';
@@ -172,10 +173,11 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     try {
       await mkdir(this.o.root, { recursive: true });
     } catch (err) {
-      // Nothing was attempted: the destination itself is not a folder ferry can use (exit 2).
-      const code = (err as NodeJS.ErrnoException).code;
+      // Nothing was attempted: the destination itself is not a folder ferry can use (exit 2). A
+      // recursive mkdir on a read-only mount may say ENOENT: the nearest folder there tells.
+      const code = (await writableCode(this.o.root)) ?? (err as NodeJS.ErrnoException).code;
       const why =
-        code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a folder above it) is a file, not a folder' : code === 'EROFS' ? 'its file system is mounted read-only' : `it cannot be made (${code ?? (err as Error).message})`;
+        code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a folder above it) is a file, not a folder' : code === 'EROFS' ? 'its file system is mounted read-only; nothing was downloaded' : code === 'EACCES' ? 'this user may not write there (EACCES); nothing was downloaded' : `it cannot be made (${code ?? (err as Error).message})`;
       throw new ConfigurationError(`cannot pull into ${this.o.root}: ${why}`);
     }
     const facts = await probeFolder(this.o.root, { names: !stated });
@@ -261,7 +263,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
    * conflict naming the rule it broke, never a raw error.
    */
   private async folderOf(key: string): Promise<boolean> {
-    for (let attempt = 0; ; attempt++) {
+    for (;;) {
       const mapped = this.namer.map(key, true);
       if (mapped.why) this.noteRename(key, mapped.local, mapped.why);
       try {
@@ -271,10 +273,11 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       } catch (err) {
         if (!(err instanceof NameRefused)) throw err;
         const prefix = key.split('/').slice(0, err.component + 1).join('/');
-        if (attempt > 0 || this.namer.isStrict(prefix)) {
+        this.namer.strict(prefix);
+        // Another file of the folder may have switched it already: tried again while the strict form is another path.
+        if (this.namer.map(key, true).local === mapped.local) {
           throw new LocalConflictError(`refused: the folder "${visible(err.path)}" (${explainRefusal(err.code)}), even with every character Windows or a share might refuse written in FULLWIDTH`);
         }
-        this.namer.strict(prefix);
       }
     }
   }
@@ -304,7 +307,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
         placement.conflict = `changed here since ferry wrote it (${describeLocal(st)}; ferry wrote ${ours.size} bytes dated ${new Date(ours.mtimeMs).toISOString()}); it was kept and the project's version not written (overwrite-changed replaces it)`;
       } else {
         placement.conflict = st.isFile()
-          ? `a local file ferry did not write is in the way (${describeLocal(st)}; the document: ${entry.size} bytes of ${new Date(entry.mtimeMs).toISOString()}); it was kept`
+          ? `a local file ferry did not write (or that changed since) is in the way (${st.size} bytes, modified ${new Date(st.mtimeMs).toISOString()}; the document: ${entry.size} bytes of ${new Date(entry.mtimeMs).toISOString()}); it was kept`
           : 'a local folder or other entry is in the way; it was kept';
       }
     }
@@ -568,6 +571,20 @@ async function makeFolderInside(root: string, dir: string): Promise<boolean> {
     if (!st.isDirectory()) throw new LocalConflictError(`refused: a local file is in the way at ${visible(relative(root, path))} where a folder must be; it was kept`);
   }
   return created;
+}
+
+/** EROFS or EACCES when the nearest existing folder at or above `path` cannot be written, else undefined. */
+async function writableCode(path: string): Promise<string | undefined> {
+  for (let dir = path; ; dir = dirname(dir)) {
+    const st = await lstat(dir).catch(() => undefined);
+    if (st?.isDirectory()) {
+      return access(dir, constants.W_OK).then(
+        () => undefined,
+        (err: NodeJS.ErrnoException) => (err.code === 'EROFS' || err.code === 'EACCES' ? err.code : undefined),
+      );
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 /** Whether `dir` is a folder below `root` reached without any symbolic link (nothing is made). */

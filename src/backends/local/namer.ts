@@ -7,13 +7,10 @@
 // Folders that differ only by case share one folder where case is folded (as the file system
 // itself would have it). Segments the file system refused although the rules allowed them are
 // remembered by key prefix and mapped with the strict rules from then on.
-import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import { hash53, NumberByKey } from '../../hashed-keys.js';
 import { visible } from '../names.js';
-import { encodeSegment, type NameRules } from './names.js';
-
-export const MAX_NAME_BYTES = 255;
+import { encodeSegment, hash, MAX_NAME_BYTES, shorten, type NameRules } from '../name-rules.js';
 
 export interface Mapped {
   local: string;
@@ -99,23 +96,4 @@ export class LocalNamer {
     this.taken.set(slot, keyHash);
     if (this.caseInsensitive) this.taken.set(slot, hash53(key.toLocaleLowerCase('en-US')), 1);
   }
-}
-
-/** `~hash` before the extension (kept when short), the stem cut so that the name fits 255 bytes. */
-export function shorten(name: string, tag: string): string {
-  const dot = name.lastIndexOf('.');
-  const ext = dot > 0 && Buffer.byteLength(name.slice(dot)) <= 16 ? name.slice(dot) : '';
-  let stem = ext ? name.slice(0, dot) : name;
-  const room = MAX_NAME_BYTES - Buffer.byteLength(`~${tag}${ext}`);
-  while (Buffer.byteLength(stem) > room) stem = [...stem].slice(0, -1).join('');
-  return `${stem}~${tag}${ext}`;
-}
-
-export function hash(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 8);
-}
-
-/** Whether a local segment carries ferry's hash tag (`~` and 8 hex digits, before an extension or at the end). */
-export function hasHashTag(segment: string): boolean {
-  return /~[0-9a-f]{8}(\.[^.]*)?$/.test(segment);
 }

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigurationError } from '../../api/errors.js';
-import type { NameRules } from './names.js';
+import type { NameRules } from '../name-rules.js';
 
 export interface FolderFacts {
   /** Names of the probe the file system refused (a Windows-illegal character, a trailing dot, a device name). */

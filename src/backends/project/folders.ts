@@ -3,7 +3,8 @@
 import { posix } from 'node:path';
 import { expectListed } from '../../api/settled.js';
 import type { FerryClient } from '../../api/client.js';
-import { ConflictError, ApiError } from '../../api/errors.js';
+import { ConflictError, ApiError, FerryError } from '../../api/errors.js';
+import { visible } from '../names.js';
 import { RELATIVE_PATH_KEY } from './landed.js';
 import type { CheckpointStore } from '../../store/types.js';
 
@@ -16,6 +17,8 @@ export interface FolderStats {
   creationUnavailable: boolean;
   /** The status that said so. */
   creationRefused?: number;
+  /** Folders the service takes for another it holds (another case or Unicode form): their files failed. */
+  clashes?: { path: string; existing: string }[];
   /** Folders the service refused one by one (HTTP 400, e.g. for their name): flattened, the rest still created. */
   refused?: { path: string; why: string }[];
 }
@@ -91,7 +94,14 @@ export class RemoteFolders {
 
   /** Makes sure a folder exists (empty folders are mirrored too). */
   async ensure(relDir: string): Promise<void> {
-    await this.folder(relDir);
+    try {
+      await this.folder(relDir);
+    } catch (err) {
+      // A clash is this folder's, not the run's: its files fail with the reason, the rest go on.
+      if (!(err instanceof FolderClashError)) throw err;
+      const clashes = (this.stats.clashes ??= []);
+      if (clashes.length < 20 && !clashes.some((c) => c.path === relDir)) clashes.push({ path: relDir, existing: err.existing });
+    }
   }
 
   /** The folder's id, null for the project root, undefined when it neither exists nor can be made. */
@@ -204,20 +214,34 @@ export class RemoteFolders {
 
   /**
    * The folder a create answered 409 for. It exists, so a listing begun the listing lag after that
-   * answer shows it; until then it is looked for again every quarter second. Not listed by then:
-   * the service lists later than the bound, and the run stops (ListingLagError).
+   * answer shows it; until then it is looked for again every quarter second. Found under another
+   * case or Unicode form (a service that compares folder names as a case-insensitive collation
+   * does): a clash, which fails this folder's files and lets the run go on. Not listed in any form
+   * by then: the service lists later than the bound, and the run stops (ListingLagError).
    */
   private async findConflicting(parentId: string | null, name: string): Promise<string> {
+    // A folder this run made or listed already, under another form: no listing needed to know.
+    const known = await this.childFolders(parentId);
+    const clash = sameFolderName(known, name);
+    if (clash !== undefined && clash !== name) throw new FolderClashError(name, clash);
     // (The folder's name stays out of the message: it is the service's, and messages reach terminals.)
-    return expectListed(
+    const found = await expectListed<{ id: string } | { clash: string }>(
       this.client.transport.listingLag,
       performance.now(),
       async () => {
         this.children.delete(parentId ?? '');
-        return (await this.childFolders(parentId)).get(name);
+        const listed = await this.childFolders(parentId);
+        // The folders this run knew stay known: a late listing does not forget them.
+        for (const [n, id] of known) if (!listed.has(n)) listed.set(n, id);
+        const id = listed.get(name);
+        if (id !== undefined) return { id };
+        const other = sameFolderName(listed, name);
+        return other === undefined ? undefined : { clash: other };
       },
       'a folder the service answered 409 for (it already exists)',
     );
+    if ('id' in found) return found.id;
+    throw new FolderClashError(name, found.clash);
   }
 
   private flatten(full: string): undefined {
@@ -261,6 +285,35 @@ export class RemoteFolders {
 
   private remember(full: string, id: string): void {
     if (!this.dryRun) this.store?.setFolder(this.jobKey, full, id);
+  }
+}
+
+/** The name of a listed folder the service takes for `name`: the same, or equal regardless of case and Unicode form. */
+function sameFolderName(folders: Map<string, string>, name: string): string | undefined {
+  if (folders.has(name)) return name;
+  const folded = fold(name);
+  for (const listed of folders.keys()) if (fold(listed) === folded) return listed;
+  return undefined;
+}
+
+function fold(name: string): string {
+  return name.normalize('NFC').toLocaleLowerCase('en-US');
+}
+
+/**
+ * The service holds a folder whose name it takes for this one (another case, another Unicode
+ * form): the files of this folder fail, naming both; the rest of the run goes on.
+ */
+export class FolderClashError extends FerryError {
+  override get mark(): 'conflict' {
+    return 'conflict';
+  }
+
+  constructor(
+    readonly wanted: string,
+    readonly existing: string,
+  ) {
+    super(`the service already holds a folder "${visible(existing)}" where "${visible(wanted)}" was to be made: it compares folder names regardless of case and Unicode form, so the two cannot be told apart there; this folder's files were not uploaded (rename one of the two folders, or mirror them into different places)`);
   }
 }
 

@@ -27,6 +27,7 @@ interface EmulatorCliOptions {
   readyJson?: boolean;
   search?: 'substring' | 'prefix' | 'word';
   searchCase?: 'insensitive' | 'sensitive';
+  folderCase?: 'insensitive' | 'sensitive';
   timeResolution?: string;
   linkTtl?: string;
   linkAuth?: 'none' | 'token';
@@ -66,6 +67,7 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     ...(opts.streamFormat ? { streamFormat: opts.streamFormat } : {}),
     ...(opts.search ? { search: opts.search } : {}),
     ...(opts.searchCase ? { searchCase: opts.searchCase } : {}),
+    ...(opts.folderCase ? { folderCase: opts.folderCase } : {}),
     ...(timeResolutionMs ? { timeResolutionMs } : {}),
     ...(linkTtlSeconds ? { linkTtlSeconds } : {}),
     ...(opts.linkAuth ? { linkAuth: opts.linkAuth } : {}),

@@ -33,6 +33,8 @@ export interface ProbeFindings {
   listingLagMs: { worstMs: number; suggested: string } | Unknown;
   dateAddedResolutionMs: { ms: number; samples: number } | Unknown;
   search: { match: 'substring' | 'prefix' | 'word'; caseSensitive: boolean } | Unknown;
+  /** Whether two folders whose names differ only by case may stand side by side (asked only where folders can be made). */
+  folderCase: { caseSensitive: boolean } | Unknown;
   metadataRoundTrip: { kept: 'kept' | 'dropped' | 'altered' } | Unknown;
   /** When a playbook document upload's `dateCompleted` is set: once nothing of it processes, or at the PATCH. */
   dateCompleted: { when: 'when-processed' | 'at-patch' } | Unknown;
@@ -108,6 +110,7 @@ export async function probeService(client: FerryClient, opts: ProbeOptions): Pro
     if (settle > 0) await sleep(settle, undefined, { signal: opts.signal }).catch(() => undefined);
     const findings: ProbeFindings = {
       folderRoute: await ask(() => folderRoute(client, id)),
+      folderCase: await ask(() => folderCase(client, id)),
       contentRoute: 'unknown' in docs ? docs : await ask(() => contentRoute(client, id, docs[0] as Document, opts)),
       pageCap: await ask(() => pageCap(client, id)),
       listingLagMs,
@@ -144,6 +147,7 @@ async function readOnly(client: FerryClient, scratch: ProbeReport['scratch'], op
     listingLagMs: cannot,
     dateAddedResolutionMs: await ask(async () => resolutionOf(times)),
     search: cannot,
+    folderCase: cannot,
     metadataRoundTrip: cannot,
     dateCompleted: cannot,
     streamFormat: cannot,
@@ -214,6 +218,17 @@ async function folderRoute(client: FerryClient, project: string): Promise<{ offe
     return { offered: true };
   } catch (err) {
     if (err instanceof ApiError && err.status !== null && err.status !== undefined && err.status < 500) return { offered: false, status: err.status };
+    throw err;
+  }
+}
+
+/** A folder, then its name in upper case beside it: a 409 says the tenant folds case (after folderRoute, which made the first folder or found none can be made). */
+async function folderCase(client: FerryClient, project: string): Promise<{ caseSensitive: boolean }> {
+  try {
+    await client.documents.createFolder(project, 'PROBE FOLDER', undefined, { idempotent: false });
+    return { caseSensitive: true };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 409) return { caseSensitive: false };
     throw err;
   }
 }
@@ -365,6 +380,7 @@ export function matchesOf(f: ProbeFindings): string {
     if (f.search.match !== 'substring') flags.push(`--search ${f.search.match}`);
     if (f.search.caseSensitive) flags.push('--search-case sensitive');
   }
+  if (!('unknown' in f.folderCase) && f.folderCase.caseSensitive) flags.push('--folder-case sensitive');
   if (!('unknown' in f.metadataRoundTrip) && f.metadataRoundTrip.kept === 'dropped') flags.push('--metadata dropped');
   if (!('unknown' in f.dateCompleted) && f.dateCompleted.when === 'at-patch') flags.push('--date-completed at-patch');
   if (!('unknown' in f.streamFormat) && f.streamFormat.format !== 'events') flags.push(`--stream-format ${f.streamFormat.format}`);
@@ -377,6 +393,7 @@ export function describeFindings(r: ProbeReport): string[] {
   const line = (name: string, x: object, said: (v: never) => string) => `${name}: ${'unknown' in x ? `unknown (${(x as Unknown).unknown})` : said(x as never)}`;
   return [
     line('folderRoute', f.folderRoute, (v: { offered: boolean; status?: number }) => (v.offered ? 'offered: ferry makes folders' : `absent (${v.status}): ferry flattens files of missing folders into the nearest one, their path in metadata ferry.relativePath`)),
+    line('folderCase', f.folderCase, (v: { caseSensitive: boolean }) => (v.caseSensitive ? 'folder names that differ only by case are two folders' : 'folder names are compared regardless of case: a folder beside one differing only by case is a clash, its files failed by name')),
     line('contentRoute', f.contentRoute, (v: { route: boolean; linkNeedsToken?: boolean; linkWorksAfterMs?: number | null }) =>
       v.route ? 'a content route: ferry reads content through it' : `only a url link${v.linkNeedsToken ? ' that wants the token' : ' that works without the token'}, ${v.linkWorksAfterMs === null ? 'still working after the wait' : `working for ${formatLag(v.linkWorksAfterMs ?? 0)}`}: ferry reads each link right after listing it`),
     line('pageCap', f.pageCap, (v: { cap: number | null; checkedUpTo: number }) => (v.cap === null ? `none seen up to ${v.checkedUpTo}` : `${v.cap} items a page whatever is asked: ferry follows totalCount, not page length; recorded as the profile's pageSize, no list asks for more`)),

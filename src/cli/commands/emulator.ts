@@ -23,6 +23,7 @@ export function registerEmulator(program: Command): void {
     .addOption(new Option('--stream-format <format>', 'what stream: true answers: events, plain json, or events without the final message').choices(['events', 'json', 'no-final']))
     .addOption(new Option('--search <match>', 'how searchText matches a name: anywhere in it, at its start, or whole words').choices(['substring', 'prefix', 'word']))
     .addOption(new Option('--search-case <case>', 'whether searchText tells upper from lower case').choices(['insensitive', 'sensitive']))
+    .addOption(new Option('--folder-case <case>', 'whether folder names that differ only by case are two folders (sensitive) or one, the second a 409 (insensitive, the default)').choices(['insensitive', 'sensitive']))
     .option('--time-resolution <ms>', 'give times (dateAdded…) cut to this many milliseconds, as a service storing whole seconds would (1000)')
     .option('--link-ttl <seconds>', 'how long a signed document link works (with --strict; default 3600)')
     .addOption(new Option('--link-auth <auth>', 'whether a signed document link also wants the bearer token').choices(['none', 'token']))

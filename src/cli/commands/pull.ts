@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { later } from '../later.js';
 import { addLimitOptions, addPatternOptions, addSizeAgeOptions, BWLIMIT_HELP, STATS_HELP } from '../options.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
-import { LOCAL_NAMES } from '../../backends/local/names.js';
+import { LOCAL_NAMES } from '../../backends/name-rules.js';
 
 export function registerPull(program: Command): void {
   const pull = program

@@ -246,7 +246,7 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
       ctx.requireWrite(req);
       const project = visibleProject(ctx, req, req.params.projectIdentifier);
       const parent = folderOf(project, req.body.parentObjectIdentifier);
-      if (documents.nameTaken(project.objectIdentifier, parent?.objectIdentifier ?? null, req.body.name)) {
+      if (documents.nameTaken(project.objectIdentifier, parent?.objectIdentifier ?? null, req.body.name, ctx.modes.folderCase === 'sensitive')) {
         throw new HttpError(409, 'Conflict', `An item named ${req.body.name} already exists in this folder.`);
       }
       const objectIdentifier = ctx.newId();

@@ -215,6 +215,7 @@ export class DocumentStore {
   private readonly insert;
   private readonly selectOne;
   private readonly selectSibling;
+  private readonly selectSiblingExact;
   private readonly selectPending;
   private readonly selectGlance;
   private readonly countFiles;
@@ -249,6 +250,7 @@ export class DocumentStore {
     this.selectSibling = db.prepare<[string, string | null, string], number>(
       'SELECT 1 FROM documents WHERE project_identifier = ? AND parent_identifier IS ? AND fold_case(name) = fold_case(?)',
     ).pluck();
+    this.selectSiblingExact = db.prepare<[string, string | null, string], number>('SELECT 1 FROM documents WHERE project_identifier = ? AND parent_identifier IS ? AND name = ?').pluck();
     this.selectPending = db.prepare<[], DocumentRow>('SELECT * FROM documents WHERE processing_pending = 1 ORDER BY seq');
     this.selectGlance = db.prepare<[string, string], { name: string; parent_identifier: string | null; is_directory: number }>(
       'SELECT name, parent_identifier, is_directory FROM documents WHERE object_identifier = ? AND project_identifier = ?',
@@ -296,8 +298,8 @@ export class DocumentStore {
     return row && { name: row.name, parent: row.parent_identifier, isDirectory: row.is_directory === 1 };
   }
 
-  nameTaken(projectIdentifier: string, parentIdentifier: string | null, name: string): boolean {
-    return this.selectSibling.get(projectIdentifier, parentIdentifier, name) === 1;
+  nameTaken(projectIdentifier: string, parentIdentifier: string | null, name: string, caseSensitive = false): boolean {
+    return (caseSensitive ? this.selectSiblingExact : this.selectSibling).get(projectIdentifier, parentIdentifier, name) === 1;
   }
 
   pending(): DocumentRecord[] {

@@ -13,6 +13,8 @@
 // names that the file system folds to one) gets a hash, and needs the pull's record of names
 // (names-file.ts) to be given back.
 
+import { createHash } from 'node:crypto';
+
 export type NameRules = 'posix' | 'windows' | 'strict';
 /** What `--local-names` takes: auto probes the destination. */
 export const LOCAL_NAMES = ['auto', 'posix', 'windows'] as const;
@@ -155,4 +157,26 @@ export function windowsAllows(name: string): boolean {
   if (name === '' || name === '.' || name === '..') return false;
   for (const c of name) if (c < ' ' || WINDOWS_CHARS.includes(c)) return false;
   return !/[. ]$/.test(name) && !isReserved(name);
+}
+
+/** The longest name, in bytes, ferry writes (ext4's limit; NTFS and exFAT take 255 UTF-16 units, so more, but the copy stays movable). */
+export const MAX_NAME_BYTES = 255;
+
+/** `~hash` before the extension (kept when short), the stem cut so that the name fits 255 bytes. */
+export function shorten(name: string, tag: string): string {
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && Buffer.byteLength(name.slice(dot)) <= 16 ? name.slice(dot) : '';
+  let stem = ext ? name.slice(0, dot) : name;
+  const room = MAX_NAME_BYTES - Buffer.byteLength(`~${tag}${ext}`);
+  while (Buffer.byteLength(stem) > room) stem = [...stem].slice(0, -1).join('');
+  return `${stem}~${tag}${ext}`;
+}
+
+export function hash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+/** Whether a local segment carries ferry's hash tag (`~` and 8 hex digits, before an extension or at the end). */
+export function hasHashTag(segment: string): boolean {
+  return /~[0-9a-f]{8}(\.[^.]*)?$/.test(segment);
 }

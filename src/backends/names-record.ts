@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import type { NameRules } from './names.js';
+import type { NameRules } from './name-rules.js';
 
 export const NAMES_FILE = '.ferry-names.jsonl';
 const VERSION = 1;
