@@ -583,6 +583,89 @@ async function benchPull() {
 }
 
 /**
+ * Copies where people keep them (issue 60): a pull of 10,000 documents of 4 KiB onto an NTFS image
+ * mounted through ntfs-3g with windows_names, beside the same pull onto this machine's own disk
+ * (the ratio is what FUSE and the name mapping cost together), and a warm no-op pull (which looks
+ * at each file it wrote) beside a bare walk of the same folder with sizes and times (fast-glob,
+ * stats). 5 rounds each, alternating which side goes first.
+ */
+async function benchCopies() {
+  const { execFileSync } = await import('node:child_process');
+  const emu = await startEmulatorProcess();
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const n = 10_000;
+  const root = join(work, 'copies-src');
+  await makeTree(root, n, 4096);
+  const project = (await client.projects.create({ name: 'bench copies', description: 'bench' })).objectIdentifier;
+  const seedStore = new SqliteCheckpointStore(join(work, 'copies-seed.sqlite'));
+  await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store: seedStore });
+  seedStore.close();
+  const image = join(work, 'ntfs.img');
+  const mnt = join(work, 'ntfs');
+  await mkdir(mnt);
+  execFileSync('truncate', ['-s', '2G', image]);
+  execFileSync('mkntfs', ['-F', '-Q', image], { stdio: 'ignore' });
+  execFileSync('ntfs-3g', ['-o', 'windows_names', image, mnt]);
+  const onePull = async (dir, store) => {
+    const s = new SqliteCheckpointStore(store);
+    try {
+      const f = await timed(() => pull({ project, dir, progress: false, concurrency: CONCURRENCY }, { client, store: s }));
+      if (f.result.counts.uploaded + f.result.counts.skipped !== n) throw new Error(`a pull did not account for every document: ${JSON.stringify(f.result.counts)}`);
+      return f;
+    } finally {
+      s.close();
+    }
+  };
+  try {
+    const ratios = [];
+    const disk = [];
+    const ntfs = [];
+    for (let round = 0; round < 5; round++) {
+      const onDisk = () => onePull(join(work, `copies-disk-${round}`), join(work, `copies-disk-${round}.sqlite`));
+      const onNtfs = () => onePull(join(mnt, `copy-${round}`), join(work, `copies-ntfs-${round}.sqlite`));
+      const [d, t] = round % 2 === 0 ? [await onDisk(), await onNtfs()] : [await onNtfs(), await onDisk()].reverse();
+      disk.push(d.ms);
+      ntfs.push(t.ms);
+      ratios.push(t.ms / d.ms);
+      console.error(`copies round ${round + 1}: own disk ${Math.round(d.ms)} ms, NTFS ${Math.round(t.ms)} ms`);
+      await rm(join(mnt, `copy-${round}`), { recursive: true, force: true });
+    }
+    const r = spread(ratios);
+    results.spreads ??= {};
+    results.spreads['copies-ntfs'] = { ratio: r };
+    record(`pull ${n} files of 4 KiB onto NTFS (ntfs-3g windows_names) beside own disk`, Math.round(spread(ntfs).median), Math.round(spread(disk).median), 'ms', r.median, undefined, `median of 5 alternated rounds, ratio NTFS/own disk ${r.min.toFixed(2)}-${r.max.toFixed(2)}: the cost of FUSE plus the name mapping`);
+
+    // A warm no-op pull against a bare walk of the folder it keeps.
+    const kept = join(work, 'copies-disk-0');
+    const state = join(work, 'copies-disk-0.sqlite');
+    const walk = () => timed(async () => (await fg('**', { cwd: kept, stats: true, dot: true, onlyFiles: true })).length);
+    const noops = [];
+    const walks = [];
+    const noopRatios = [];
+    for (let round = 0; round < 5; round++) {
+      const w1 = round % 2 === 0 ? await walk() : undefined;
+      const p = await onePull(kept, state);
+      if (p.result.counts.uploaded !== 0) throw new Error('the warm pull downloaded something');
+      const w = w1 ?? (await walk());
+      noops.push(p.ms);
+      walks.push(w.ms);
+      noopRatios.push(p.ms / w.ms);
+    }
+    const nr = spread(noopRatios);
+    results.spreads['copies-noop'] = { ratio: nr };
+    record(`warm no-op pull of ${n} files (each file looked at) beside a bare walk with stats`, Math.round(spread(noops).median), Math.round(spread(walks).median), 'ms', nr.median, undefined, `median of 5 alternated rounds, ratio ${nr.min.toFixed(2)}-${nr.max.toFixed(2)}; the pull also lists the project (${n} documents) and opens its store`);
+  } finally {
+    await client.close();
+    await emu.stop();
+    try {
+      execFileSync('umount', [mnt]);
+    } catch {
+      execFileSync('fusermount', ['-u', '-z', mnt]);
+    }
+  }
+}
+
+/**
  * A migration of 2,000 documents between two emulator processes: ferry (in a process of its own,
  * for its peak RSS) beside a bare loop that downloads each document's content into memory and
  * uploads it to the other side (undici + FormData + p-queue, no checkpoints, no folders).
@@ -1218,7 +1301,7 @@ async function benchEmulatorPages(sizes = [10_000, 100_000, 1_000_000]) {
   record(`emulator: a whole listing walked page by page, time per document at ${large.size} over ${small.size}`, Number((large.perItem * 1000).toFixed(1)), Number((small.perItem * 1000).toFixed(1)), 'µs', large.perItem / small.perItem, '<= 1.2', `bare: a plain SELECT of each seq range, no count, no join (${detail})`);
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, manifest, scan, playbooks, pull, ratelimit, faults, bwlimit, migrate, lease, lag, pages).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, manifest, scan, playbooks, pull, copies (only when named: it mounts an NTFS image), ratelimit, faults, bwlimit, migrate, lease, lag, pages).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -1239,6 +1322,7 @@ try {
   if (wanted('scan')) await benchScan();
   if (wanted('playbooks')) await benchPlaybooks();
   if (wanted('pull')) await benchPull();
+  if (onlyArg && wanted('copies')) await benchCopies();
   if (wanted('ratelimit')) await benchRateLimit();
   if (wanted('faults')) await benchFaults();
   if (wanted('bwlimit')) await benchBwlimit();
