@@ -641,7 +641,9 @@ async function benchCopies() {
     const walk = () => timed(async () => (await fg('**', { cwd: kept, stats: true, dot: true, onlyFiles: true })).length);
     const noops = [];
     const walks = [];
+    const checks = [];
     const noopRatios = [];
+    const checkRatios = [];
     for (let round = 0; round < 5; round++) {
       const w1 = round % 2 === 0 ? await walk() : undefined;
       const p = await onePull(kept, state);
@@ -649,10 +651,15 @@ async function benchCopies() {
       const w = w1 ?? (await walk());
       noops.push(p.ms);
       walks.push(w.ms);
+      checks.push(p.result.drift.ms);
       noopRatios.push(p.ms / w.ms);
+      checkRatios.push(p.result.drift.ms / w.ms);
     }
     const nr = spread(noopRatios);
     results.spreads['copies-noop'] = { ratio: nr };
+    const cr = spread(checkRatios);
+    results.spreads['copies-check'] = { ratio: cr };
+    record(`the pull's look at the ${n} files it wrote (its drift check) beside a bare walk with stats`, Math.round(spread(checks).median), Math.round(spread(walks).median), 'ms', cr.median, undefined, `median of 5 alternated rounds, ratio ${cr.min.toFixed(2)}-${cr.max.toFixed(2)}: an lstat per file from the store's pages, against fast-glob's readdir and stat`);
     record(`warm no-op pull of ${n} files (each file looked at) beside a bare walk with stats`, Math.round(spread(noops).median), Math.round(spread(walks).median), 'ms', nr.median, undefined, `median of 5 alternated rounds, ratio ${nr.min.toFixed(2)}-${nr.max.toFixed(2)}; the pull also lists the project (${n} documents) and opens its store`);
   } finally {
     await client.close();

@@ -130,7 +130,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     lines.push(`  local names: ${names.rules} rules (${why}); case ${names.caseInsensitive ? 'folded' : 'told apart'}; file times kept to ${names.timeStepMs} ms`);
   }
   const drift = summary.drift as { missing: number; changed: number } | undefined;
-  if (drift) lines.push(`  the folder since the last pull: ${drift.missing} pulled ${drift.missing === 1 ? 'file' : 'files'} deleted here (downloaded again), ${drift.changed} changed here (${summary.replacedLocally ? 'replaced' : 'kept, and named among the errors'})`);
+  if (drift && drift.missing + drift.changed > 0) lines.push(`  the folder since the last pull: ${drift.missing} pulled ${drift.missing === 1 ? 'file' : 'files'} deleted here (downloaded again), ${drift.changed} changed here (${summary.replacedLocally ? 'replaced' : 'kept, and named among the errors'})`);
   const replaced = summary.replacedLocally as { count: number; files: { key: string; local: string; backup?: string }[] } | undefined;
   if (replaced) {
     lines.push(`  replaced with the project's version: ${replaced.count}`);

@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import { scratchFolder } from '../scratch.js';
 import { LOCAL_PATH_COLUMN } from './read.js';
+import { mappedSource } from '../sync/mapped-source.js';
 import type { FileEntry, Source, SourceEntry } from '../sync/types.js';
 
 export class ManifestWriter {
@@ -35,20 +36,7 @@ export class ManifestWriter {
       if (entry.kind === 'file') this.note(entry);
       return entry;
     };
-    const wrapped: Source = {
-      description: inner.description,
-      prepare: () => inner.prepare(),
-      close: () => inner.close(),
-      entries: async function* (signal?: AbortSignal) {
-        for await (const e of inner.entries(signal)) yield note(e);
-      },
-      ...(inner.batches ? { batches: async function* (signal?: AbortSignal) {
-        for await (const batch of inner.batches!(signal)) yield batch.map(note);
-      } } : {}),
-      ...(inner.takes ? { takes: (key: string) => inner.takes!(key) } : {}),
-    };
-    Object.defineProperty(wrapped, 'expectedCount', { get: () => inner.expectedCount });
-    return wrapped;
+    return mappedSource(inner, note);
   }
 
   async open(): Promise<void> {

@@ -13,6 +13,9 @@ export interface Drifted {
 }
 
 export interface DriftReport {
+  /** Items the destination was asked about, and how long that took (wall ms). */
+  looked: number;
+  ms: number;
   missing: number;
   changed: number;
   /** The first few, by key. */
@@ -29,13 +32,15 @@ export async function recheckWritten(
   jobKey: string,
   signal: AbortSignal,
 ): Promise<DriftReport> {
-  const report: DriftReport = { missing: 0, changed: 0, sample: [] };
+  const started = performance.now();
+  const report: DriftReport = { looked: 0, ms: 0, missing: 0, changed: 0, sample: [] };
   let after = '';
   for (;;) {
     signal.throwIfAborted();
     const page = store.writtenAfter(jobKey, after, PAGE);
     if (page.length === 0) break;
     after = (page[page.length - 1] as WrittenItem).sourceKey;
+    report.looked += page.length;
     // The page is read whole before any item of it is marked: no write while a query is open.
     for (const [key, drift] of await holds(page)) {
       store.recordDrift(jobKey, key, drift.why);
@@ -44,5 +49,6 @@ export async function recheckWritten(
     }
     if (page.length < PAGE) break;
   }
+  report.ms = Math.round(performance.now() - started);
   return report;
 }

@@ -526,7 +526,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   const vanished = findVanished();
   return {
     ...(coldStart ? { coldStart } : {}),
-    ...(drift && drift.missing + drift.changed > 0 ? { drift } : {}),
+    ...(drift ? { drift } : {}),
     superseded,
     supersededCount,
     ...(repeatedNotices ? { repeatedNotices } : {}),

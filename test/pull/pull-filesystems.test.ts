@@ -46,6 +46,12 @@ const MIRRORED: Record<string, string> = {
   'aux/inside.txt': 'in a folder named aux',
   'Reports./r.txt': 'in a folder with a trailing dot',
 };
+/** Every device name Windows reserves, alone and with an extension (CON, NUL, aux.log are above; AUX alone would share its folded name with the folder aux). */
+for (const device of ['PRN', ...[...'0123456789\u00b9\u00b2\u00b3'].flatMap((d) => [`COM${d}`, `LPT${d}`])]) {
+  MIRRORED[device] ??= `${device} alone`;
+  MIRRORED[`${device.toLowerCase()}.txt`] ??= `${device} with an extension`;
+}
+
 /** Named through the API as the web app would: control characters cannot come from a mirror. */
 const UPLOADED: Record<string, string> = {
   'bell\u0007.txt': 'bell',

@@ -9,6 +9,7 @@ import { decodeSegment, hasHashTag } from '../name-rules.js';
 
 import { NAMES_FILE, readNamesFile, type NamesRecord } from '../names-record.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
+import { mappedSource } from '../../sync/mapped-source.js';
 import { HAS_CONTROL, hasControl, visible } from '../names.js';
 
 /** The source as it is, or, for a folder ferry pulled, with every mapped path given back. */
@@ -17,25 +18,10 @@ export async function withPulledNames(source: Source, root: string, opts: { carr
   if (!record) return source;
   const given = { count: 0 };
   const map = (entry: SourceEntry): SourceEntry => restore(entry, record, given, opts.carryControl === true);
-  const wrapped: Source = {
-    description: source.description,
-    prepare: () => source.prepare(),
-    close: () => source.close(),
-    entries: async function* (signal?: AbortSignal) {
-      for await (const e of source.entries(signal)) yield map(e);
-    },
-    ...(source.batches ? { batches: async function* (signal?: AbortSignal) {
-      for await (const batch of source.batches!(signal)) yield batch.map(map);
-    } } : {}),
-    ...(source.takes ? { takes: (key: string) => source.takes!(key) } : {}),
-    notes: () => [
-      ...(source.notes?.() ?? []),
-      `a folder ferry pulled (its ${NAMES_FILE} says so): ${given.count} ${given.count === 1 ? 'path' : 'paths'} given back the name the document had` +
-        (record.damagedAt ? `; the record is damaged from line ${record.damagedAt.line} (${record.damagedAt.why}): paths it no longer vouches for were not uploaded` : ''),
-    ],
-  };
-  Object.defineProperty(wrapped, 'expectedCount', { get: () => source.expectedCount });
-  return wrapped;
+  return mappedSource(source, map, () => [
+    `a folder ferry pulled (its ${NAMES_FILE} says so): ${given.count} ${given.count === 1 ? 'path' : 'paths'} given back the name the document had` +
+      (record.damagedAt ? `; the record is damaged from line ${record.damagedAt.line} (${record.damagedAt.why}): paths it no longer vouches for were not uploaded` : ''),
+  ]);
 }
 
 function restore(entry: SourceEntry, record: NamesRecord, given: { count: number }, carryControl: boolean): SourceEntry {
