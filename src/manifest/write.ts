@@ -75,8 +75,10 @@ export class ManifestWriter {
       }
     };
     try {
-      // A byte-order mark and CRLF: Excel opens it as UTF-8, as it saves "CSV UTF-8".
-      await pipeline(rows(), stringify({ bom: true, record_delimiter: 'windows' }), createWriteStream(temporary));
+      // A byte-order mark and CRLF: Excel opens it as UTF-8, as it saves "CSV UTF-8". A cell holding
+      // a lone CR or LF is quoted too (csv-stringify quotes the record delimiter, CRLF, alone): Python's
+      // csv and LibreOffice would otherwise read it as two rows.
+      await pipeline(rows(), stringify({ bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ }), createWriteStream(temporary));
       await rename(temporary, this.file);
     } catch (err) {
       await rm(temporary, { force: true });
