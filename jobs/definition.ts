@@ -127,6 +127,8 @@ function definitionSchema() {
       /** Each file's own metadata and settings (as --manifest); relative to the definition file. */
       manifest: z.string().min(1).optional(),
       manifestDelimiter: z.enum([',', ';', '|', 'tab']).optional(),
+      /** Go on when no row names a file of the folder (as --manifest-partial). */
+      manifestPartial: z.boolean().optional(),
     })
     .strict();
 
@@ -294,6 +296,7 @@ export function loadDefinition(path: string): LoadedDefinition {
     metadata: d.metadata,
     ...(d.manifest ? { manifest: resolve(here, d.manifest) } : {}),
     ...(d.manifestDelimiter ? { manifestDelimiter: delimiterFlag(d.manifestDelimiter) } : {}),
+    ...(d.manifestPartial ? { manifestPartial: true } : {}),
     lock: leaseOf(d),
     limits: windowOf(d),
   };

@@ -4,12 +4,13 @@
 import type { BandwidthLimit } from '../src/sync/bandwidth.js';
 import type { LimitSettings } from '../src/runner/limits.js';
 import { resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
 import type { FerryClient } from '../src/api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
 import { closing, openSource, type Source } from '../src/backends/index.js';
 import type { SourceEntry } from '../src/sync/types.js';
 import { tapped } from '../src/sync/tap.js';
-import { Manifest, ManifestOverlay, overlayOf, unmatchedWarning } from '../src/manifest/index.js';
+import { Manifest, ManifestOverlay, overlayOf, separatorsNote, unmatchedWarning } from '../src/manifest/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
@@ -77,6 +78,8 @@ export interface MirrorOptions extends SizeAgeLimits {
   manifest?: string | undefined;
   /** --manifest-delimiter: the CSV's separator where the header does not tell. */
   manifestDelimiter?: string | undefined;
+  /** --manifest-partial: go on when no row of the manifest names a file of the folder. */
+  manifestPartial?: boolean | undefined;
   /** --wait: after its uploads, wait this long for the service to process them, then report what it refused. */
   waitMs?: number | undefined;
   /**
@@ -146,6 +149,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
     for (const { key, reason } of sourceNotes(source)) noteProblem(ctx, key, reason);
     const manifest = overlay && !ctx.signal.aborted ? overlay.outcome(source) : undefined;
     if (manifest?.unmatched.count) noteProblem(ctx, '(manifest)', unmatchedWarning(manifest.unmatched, true));
+    if (manifest?.separatorsRead) noteProblem(ctx, '(manifest)', separatorsNote(manifest.separatorsRead));
     const uploaded = !ctx.signal.aborted && ctx.counts.uploaded > 0;
     const batch = { client: deps.client, project: opts.project, uploadIdentifier: ctx.uploadId, expected: ctx.counts.uploaded, store: deps.store, jobKey };
     const processing = uploaded && opts.waitMs !== undefined ? await awaitRunBatch(batch, opts.waitMs, ctx) : uploaded && opts.countProcessing ? await countBatch(batch) : undefined;
@@ -171,7 +175,7 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
     if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold', undefined, undefined, overlay?.adopted);
     const plan = await planTransfer({ source: observe ? tapped(source, observe) : source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem, filter: sizeAgeFilter(opts) });
     const manifest = overlay?.outcome(source);
-    const notes = [...(source.notes?.() ?? []), ...(manifest?.unmatched.count ? [unmatchedWarning(manifest.unmatched, true)] : [])];
+    const notes = [...(source.notes?.() ?? []), ...(manifest?.unmatched.count ? [unmatchedWarning(manifest.unmatched, true)] : []), ...(manifest?.separatorsRead ? [separatorsNote(manifest.separatorsRead)] : [])];
     return { ...plan, foldersToCreate: destination.folders.stats.created, notes, ...(manifest ? { manifest } : {}) };
   } finally {
     scratch?.dispose();
@@ -206,6 +210,8 @@ export async function open(opts: MirrorOptions): Promise<Source> {
   try {
     const source = await openFiles(opts);
     if (!manifest) return source;
+    // A folder is checked against the rows before anything is sent (an archive is read once, by the run).
+    if ((await stat(opts.source)).isDirectory()) await manifest.meet(opts.source, { partial: opts.manifestPartial });
     return new ManifestOverlay(manifest, { metadata: opts.metadata, ocrStrategy: opts.ocrStrategy, ocrEngine: opts.ocrEngine, coordinateExtractionStrategy: opts.coordinateExtractionStrategy }).source(source);
   } catch (err) {
     await manifest?.close();

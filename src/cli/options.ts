@@ -60,6 +60,7 @@ export interface MirrorCliOptions {
   maxEntries?: string;
   manifest?: string;
   manifestDelimiter?: string;
+  manifestPartial?: boolean;
 }
 
 /** The flags every job that sends files takes (mirror, upload). */
@@ -77,7 +78,8 @@ export function addTransferOptions(cmd: Command): Command {
     .addOption(new Option('--ocr-engine <engine>', 'OCR engine for every document').choices(OCR_ENGINES))
     .addOption(new Option('--ocr-strategy <strategy>', 'OCR strategy for every document').choices(OCR_STRATEGIES))
     .addOption(new Option('--coordinate-extraction <strategy>', 'coordinate extraction strategy').choices(COORDINATE_STRATEGIES))
-    .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, []);
+    .option('--metadata <key=value>', 'metadata on every document (repeatable)', collect, [])
+    .option('--manifest-partial', 'go on when no row of the manifest names a file of the folder (each file without a row goes up without its metadata)');
   return addLimitOptions(addLeaseOptions(addSizeAgeOptions(addManifestOptions(addArchiveOptions(cmd)))))
     .option('--state <file>', 'checkpoint database (default: FERRY_STATE_DIR or $XDG_STATE_HOME/ferry/<profile>.sqlite)')
     .option('--stats <duration>', STATS_HELP)
@@ -120,11 +122,13 @@ export function addManifestOptions(cmd: Command): Command {
 }
 
 /** The manifest flags as the jobs take them (the file is read where the source opens). */
-export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: string }): { manifest?: string; manifestDelimiter?: string } {
+export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean }): { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean } {
   if (opts.manifestDelimiter !== undefined && opts.manifest === undefined) throw new ConfigurationError('--manifest-delimiter needs --manifest');
+  if (opts.manifestPartial && opts.manifest === undefined) throw new ConfigurationError('--manifest-partial needs --manifest');
   return {
     ...(opts.manifest !== undefined ? { manifest: opts.manifest } : {}),
     ...(opts.manifestDelimiter !== undefined ? { manifestDelimiter: delimiterFlag(opts.manifestDelimiter) } : {}),
+    ...(opts.manifestPartial ? { manifestPartial: true } : {}),
   };
 }
 

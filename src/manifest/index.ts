@@ -3,7 +3,7 @@
 // entry's key as the same string, or else as the same string once both are composed (NFC): macOS
 // names its files decomposed, a spreadsheet types them composed. Two rows that are one path once
 // composed are refused, as two rows of one path are.
-import { rm } from 'node:fs/promises';
+import { lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
@@ -147,10 +147,76 @@ export class Manifest {
     return out;
   }
 
+  /** Rows whose `\\` the run reads as folder separators (a sheet made on Windows), once `meet` has run. */
+  separatorsRead = 0;
+
+  /**
+   * Checks the rows against a folder before anything is sent. A row written with `\\` between
+   * folders names no file while the folder holds none of that name with `\\` in it and does
+   * hold it with `/`: it is read with `/` (said in the summary). Then the rows are looked for,
+   * a stat each, until one names a file of the folder: none does, and the sheet was made for
+   * another tree (the folder's own name as a prefix, a drive letter): exit 2 with what would fix it,
+   * before the first upload. `--manifest-partial` skips the refusal (the run goes on knowingly).
+   */
+  async meet(root: string, opts: { partial?: boolean | undefined } = {}): Promise<void> {
+    const exists = (path: string) => lstat(join(root, path)).then((st) => st.isFile(), () => false);
+    const page = (sql: string) => this.db.prepare(sql);
+    const withBackslash = page("SELECT id, key, path FROM rows WHERE id > ? AND instr(path, '\\') > 0 ORDER BY id LIMIT 256");
+    const rekey = page('UPDATE rows SET key = ? WHERE id = ?');
+    for (let after = 0; ; ) {
+      const rows = withBackslash.all(after) as { id: number; key: string; path: string }[];
+      if (rows.length === 0) break;
+      after = (rows[rows.length - 1] as { id: number }).id;
+      const slashed = await Promise.all(rows.map(async (r) => ((await exists(r.path)) ? undefined : (await exists(r.path.replace(/\\/g, '/'))) ? r : undefined)));
+      for (const r of slashed) {
+        if (!r) continue;
+        try {
+          rekey.run(composed(r.path.replace(/\\/g, '/')), r.id);
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+          throw new ManifestError(`--manifest ${visible(this.file)}: "${visible(r.path)}", read with / between its folders, names a file another row names already; one row per file`);
+        }
+        this.separatorsRead++;
+      }
+    }
+    if (opts.partial || this.rows === 0) return;
+    const next = page('SELECT id, key FROM rows WHERE id > ? ORDER BY id LIMIT 256');
+    for (let after = 0; ; ) {
+      const rows = next.all(after) as { id: number; key: string }[];
+      if (rows.length === 0) break;
+      after = (rows[rows.length - 1] as { id: number }).id;
+      if ((await Promise.all(rows.map((r) => exists(r.key)))).some(Boolean)) return;
+    }
+    const sample = (page('SELECT path FROM rows ORDER BY id LIMIT 5').all() as { path: string }[]).map((r) => r.path);
+    throw new ManifestError(
+      `--manifest ${visible(this.file)}: none of its ${this.rows} row${this.rows === 1 ? '' : 's'} names a file of ${visible(root)} (${sample.map((p) => `"${visible(p)}"`).join(', ')}${this.rows > sample.length ? ', …' : ''}); nothing was sent. ` +
+        `${await hintFor(root, sample, exists)}--manifest-partial runs all the same, each file without a row uploaded without its metadata (the service keeps every version: adding it later makes a second one)`,
+    );
+  }
+
   async close(): Promise<void> {
     this.db.close();
     await rm(this.folder, { recursive: true, force: true });
   }
+}
+
+/** What would make the rows name files of the folder, when something plain would: a hint ending in a space, or ''. */
+async function hintFor(root: string, sample: string[], exists: (path: string) => Promise<boolean>): Promise<string> {
+  const first = (p: string) => p.replace(/^[/\\]+/, '').split(/[/\\]/)[0] ?? '';
+  const prefix = first(sample[0] ?? '');
+  const rest = (p: string) => p.replace(/^[/\\]+/, '').split(/[/\\]/).slice(1).join('/');
+  if (prefix && sample.every((p) => first(p) === prefix) && (await Promise.all(sample.map((p) => exists(rest(p))))).some(Boolean)) {
+    return `Every row starts with "${visible(prefix)}/", which ${visible(root)} does not hold: the paths are relative to the folder mirrored, so "${visible(rest(sample[0] as string))}" and not "${visible(sample[0] as string)}"; remove that prefix from the path column. `;
+  }
+  if (sample.some((p) => /^[A-Za-z]:[\\/]|^[/\\]/.test(p))) return 'The rows hold absolute paths (a drive letter, or a leading slash): the paths are relative to the folder mirrored. ';
+  const folded = new Map<string, string>();
+  for (const p of sample) {
+    const dir = join(root, ...p.split('/').slice(0, -1));
+    for (const name of await readdir(dir).catch(() => [] as string[])) folded.set(join(dir, name).normalize('NFC').toLowerCase(), name);
+    const other = folded.get(join(root, p).normalize('NFC').toLowerCase());
+    if (other !== undefined) return `"${visible(p)}" differs from the file "${visible(other)}" only by case or by Unicode form (NFC/NFD): write the paths as the files are named. `;
+  }
+  return '';
 }
 
 /**
@@ -185,6 +251,8 @@ export interface ManifestOutcome {
   file: string;
   rows: number;
   unmatched: { count: number; paths: string[] };
+  /** Rows whose `\\` was read as `/` (a sheet made on Windows), when any. */
+  separatorsRead?: number;
 }
 
 /** The warning for rows that name no file: how many, and the first few paths (`run`: said by a run, which went on). */
@@ -192,6 +260,11 @@ export function unmatchedWarning(u: ManifestOutcome['unmatched'], run = false): 
   const shown = u.paths.slice(0, UNMATCHED_SHOWN).map((p) => `"${p}"`).join(', ');
   const more = u.count > UNMATCHED_SHOWN ? `, … (--json lists all ${u.count}${run ? ' under manifest.unmatched' : ''})` : '';
   return `warning: ${u.count} row${u.count === 1 ? '' : 's'} of the manifest name${u.count === 1 ? 's' : ''} no file of the source: ${shown}${more}${run ? '; the run went on' : ''}`;
+}
+
+/** Said when rows were written with `\\` between folders and read with `/`. */
+export function separatorsNote(count: number): string {
+  return `${count} row${count === 1 ? '' : 's'} of the manifest use${count === 1 ? 's' : ''} \\ between folders (as Windows writes paths): read as /, since the folder holds those files under / and none with \\ in its name`;
 }
 
 const OVERLAY = Symbol('manifest overlay');
@@ -266,7 +339,8 @@ export class ManifestOverlay {
 
   /** What the manifest did for a run over `source`: its rows, and those that named no file of it. */
   outcome(source: Source): ManifestOutcome {
-    return { file: this.manifest.file, rows: this.manifest.rows, unmatched: this.manifest.unmatched(source.takes?.bind(source)) };
+    const read = this.manifest.separatorsRead;
+    return { file: this.manifest.file, rows: this.manifest.rows, unmatched: this.manifest.unmatched(source.takes?.bind(source)), ...(read ? { separatorsRead: read } : {}) };
   }
 
   /**
