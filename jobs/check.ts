@@ -38,6 +38,7 @@ export interface CheckOptions extends PathPatterns {
   /** --manifest: each file's metadata and settings, compared with what its document carries. */
   manifest?: string | undefined;
   manifestDelimiter?: string | undefined;
+  manifestEncoding?: string | undefined;
   /** Told of every difference as it is found (the report keeps the first MAX_KEPT). */
   onDifference?: ((d: CheckDifference) => void) | undefined;
 }
@@ -93,7 +94,7 @@ export interface CheckReport {
 export async function check(opts: CheckOptions, client: FerryClient): Promise<CheckReport> {
   const to = normaliseRemotePath(opts.to);
   // The manifest first, whole: a bad row is exit 2 before any request.
-  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter }) : undefined;
+  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter, encoding: opts.manifestEncoding }) : undefined;
   try {
     return await checkWith(opts, client, to, manifest);
   } finally {

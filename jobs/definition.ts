@@ -24,6 +24,7 @@ import type { LeaseSettings } from '../src/backends/project/lease-use.js';
 import { loadMapping } from '../src/playbooks/mapping.js';
 import { parseShard } from '../src/tenants/selection.js';
 import { delimiterFlag } from '../src/manifest/flags.js';
+import { codePage } from '../src/backends/archive-encoding.js';
 
 const REASONS = ['outOfMemory', 'unsupportedFileType', 'badFile', 'uploadFailure', 'ocrPageLimitExceeded', 'unknownException', 'insufficientCredits', 'maliciousFile', 'fileScanTimedOut'] as const;
 
@@ -129,6 +130,8 @@ function definitionSchema() {
       manifestDelimiter: z.enum([',', ';', '|', 'tab']).optional(),
       /** Go on when no row names a file of the folder (as --manifest-partial). */
       manifestPartial: z.boolean().optional(),
+      /** The manifest CSV's code page when it is not UTF-8 (as --manifest-encoding). */
+      manifestEncoding: z.string().min(1).optional(),
     })
     .strict();
 
@@ -297,6 +300,7 @@ export function loadDefinition(path: string): LoadedDefinition {
     ...(d.manifest ? { manifest: resolve(here, d.manifest) } : {}),
     ...(d.manifestDelimiter ? { manifestDelimiter: delimiterFlag(d.manifestDelimiter) } : {}),
     ...(d.manifestPartial ? { manifestPartial: true } : {}),
+    ...(d.manifestEncoding ? { manifestEncoding: codePage('manifestEncoding', d.manifestEncoding) } : {}),
     lock: leaseOf(d),
     limits: windowOf(d),
   };

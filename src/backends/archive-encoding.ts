@@ -21,11 +21,21 @@ const NOT_A_CODE_PAGE = /^(utf|ucs|cesu|base64|hex|binary|unicode|utf7)/i;
 
 /** The user's --archive-encoding, checked once before anything is read: exit 2 naming what it takes. */
 export function archiveEncoding(name: string): string {
+  return codePage('--archive-encoding', name);
+}
+
+/** A code page named by `flag` (--archive-encoding, --manifest-encoding): one list, one error, exit 2 naming what it takes. */
+export function codePage(flag: string, name: string): string {
   const wanted = name.trim().toLowerCase();
   if (!wanted || NOT_A_CODE_PAGE.test(wanted.replace(/[^a-z0-9]/g, '')) || !iconv.encodingExists(wanted)) {
-    throw new ConfigurationError(`--archive-encoding "${visible(name)}" is not a code page ferry knows; it takes ${ARCHIVE_ENCODINGS.join(', ')} (and their usual aliases)`);
+    throw new ConfigurationError(`${flag} "${visible(name)}" is not a code page ferry knows; it takes ${ARCHIVE_ENCODINGS.join(', ')} (and their usual aliases)`);
   }
   return wanted;
+}
+
+/** Text in a code page, decoded as a stream (a manifest saved by old Excel's "CSV (Comma delimited)"). */
+export function decodingStream(encoding: string): NodeJS.ReadWriteStream {
+  return iconv.decodeStream(encoding);
 }
 
 /** The bytes in a code page, or undefined where a byte sequence has no character there. */

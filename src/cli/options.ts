@@ -11,6 +11,7 @@ import { ConfigurationError } from '../errors.js';
 import { DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { MirrorOptions } from '../../jobs/mirror.js';
 import { visible } from '../backends/names.js';
+import { codePage } from '../backends/archive-encoding.js';
 import { delimiterFlag } from '../manifest/flags.js';
 import { OWN_METADATA } from '../backends/project/identity.js';
 import { isAge, parseDuration, parseSize } from '../runner/format.js';
@@ -61,6 +62,7 @@ export interface MirrorCliOptions {
   manifest?: string;
   manifestDelimiter?: string;
   manifestPartial?: boolean;
+  manifestEncoding?: string;
 }
 
 /** The flags every job that sends files takes (mirror, upload). */
@@ -118,17 +120,20 @@ export function limitsFrom(opts: { maxDuration?: string; maxTransfer?: string; m
 export function addManifestOptions(cmd: Command): Command {
   return cmd
     .option('--manifest <file>', "each file's own metadata and processing settings: a CSV (as Excel saves it) or JSON Lines file with a path column; see docs/cli.md")
-    .option('--manifest-delimiter <char>', "the manifest CSV's separator when its header does not tell: , ; | or tab");
+    .option('--manifest-delimiter <char>', "the manifest CSV's separator when its header does not tell: , ; | or tab")
+    .option('--manifest-encoding <name>', "the manifest CSV's code page when it is not UTF-8 (old Excel's \"CSV (Comma delimited)\": windows-1252, cp850…)");
 }
 
 /** The manifest flags as the jobs take them (the file is read where the source opens). */
-export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean }): { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean } {
+export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean; manifestEncoding?: string }): { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean; manifestEncoding?: string } {
+  if (opts.manifestEncoding !== undefined && opts.manifest === undefined) throw new ConfigurationError('--manifest-encoding needs --manifest');
   if (opts.manifestDelimiter !== undefined && opts.manifest === undefined) throw new ConfigurationError('--manifest-delimiter needs --manifest');
   if (opts.manifestPartial && opts.manifest === undefined) throw new ConfigurationError('--manifest-partial needs --manifest');
   return {
     ...(opts.manifest !== undefined ? { manifest: opts.manifest } : {}),
     ...(opts.manifestDelimiter !== undefined ? { manifestDelimiter: delimiterFlag(opts.manifestDelimiter) } : {}),
     ...(opts.manifestPartial ? { manifestPartial: true } : {}),
+    ...(opts.manifestEncoding !== undefined ? { manifestEncoding: codePage('--manifest-encoding', opts.manifestEncoding) } : {}),
   };
 }
 

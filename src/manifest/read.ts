@@ -9,6 +9,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { parse, CsvError } from 'csv-parse';
 import { visible } from '../backends/names.js';
+import { decodeIn, decodingStream, plainlyWords } from '../backends/archive-encoding.js';
 
 export const OCR_STRATEGIES = ['never', 'detect', 'always'] as const;
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'] as const;
@@ -39,6 +40,8 @@ import { ManifestError } from './flags.js';
 export interface ReadOptions {
   /** `--manifest-delimiter`: `,`, `;`, `tab` or `|`; else found from the header. */
   delimiter?: string | undefined;
+  /** `--manifest-encoding`: the code page of a CSV that is not UTF-8 (checked already: codePage). */
+  encoding?: string | undefined;
 }
 
 /** The kind of a manifest, by its name: JSON Lines for .jsonl and .ndjson, CSV otherwise. */
@@ -52,8 +55,15 @@ export async function* readManifest(file: string, opts: ReadOptions = {}): Async
   if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
     throw new ManifestError(`--manifest ${visible(file)}: it is UTF-16 (Excel's "Unicode Text"); save it as "CSV UTF-8 (Comma delimited)" or as UTF-8 text`);
   }
-  if (manifestFormat(file) === 'jsonl') yield* readJsonLines(file);
-  else yield* readCsv(file, opts.delimiter ?? sniffDelimiter(head), opts.delimiter !== undefined);
+  const text = () => textOf(file, opts.encoding);
+  if (manifestFormat(file) === 'jsonl') yield* readJsonLines(file, text());
+  else yield* readCsv(file, text(), opts.delimiter ?? sniffDelimiter(head), opts.delimiter !== undefined);
+}
+
+/** The file as text: decoded from its code page when one is named, else checked to be UTF-8 line by line. */
+function textOf(file: string, encoding: string | undefined): NodeJS.ReadableStream {
+  if (encoding === undefined) return createReadStream(file).pipe(new Utf8Check(file));
+  return createReadStream(file).pipe(decodingStream(encoding));
 }
 
 async function firstBytes(file: string): Promise<Buffer> {
@@ -136,14 +146,18 @@ class Utf8Check extends Transform {
       line++;
       start = i + 1;
     }
-    return new ManifestError(`--manifest ${visible(this.file)}: line ${line}: not UTF-8 (a spreadsheet saved in a code page, e.g. Excel's plain "CSV"?); save it as "CSV UTF-8 (Comma delimited)"`);
+    let end = chunk.indexOf(0x0a, start);
+    if (end === -1) end = chunk.length;
+    const western = decodeIn(chunk.subarray(start, end), 'windows-1252');
+    const words = western !== undefined && plainlyWords(western.replace(/[^\p{L}\s]+/gu, ' ').trim()) ? western.split(/[,;\t]/).find((cell) => /[^\x00-\x7f]/.test(cell)) : undefined;
+    const advice = words !== undefined ? `it reads as plain words in windows-1252 ("${visible(words.trim())}"): give --manifest-encoding windows-1252` : 'give --manifest-encoding with its code page (windows-1252, cp850, …)';
+    return new ManifestError(`--manifest ${visible(this.file)}: line ${line}: not UTF-8 (a spreadsheet saved in a code page, e.g. Excel's plain "CSV"?); ${advice}, or save it as "CSV UTF-8 (Comma delimited)"`);
   }
 }
 
-async function* readCsv(file: string, delimiter: string, delimiterGiven: boolean): AsyncIterable<ManifestRow> {
-  const input = createReadStream(file).pipe(new Utf8Check(file));
+async function* readCsv(file: string, input: NodeJS.ReadableStream, delimiter: string, delimiterGiven: boolean): AsyncIterable<ManifestRow> {
   const parser = parse({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: false });
-  input.on('error', (err) => parser.destroy(err));
+  input.on('error', (err: Error) => parser.destroy(err));
   input.pipe(parser);
   let header: { columns: string[]; pathAt: number } | undefined;
   let lastLine = 0;
@@ -215,8 +229,8 @@ function rowOf(file: string, line: number, header: { columns: string[]; pathAt: 
   return row;
 }
 
-async function* readJsonLines(file: string): AsyncIterable<ManifestRow> {
-  const lines = createInterface({ input: createReadStream(file).pipe(new Utf8Check(file)), crlfDelay: Infinity });
+async function* readJsonLines(file: string, input: NodeJS.ReadableStream): AsyncIterable<ManifestRow> {
+  const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
   for await (const raw of lines) {
     line++;

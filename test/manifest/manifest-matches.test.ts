@@ -4,7 +4,8 @@
 // --manifest-partial the run goes on knowingly. Paths written with backslashes, as Windows users
 // copy them, are read with / and said so.
 import { describe, expect, it } from 'vitest';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { remoteFiles, useService, writeTree } from '../helpers/service.js';
@@ -56,5 +57,36 @@ describe('a manifest whose rows name no file of the folder', () => {
     const docs = await remoteFiles(w.client, w.project);
     const kunde = Object.fromEntries(docs.map((d) => [d.path!.replace(/^\//, ''), d.metadata?.find((m) => m.key === 'Kunde')?.value]));
     expect(kunde).toEqual({ 'Müller GmbH/Vertrag.pdf': 'Kunde 0', 'Müller GmbH/Angebot.txt': 'Kunde 1', 'Intern/Notiz.txt': 'Kunde 2' });
+  });
+});
+
+describe('a manifest in a code page (old Excel\'s "CSV (Comma delimited)")', () => {
+  const SHEET = '\ufeffpath,Kunde,Notiz\r\nMüller GmbH/Vertrag.pdf,Société Générale,Größe: 3 Seiten\r\nMüller GmbH/Angebot.txt,Café Crème,"Übersicht, März"\r\nIntern/Notiz.txt,Ärzte,naïve\r\n';
+  const expected = { 'Müller GmbH/Vertrag.pdf': ['Société Générale', 'Größe: 3 Seiten'], 'Müller GmbH/Angebot.txt': ['Café Crème', 'Übersicht, März'], 'Intern/Notiz.txt': ['Ärzte', 'naïve'] };
+  it('--manifest-encoding windows-1252 gives the metadata the UTF-8 sheet gives; without it, exit 2 naming the flag', async () => {
+    const w = await setUp('cp1252', SHEET);
+    // Written by iconv, as a Windows machine in Western Europe saves it: no byte-order mark, CRLF.
+    execFileSync('sh', ['-c', `tail -c +4 "${w.sheet}" | iconv -f UTF-8 -t WINDOWS-1252 > "${w.sheet}.cp1252.csv"`]);
+    const legacy = `${w.sheet}.cp1252.csv`;
+    expect((await readFile(legacy)).includes(Buffer.from('Société'))).toBe(false);
+
+    const refused = await runFerry(['mirror', w.src, '--project', w.project, '--manifest', legacy, '--state', join(w.dir, 's.sqlite'), '--json'], useEmulator().env());
+    expect(refused.code).toBe(2);
+    expect((onlyJson(refused) as { error: string }).error).toMatch(/line 2: not UTF-8 .*plain words in windows-1252 \("Müller GmbH\/Vertrag\.pdf"\): give --manifest-encoding windows-1252/);
+    expect(await remoteFiles(w.client, w.project)).toEqual([]);
+
+    const bad = await runFerry(['mirror', w.src, '--project', w.project, '--manifest', legacy, '--manifest-encoding', 'latin-9000'], useEmulator().env());
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--manifest-encoding "latin-9000" is not a code page ferry knows; it takes cp437, .*windows-1252/);
+
+    const r = await runFerry(['mirror', w.src, '--project', w.project, '--manifest', legacy, '--manifest-encoding', 'windows-1252', '--state', join(w.dir, 's.sqlite'), '--json'], useEmulator().env());
+    expect(r.code, r.stderr).toBe(0);
+    const other = await setUp('utf8', SHEET);
+    expect((await runFerry(['mirror', other.src, '--project', other.project, '--manifest', other.sheet, '--state', join(other.dir, 's.sqlite')], useEmulator().env())).code).toBe(0);
+    for (const [client, project] of [[w.client, w.project], [other.client, other.project]] as const) {
+      const docs = await remoteFiles(client, project);
+      const got = Object.fromEntries(docs.map((d) => [d.path!.replace(/^\//, ''), ['Kunde', 'Notiz'].map((k) => d.metadata?.find((m) => m.key === k)?.value)]));
+      expect(got).toEqual(expected);
+    }
   });
 });

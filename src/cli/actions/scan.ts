@@ -27,6 +27,7 @@ interface ScanFlags {
   maxEntries?: string;
   manifest?: string;
   manifestDelimiter?: string;
+  manifestEncoding?: string;
   minSize?: string;
   maxSize?: string;
   minAge?: string;
