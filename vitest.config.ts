@@ -7,6 +7,12 @@ const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/backends/project-*.test.ts',
  * between overlapping runs is local to the checkpoint store. Run once, against the default.
  */
 const NOT_MODE_DEPENDENT = ['test/jobs/overlap.test.ts', 'test/jobs/listing-lag.test.ts'];
+/**
+ * Suites about the local file systems a pull writes to (real NTFS and exFAT mounts): what they test
+ * is the same whichever way the service hands out content, which the pull suites under test/pull
+ * already run both ways. Run once, against the default.
+ */
+const LOCAL_FILE_SYSTEMS = ['test/pull/pull-filesystems.test.ts'];
 
 /**
  * The job suites that decide from listings (cold start, a crash, overlapping runs, the lease, a
@@ -30,7 +36,7 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'strict', include: JOB_SUITES, exclude: NOT_MODE_DEPENDENT, env: { FERRY_TEST_EMULATOR: 'strict' } } },
+      { extends: true, test: { name: 'strict', include: JOB_SUITES, exclude: [...NOT_MODE_DEPENDENT, ...LOCAL_FILE_SYSTEMS], env: { FERRY_TEST_EMULATOR: 'strict' } } },
       { extends: true, test: { name: 'lagging', include: LISTING_SUITES, env: { FERRY_TEST_LISTING_LAG_MS: '300' } } },
     ],
   },

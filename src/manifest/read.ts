@@ -8,6 +8,7 @@ import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { parse, CsvError } from 'csv-parse';
+import { parse as parseSync } from 'csv-parse/sync';
 import { visible } from '../backends/names.js';
 import { decodeIn, decodingStream, plainlyWords } from '../backends/archive-encoding.js';
 
@@ -57,7 +58,7 @@ export async function* readManifest(file: string, opts: ReadOptions = {}): Async
   }
   const text = () => textOf(file, opts.encoding);
   if (manifestFormat(file) === 'jsonl') yield* readJsonLines(file, text());
-  else yield* readCsv(file, text(), opts.delimiter ?? sniffDelimiter(head), opts.delimiter !== undefined);
+  else yield* readCsv(file, text(), opts.delimiter ?? sniffDelimiter(head), opts.delimiter !== undefined, head);
 }
 
 /** The file as text: decoded from its code page when one is named, else checked to be UTF-8 line by line. */
@@ -88,7 +89,7 @@ async function firstBytes(file: string): Promise<Buffer> {
  */
 export function sniffDelimiter(head: Buffer): string {
   const text = head.toString('utf8').replace(/^\ufeff/, '');
-  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0]]);
+  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0], ['|', 0]]);
   let quoted = false;
   for (const ch of text) {
     if (ch === '"') quoted = !quoted;
@@ -155,7 +156,7 @@ class Utf8Check extends Transform {
   }
 }
 
-async function* readCsv(file: string, input: NodeJS.ReadableStream, delimiter: string, delimiterGiven: boolean): AsyncIterable<ManifestRow> {
+async function* readCsv(file: string, input: NodeJS.ReadableStream, delimiter: string, delimiterGiven: boolean, head: Buffer): AsyncIterable<ManifestRow> {
   const parser = parse({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: false });
   input.on('error', (err: Error) => parser.destroy(err));
   input.pipe(parser);
@@ -166,14 +167,18 @@ async function* readCsv(file: string, input: NodeJS.ReadableStream, delimiter: s
       const line = lastLine + 1;
       lastLine = info.lines;
       if (!header) {
-        header = readHeader(file, record, delimiter, delimiterGiven);
+        header = readHeader(file, record, delimiter, delimiterGiven, head);
         continue;
       }
       yield rowOf(file, line, header, record);
     }
   } catch (err) {
     if (err instanceof ManifestError) throw err;
-    if (err instanceof CsvError) throw new ManifestError(`--manifest ${visible(file)}: ${csvProblem(err, lastLine)}`);
+    if (err instanceof CsvError) {
+      // Early in the file, a parse error is most often the wrong separator: say the one that reads.
+      const other = lastLine < 2 ? workingDelimiter(head, delimiter) : undefined;
+      throw new ManifestError(`--manifest ${visible(file)}: ${csvProblem(err, lastLine)}${other ? `; ${other}` : ''}`);
+    }
     throw err;
   }
   if (!header) throw new ManifestError(`--manifest ${visible(file)} is empty: it needs a header row naming a "path" column`);
@@ -196,13 +201,35 @@ function csvProblem(err: CsvError, lastLine: number): string {
 /** The column a pull's manifest names each file's local path in, where it is not the document's: read as information only. */
 export const LOCAL_PATH_COLUMN = 'ferry.localPath';
 
-function readHeader(file: string, record: string[], delimiter: string, delimiterGiven: boolean): { columns: string[]; pathAt: number } {
+/**
+ * Another separator that reads the head of the file cleanly, with a `path` column: said as the
+ * flag to give, or undefined when none does.
+ */
+function workingDelimiter(head: Buffer, tried: string): string | undefined {
+  const text = head.toString('utf8').replace(/^\ufeff/, '');
+  // The lines wholly inside the head: a cut last line is no parse error of the file's.
+  const whole = text.slice(0, Math.max(text.lastIndexOf('\n'), 0) + 1) || text;
+  for (const candidate of [',', ';', '\t', '|']) {
+    if (candidate === tried) continue;
+    try {
+      const rows = parseSync(whole, { delimiter: candidate, relax_column_count: false, skip_empty_lines: true, to_line: 50 }) as string[][];
+      const header = rows[0]?.map((c) => c.trim()) ?? [];
+      if (header.length >= 2 && header.includes('path')) return `read with ${candidate === '\t' ? 'tab' : `"${candidate}"`} as the separator it parses: give --manifest-delimiter ${candidate === '\t' ? 'tab' : `"${candidate}"`}`;
+    } catch {
+      // Not this one either.
+    }
+  }
+  return undefined;
+}
+
+function readHeader(file: string, record: string[], delimiter: string, delimiterGiven: boolean, head: Buffer): { columns: string[]; pathAt: number } {
   const columns = record.map((c) => c.trim());
   const where = `--manifest ${visible(file)}: line 1 (the header)`;
   const pathAt = columns.indexOf('path');
   if (pathAt === -1) {
     const near = columns.find((c) => c.toLowerCase() === 'path');
-    const single = columns.length === 1 && !delimiterGiven ? `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}": give --manifest-delimiter` : '';
+    const works = columns.length === 1 ? workingDelimiter(head, delimiter) : undefined;
+    const single = works ? `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}"; ${works}` : columns.length === 1 && !delimiterGiven ? `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}": give --manifest-delimiter` : '';
     throw new ManifestError(`${where} has no "path" column${near ? ` ("${visible(near)}" is not it: the name is path, in lower case)` : ''}${single}`);
   }
   const seen = new Set<string>();
