@@ -10,7 +10,7 @@ import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../sr
 import { closing, openSource, type Source } from '../src/backends/index.js';
 import type { SourceEntry } from '../src/sync/types.js';
 import { tapped } from '../src/sync/tap.js';
-import { Manifest, ManifestOverlay, overlayOf, separatorsNote, unmatchedWarning } from '../src/manifest/index.js';
+import { Manifest, ManifestOverlay, overlayOf, separatorsNote, unmatchedWarning, type ManifestOutcome } from '../src/manifest/index.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
@@ -103,6 +103,8 @@ export interface MirrorPlan extends TransferPlan {
   foldersToCreate: number;
   /** What the source asks to be told of how it was read (names in a code page it was not told). */
   notes: string[];
+  /** What the manifest did, when the run has one. */
+  manifest?: ManifestOutcome;
 }
 
 export const JOB = 'mirror';

@@ -11,7 +11,6 @@ import { ConfigurationError } from '../errors.js';
 import { DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { MirrorOptions } from '../../jobs/mirror.js';
 import { visible } from '../backends/names.js';
-import { codePage } from '../backends/archive-encoding.js';
 import { delimiterFlag } from '../manifest/flags.js';
 import { OWN_METADATA } from '../backends/project/identity.js';
 import { isAge, parseDuration, parseSize } from '../runner/format.js';
@@ -133,7 +132,9 @@ export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: stri
     ...(opts.manifest !== undefined ? { manifest: opts.manifest } : {}),
     ...(opts.manifestDelimiter !== undefined ? { manifestDelimiter: delimiterFlag(opts.manifestDelimiter) } : {}),
     ...(opts.manifestPartial ? { manifestPartial: true } : {}),
-    ...(opts.manifestEncoding !== undefined ? { manifestEncoding: codePage('--manifest-encoding', opts.manifestEncoding) } : {}),
+    // Checked where the manifest is read (src/manifest/read.ts), before anything is sent: the code
+    // pages' library loads only for a run that reads one.
+    ...(opts.manifestEncoding !== undefined ? { manifestEncoding: opts.manifestEncoding } : {}),
   };
 }
 

@@ -1,4 +1,6 @@
 // How a job's end is shown: one JSON object for machines, a few lines for people; and its exit code.
+import { manifestLine } from '../manifest/said.js';
+import type { ManifestOutcome } from '../manifest/index.js';
 import type { JobSummary } from '../runner/job.js';
 import { describeTarget, type Target } from '../api/target.js';
 import { formatBytes, formatDuration } from '../runner/format.js';
@@ -136,6 +138,8 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     lines.push(`  replaced with the project's version: ${replaced.count}`);
     for (const r of replaced.files.slice(0, 10)) lines.push(`    ${visible(r.local)}${r.backup ? ` (the local one kept as ${visible(r.backup)})` : ' (the local one overwritten)'}`);
   }
+  const manifest = summary.manifest as ManifestOutcome | undefined;
+  if (manifest && 'withoutRow' in manifest) lines.push(`  ${manifestLine(manifest)}`);
   const superseded = summary.supersededCount as number | undefined;
   if (superseded) lines.push(`  changed files uploaded again: ${superseded} (the older documents remain on the service; see --json for their ids)`);
   const deleted = summary.deletedLocally as { count: number; sample: string[] } | undefined;

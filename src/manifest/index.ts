@@ -18,8 +18,10 @@ export { ManifestError, delimiterFlag, manifestFormat, type ManifestRow } from '
 const LOAD_BATCH = 2_000;
 /** Entries whose rows are looked up in one statement. */
 const LOOKUP_BATCH = 256;
-/** Paths named in text when rows match no file (all of them under --json). */
-export const UNMATCHED_SHOWN = 5;
+import { UNMATCHED_SHOWN, WITHOUT_ROW_LISTED } from './said.js';
+
+export { manifestLine, UNMATCHED_SHOWN, type ManifestOutcome } from './said.js';
+import type { ManifestOutcome } from './said.js';
 
 /** What every document of the run carries unless its row says otherwise (--metadata, --ocr-strategy…). */
 export interface RunWide {
@@ -246,14 +248,6 @@ export function attributesDigest(metadata: Record<string, string>, settings: Par
     .slice(0, 22);
 }
 
-/** What a run's manifest did: its rows, and those that named no file of the source (every one, for --json). */
-export interface ManifestOutcome {
-  file: string;
-  rows: number;
-  unmatched: { count: number; paths: string[] };
-  /** Rows whose `\\` was read as `/` (a sheet made on Windows), when any. */
-  separatorsRead?: number;
-}
 
 /** The warning for rows that name no file: how many, and the first few paths (`run`: said by a run, which went on). */
 export function unmatchedWarning(u: ManifestOutcome['unmatched'], run = false): string {
@@ -330,8 +324,15 @@ export class ManifestOverlay {
     return wrapped;
   }
 
+  /** Files no row named, as the source gave them. */
+  private readonly withoutRow = { count: 0, paths: [] as string[] };
+
   private entry(entry: FileEntry, row: ManifestRow | undefined): FileEntry {
-    if (!row) return entry;
+    if (!row) {
+      this.withoutRow.count++;
+      if (this.withoutRow.paths.length < WITHOUT_ROW_LISTED) this.withoutRow.paths.push(entry.key);
+      return entry;
+    }
     const { metadata, settings } = effective(row, this.runWide);
     const attributes: EntryAttributes = { ...entry.attributes, metadata: row.metadata, ...row.settings };
     return { ...entry, attributes, attributesDigest: attributesDigest(metadata, settings) };
@@ -340,7 +341,8 @@ export class ManifestOverlay {
   /** What the manifest did for a run over `source`: its rows, and those that named no file of it. */
   outcome(source: Source): ManifestOutcome {
     const read = this.manifest.separatorsRead;
-    return { file: this.manifest.file, rows: this.manifest.rows, unmatched: this.manifest.unmatched(source.takes?.bind(source)), ...(read ? { separatorsRead: read } : {}) };
+    const unmatched = this.manifest.unmatched(source.takes?.bind(source));
+    return { file: this.manifest.file, rows: this.manifest.rows, matched: this.manifest.rows - unmatched.count, withoutRow: this.withoutRow, unmatched, ...(read ? { separatorsRead: read } : {}) };
   }
 
   /**

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { parse, CsvError } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { visible } from '../backends/names.js';
-import { decodeIn, decodingStream, plainlyWords } from '../backends/archive-encoding.js';
+import { codePage, decodeIn, decodingStream, plainlyWords } from '../backends/archive-encoding.js';
 
 export const OCR_STRATEGIES = ['never', 'detect', 'always'] as const;
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'] as const;
@@ -64,7 +64,7 @@ export async function* readManifest(file: string, opts: ReadOptions = {}): Async
 /** The file as text: decoded from its code page when one is named, else checked to be UTF-8 line by line. */
 function textOf(file: string, encoding: string | undefined): NodeJS.ReadableStream {
   if (encoding === undefined) return createReadStream(file).pipe(new Utf8Check(file));
-  return createReadStream(file).pipe(decodingStream(encoding));
+  return createReadStream(file).pipe(decodingStream(codePage('--manifest-encoding', encoding)));
 }
 
 async function firstBytes(file: string): Promise<Buffer> {
@@ -89,7 +89,7 @@ async function firstBytes(file: string): Promise<Buffer> {
  */
 export function sniffDelimiter(head: Buffer): string {
   const text = head.toString('utf8').replace(/^\ufeff/, '');
-  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0], ['|', 0]]);
+  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0]]);
   let quoted = false;
   for (const ch of text) {
     if (ch === '"') quoted = !quoted;
@@ -177,7 +177,7 @@ async function* readCsv(file: string, input: NodeJS.ReadableStream, delimiter: s
     if (err instanceof CsvError) {
       // Early in the file, a parse error is most often the wrong separator: say the one that reads.
       const other = lastLine < 2 ? workingDelimiter(head, delimiter) : undefined;
-      throw new ManifestError(`--manifest ${visible(file)}: ${csvProblem(err, lastLine)}${other ? `; ${other}` : ''}`);
+      throw new ManifestError(`--manifest ${visible(file)}: ${csvProblem(err, lastLine)}${other ? `; read with ${other} as the separator it parses: give --manifest-delimiter ${other}` : ''}`);
     }
     throw err;
   }
@@ -202,8 +202,8 @@ function csvProblem(err: CsvError, lastLine: number): string {
 export const LOCAL_PATH_COLUMN = 'ferry.localPath';
 
 /**
- * Another separator that reads the head of the file cleanly, with a `path` column: said as the
- * flag to give, or undefined when none does.
+ * Another separator that reads the head of the file cleanly, with a `path` column, as the flag's
+ * value (`";"`, `tab`), or undefined when none does.
  */
 function workingDelimiter(head: Buffer, tried: string): string | undefined {
   const text = head.toString('utf8').replace(/^\ufeff/, '');
@@ -214,7 +214,7 @@ function workingDelimiter(head: Buffer, tried: string): string | undefined {
     try {
       const rows = parseSync(whole, { delimiter: candidate, relax_column_count: false, skip_empty_lines: true, to_line: 50 }) as string[][];
       const header = rows[0]?.map((c) => c.trim()) ?? [];
-      if (header.length >= 2 && header.includes('path')) return `read with ${candidate === '\t' ? 'tab' : `"${candidate}"`} as the separator it parses: give --manifest-delimiter ${candidate === '\t' ? 'tab' : `"${candidate}"`}`;
+      if (header.length >= 2 && header.includes('path')) return candidate === '\t' ? 'tab' : `"${candidate}"`;
     } catch {
       // Not this one either.
     }
@@ -229,7 +229,8 @@ function readHeader(file: string, record: string[], delimiter: string, delimiter
   if (pathAt === -1) {
     const near = columns.find((c) => c.toLowerCase() === 'path');
     const works = columns.length === 1 ? workingDelimiter(head, delimiter) : undefined;
-    const single = works ? `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}"; ${works}` : columns.length === 1 && !delimiterGiven ? `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}": give --manifest-delimiter` : '';
+    const split = `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}"`;
+    const single = works ? `${split}: give --manifest-delimiter ${works} (it reads the header with a path column)` : columns.length === 1 && !delimiterGiven ? `${split}: give --manifest-delimiter` : '';
     throw new ManifestError(`${where} has no "path" column${near ? ` ("${visible(near)}" is not it: the name is path, in lower case)` : ''}${single}`);
   }
   const seen = new Set<string>();

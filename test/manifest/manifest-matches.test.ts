@@ -90,3 +90,18 @@ describe('a manifest in a code page (old Excel\'s "CSV (Comma delimited)")', () 
     }
   });
 });
+
+describe('the manifest in the text of a dry run and a run', () => {
+  it('rows read, rows matched, rows naming no file, and the files with no row', async () => {
+    const w = await setUp('said', '\ufeffpath,Kunde\r\nMüller GmbH/Vertrag.pdf,A\r\nIntern/Notiz.txt,B\r\nGeist/fehlt.pdf,C\r\n');
+    const line = /manifest .*sheet\.csv: 3 rows read, 2 matched a file, 1 named none; 1 file with no row \("Müller GmbH\/Angebot\.txt"\)/;
+    const dry = await runFerry(['mirror', w.src, '--project', w.project, '--manifest', w.sheet, '--dry-run'], useEmulator().env());
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(line);
+    const run = await runFerry(['mirror', w.src, '--project', w.project, '--manifest', w.sheet, '--state', join(w.dir, 's.sqlite')], useEmulator().env());
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(line);
+    const json = await runFerry(['mirror', w.src, '--project', w.project, '--manifest', w.sheet, '--dry-run', '--json'], useEmulator().env());
+    expect(onlyJson(json)).toMatchObject({ manifest: { rows: 3, matched: 2, withoutRow: { count: 1, paths: ['Müller GmbH/Angebot.txt'] } } });
+  });
+});

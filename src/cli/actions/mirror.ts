@@ -1,4 +1,5 @@
 // `ferry mirror SOURCE --project ID`: a folder tree or a zip into a project's documents.
+import { manifestLine } from '../../manifest/said.js';
 import type { Command } from 'commander';
 import { mirror, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
 import { parseDurationFlag } from '../options.js';
@@ -36,6 +37,7 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
         fields,
         `plan (nothing was changed):\n  ${targetLine('mirror', client.target)}\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
           `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
+          (plan.manifest ? `  ${manifestLine(plan.manifest)}\n` : '') +
           notes.map((note) => `  note: ${safeText(note)}\n`).join('') +
           plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
           (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
