@@ -151,3 +151,30 @@ describe('ferry playbooks list', () => {
     expect(none.stderr).toContain('nothing found');
   });
 });
+
+describe('ferry ls by name, with metadata', () => {
+  it('takes a project by its name (one holding a slash too), and shows what each document carries', async () => {
+    const client = service.client();
+    const named = (await client.projects.create({ name: 'Kunden/2026 Akten', description: '' })).objectIdentifier;
+    const root = await mkdtemp(join(tmpdir(), 'ferry-ls-named-'));
+    await writeTree(join(root, 'src'), { 'akte/vertrag.pdf': 'vertrag' });
+    await writeTree(root, { 'sheet.csv': 'path,Kunde,Notiz\nakte/vertrag.pdf,Müller GmbH,"zweite\nZeile"\n' });
+    const mirrored = await runFerry(['mirror', join(root, 'src'), '--project', named, '--manifest', join(root, 'sheet.csv'), '--state', join(root, 's.sqlite')], env);
+    expect(mirrored.code, mirrored.stderr).toBe(0);
+
+    const byName = await lsJson('Kunden/2026 Akten/akte');
+    expect(byName.exitCode).toBe(0);
+    expect(byName.items).toEqual([expect.objectContaining({ path: '/akte/vertrag.pdf', metadata: expect.objectContaining({ Kunde: 'Müller GmbH', Notiz: 'zweite\nZeile' }) })]);
+    const byId = await lsJson(`${named}/akte`);
+    expect(byId.items.map((i) => i.id)).toEqual(byName.items.map((i) => i.id));
+
+    const long = await runFerry(['ls', 'Kunden/2026 Akten', '-R', '--long'], env);
+    expect(long.code, long.stderr).toBe(0);
+    expect(long.stdout).toMatch(/\/akte\/vertrag\.pdf .*Kunde=Müller GmbH; Notiz=zweite\\nZeile\n/);
+    expect(long.stdout).not.toMatch(/ferry\./);
+
+    const missing = await runFerry(['ls', 'kunden/2026 akten'], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/no project this client sees is named "kunden".*ferry ls/);
+  });
+});

@@ -4,7 +4,7 @@
 // project of a million documents is never held in memory.
 import type { Command } from 'commander';
 import type { FerryClient } from '../../api/client.js';
-import { FerryError, NotFoundError } from '../../api/errors.js';
+import { ConfigurationError, FerryError, NotFoundError } from '../../api/errors.js';
 import { describeTarget } from '../../api/target.js';
 import type { Document } from '../../api/types.js';
 import { visible } from '../../backends/names.js';
@@ -12,17 +12,26 @@ import { logicalPath } from '../../backends/project/source.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { uuidFlag } from '../shared.js';
+import { isUuid } from '../../ids.js';
+import { OWN_METADATA } from '../../backends/project/identity.js';
+import { resolveProject } from '../project-name.js';
 import { JsonItems } from '../json-items.js';
 import { SpillSort, pathSortKey } from '../../store/spill-sort.js';
 
 interface LsOptions {
   recursive?: boolean;
+  long?: boolean;
   json?: boolean;
 }
 
 export async function lsAction(where: string | undefined, opts: LsOptions, cmd: Command): Promise<void> {
-  await listing(cmd, opts.json === true, 'ls', where ?? '', (client, out) =>
-    where === undefined || where === '' ? listProjects(client, out) : listProject(client, where, opts.recursive === true, out),
+  await listing(
+    cmd,
+    opts.json === true,
+    'ls',
+    where ?? '',
+    (client, out) => (where === undefined || where === '' ? listProjects(client, out) : listProject(client, where, opts.recursive === true, out)),
+    opts.long === true,
   );
 }
 
@@ -36,9 +45,9 @@ export async function playbooksListAction(opts: { search?: string; json?: boolea
 }
 
 /** One listing run: a client, the entries `fill` finds, and the end, whatever happened. */
-async function listing(cmd: Command, json: boolean, command: string, where: string, fill: (client: FerryClient, out: Listing) => Promise<void>): Promise<void> {
+async function listing(cmd: Command, json: boolean, command: string, where: string, fill: (client: FerryClient, out: Listing) => Promise<void>, long = false): Promise<void> {
   const { client } = createContext(cmd);
-  const out = new Listing(json, command, where, describeTarget(client.target));
+  const out = new Listing(json, command, where, describeTarget(client.target), long);
   try {
     await fill(client, out);
     out.end(EXIT.ok);
@@ -62,9 +71,8 @@ async function listProjects(client: FerryClient, out: Listing): Promise<void> {
 }
 
 async function listProject(client: FerryClient, where: string, recursive: boolean, out: Listing): Promise<void> {
-  const slash = where.indexOf('/');
-  const project = uuidFlag('PROJECT', slash < 0 ? where : where.slice(0, slash));
-  const segments = (slash < 0 ? '' : where.slice(slash + 1)).split('/').filter((s) => s !== '');
+  const { project, rest } = await projectOf(client, where);
+  const segments = rest.split('/').filter((s) => s !== '');
   try {
     await client.projects.get(project);
   } catch (err) {
@@ -90,6 +98,25 @@ async function listProject(client: FerryClient, where: string, recursive: boolea
     const path = pathOf(doc, undefined);
     if (path.startsWith(prefix)) out.document(doc, path);
   }
+}
+
+/**
+ * The project `where` starts with: an id, or a name (which may hold a `/`: the longest start of
+ * `where` that names a project is taken), and the path after it.
+ */
+async function projectOf(client: FerryClient, where: string): Promise<{ project: string; rest: string }> {
+  const slash = where.indexOf('/');
+  const first = slash < 0 ? where : where.slice(0, slash);
+  if (isUuid(first)) return { project: uuidFlag('PROJECT', first), rest: slash < 0 ? '' : where.slice(slash + 1) };
+  const names = new Set<string>();
+  for await (const p of client.projects.list()) if (p.name && where.startsWith(p.name) && (where.length === p.name.length || where[p.name.length] === '/')) names.add(p.name);
+  const longest = [...names].sort((a, b) => b.length - a.length)[0];
+  // The name resolved as --project resolves it (two projects of one name: exit 2 naming both ids).
+  const name = longest ?? first;
+  const project = await resolveProject(client, name, 'PROJECT').catch((err: unknown) => {
+    throw err instanceof ConfigurationError ? new ConfigurationError(`PROJECT: ${err.message}`) : err;
+  });
+  return { project, rest: where.slice(name.length + 1) };
 }
 
 /** The folder a path names, walked from the root one listing per level; or the document it names. */
@@ -140,6 +167,8 @@ class Listing {
     private readonly command: string,
     private readonly where: string,
     private readonly target: string,
+    /** --long: each document's metadata in the text too. */
+    private readonly long = false,
   ) {
     if (json) this.items = new JsonItems({ where, target });
   }
@@ -147,14 +176,18 @@ class Listing {
   document(doc: Document, path: string): void {
     const dir = doc.isDirectory === true;
     const size = dir ? null : (doc.size ?? null);
+    const metadata = dir ? null : Object.fromEntries((doc.metadata ?? []).filter((m) => m.key).map((m) => [m.key as string, m.value ?? '']));
+    // In text, the document's own keys (ferry's identity keys are in --json).
+    const own = metadata ? Object.entries(metadata).filter(([k]) => !OWN_METADATA.test(k)) : [];
+    const shown = this.long && own.length ? `  ${own.map(([k, v]) => `${visible(k)}=${visible(v.length > 60 ? `${v.slice(0, 59)}…` : v)}`).join('; ')}` : '';
     if (size !== null) this.bytes += size;
     this.sorter ??= new SpillSort();
     this.sorter.add(
       pathSortKey(path),
       {
         // A document processing refused is marked, with its reason: there, but not indexed.
-        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null), refused: dir ? null : (doc.uploadFailedReason ?? null) },
-        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}${!dir && doc.uploadFailedReason ? `  [refused: ${doc.uploadFailedReason}]` : ''}`,
+        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null), refused: dir ? null : (doc.uploadFailedReason ?? null), metadata },
+        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}${!dir && doc.uploadFailedReason ? `  [refused: ${doc.uploadFailedReason}]` : ''}${shown}`,
       },
       doc.dateAdded ?? '',
     );

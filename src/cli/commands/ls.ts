@@ -7,8 +7,9 @@ export function registerLs(program: Command): void {
   program
     .command('ls')
     .description('list the projects, or the documents and folders of a project (PROJECT or PROJECT/path/to/folder)')
-    .argument('[where]', 'a project id, optionally followed by /path/to/a/folder')
+    .argument('[where]', 'a project id or name, optionally followed by /path/to/a/folder')
     .option('-R, --recursive', 'list everything under the folder, with paths')
+    .option('-l, --long', "show each document's metadata too (key=value; …)")
     .option('--json', 'print one JSON object whose items are the entries (streamed: the listing is never held whole)')
     .action(later(() => import('../actions/ls.js'), 'lsAction'));
 }
