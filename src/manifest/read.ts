@@ -56,6 +56,8 @@ export async function* readManifest(file: string, opts: ReadOptions = {}): Async
   if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
     throw new ManifestError(`--manifest ${visible(file)}: it is UTF-16 (Excel's "Unicode Text"); save it as "CSV UTF-8 (Comma delimited)" or as UTF-8 text`);
   }
+  const kind = notText(head);
+  if (kind) throw new ManifestError(`--manifest ${visible(file)}: ${kind}, not a CSV or JSON Lines file: ferry reads a sheet saved as "CSV UTF-8 (Comma delimited)" (Excel), "Text CSV" with UTF-8 (LibreOffice), or converted by \`soffice --headless --convert-to csv:"Text - txt - csv (StarCalc)":44,34,76 FILE\``);
   const text = () => textOf(file, opts.encoding);
   if (manifestFormat(file) === 'jsonl') yield* readJsonLines(file, text());
   else yield* readCsv(file, text(), opts.delimiter ?? sniffDelimiter(head), opts.delimiter !== undefined, head);
@@ -65,6 +67,25 @@ export async function* readManifest(file: string, opts: ReadOptions = {}): Async
 function textOf(file: string, encoding: string | undefined): NodeJS.ReadableStream {
   if (encoding === undefined) return createReadStream(file).pipe(new Utf8Check(file));
   return createReadStream(file).pipe(decodingStream(codePage('--manifest-encoding', encoding)));
+}
+
+/**
+ * What a file that is no text manifest is, by its first bytes, or undefined for text: a workbook
+ * (xlsx and ods are zips, fods is XML) said as one, anything else with NUL bytes as binary, never
+ * as a code page.
+ */
+function notText(head: Buffer): string | undefined {
+  if (head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04) {
+    const names = head.toString('latin1');
+    if (names.includes('xl/')) return 'it is an Excel workbook (.xlsx)';
+    if (names.includes('application/vnd.oasis.opendocument.spreadsheet')) return 'it is an OpenDocument spreadsheet (.ods)';
+    return 'it is a zip archive';
+  }
+  if (head[0] === 0xd0 && head[1] === 0xcf && head[2] === 0x11 && head[3] === 0xe0) return 'it is an old Excel workbook (.xls) or another OLE file';
+  const start = head.subarray(0, 4096).toString('utf8');
+  if (/^\s*<\?xml/.test(start) && /office:document|urn:oasis:names:tc:opendocument/.test(start)) return 'it is a flat OpenDocument spreadsheet (.fods)';
+  if (head.subarray(0, 4096).includes(0)) return 'it holds NUL bytes (a binary file)';
+  return undefined;
 }
 
 async function firstBytes(file: string): Promise<Buffer> {

@@ -7,6 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { readManifest, type ManifestRow } from '../../src/manifest/read.js';
+import { execFileSync } from 'node:child_process';
 
 const SEPARATORS: [string, string][] = [[',', '","'], [';', '";"'], ['|', '"|"'], ['\t', 'tab']];
 
@@ -39,4 +40,35 @@ describe('manifest separators', () => {
       }
     });
   }
+});
+
+describe('a workbook or a binary file given as the manifest', () => {
+  it('is said as what it is, with how to save a CSV, never as a code page', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-workbooks-'));
+    // Zips laid out as Excel and LibreOffice lay them out: [Content_Types].xml then xl/…; mimetype first, stored.
+    const py = `import zipfile, sys
+d = sys.argv[1]
+with zipfile.ZipFile(d + '/sheet.xlsx', 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('[Content_Types].xml', '<Types/>')
+    z.writestr('_rels/.rels', '<Relationships/>')
+    z.writestr('xl/workbook.xml', '<workbook/>')
+with zipfile.ZipFile(d + '/sheet.ods', 'w') as z:
+    z.writestr(zipfile.ZipInfo('mimetype'), 'application/vnd.oasis.opendocument.spreadsheet')
+    z.writestr('content.xml', '<office:document-content/>')
+`;
+    execFileSync('python3', ['-c', py, dir]);
+    await writeFile(join(dir, 'sheet.fods'), '<?xml version="1.0" encoding="UTF-8"?>\n<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" office:mimetype="application/vnd.oasis.opendocument.spreadsheet">\n');
+    await writeFile(join(dir, 'blob.csv'), Buffer.from([0x00, 0x01, 0x02, 0x70, 0x61, 0x74, 0x68, 0x00]));
+    const cases: [string, RegExp][] = [
+      ['sheet.xlsx', /it is an Excel workbook \(\.xlsx\), not a CSV or JSON Lines file: .*CSV UTF-8/],
+      ['sheet.ods', /it is an OpenDocument spreadsheet \(\.ods\), not a CSV or JSON Lines file: .*soffice --headless --convert-to csv/],
+      ['sheet.fods', /it is a flat OpenDocument spreadsheet \(\.fods\)/],
+      ['blob.csv', /it holds NUL bytes \(a binary file\), not a CSV or JSON Lines file/],
+    ];
+    for (const [name, message] of cases) {
+      const error = await rows(join(dir, name)).then(() => undefined, (err: Error) => err.message);
+      expect(error, name).toMatch(message);
+      expect(error, name).not.toMatch(/code page|UTF-8 \(a spreadsheet saved/);
+    }
+  });
 });
