@@ -118,3 +118,20 @@ describe('file time steps', () => {
     expect(timeStep(1_700_000_002_000)).toBe(2000);
   });
 });
+
+describe('a file and a folder whose names fold to one', () => {
+  it('whichever comes first keeps the name; the other gets the hash, and the folder\'s files follow it', () => {
+    for (const fileFirst of [true, false]) {
+      const namer = new LocalNamer('windows', true);
+      const file = () => namer.map('AUX');
+      const folder = () => namer.map('aux', true);
+      const [f, d] = fileFirst ? [file(), folder()] : [folder(), file()].reverse();
+      expect(f.local.toLowerCase(), String(fileFirst)).not.toBe(d.local.toLowerCase());
+      expect(hasHashTag(fileFirst ? d.local : f.local)).toBe(true);
+      expect(namer.map('aux/inside.txt').local).toBe(`${d.local}/inside.txt`);
+      // Two folders differing only by case still share one (on this file system, one folder).
+      expect(namer.map('Aux', true).local.toLowerCase()).toBe(d.local.toLowerCase());
+      expect(namer.map('Aux/other.txt').local.toLowerCase()).toBe(`${d.local}/other.txt`.toLowerCase());
+    }
+  });
+});

@@ -5,6 +5,8 @@
 // folders are made.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
@@ -56,5 +58,21 @@ describe('folders that differ only by case', () => {
     expect(first.counts).toMatchObject({ discovered: 5, uploaded: 5, failed: 0 });
     expect(paths).toEqual(Object.keys(TREE).sort());
     expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
+  });
+});
+
+describe('a folder whose name a document holds', () => {
+  it('is a clash naming the document, not a listing lag; the rest goes up', async () => {
+    service = await startService({ strict: false, folders: 'extension' });
+    const src = join(await mkdtemp(join(tmpdir(), 'ferry-clash-doc-')), 'tree');
+    await writeTree(src, { 'aux/inside.txt': 'in the folder', 'top.txt': 'top' });
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'clash doc', description: '' })).objectIdentifier;
+    await client.documents.upload(project, { open: () => Readable.from([Buffer.from('a file')]), size: 6, filename: 'AUX' }, { documentUploadIdentifier: randomUUID() });
+    const r = await runFerry(['mirror', src, '--project', project, '--state', join(src, '..', 's.sqlite'), '--json'], service.env());
+    const summary = onlyJson(r) as unknown as MirrorJson;
+    expect(r.code).toBe(1);
+    expect(summary.counts).toMatchObject({ uploaded: 1, failed: 1 });
+    expect(summary.errors).toEqual([expect.objectContaining({ key: 'aux/inside.txt', error: expect.stringMatching(/already holds a document "AUX" where the folder "aux" was to be made/) })]);
   });
 });

@@ -46,7 +46,7 @@ const MIRRORED: Record<string, string> = {
   'aux/inside.txt': 'in a folder named aux',
   'Reports./r.txt': 'in a folder with a trailing dot',
 };
-/** Every device name Windows reserves, alone and with an extension (CON, NUL, aux.log are above; AUX alone would share its folded name with the folder aux). */
+/** Every device name Windows reserves, alone and with an extension (CON, NUL, aux.log are above; a document AUX beside the folder aux is a clash on the service, test/jobs/folder-case-clash.test.ts). */
 for (const device of ['PRN', ...[...'0123456789\u00b9\u00b2\u00b3'].flatMap((d) => [`COM${d}`, `LPT${d}`])]) {
   MIRRORED[device] ??= `${device} alone`;
   MIRRORED[`${device.toLowerCase()}.txt`] ??= `${device} with an extension`;

@@ -26,6 +26,10 @@ export class LocalNamer {
   private taken: NumberByKey;
   /** Key prefixes (a folder's or a file's key) whose last segment the file system refused: strict rules. */
   private readonly strictKeys = new Set<string>();
+  /** Slots a folder holds (few beside the files): folders differing only by case share them. */
+  private readonly folderSlots = new Set<string>();
+  /** Folders that had to take another name (a file held theirs first), by their key as slots fold it -> their local path. */
+  private readonly movedFolders = new Map<string, string>();
 
   constructor(
     readonly rules: NameRules,
@@ -69,16 +73,29 @@ export class LocalNamer {
       return name;
     });
     let local = segments.join('/');
+    // Under a folder that had to take another name, the path is under that name.
+    for (let j = parts.length - 1; j > 0 && this.movedFolders.size > 0; j--) {
+      const moved = this.movedFolders.get(this.slotOf(parts.slice(0, j).join('/')));
+      if (moved === undefined) continue;
+      local = [moved, ...segments.slice(j)].join('/');
+      break;
+    }
     const slot = this.slotOf(local);
     const owner = this.taken.get(slot);
     const mine = hash53(key);
-    if (owner !== undefined && owner !== mine && !isFolder) {
+    // Folders that differ only by case share one folder; a file never shares a name with another
+    // entry: the later one is told apart by a hash (a folder too, when a file holds its name).
+    const moved = isFolder ? this.movedFolders.get(this.slotOf(key)) : undefined;
+    if (moved !== undefined) return { local: moved, why: 'a file holds its name (folded), so the folder has a hash' };
+    const clash = owner !== undefined && owner !== mine && (!isFolder || !this.folderSlots.has(slot));
+    if (clash) {
       const byCase = this.caseInsensitive && this.taken.get(slot, 1) === hash53(key.toLocaleLowerCase('en-US'));
       const contested = local;
       local = posix.join(posix.dirname(local), shorten(posix.basename(local), hash(key)));
       reasons.add(byCase ? 'another name differs from it only by case, which this file system does not tell apart' : `another document maps to the same local path ("${visible(contested)}")`);
-      this.take(this.slotOf(local), key, mine);
-    } else if (owner === undefined) this.take(slot, key, mine);
+      this.take(this.slotOf(local), key, mine, isFolder);
+      if (isFolder) this.movedFolders.set(this.slotOf(key), local);
+    } else if (owner === undefined) this.take(slot, key, mine, isFolder);
     return reasons.size ? { local, why: [...reasons].join('; ') } : { local };
   }
 
@@ -92,8 +109,9 @@ export class LocalNamer {
     return this.caseInsensitive ? local.normalize('NFC').toLocaleLowerCase('en-US') : local;
   }
 
-  private take(slot: string, key: string, keyHash: number): void {
+  private take(slot: string, key: string, keyHash: number, isFolder = false): void {
     this.taken.set(slot, keyHash);
+    if (isFolder) this.folderSlots.add(slot);
     if (this.caseInsensitive) this.taken.set(slot, hash53(key.toLocaleLowerCase('en-US')), 1);
   }
 }

@@ -225,7 +225,7 @@ export class RemoteFolders {
     const clash = sameFolderName(known, name);
     if (clash !== undefined && clash !== name) throw new FolderClashError(name, clash);
     // (The folder's name stays out of the message: it is the service's, and messages reach terminals.)
-    const found = await expectListed<{ id: string } | { clash: string }>(
+    const found = await expectListed<{ id: string } | { clash: string; document?: boolean }>(
       this.client.transport.listingLag,
       performance.now(),
       async () => {
@@ -236,12 +236,24 @@ export class RemoteFolders {
         const id = listed.get(name);
         if (id !== undefined) return { id };
         const other = sameFolderName(listed, name);
-        return other === undefined ? undefined : { clash: other };
+        if (other !== undefined) return { clash: other };
+        // A document (not a folder) holding the name, in any case: the service took the folder for it.
+        const file = await this.documentNamed(parentId, name);
+        return file === undefined ? undefined : { clash: file, document: true };
       },
       'a folder the service answered 409 for (it already exists)',
     );
     if ('id' in found) return found.id;
-    throw new FolderClashError(name, found.clash);
+    throw new FolderClashError(name, found.clash, found.document === true);
+  }
+
+  /** The name of a document (not a folder) in the folder that the service takes for `name`, if any. */
+  private async documentNamed(parentId: string | null, name: string): Promise<string | undefined> {
+    const folded = fold(name);
+    for await (const doc of this.client.documents.list(this.project, { ...(parentId ? { parentObjectIdentifier: parentId } : {}), hidePackagedFiles: false })) {
+      if (!doc.isDirectory && doc.name && (doc.parentObjectIdentifier ?? null) === parentId && fold(doc.name) === folded) return doc.name;
+    }
+    return undefined;
   }
 
   private flatten(full: string): undefined {
@@ -312,8 +324,14 @@ export class FolderClashError extends FerryError {
   constructor(
     readonly wanted: string,
     readonly existing: string,
+    /** The name is held by a document, not a folder. */
+    readonly byDocument = false,
   ) {
-    super(`the service already holds a folder "${visible(existing)}" where "${visible(wanted)}" was to be made: it compares folder names regardless of case and Unicode form, so the two cannot be told apart there; this folder's files were not uploaded (rename one of the two folders, or mirror them into different places)`);
+    super(
+      byDocument
+        ? `the service already holds a document "${visible(existing)}" where the folder "${visible(wanted)}" was to be made: it takes the two names for one (a folder and a document cannot share a name there); this folder's files were not uploaded (rename the folder or the file, or mirror them into different places)`
+        : `the service already holds a folder "${visible(existing)}" where "${visible(wanted)}" was to be made: it compares folder names regardless of case and Unicode form, so the two cannot be told apart there; this folder's files were not uploaded (rename one of the two folders, or mirror them into different places)`,
+    );
   }
 }
 
