@@ -1,8 +1,10 @@
 // A local folder as a destination (`ferry pull`). Each entry is written under a temporary name in
 // its folder, given the source's time, and renamed into place: no half-written file ever sits
 // under its final name, and a file with the entry's size and time is one that landed. A file in
-// the way that ferry did not write is never overwritten: the entry fails as a conflict. Names the
-// file system cannot hold are mapped by one rule (docs/cli.md, "ferry pull"), and reported.
+// the way that ferry did not write is never overwritten: the entry fails as a conflict. Each run
+// first looks at every file an earlier run wrote (holds): one deleted here is written again, one
+// changed here is a conflict, or replaced under overwrite-changed. Names follow the rules probed in
+// the folder (probe.ts, name-rules.ts, namer.ts), recorded in it for a restore (names-record.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import {
   close as closeFd,
@@ -314,7 +316,6 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     return placement;
   }
 
-  // ---- write: below, unchanged in shape
   async write(entry: FileEntry, placement: LocalPlacement, ctx?: Pick<WriteContext, 'slot' | 'cancel'>): Promise<{ remoteId: string; found?: boolean }> {
     if (placement.conflict) throw new LocalConflictError(`conflict: ${placement.conflict}`);
     if (placement.landed) return { remoteId: written(placement.local, entry.size, entry.mtimeMs), found: true };
