@@ -128,11 +128,24 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   }
   const names = summary.localNames as { rules: string; how: string; caseInsensitive: boolean; timeStepMs: number; refused?: string[] } | undefined;
   if (names) {
-    const why = names.how === 'probed' ? (names.refused?.length ? `probed: the folder refused ${names.refused.map((n) => `"${visible(n)}"`).join(', ')}` : 'probed: the folder took every name tried') : names.how;
+    const why =
+      names.how === 'probed'
+        ? names.refused?.length
+          ? `probed: the folder refused ${names.refused.map((n) => `"${visible(n)}"`).join(', ')}`
+          : 'probed: the folder took every name tried'
+        : names.how === 'recorded'
+          ? "the folder's record of names: an earlier pull wrote it by them"
+          : names.how;
     lines.push(`  local names: ${names.rules} rules (${why}); case ${names.caseInsensitive ? 'folded' : 'told apart'}; file times kept to ${names.timeStepMs} ms`);
   }
   const drift = summary.drift as { missing: number; changed: number } | undefined;
-  if (drift && drift.missing + drift.changed > 0) lines.push(`  the folder since the last pull: ${drift.missing} pulled ${drift.missing === 1 ? 'file' : 'files'} deleted here (downloaded again), ${drift.changed} changed here (${summary.replacedLocally ? 'replaced' : 'kept, and named among the errors'})`);
+  if (drift && drift.missing + drift.changed > 0) {
+    const said = [
+      ...(drift.missing ? [`${drift.missing} pulled ${drift.missing === 1 ? 'file' : 'files'} deleted here (downloaded again)`] : []),
+      ...(drift.changed ? [`${drift.changed} changed here (${summary.replacedLocally ? 'replaced' : 'kept, and named among the errors'})`] : []),
+    ];
+    lines.push(`  the folder since the last pull: ${said.join(', ')}`);
+  }
   const replaced = summary.replacedLocally as { count: number; files: { key: string; local: string; backup?: string }[] } | undefined;
   if (replaced) {
     lines.push(`  replaced with the project's version: ${replaced.count}`);

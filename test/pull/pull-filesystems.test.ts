@@ -221,6 +221,29 @@ for (const kind of ['ntfs', 'exfat'] as FsKind[]) {
   });
 }
 
+describe('a folder pulled before', () => {
+  it('keeps the rules it was written by; a file put there under a name the record gives back is not uploaded', async () => {
+    const { project } = await seedProject();
+    const out = join(await mkdtemp(join(tmpdir(), 'ferry-recorded-')), 'out');
+    const state = join(out, '..', 'pull.sqlite');
+    const first = await runFerry(['pull', project, out, '--local-names', 'windows', '--state', state, '--json'], service.env());
+    expect(first.code, first.stdout).toBe(0);
+    // Without the flag, on a disk that takes every name: the record's rules, nothing downloaded again.
+    const again = onlyJson(await runFerry(['pull', project, out, '--state', state, '--json'], service.env())) as unknown as PullJson;
+    expect(again.localNames).toMatchObject({ rules: 'windows', how: 'recorded' });
+    expect(again.counts).toMatchObject({ downloaded: 0, failed: 0 });
+
+    await writeFile(join(out, 'CON.txt'), 'a file of my own');
+    const target = (await service.client().projects.create({ name: 'restore beside', description: '' })).objectIdentifier;
+    const r = await runFerry(['mirror', out, '--project', target, '--state', join(out, '..', 'restore.sqlite'), '--json'], service.env());
+    const summary = onlyJson(r) as { errors: { key: string; error: string }[] };
+    expect(summary.errors).toContainEqual({ key: 'CON.txt', error: expect.stringMatching(/the name the folder's \.ferry-names\.jsonl gives back to a pulled file.*rename it/) });
+    const con = (await remoteFiles(service.client(), target)).filter((d) => d.path === '/CON.txt');
+    expect(con).toHaveLength(1);
+    expect(con[0]!.size).toBe(Buffer.byteLength('con with extension'));
+  });
+});
+
 describe('bad input', () => {
   it('a record of names edited by hand: the restore uploads nothing under a name it is not sure of, and says which', async () => {
     const { project, expected } = await seedProject();

@@ -17,14 +17,16 @@ export async function withPulledNames(source: Source, root: string, opts: { carr
   const record = await readNamesFile(root);
   if (!record) return source;
   const given = { count: 0 };
-  const map = (entry: SourceEntry): SourceEntry => restore(entry, record, given, opts.carryControl === true);
+  // The names the record gives back: a file someone put here under one of them is not the document.
+  const restored = new Set(record.names.values());
+  const map = (entry: SourceEntry): SourceEntry => restore(entry, record, restored, given, opts.carryControl === true);
   return mappedSource(source, map, () => [
     `a folder ferry pulled (its ${NAMES_FILE} says so): ${given.count} ${given.count === 1 ? 'path' : 'paths'} given back the name the document had` +
       (record.damagedAt ? `; the record is damaged from line ${record.damagedAt.line} (${record.damagedAt.why}): paths it no longer vouches for were not uploaded` : ''),
   ]);
 }
 
-function restore(entry: SourceEntry, record: NamesRecord, given: { count: number }, carryControl: boolean): SourceEntry {
+function restore(entry: SourceEntry, record: NamesRecord, restored: ReadonlySet<string>, given: { count: number }, carryControl: boolean): SourceEntry {
   if (entry.key === NAMES_FILE) {
     return entry.kind === 'file' ? { kind: 'problem', key: entry.key, outcome: 'skipped', reason: "ferry's record of the names of a pulled folder: never uploaded" } : entry;
   }
@@ -44,7 +46,15 @@ function restore(entry: SourceEntry, record: NamesRecord, given: { count: number
       reason: `"${visible(entry.key)}" looks like a name the pull mapped, and the folder's ${NAMES_FILE} is damaged from line ${record.damagedAt.line} (${record.damagedAt.why}): which document name it stands for is not sure, so it was not uploaded; pull the project again into a fresh folder, or rename the file to the name it should have`,
     };
   }
-  // Not in the record: a file someone put here, under the name it has.
+  // Not in the record: a file someone put here, under the name it has, unless a pulled file is given that name back.
+  if (entry.kind === 'file' && restored.has(entry.key)) {
+    return {
+      kind: 'problem',
+      key: entry.key,
+      outcome: 'failed',
+      reason: `a file here is named "${visible(entry.key)}", the name the folder's ${NAMES_FILE} gives back to a pulled file: the two cannot both be that document, so this one was not uploaded (rename it)`,
+    };
+  }
   return entry;
 }
 

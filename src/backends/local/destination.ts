@@ -33,7 +33,7 @@ import type { CheckpointStore, ItemRecord, WrittenItem } from '../../store/types
 import type { Drifted } from '../../sync/drift.js';
 import { LocalNamer } from './namer.js';
 import type { LocalNamesSetting, NameRules } from '../name-rules.js';
-import { NamesFileWriter } from '../names-record.js';
+import { NamesFileWriter, readNamesFile } from '../names-record.js';
 import { probeFolder, rulesFor } from './probe.js';
 import type { Slot } from '../../slots.js';
 import type { Destination, Placement, WriteContext } from '../../sync/engine.js';
@@ -80,8 +80,8 @@ export interface LocalFolderOptions {
 /** How the names of this destination are written, as the summary says it. */
 export interface LocalNamesUsed {
   rules: NameRules;
-  /** stated (--local-names), probed (what the folder refused), or assumed (a dry run writes no probe). */
-  how: 'stated' | 'probed' | 'assumed';
+  /** stated (--local-names), recorded (the folder's record of names: the rules an earlier pull wrote it by), probed (what the folder refused), or assumed (a dry run writes no probe). */
+  how: 'stated' | 'recorded' | 'probed' | 'assumed';
   caseInsensitive: boolean;
   /** The step file times are compared at. */
   timeStepMs: number;
@@ -182,11 +182,15 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
         code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a folder above it) is a file, not a folder' : code === 'EROFS' ? 'its file system is mounted read-only; nothing was downloaded' : code === 'EACCES' ? 'this user may not write there (EACCES); nothing was downloaded' : `it cannot be made (${code ?? (err as Error).message})`;
       throw new ConfigurationError(`cannot pull into ${this.o.root}: ${why}`);
     }
-    const facts = await probeFolder(this.o.root, { names: !stated });
-    const rules = stated ?? rulesFor(facts);
+    // A folder an earlier pull wrote keeps the rules it was written by: probing it again could give
+    // other ones (a copy moved to another disk), and every mapped name would land a second time.
+    const recorded = stated ? undefined : (await readNamesFile(this.o.root))?.header;
+    const facts = await probeFolder(this.o.root, { names: !stated && !recorded });
+    const rules = stated ?? recorded?.rules ?? rulesFor(facts);
     // A copy kept under Windows' rules is read by Windows, which folds case (ntfs-3g itself tells it apart).
-    const caseInsensitive = this.o.caseInsensitive ?? (rules === 'windows' || facts.caseInsensitive);
-    this.use({ rules, how: stated ? 'stated' : 'probed', caseInsensitive, timeStepMs: facts.timeStepMs, ...(stated ? {} : { refused: facts.refused }) });
+    const caseInsensitive = this.o.caseInsensitive ?? (recorded ? recorded.caseInsensitive : rules === 'windows' || facts.caseInsensitive);
+    const how = stated ? 'stated' : recorded ? 'recorded' : 'probed';
+    this.use({ rules, how, caseInsensitive, timeStepMs: facts.timeStepMs, ...(how === 'probed' ? { refused: facts.refused } : {}) });
     this.names = new NamesFileWriter(this.o.root, { rules: this.used.rules === 'windows' ? 'windows' : 'posix', caseInsensitive });
     await this.names.open();
   }
