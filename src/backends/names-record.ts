@@ -99,8 +99,8 @@ export class NamesFileWriter {
    * (a run that maps nothing writes nothing); a damaged record is then written afresh from what
    * this run learns (every written file's name is noted again before the walk).
    */
-  async open(): Promise<void> {
-    const existing = await readNamesFile(this.root);
+  async open(read?: NamesRecord | undefined): Promise<void> {
+    const existing = read ?? (await readNamesFile(this.root));
     this.damaged = existing?.damagedAt !== undefined;
     this.sameHeader = !this.damaged && existing?.header?.rules === this.header.rules && existing.header.caseInsensitive === this.header.caseInsensitive;
     if (existing && !this.damaged) {

@@ -184,7 +184,9 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     }
     // A folder an earlier pull wrote keeps the rules it was written by: probing it again could give
     // other ones (a copy moved to another disk), and every mapped name would land a second time.
-    const recorded = stated ? undefined : (await readNamesFile(this.o.root))?.header;
+    // Read once: the rules from its header here, its lines by the writer below.
+    const record = await readNamesFile(this.o.root);
+    const recorded = stated ? undefined : record?.header;
     const facts = await probeFolder(this.o.root, { names: !stated && !recorded });
     const rules = stated ?? recorded?.rules ?? rulesFor(facts);
     // A copy kept under Windows' rules is read by Windows, which folds case (ntfs-3g itself tells it apart).
@@ -192,7 +194,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     const how = stated ? 'stated' : recorded ? 'recorded' : 'probed';
     this.use({ rules, how, caseInsensitive, timeStepMs: facts.timeStepMs, ...(how === 'probed' ? { refused: facts.refused } : {}) });
     this.names = new NamesFileWriter(this.o.root, { rules: this.used.rules === 'windows' ? 'windows' : 'posix', caseInsensitive });
-    await this.names.open();
+    await this.names.open(record);
   }
 
   private use(used: LocalNamesUsed): void {
