@@ -22,7 +22,7 @@ import { visible } from '../src/backends/names.js';
 import { sha256Of } from '../src/sync/checksum.js';
 import { fingerprintEntry } from '../src/backends/fingerprint.js';
 import { normaliseRemotePath } from './mirror.js';
-import { Manifest, unmatchedWarning } from '../src/manifest/index.js';
+import { Manifest, placeOf, unmatchedWarning } from '../src/manifest/index.js';
 
 export interface CheckOptions extends PathPatterns {
   source: string;
@@ -39,6 +39,7 @@ export interface CheckOptions extends PathPatterns {
   manifest?: string | undefined;
   manifestDelimiter?: string | undefined;
   manifestEncoding?: string | undefined;
+  manifestSheet?: string | undefined;
   /** Told of every difference as it is found (the report keeps the first MAX_KEPT). */
   onDifference?: ((d: CheckDifference) => void) | undefined;
 }
@@ -94,7 +95,7 @@ export interface CheckReport {
 export async function check(opts: CheckOptions, client: FerryClient): Promise<CheckReport> {
   const to = normaliseRemotePath(opts.to);
   // The manifest first, whole: a bad row is exit 2 before any request.
-  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter, encoding: opts.manifestEncoding }) : undefined;
+  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter, encoding: opts.manifestEncoding, sheet: opts.manifestSheet }) : undefined;
   try {
     return await checkWith(opts, client, to, manifest);
   } finally {
@@ -150,7 +151,7 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     ];
     for (const [key, mine, service] of wanted) {
       if (mine === service) continue;
-      differ('metadata differs', entry.key, `${key}: ${service === null ? 'absent' : JSON.stringify(service)} on the service (document ${remote.id}), ${JSON.stringify(mine)} in the manifest (line ${row.line})`, { key, service, manifest: mine });
+      differ('metadata differs', entry.key, `${key}: ${service === null ? 'absent' : JSON.stringify(service)} on the service (document ${remote.id}), ${JSON.stringify(mine)} in the manifest (${placeOf(opts.manifest!, row.line)})`, { key, service, manifest: mine });
     }
   };
   const compare = async (entry: FileEntry, remote: { id: string; size: number; sha256: string | null; url: string | null; refused: string | null; attrs: string | null } | undefined): Promise<() => void> => {

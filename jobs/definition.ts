@@ -132,6 +132,8 @@ function definitionSchema() {
       manifestPartial: z.boolean().optional(),
       /** The manifest CSV's code page when it is not UTF-8 (as --manifest-encoding). */
       manifestEncoding: z.string().min(1).optional(),
+      /** The sheet of an .xlsx manifest (as --manifest-sheet). */
+      manifestSheet: z.string().min(1).optional(),
     })
     .strict();
 
@@ -301,6 +303,7 @@ export function loadDefinition(path: string): LoadedDefinition {
     ...(d.manifestDelimiter ? { manifestDelimiter: delimiterFlag(d.manifestDelimiter) } : {}),
     ...(d.manifestPartial ? { manifestPartial: true } : {}),
     ...(d.manifestEncoding ? { manifestEncoding: codePage('manifestEncoding', d.manifestEncoding) } : {}),
+    ...(d.manifestSheet ? { manifestSheet: d.manifestSheet } : {}),
     lock: leaseOf(d),
     limits: windowOf(d),
   };

@@ -80,6 +80,8 @@ export interface MirrorOptions extends SizeAgeLimits {
   manifestDelimiter?: string | undefined;
   /** --manifest-encoding: the manifest CSV's code page when it is not UTF-8. */
   manifestEncoding?: string | undefined;
+  /** --manifest-sheet: an .xlsx manifest's sheet; else its first. */
+  manifestSheet?: string | undefined;
   /** --manifest-partial: go on when no row of the manifest names a file of the folder. */
   manifestPartial?: boolean | undefined;
   /** --wait: after its uploads, wait this long for the service to process them, then report what it refused. */
@@ -210,7 +212,7 @@ function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: strin
  * has one. The manifest is read whole first (a bad row is exit 2 before any request).
  */
 export async function open(opts: MirrorOptions): Promise<Source> {
-  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter, encoding: opts.manifestEncoding }) : undefined;
+  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter, encoding: opts.manifestEncoding, sheet: opts.manifestSheet }) : undefined;
   try {
     const source = await openFiles(opts);
     if (!manifest) return source;

@@ -62,6 +62,7 @@ export interface MirrorCliOptions {
   manifestDelimiter?: string;
   manifestPartial?: boolean;
   manifestEncoding?: string;
+  manifestSheet?: string;
 }
 
 /** The flags every job that sends files takes (mirror, upload). */
@@ -120,12 +121,14 @@ export function addManifestOptions(cmd: Command): Command {
   return cmd
     .option('--manifest <file>', "each file's own metadata and processing settings: a CSV (as Excel saves it) or JSON Lines file with a path column; see docs/cli.md")
     .option('--manifest-delimiter <char>', "the manifest CSV's separator when its header does not tell: , ; | or tab")
-    .option('--manifest-encoding <name>', "the manifest CSV's code page when it is not UTF-8 (old Excel's \"CSV (Comma delimited)\": windows-1252, cp850…)");
+    .option('--manifest-encoding <name>', "the manifest CSV's code page when it is not UTF-8 (old Excel's \"CSV (Comma delimited)\": windows-1252, cp850…)")
+    .option('--manifest-sheet <name>', "the sheet of an .xlsx manifest to read (the first when not given)");
 }
 
 /** The manifest flags as the jobs take them (the file is read where the source opens). */
-export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean; manifestEncoding?: string }): { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean; manifestEncoding?: string } {
+export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean; manifestEncoding?: string; manifestSheet?: string }): { manifest?: string; manifestDelimiter?: string; manifestPartial?: boolean; manifestEncoding?: string; manifestSheet?: string } {
   if (opts.manifestEncoding !== undefined && opts.manifest === undefined) throw new ConfigurationError('--manifest-encoding needs --manifest');
+  if (opts.manifestSheet !== undefined && opts.manifest === undefined) throw new ConfigurationError('--manifest-sheet needs --manifest');
   if (opts.manifestDelimiter !== undefined && opts.manifest === undefined) throw new ConfigurationError('--manifest-delimiter needs --manifest');
   if (opts.manifestPartial && opts.manifest === undefined) throw new ConfigurationError('--manifest-partial needs --manifest');
   return {
@@ -135,6 +138,7 @@ export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: stri
     // Checked where the manifest is read (src/manifest/read.ts), before anything is sent: the code
     // pages' library loads only for a run that reads one.
     ...(opts.manifestEncoding !== undefined ? { manifestEncoding: opts.manifestEncoding } : {}),
+    ...(opts.manifestSheet !== undefined ? { manifestSheet: opts.manifestSheet } : {}),
   };
 }
 

@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import { scratchFolder } from '../scratch.js';
 import { visible } from '../backends/names.js';
 import type { EntryAttributes, FileEntry, Source, SourceEntry } from '../sync/types.js';
-import { ManifestError, readManifest, SETTINGS, type ManifestRow, type ReadOptions, type SettingName } from './read.js';
+import { ManifestError, placeOf, readManifest, SETTINGS, type ManifestRow, type ReadOptions, type SettingName } from './read.js';
 
-export { ManifestError, delimiterFlag, manifestFormat, type ManifestRow } from './read.js';
+export { ManifestError, delimiterFlag, manifestFormat, placeOf, type ManifestRow } from './read.js';
 
 /** Rows written per transaction while loading. */
 const LOAD_BATCH = 2_000;
@@ -82,7 +82,7 @@ export class Manifest {
             if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
             const first = earlier.get(key) as { path: string; line: number };
             const same = first.path === row.path ? 'the same path' : 'the same path once composed (NFC)';
-            throw new ManifestError(`--manifest ${visible(file)}: line ${row.line}: "${visible(row.path)}" has a row already, on line ${first.line} (${same}); one row per file`);
+            throw new ManifestError(`--manifest ${visible(file)}: ${placeOf(file, row.line)}: "${visible(row.path)}" has a row already, on ${placeOf(file, first.line)} (${same}); one row per file`);
           }
         }
       });

@@ -11,6 +11,7 @@ import { parse, CsvError } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { visible } from '../backends/names.js';
 import { codePage, decodeIn, decodingStream, plainlyWords } from '../backends/archive-encoding.js';
+import { columnName, readWorkbook } from './workbook-read.js';
 
 export const OCR_STRATEGIES = ['never', 'detect', 'always'] as const;
 export const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'] as const;
@@ -43,11 +44,21 @@ export interface ReadOptions {
   delimiter?: string | undefined;
   /** `--manifest-encoding`: the code page of a CSV that is not UTF-8 (checked already: codePage). */
   encoding?: string | undefined;
+  /** `--manifest-sheet`: an .xlsx workbook's sheet by name; else the first. */
+  sheet?: string | undefined;
 }
 
-/** The kind of a manifest, by its name: JSON Lines for .jsonl and .ndjson, CSV otherwise. */
-export function manifestFormat(file: string): 'csv' | 'jsonl' {
-  return /\.(jsonl|ndjson)$/i.test(file) ? 'jsonl' : 'csv';
+/** The kind of a manifest, by its name: JSON Lines for .jsonl and .ndjson, a workbook for .xlsx, CSV otherwise. */
+export function manifestFormat(file: string): 'csv' | 'jsonl' | 'xlsx' {
+  return /\.(jsonl|ndjson)$/i.test(file) ? 'jsonl' : /\.xlsx$/i.test(file) ? 'xlsx' : 'csv';
+}
+
+/** How to turn a workbook ferry does not read into one it does. */
+const SAVE_AS = 'ferry reads .xlsx workbooks, CSV and JSON Lines: save it as "Excel 2007-365 (.xlsx)" or "CSV UTF-8 (Comma delimited)", or convert it with `soffice --headless --convert-to xlsx FILE`';
+
+/** Where a row is, in the words of its file: a workbook's `row 5`, a text file's `line 5`. */
+export function placeOf(file: string, line: number): string {
+  return `${manifestFormat(file) === 'xlsx' ? 'row' : 'line'} ${line}`;
 }
 
 /** The rows of a manifest, one at a time. */
@@ -56,8 +67,13 @@ export async function* readManifest(file: string, opts: ReadOptions = {}): Async
   if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
     throw new ManifestError(`--manifest ${visible(file)}: it is UTF-16 (Excel's "Unicode Text"); save it as "CSV UTF-8 (Comma delimited)" or as UTF-8 text`);
   }
-  const kind = notText(head);
-  if (kind) throw new ManifestError(`--manifest ${visible(file)}: ${kind}, not a CSV or JSON Lines file: ferry reads a sheet saved as "CSV UTF-8 (Comma delimited)" (Excel), "Text CSV" with UTF-8 (LibreOffice), or converted by \`soffice --headless --convert-to csv:"Text - txt - csv (StarCalc)":44,34,76 FILE\``);
+  const kind = whatItIs(head);
+  if (kind === 'xlsx') {
+    yield* readXlsx(file, opts.sheet);
+    return;
+  }
+  if (opts.sheet !== undefined) throw new ManifestError(`--manifest-sheet is for an .xlsx workbook; ${visible(file)} is a text file`);
+  if (kind) throw new ManifestError(`--manifest ${visible(file)}: ${kind}, not a CSV, JSON Lines or xlsx file: ${SAVE_AS}`);
   const text = () => textOf(file, opts.encoding);
   if (manifestFormat(file) === 'jsonl') yield* readJsonLines(file, text());
   else yield* readCsv(file, text(), opts.delimiter ?? sniffDelimiter(head), opts.delimiter !== undefined, head);
@@ -70,22 +86,47 @@ function textOf(file: string, encoding: string | undefined): NodeJS.ReadableStre
 }
 
 /**
- * What a file that is no text manifest is, by its first bytes, or undefined for text: a workbook
- * (xlsx and ods are zips, fods is XML) said as one, anything else with NUL bytes as binary, never
- * as a code page.
+ * What a file is by its first bytes: `xlsx` for a workbook ferry reads, a phrase for one it does not
+ * (ods and fods, an encrypted workbook, anything with NUL bytes: said as what they are, never as a
+ * code page), undefined for text.
  */
-function notText(head: Buffer): string | undefined {
+function whatItIs(head: Buffer): 'xlsx' | string | undefined {
   if (head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04) {
     const names = head.toString('latin1');
-    if (names.includes('xl/')) return 'it is an Excel workbook (.xlsx)';
     if (names.includes('application/vnd.oasis.opendocument.spreadsheet')) return 'it is an OpenDocument spreadsheet (.ods)';
+    if (names.includes('xl/') || names.includes('[Content_Types].xml')) return 'xlsx';
     return 'it is a zip archive';
   }
-  if (head[0] === 0xd0 && head[1] === 0xcf && head[2] === 0x11 && head[3] === 0xe0) return 'it is an old Excel workbook (.xls) or another OLE file';
+  if (head[0] === 0xd0 && head[1] === 0xcf && head[2] === 0x11 && head[3] === 0xe0) {
+    // Excel keeps a workbook with a password in an OLE file holding an EncryptedPackage stream.
+    if (head.includes(Buffer.from('EncryptedPackage', 'utf16le'))) return 'it is a password-protected workbook: ferry cannot read it; save a copy without the password (File > Info > Protect Workbook)';
+    return 'it is an old Excel workbook (.xls) or another OLE file';
+  }
   const start = head.subarray(0, 4096).toString('utf8');
   if (/^\s*<\?xml/.test(start) && /office:document|urn:oasis:names:tc:opendocument/.test(start)) return 'it is a flat OpenDocument spreadsheet (.fods)';
   if (head.subarray(0, 4096).includes(0)) return 'it holds NUL bytes (a binary file)';
   return undefined;
+}
+
+/**
+ * An .xlsx sheet's rows as a manifest's: the first row is the header, each cell named where it is
+ * at fault (`cell C1`), and `line` is the sheet's row number.
+ */
+async function* readXlsx(file: string, sheet: string | undefined): AsyncIterable<ManifestRow> {
+  let header: Header | undefined;
+  const where = `--manifest ${visible(file)}: row 1 (the header)`;
+  for await (const { row, cells } of readWorkbook(file, { sheet })) {
+    if (!header) {
+      if (row !== 1) throw new ManifestError(`${where} is empty: the header (a "path" column, then one column per key) goes in the first row, from cell A1`);
+      const columns = Array.from(cells, (c) => (c ?? '').trim());
+      header = headerOf(columns, where, (i) => `cell ${columnName(i)}1`, '');
+      continue;
+    }
+    const beyond = cells.findIndex((c, i) => i >= header!.columns.length && c !== undefined);
+    if (beyond !== -1) throw new ManifestError(`--manifest ${visible(file)}: cell ${columnName(beyond)}${row} holds a value, but its column has no name in row 1`);
+    yield rowOf(file, row, header, cells);
+  }
+  if (!header) throw new ManifestError(`--manifest ${visible(file)}: the sheet is empty: it needs a header row naming a "path" column`);
 }
 
 async function firstBytes(file: string): Promise<Buffer> {
@@ -181,7 +222,7 @@ async function* readCsv(file: string, input: NodeJS.ReadableStream, delimiter: s
   const parser = parse({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: false });
   input.on('error', (err: Error) => parser.destroy(err));
   input.pipe(parser);
-  let header: { columns: string[]; pathAt: number } | undefined;
+  let header: Header | undefined;
   let lastLine = 0;
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
@@ -243,28 +284,44 @@ function workingDelimiter(head: Buffer, tried: string): string | undefined {
   return undefined;
 }
 
-function readHeader(file: string, record: string[], delimiter: string, delimiterGiven: boolean, head: Buffer): { columns: string[]; pathAt: number } {
+interface Header {
+  columns: string[];
+  pathAt: number;
+}
+
+function readHeader(file: string, record: string[], delimiter: string, delimiterGiven: boolean, head: Buffer): Header {
   const columns = record.map((c) => c.trim());
-  const where = `--manifest ${visible(file)}: line 1 (the header)`;
+  let noPath = '';
+  if (!columns.includes('path') && columns.length === 1) {
+    const works = workingDelimiter(head, delimiter);
+    const split = `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}"`;
+    noPath = works ? `${split}: give --manifest-delimiter ${works} (it reads the header with a path column)` : !delimiterGiven ? `${split}: give --manifest-delimiter` : '';
+  }
+  return headerOf(columns, `--manifest ${visible(file)}: line 1 (the header)`, (i) => `column ${i + 1}`, noPath);
+}
+
+/**
+ * The header's columns checked: a `path` column, every column named once, no `ferry.` key. `place`
+ * says where a column is (`column 3`, `cell C1`); `noPath` is said after a missing path column.
+ */
+function headerOf(columns: string[], where: string, place: (i: number) => string, noPath: string): Header {
   const pathAt = columns.indexOf('path');
   if (pathAt === -1) {
     const near = columns.find((c) => c.toLowerCase() === 'path');
-    const works = columns.length === 1 ? workingDelimiter(head, delimiter) : undefined;
-    const split = `; it reads as one column split by "${delimiter === '\t' ? 'tab' : delimiter}"`;
-    const single = works ? `${split}: give --manifest-delimiter ${works} (it reads the header with a path column)` : columns.length === 1 && !delimiterGiven ? `${split}: give --manifest-delimiter` : '';
-    throw new ManifestError(`${where} has no "path" column${near ? ` ("${visible(near)}" is not it: the name is path, in lower case)` : ''}${single}`);
+    throw new ManifestError(`${where} has no "path" column${near ? ` ("${visible(near)}" is not it: the name is path, in lower case)` : ''}${noPath}`);
   }
-  const seen = new Set<string>();
+  const seen = new Map<string, number>();
   columns.forEach((c, i) => {
-    if (c === '') throw new ManifestError(`${where}: column ${i + 1} has no name`);
-    if (seen.has(c)) throw new ManifestError(`${where}: the column "${visible(c)}" is named twice`);
-    seen.add(c);
+    if (c === '') throw new ManifestError(`${where}: ${place(i)} has no name`);
+    const first = seen.get(c);
+    if (first !== undefined) throw new ManifestError(`${where}: the column "${visible(c)}" is named twice (${place(first)} and ${place(i)})`);
+    seen.set(c, i);
     if (/^ferry\./.test(c) && c !== LOCAL_PATH_COLUMN) throw new ManifestError(`${where}: the column "${visible(c)}": keys starting with "ferry." are ferry's own (docs/cli.md, "Identity on the service")`);
   });
   return { columns, pathAt };
 }
 
-function rowOf(file: string, line: number, header: { columns: string[]; pathAt: number }, record: string[]): ManifestRow {
+function rowOf(file: string, line: number, header: Header, record: readonly (string | undefined)[]): ManifestRow {
   const row: ManifestRow = { line, path: pathOf(file, line, record[header.pathAt] ?? ''), metadata: {}, settings: {} };
   header.columns.forEach((column, i) => {
     // Where a pull wrote the file (information for a person; the path is the document's).

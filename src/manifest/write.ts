@@ -1,8 +1,9 @@
 // `pull --manifest-out FILE`: the manifest that would give every pulled file's document the same
 // metadata again (a round trip into another project, or a sheet to edit). Streamed: each file's
 // path and metadata go to a scratch JSON Lines file as the pull's listing passes them; the key
-// set (the columns) is all that is held; the CSV (csv-stringify) is written at the end, beside the
-// file and renamed over it, so a reader never sees half of one.
+// set (the columns) is all that is held; the CSV (csv-stringify), or the workbook where the name
+// ends in .xlsx (workbook-write.ts), is written at the end, beside the file and renamed over it, so
+// a reader never sees half of one.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
@@ -12,6 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import { scratchFolder } from '../scratch.js';
 import { LOCAL_PATH_COLUMN } from './read.js';
+import { writeWorkbook } from './workbook-write.js';
 import { mappedSource } from '../sync/mapped-source.js';
 import type { FileEntry, Source, SourceEntry } from '../sync/types.js';
 
@@ -78,7 +80,8 @@ export class ManifestWriter {
       // A byte-order mark and CRLF: Excel opens it as UTF-8, as it saves "CSV UTF-8". A cell holding
       // a lone CR or LF is quoted too (csv-stringify quotes the record delimiter, CRLF, alone): Python's
       // csv and LibreOffice would otherwise read it as two rows.
-      await pipeline(rows(), stringify({ bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ }), createWriteStream(temporary));
+      if (/\.xlsx$/i.test(this.file)) await writeWorkbook(rows(), temporary);
+      else await pipeline(rows(), stringify({ bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ }), createWriteStream(temporary));
       await rename(temporary, this.file);
     } catch (err) {
       await rm(temporary, { force: true });

@@ -43,7 +43,7 @@ describe('manifest separators', () => {
 });
 
 describe('a workbook or a binary file given as the manifest', () => {
-  it('is said as what it is, with how to save a CSV, never as a code page', async () => {
+  it('is said as what it is, with how to save one ferry reads, never as a code page', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-workbooks-'));
     // Zips laid out as Excel and LibreOffice lay them out: [Content_Types].xml then xl/…; mimetype first, stored.
     const py = `import zipfile, sys
@@ -60,10 +60,11 @@ with zipfile.ZipFile(d + '/sheet.ods', 'w') as z:
     await writeFile(join(dir, 'sheet.fods'), '<?xml version="1.0" encoding="UTF-8"?>\n<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" office:mimetype="application/vnd.oasis.opendocument.spreadsheet">\n');
     await writeFile(join(dir, 'blob.csv'), Buffer.from([0x00, 0x01, 0x02, 0x70, 0x61, 0x74, 0x68, 0x00]));
     const cases: [string, RegExp][] = [
-      ['sheet.xlsx', /it is an Excel workbook \(\.xlsx\), not a CSV or JSON Lines file: .*CSV UTF-8/],
-      ['sheet.ods', /it is an OpenDocument spreadsheet \(\.ods\), not a CSV or JSON Lines file: .*soffice --headless --convert-to csv/],
-      ['sheet.fods', /it is a flat OpenDocument spreadsheet \(\.fods\)/],
-      ['blob.csv', /it holds NUL bytes \(a binary file\), not a CSV or JSON Lines file/],
+      // Read as the workbook it is (workbook.test.ts): this one has no sheet, and says so.
+      ['sheet.xlsx', /the workbook has no sheet/],
+      ['sheet.ods', /it is an OpenDocument spreadsheet \(\.ods\), not a CSV, JSON Lines or xlsx file: .*soffice --headless --convert-to xlsx/],
+      ['sheet.fods', /it is a flat OpenDocument spreadsheet \(\.fods\), not a CSV, JSON Lines or xlsx file/],
+      ['blob.csv', /it holds NUL bytes \(a binary file\), not a CSV, JSON Lines or xlsx file/],
     ];
     for (const [name, message] of cases) {
       const error = await rows(join(dir, name)).then(() => undefined, (err: Error) => err.message);

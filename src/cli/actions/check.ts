@@ -16,7 +16,7 @@ import { safeText, visible } from '../../backends/names.js';
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;
 
-export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string; manifest?: string; manifestDelimiter?: string; manifestEncoding?: string }, cmd: Command): Promise<void> {
+export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string; manifest?: string; manifestDelimiter?: string; manifestEncoding?: string; manifestSheet?: string }, cmd: Command): Promise<void> {
   const patterns = patternsFrom(opts);
   const manifest = manifestFrom(opts);
   const { client } = createContext(cmd);

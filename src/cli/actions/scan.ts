@@ -28,6 +28,7 @@ interface ScanFlags {
   manifest?: string;
   manifestDelimiter?: string;
   manifestEncoding?: string;
+  manifestSheet?: string;
   minSize?: string;
   maxSize?: string;
   minAge?: string;
