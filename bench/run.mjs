@@ -364,6 +364,7 @@ async function benchArchives(count) {
  */
 async function benchManifest(count, rounds = 5) {
   const maker = new URL('./workers/make-zip.mjs', import.meta.url).pathname;
+  const xlsxMaker = new URL('./workers/make-xlsx.mjs', import.meta.url).pathname;
   const emu = await startEmulatorProcess(join(work, 'emu-manifest'));
   try {
     const env = { ...ferryEnv(emu, 'state-manifest'), FERRY_LOG_LEVEL: 'silent' };
@@ -380,40 +381,40 @@ async function benchManifest(count, rounds = 5) {
     }
     out.end();
     await once(out, 'close');
-    const dry = async (withManifest) => {
-      const r = await runFerryProcess(work, 'manifest dry run', ['mirror', zip, '--project', project, '--dry-run', ...(withManifest ? ['--manifest', manifest] : [])], env);
-      if (r.code !== 0 || r.json?.counts?.new !== count || (withManifest && r.json?.manifest?.rows !== count)) throw new Error(`manifest dry run: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+    // The same rows as a workbook, every text a shared string, as Excel and LibreOffice save one.
+    const workbook = join(work, `manifest-${count}.xlsx`);
+    await run(process.execPath, [xlsxMaker, workbook, String(count)]);
+    const dry = async (sheet) => {
+      const r = await runFerryProcess(work, 'manifest dry run', ['mirror', zip, '--project', project, '--dry-run', ...(sheet ? ['--manifest', sheet] : [])], env);
+      if (r.code !== 0 || r.json?.counts?.new !== count || (sheet && r.json?.manifest?.rows !== count)) throw new Error(`manifest dry run (${sheet ?? 'none'}): exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
       return r;
     };
     const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-    const withRss = [];
-    const withoutRss = [];
-    const ratios = [];
-    const withMs = [];
-    const withoutMs = [];
+    const sides = { without: undefined, csv: manifest, xlsx: workbook };
+    const rss = { without: [], csv: [], xlsx: [] };
+    const ms = { without: [], csv: [], xlsx: [] };
+    const ratios = { csv: [], xlsx: [] };
     for (let round = 0; round < rounds; round++) {
-      // Alternated, the side that goes first swapped each round: a noisy neighbour weighs on both.
-      let without;
-      let withM;
-      if (round % 2 === 0) {
-        without = await dry(false);
-        withM = await dry(true);
-      } else {
-        withM = await dry(true);
-        without = await dry(false);
+      // Alternated, the order rotated each round: a noisy neighbour weighs on every side.
+      const order = ['without', 'csv', 'xlsx'];
+      for (let k = 0; k < round % 3; k++) order.push(order.shift());
+      for (const side of order) {
+        const r = await dry(sides[side]);
+        rss[side].push(r.rssKiB / 1024);
+        ms[side].push(r.ms);
       }
-      withRss.push(withM.rssKiB / 1024);
-      withoutRss.push(without.rssKiB / 1024);
-      withMs.push(withM.ms);
-      withoutMs.push(without.ms);
-      ratios.push(withM.ms / without.ms);
+      ratios.csv.push(ms.csv[round] / ms.without[round]);
+      ratios.xlsx.push(ms.xlsx[round] / ms.without[round]);
     }
-    const r = spread(ratios);
     results.spreads ??= {};
-    results.spreads.manifest = { ratio: r };
-    const added = median(withRss) - median(withoutRss);
-    record(`peak RSS, dry run of a zip of ${count} entries with a manifest of ${count} rows, beside the same without`, Math.round(median(withRss)), Math.round(median(withoutRss)), 'MiB', added / 150, '<= 1', `ratio = the MiB the manifest adds (median of ${rounds} rounds each side: ${Math.round(added)} MiB) / the 150 MiB it may add; per-round peaks with ${withRss.map(Math.round).join(', ')}, without ${withoutRss.map(Math.round).join(', ')}`);
-    record(`time, dry run of a zip of ${count} entries with a manifest of ${count} rows, beside the same without`, Math.round(median(withMs)), Math.round(median(withoutMs)), 'ms', r.median, undefined, `ratio: median of ${rounds} alternated per-round ratios, spread ${r.min.toFixed(2)}-${r.max.toFixed(2)}; the manifest is read whole into a scratch SQLite file first, then looked up 256 entries a statement`);
+    results.spreads.manifest = { ratio: spread(ratios.csv) };
+    results.spreads.manifestXlsx = { ratio: spread(ratios.xlsx) };
+    for (const [side, what] of [['csv', 'a manifest of'], ['xlsx', 'an .xlsx manifest (shared strings) of']]) {
+      const added = median(rss[side]) - median(rss.without);
+      const r = spread(ratios[side]);
+      record(`peak RSS, dry run of a zip of ${count} entries with ${what} ${count} rows, beside the same without`, Math.round(median(rss[side])), Math.round(median(rss.without)), 'MiB', added / 150, '<= 1', `ratio = the MiB the manifest adds (median of ${rounds} rounds each side: ${Math.round(added)} MiB) / the 150 MiB it may add; per-round peaks with ${rss[side].map(Math.round).join(', ')}, without ${rss.without.map(Math.round).join(', ')}`);
+      record(`time, dry run of a zip of ${count} entries with ${what} ${count} rows, beside the same without`, Math.round(median(ms[side])), Math.round(median(ms.without)), 'ms', r.median, undefined, `ratio: median of ${rounds} alternated per-round ratios, spread ${r.min.toFixed(2)}-${r.max.toFixed(2)}; the manifest is read whole into a scratch SQLite file first, then looked up 256 entries a statement${side === 'xlsx' ? '; the workbook\'s shared strings (two per row) go to a scratch SQLite file of their own first' : ''}`);
+    }
   } finally {
     await emu.stop();
   }

@@ -137,8 +137,11 @@ function local(name: string): string {
   return colon === -1 ? name : name.slice(colon + 1);
 }
 
+/** An attribute by its local name: unprefixed first (the cells' r, t and s, read a million times), then any prefix. */
 function attribute(tag: SaxesTagPlain, name: string): string | undefined {
-  for (const [key, value] of Object.entries(tag.attributes)) if (local(key) === name) return value as string;
+  const direct = tag.attributes[name];
+  if (direct !== undefined) return direct;
+  for (const key in tag.attributes) if (key.endsWith(`:${name}`)) return tag.attributes[key];
   return undefined;
 }
 
@@ -202,7 +205,8 @@ async function readStyles(label: string, part: Part): Promise<Styles> {
 
 /** The shared string table, in memory or, past SPILL_BYTES, in a scratch SQLite file. */
 interface Strings {
-  get(index: number): string | undefined;
+  /** The texts of these ids, in their order; undefined for an id the table does not have. */
+  lookup(ids: readonly number[]): (string | undefined)[];
   close(): Promise<void>;
 }
 
@@ -245,7 +249,7 @@ async function readSharedStrings(label: string, part: Part): Promise<Strings> {
       }
     },
   );
-  if (!spill) return { get: (i) => kept[i], close: async () => undefined };
+  if (!spill) return { lookup: (ids) => ids.map((i) => kept[i]), close: async () => undefined };
   spill.append(pending);
   return spill;
 }
@@ -257,14 +261,18 @@ async function spillTable(): Promise<Strings & { append(values: string[]): void 
   db.pragma('synchronous = OFF');
   db.exec('CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL)');
   const insert = db.prepare('INSERT INTO strings (id, text) VALUES (?, ?)');
-  const select = db.prepare('SELECT text FROM strings WHERE id = ?').pluck();
+  // Looked up a chunk's cells at a time: one statement a cell cost more than the rest of the read.
+  const select = db.prepare('SELECT id, text FROM strings WHERE id IN (SELECT value FROM json_each(?))');
   let next = 0;
   const append = db.transaction((values: string[]) => {
     for (const value of values) insert.run(next++, value);
   });
   return {
     append,
-    get: (i) => select.get(i) as string | undefined,
+    lookup: (ids) => {
+      const found = new Map((select.all(JSON.stringify(ids)) as { id: number; text: string }[]).map((r) => [r.id, r.text]));
+      return ids.map((i) => found.get(i));
+    },
     close: async () => {
       db.close();
       await rm(folder, { recursive: true, force: true });
@@ -278,9 +286,14 @@ interface SheetContext {
   date1904: boolean;
 }
 
-/** The sheet's rows as the parser finishes them, handed out between chunks so the sheet is never held. */
+/**
+ * The sheet's rows as the parser finishes them, handed out between chunks so the sheet is never
+ * held. Shared strings are looked up a chunk's cells at a time, as the rows are handed out.
+ */
 async function* readSheet(label: string, part: Part, context: SheetContext): AsyncIterable<SheetRow> {
-  const done: SheetRow[] = [];
+  let done: SheetRow[] = [];
+  // The shared-string cells of the rows in `done`, filled in when they are handed out.
+  let shared: { row: SheetRow; column: number; index: number; ref: string }[] = [];
   let row: SheetRow | undefined;
   let lastRow = 0;
   // The cell being read.
@@ -291,59 +304,72 @@ async function* readSheet(label: string, part: Part, context: SheetContext): Asy
 
   const finishCell = () => {
     if (!cell || !row) return;
+    if (cell.type === 's' && cell.hasValue) {
+      shared.push({ row, column: cell.column, index: Number(cell.value), ref: cell.ref });
+      return;
+    }
     const text = cellText(label, cell, context);
     if (text !== undefined && text !== '') row.cells[cell.column] = text;
   };
 
-  const on = (p: SaxesParser) => {
-    p.on('opentag', (tag) => {
-      const name = local(tag.name);
-      if (name === 'row') {
-        const r = Number(attribute(tag, 'r') ?? lastRow + 1);
-        row = { row: r, cells: [] };
-        lastRow = r;
-        lastColumn = -1;
-      } else if (name === 'c' && row) {
-        const ref = attribute(tag, 'r');
-        const letters = ref ? /^([A-Z]+)/.exec(ref)?.[1] : undefined;
-        const column = letters ? columnIndex(letters) : lastColumn + 1;
-        lastColumn = column;
-        cell = { ref: ref ?? `${columnName(column)}${row.row}`, column, type: attribute(tag, 't') ?? 'n', style: Number(attribute(tag, 's') ?? 0), value: '', formula: false, hasValue: false };
-      } else if (cell) {
-        if (name === 'v') {
-          collecting = 'v';
-          cell.hasValue = true;
-        } else if (name === 'f') cell.formula = true;
-        else if (name === 'rPh') phonetic++;
-        else if (name === 't' && phonetic === 0) {
-          collecting = 't';
-          cell.hasValue = true;
-        }
-      }
-    });
-    p.on('text', (t) => {
-      if (cell && collecting) cell.value += t;
-    });
-    p.on('closetag', (tag) => {
-      const name = local(tag.name);
-      if (name === 'v' || name === 't') collecting = undefined;
-      else if (name === 'rPh') phonetic--;
-      else if (name === 'c') {
-        finishCell();
-        cell = undefined;
-      } else if (name === 'row' && row) {
-        if (row.cells.some((c) => c !== undefined)) done.push(row);
-        row = undefined;
-      }
-    });
+  const handOut = function* (): Iterable<SheetRow> {
+    if (shared.length > 0) {
+      const texts = context.strings?.lookup(shared.map((s) => s.index)) ?? [];
+      shared.forEach((s, k) => {
+        const text = texts[k];
+        if (text === undefined) throw new ManifestError(`${label}: cell ${s.ref}: it is a damaged workbook: the cell names shared string ${s.index}, which the workbook does not have`);
+        if (text !== '') s.row.cells[s.column] = text;
+      });
+      shared = [];
+    }
+    const rows = done;
+    done = [];
+    for (const r of rows) if (r.cells.some((c) => c !== undefined)) yield r;
   };
 
   const parser = new SaxesParser({ xmlns: false, position: true });
-  on(parser);
-  for await (const _ of feed(label, part, parser)) {
-    while (done.length > 0) yield done.shift()!;
-  }
-  while (done.length > 0) yield done.shift()!;
+  parser.on('opentag', (tag) => {
+    const name = local(tag.name);
+    if (name === 'row') {
+      const r = Number(attribute(tag, 'r') ?? lastRow + 1);
+      row = { row: r, cells: [] };
+      lastRow = r;
+      lastColumn = -1;
+    } else if (name === 'c' && row) {
+      const ref = attribute(tag, 'r');
+      const letters = ref ? /^([A-Z]+)/.exec(ref)?.[1] : undefined;
+      const column = letters ? columnIndex(letters) : lastColumn + 1;
+      lastColumn = column;
+      cell = { ref: ref ?? `${columnName(column)}${row.row}`, column, type: attribute(tag, 't') ?? 'n', style: Number(attribute(tag, 's') ?? 0), value: '', formula: false, hasValue: false };
+    } else if (cell) {
+      if (name === 'v') {
+        collecting = 'v';
+        cell.hasValue = true;
+      } else if (name === 'f') cell.formula = true;
+      else if (name === 'rPh') phonetic++;
+      else if (name === 't' && phonetic === 0) {
+        collecting = 't';
+        cell.hasValue = true;
+      }
+    }
+  });
+  parser.on('text', (t) => {
+    if (cell && collecting) cell.value += t;
+  });
+  parser.on('closetag', (tag) => {
+    const name = local(tag.name);
+    if (name === 'v' || name === 't') collecting = undefined;
+    else if (name === 'rPh') phonetic--;
+    else if (name === 'c') {
+      finishCell();
+      cell = undefined;
+    } else if (name === 'row' && row) {
+      done.push(row);
+      row = undefined;
+    }
+  });
+  for await (const _ of feed(label, part, parser)) yield* handOut();
+  yield* handOut();
 }
 
 /** A finished cell's text as the sheet shows it. */
@@ -354,11 +380,6 @@ function cellText(label: string, cell: { ref: string; type: string; style: numbe
     return undefined;
   }
   switch (cell.type) {
-    case 's': {
-      const text = context.strings?.get(Number(cell.value));
-      if (text === undefined) throw new ManifestError(`${at}: it is a damaged workbook: the cell names shared string ${visible(cell.value)}, which the workbook does not have`);
-      return text;
-    }
     case 'inlineStr':
     case 'str':
       return unescapeOoxml(cell.value);
