@@ -2,15 +2,28 @@
 // first SHOWN names and says how many more; --json writes every one into the `items` of one JSON
 // object (one line) as the plan meets them, so a plan of a million files is never held in memory.
 import type { PlannedItem, TransferPlan } from '../sync/engine.js';
+import type { AttributeChange } from '../sync/attribute-changes.js';
 import { formatBytes } from '../runner/format.js';
 import { visible } from '../backends/names.js';
 import { JsonItems } from './json-items.js';
 import { camelKey } from './envelope.js';
 
 const SHOWN = 20;
+/** The longest value a changed key shows in text (the whole of it is under --json). */
+const VALUE_SHOWN = 40;
+
+/** `Kunde "Müller" -> "Müller GmbH"`: values escaped and shortened, `absent` for none. */
+function changeText(c: AttributeChange): string {
+  const value = (v: string | null) => {
+    if (v === null) return 'absent';
+    const chars = [...v];
+    return `"${visible(chars.length > VALUE_SHOWN ? `${chars.slice(0, VALUE_SHOWN - 1).join('')}…` : v)}"`;
+  };
+  return `${visible(c.key)} ${value(c.was)} -> ${value(c.now)}`;
+}
 
 export class PlanOutput {
-  private readonly shown: { action: string; key: string; size?: number; why?: string }[] = [];
+  private readonly shown: { action: string; key: string; size?: number; why?: string; changes?: AttributeChange[] }[] = [];
   private count = 0;
   private readonly items: JsonItems | undefined;
 
@@ -41,7 +54,7 @@ export class PlanOutput {
       return;
     }
     const lines = [head.replace(/\n$/, '')];
-    for (const i of this.shown) lines.push(`  ${i.action === 'new' ? `${this.verb}, new` : i.action === 'changed' ? `${this.verb}, changed${i.why ? ` (${i.why})` : ''}` : `${i.action}, not touched`}: ${visible(i.key)}${i.size !== undefined ? ` (${formatBytes(i.size)})` : ''}`);
+    for (const i of this.shown) lines.push(`  ${i.action === 'new' ? `${this.verb}, new` : i.action === 'changed' ? `${this.verb}, changed${i.why ? ` (${i.why})` : ''}` : `${i.action}, not touched`}: ${visible(i.key)}${i.size !== undefined ? ` (${formatBytes(i.size)})` : ''}${i.changes?.length ? `: ${i.changes.map(changeText).join('; ')}` : ''}`);
     if (this.count > this.shown.length) lines.push(`  … and ${this.count - this.shown.length} more (--json lists every one)`);
     process.stdout.write(`${lines.join('\n')}\n`);
   }

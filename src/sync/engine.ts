@@ -10,7 +10,8 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from './types.js';
-import type { CheckpointStore, ItemRecord, WrittenItem } from '../store/types.js';
+import type { CheckpointStore, ItemFingerprint, ItemRecord, WrittenItem } from '../store/types.js';
+import { attributeChanges, EXPLAINED, type AttributeChange } from './attribute-changes.js';
 import { recheckWritten, type Drifted, type DriftReport } from './drift.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { Bandwidth } from './bandwidth.js';
@@ -117,6 +118,11 @@ export interface Destination<P extends Placement = Placement> {
   holds?(items: WrittenItem[]): Promise<Map<string, Drifted>>;
   /** Told once how many entries the source expects to give (Source.expectedCount), to size what it keeps per entry. */
   expect?(count: number): void;
+  /**
+   * What the item `known` wrote carries now (its metadata and settings), asked of the destination
+   * itself: a dry run names the keys a changed row would change. Undefined when it is not found.
+   */
+  carried?(entry: FileEntry, known: ItemFingerprint): Promise<EntryAttributes | undefined>;
   /** The destination's part of the summary (folders, renamed names…). */
   report(): Record<string, unknown>;
 }
@@ -652,11 +658,13 @@ export interface PlannedItem {
   size?: number;
   /** A changed entry whose content is the same: only what its document carries differs. */
   why?: 'metadata';
+  /** For the first EXPLAINED such entries: each key or setting that would change, from what to what (null: absent). */
+  changes?: AttributeChange[];
 }
 
 export async function planTransfer(opts: {
   source: Source;
-  destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place'>;
+  destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place' | 'carried'>;
   store: CheckpointStore;
   jobKey: string;
   checksum?: boolean | undefined;
@@ -670,6 +678,7 @@ export async function planTransfer(opts: {
   await destination.prepare();
   const plan: TransferPlan = { new: 0, changed: 0, unchanged: 0, deletedLocally: 0, bytes: 0, totalBytes: 0, folders: 0, problems: [], problemCount: 0 };
   const seen = new SeenSet();
+  let explained = 0;
   for await (const batch of batchesOf(source, new AbortController().signal)) for (const entry of batch) {
     if (entry.kind === 'problem') {
       plan.problemCount++;
@@ -697,7 +706,13 @@ export async function planTransfer(opts: {
       await destination.place(entry);
       // Only what the document carries differs (a manifest row changed): said so.
       const why = decision === 'changed' && attributesChanged(file, known) && known?.size === entry.size && (known.mtimeMs === entry.mtimeMs || known.mtimeMs === UNKNOWN_MTIME) ? { why: 'metadata' as const } : {};
-      opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size, ...why });
+      let changes: { changes?: AttributeChange[] } = {};
+      if (why.why && known && destination.carried && explained < EXPLAINED) {
+        explained++;
+        const carried = await destination.carried(entry, known);
+        if (carried) changes = { changes: attributeChanges(carried, entry.attributes) };
+      }
+      opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size, ...why, ...changes });
     }
   }
   for (const key of store.uploadedKeys(jobKey)) {

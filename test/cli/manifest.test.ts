@@ -81,9 +81,10 @@ describe('--manifest: every document with its own metadata', () => {
     await writeFile(w.manifest, EXCEL.replace('Globex,M-2', 'Globex Corp,M-2'));
     const plan = onlyJson(await runFerry([...args, '-n', '--json'], useEmulator().env())) as Summary & { counts: Record<string, number> };
     expect(plan.counts).toMatchObject({ new: 0, changed: 1, unchanged: 2 });
-    expect(plan.items).toEqual([{ action: 'changed', key: 'contracts/globex.txt', size: FILES['contracts/globex.txt'].length, why: 'metadata' }]);
+    // The keys that would change, with the value the document carries now (asked of the service) and the row's.
+    expect(plan.items).toEqual([{ action: 'changed', key: 'contracts/globex.txt', size: FILES['contracts/globex.txt'].length, why: 'metadata', changes: [{ key: 'client', was: 'Globex', now: 'Globex Corp' }] }]);
     const planText = await runFerry([...args, '-n'], useEmulator().env());
-    expect(planText.stdout).toContain('upload, changed (metadata): contracts/globex.txt');
+    expect(planText.stdout).toContain(`upload, changed (metadata): contracts/globex.txt (${FILES['contracts/globex.txt'].length} B): client "Globex" -> "Globex Corp"`);
     const changed = onlyJson(await runFerry([...args, '--json'], useEmulator().env())) as Summary;
     expect(changed.counts).toMatchObject({ uploaded: 1, skipped: 2 });
     expect((await carried(project, 'Excel'))['contracts/globex.txt']!.metadata.client).toBe('Globex Corp');

@@ -5,13 +5,13 @@ import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FerryClient } from '../../api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../../api/types.js';
-import type { FileEntry } from '../../sync/types.js';
-import type { CheckpointStore, ItemRecord } from '../../store/types.js';
+import type { EntryAttributes, FileEntry } from '../../sync/types.js';
+import type { CheckpointStore, ItemFingerprint, ItemRecord } from '../../store/types.js';
 import type { Adoptable, AdoptedCopy, Destination, WriteContext } from '../../sync/engine.js';
 import { UNKNOWN_MTIME } from '../../sync/decide.js';
 import { fingerprintEntry } from '../fingerprint.js';
 import { SourceReadError } from '../../api/multipart.js';
-import { ProjectSource, requireProject } from './source.js';
+import { ProjectSource, attributesOf, requireProject } from './source.js';
 import { identityMetadata } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
 import { BatchIndex, LandedLookups, RELATIVE_PATH_KEY, fileName } from './landed.js';
@@ -96,6 +96,21 @@ export class ProjectDestination implements Destination<Placement> {
 
   ensureFolder(key: string): Promise<void> {
     return this.folders.ensure(key);
+  }
+
+  /**
+   * The document an item became, found in its folder by its name (`searchText`): one page read, no
+   * walk of a large folder. Undefined when the search does not give it (a service whose search
+   * matches names otherwise): the dry run then names no keys.
+   */
+  async carried(entry: FileEntry, known: ItemFingerprint): Promise<EntryAttributes | undefined> {
+    if (!known.remoteId) return undefined;
+    const { parentId } = await this.folders.place(entry.key);
+    const query = { searchText: posix.basename(entry.key), hidePackagedFiles: false, ...(parentId ? { parentObjectIdentifier: parentId } : {}) };
+    for await (const doc of this.o.client.documents.list(this.o.project, query)) {
+      if (doc.objectIdentifier === known.remoteId) return attributesOf(doc, this.o.project);
+    }
+    return undefined;
   }
 
   place(entry: Pick<FileEntry, 'key'>): Promise<Placement> {

@@ -90,7 +90,7 @@ function originOf(url: string): string {
 export const SLASH_IN_NAME = 'the document\'s name holds a "/", which no path can carry (it would become folders): rename it on the service';
 
 /** What an upload elsewhere can carry over: content type, processing settings, key/value metadata. */
-function attributesOf(doc: Document, project: string): EntryAttributes {
+export function attributesOf(doc: Document, project: string): EntryAttributes {
   const metadata: Record<string, string> = {};
   for (const m of doc.metadata ?? []) if (m.key && !OWN_METADATA.test(m.key)) metadata[m.key] = m.value ?? '';
   return {
