@@ -14,6 +14,10 @@ import { ManifestError, placeOf, readManifest, SETTINGS, type ManifestRow, type 
 
 export { ManifestError, delimiterFlag, manifestFormat, placeOf, type ManifestRow } from './read.js';
 
+/** How many rows, spread over the sheet, are looked for in the folder before the first upload. */
+const LOOKED_AT = 1_000;
+/** Fewer of them naming a file than this share: the sheet was made for another tree (exit 2). */
+const MATCHED_SHARE = 0.5;
 /** Rows written per transaction while loading. */
 const LOAD_BATCH = 2_000;
 /** Entries whose rows are looked up in one statement. */
@@ -156,9 +160,10 @@ export class Manifest {
    * Checks the rows against a folder before anything is sent. A row written with `\\` between
    * folders names no file while the folder holds none of that name with `\\` in it and does
    * hold it with `/`: it is read with `/` (said in the summary). Then the rows are looked for,
-   * a stat each, until one names a file of the folder: none does, and the sheet was made for
-   * another tree (the folder's own name as a prefix, a drive letter): exit 2 with what would fix it,
-   * before the first upload. `--manifest-partial` skips the refusal (the run goes on knowingly).
+   * a stat each, LOOKED_AT of them spread over the sheet: fewer than half name a file of the folder,
+   * and the sheet was made for another tree (the folder's own name as a prefix, a drive letter):
+   * exit 2 with what would fix it, before the first upload. `--manifest-partial` skips the refusal
+   * (the run goes on knowingly).
    */
   async meet(root: string, opts: { partial?: boolean | undefined } = {}): Promise<void> {
     const exists = (path: string) => lstat(join(root, path)).then((st) => st.isFile(), () => false);
@@ -182,16 +187,17 @@ export class Manifest {
       }
     }
     if (opts.partial || this.rows === 0) return;
-    const next = page('SELECT id, key FROM rows WHERE id > ? ORDER BY id LIMIT 256');
-    for (let after = 0; ; ) {
-      const rows = next.all(after) as { id: number; key: string }[];
-      if (rows.length === 0) break;
-      after = (rows[rows.length - 1] as { id: number }).id;
-      if ((await Promise.all(rows.map((r) => exists(r.key)))).some(Boolean)) return;
-    }
-    const sample = (page('SELECT path FROM rows ORDER BY id LIMIT 5').all() as { path: string }[]).map((r) => r.path);
+    // Rows spread evenly over the sheet, a stat each: a share, not a census (a million rows would be a million stats).
+    const step = Math.max(1, Math.floor(this.rows / LOOKED_AT));
+    const looked = page('SELECT id, key, path FROM rows WHERE (id - 1) % ? = 0 ORDER BY id LIMIT ?').all(step, LOOKED_AT) as { id: number; key: string; path: string }[];
+    const found = await Promise.all(looked.map((r) => exists(r.key)));
+    const matched = found.filter(Boolean).length;
+    if (matched >= looked.length * MATCHED_SHARE) return;
+    const missing = looked.filter((_, i) => !found[i]).map((r) => r.path);
+    const sample = missing.slice(0, 5);
+    const how = matched === 0 ? `none of its ${this.rows} row${this.rows === 1 ? '' : 's'}` : `of ${looked.length === this.rows ? `its ${this.rows} rows` : `${looked.length} of its ${this.rows} rows, spread over the sheet,`} only ${matched} (under half)`;
     throw new ManifestError(
-      `--manifest ${visible(this.file)}: none of its ${this.rows} row${this.rows === 1 ? '' : 's'} names a file of ${visible(root)} (${sample.map((p) => `"${visible(p)}"`).join(', ')}${this.rows > sample.length ? ', …' : ''}); nothing was sent. ` +
+      `--manifest ${visible(this.file)}: ${how} name${matched === 0 ? 's' : ''} a file of ${visible(root)} (${sample.map((p) => `"${visible(p)}"`).join(', ')}${missing.length > sample.length ? ', …' : ''}${matched === 0 ? '' : ' do not'}); nothing was sent. ` +
         `${await hintFor(root, sample, exists)}--manifest-partial runs all the same, each file without a row uploaded without its metadata (the service keeps every version: adding it later makes a second one)`,
     );
   }

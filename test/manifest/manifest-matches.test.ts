@@ -47,6 +47,18 @@ describe('a manifest whose rows name no file of the folder', () => {
     expect(onlyJson(partial)).toMatchObject({ counts: expect.objectContaining({ uploaded: 3 }), manifest: { unmatched: { count: 3 } } });
   });
 
+  it('a sheet of which under half the rows name a file (one of three right, two with the prefix): exit 2 naming those that do not, nothing sent', async () => {
+    const keys = Object.keys(FILES);
+    const w = await setUp('under half', rows((k) => (k === keys[0] ? k : `tree/${k}`)));
+    const before = (await remoteFiles(w.client, w.project)).length;
+    const r = await runFerry(['mirror', w.src, '--project', w.project, '--manifest', w.sheet, '--state', join(w.dir, 's.sqlite'), '--json'], useEmulator().env());
+    expect(r.code, r.stderr).toBe(2);
+    const error = (onlyJson(r) as { error: string }).error;
+    expect(error).toMatch(/of its 3 rows only 1 \(under half\) name a file of .*\("tree\/Müller GmbH\/Angebot\.txt", "tree\/Intern\/Notiz\.txt" do not\); nothing was sent/);
+    expect(error).toMatch(/--manifest-partial/);
+    expect(await remoteFiles(w.client, w.project)).toHaveLength(before);
+  });
+
   it('backslashes between folders, as Windows users copy paths: read as /, every document with its row, said', async () => {
     const w = await setUp('backslash', rows((k) => k.replace(/\//g, '\\')));
     const r = await runFerry(['mirror', w.src, '--project', w.project, '--manifest', w.sheet, '--state', join(w.dir, 's.sqlite'), '--json'], useEmulator().env());
