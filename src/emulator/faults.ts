@@ -16,6 +16,8 @@ export interface FaultRule {
   probability?: number;
   /** Fires at most this many times (default: unlimited). */
   times?: number;
+  /** Lets this many matching requests through before it fires at all (default 0): a fault on the second listing, not the first. */
+  skip?: number;
   /** For kind `latency`. */
   latencyMs?: number;
 }
@@ -86,6 +88,7 @@ export class FaultInjector {
   private settings: FaultSettings = {};
   private random: Random = seededRandom(0);
   private remaining = new Map<FaultRule, number>();
+  private skipped = new Map<FaultRule, number>();
 
   constructor(settings: FaultSettings | string = {}) {
     this.set(settings);
@@ -97,6 +100,7 @@ export class FaultInjector {
     checkTotals(this.settings);
     this.random = seededRandom(this.settings.seed ?? 1);
     this.remaining = new Map((this.settings.rules ?? []).map((rule) => [rule, rule.times ?? Infinity]));
+    this.skipped = new Map((this.settings.rules ?? []).map((rule) => [rule, rule.skip ?? 0]));
   }
 
   decide(method: string, path: string, isTokenEndpoint: boolean): FaultDecision {
@@ -123,8 +127,13 @@ export class FaultInjector {
   private matches(rule: FaultRule, method: string, path: string): boolean {
     if ((this.remaining.get(rule) ?? 0) <= 0) return false;
     if (rule.method && rule.method.toUpperCase() !== method) return false;
-    if (rule.path === undefined) return true;
-    return typeof rule.path === 'string' ? rule.path === path : rule.path.test(path);
+    if (rule.path !== undefined && !(typeof rule.path === 'string' ? rule.path === path : rule.path.test(path))) return false;
+    const skip = this.skipped.get(rule) ?? 0;
+    if (skip > 0) {
+      this.skipped.set(rule, skip - 1);
+      return false;
+    }
+    return true;
   }
 
   private fires(probability: number): boolean {

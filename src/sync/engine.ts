@@ -53,6 +53,12 @@ export interface WriteContext {
   fence?: () => boolean;
   /** The pool slot the write holds: its calls give it to another entry while they wait out a retry. */
   slot?: Slot;
+  /**
+   * When an earlier attempt of this entry, in this run, failed (performance.now()): it may have
+   * landed all the same (an answer lost, and the look that would have told failed too). A
+   * destination that can tell looks before it writes again.
+   */
+  failedAt?: number;
 }
 
 /** What the destination already holds at a key, as a cold start adopts it into the store. */
@@ -273,7 +279,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
    */
   type Group = { folder: string; chunk: number; files: FileEntry[]; digest: string | null; unsettled: number; ok: boolean };
   /** An entry to write, with what it became last time (from the batch lookup: no second query). */
-  type Pending = { entry: FileEntry; previous: string | null; group: Group; prepared?: Promise<P> | undefined };
+  /** `failedAt`: when an earlier attempt of this entry failed (it may have landed all the same). */
+  type Pending = { entry: FileEntry; previous: string | null; group: Group; prepared?: Promise<P> | undefined; failedAt?: number | undefined };
   /** Seen entries known to be uploaded at the end: if the store holds no more, none was deleted. */
   let knownUploaded = 0;
   const useDigests = !opts.checksum && !opts.only;
@@ -437,7 +444,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
     const placement = await (ready ?? prepare(entry));
     const started = Date.now();
     const waited = { ms: slot.waitedMs, retries: slot.retries };
-    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, slot, ...(ctx.limits ? { cancel: ctx.limits.cancel } : {}), ...(ctx.writeGate ? { gate: ctx.writeGate } : {}), ...(ctx.writeFence ? { fence: ctx.writeFence } : {}) });
+    const { remoteId, found, sha256, storedAs } = await destination.write(opts.bandwidth ? await limited(entry, opts.bandwidth) : entry, placement, { uploadId: ctx.uploadId, previous, claimed, stopping: ctx.signal, slot, ...(pending.failedAt !== undefined ? { failedAt: pending.failedAt } : {}), ...(ctx.limits ? { cancel: ctx.limits.cancel } : {}), ...(ctx.writeGate ? { gate: ctx.writeGate } : {}), ...(ctx.writeFence ? { fence: ctx.writeFence } : {}) });
     // The service's latency, from items written at the first attempt (the waits for the pace left
     // out): a retried item's time is the fault's, not a sign of load.
     concurrency.succeeded(slot.retries === waited.retries ? Date.now() - started - (slot.waitedMs - waited.ms) : undefined);
@@ -478,6 +485,8 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
             await writeOne(pending, slot);
           } catch (err) {
             if (isThrottle(err)) concurrency.throttled();
+            // The next attempt asks the destination first whether this one landed after all.
+            pending.failedAt = performance.now();
             throw err;
           }
         },

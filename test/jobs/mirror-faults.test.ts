@@ -44,6 +44,36 @@ describe('mirror under faults', () => {
   });
 });
 
+describe('an upload whose answer is lost, and the look that would tell refused too', () => {
+  it('a cold run (the destination listed whole) does not upload the file a second time on its item retry: it looks first', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-lost-answer-'));
+    await writeTree(join(dir, 'src'), { 'only.txt': 'the one file' });
+    const client = service.client({ retry: { maxRetries: 2, baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 20 } });
+    const project = (await client.projects.create({ name: 'lost answer', description: 'x' })).objectIdentifier;
+    const documents = /^\/projects\/[^/]+\/documents$/;
+    // The upload is made, its answer dropped; then the listing the transport asks "did it land?" is
+    // refused at every attempt (3), after the cold start's own listing of the project (let through).
+    service.emulator.setFaults({
+      rules: [
+        { kind: 'reset-after', method: 'POST', path: documents, times: 1 },
+        { kind: '503', method: 'GET', path: documents, skip: 1, times: 3 },
+      ],
+    });
+    const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+    let summary;
+    try {
+      summary = await mirror({ source: join(dir, 'src'), project, progress: false, itemRetry: { retries: 3, baseDelayMs: 5, maxDelayMs: 20 } }, { client, store });
+    } finally {
+      service.emulator.setFaults({});
+      store.close();
+    }
+    expect(summary.errors).toEqual([]);
+    // Found by the item retry's look, not sent again.
+    expect(summary.counts).toMatchObject({ uploaded: 0, reconciled: 1, failed: 0 });
+    expect(await remoteFiles(client, project)).toHaveLength(1);
+  });
+});
+
 describe('a warm store overtaken by another, under faults', () => {
   it('finds every file the other uploaded, though the folder listing all its uploads await is refused again and again and its pages are cut short', async () => {
     // Pages of at most 7 whatever is asked: each folder of 30 is read over 5 pages.

@@ -16,7 +16,7 @@ import { identityMetadata } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
 import { BatchIndex, LandedLookups, RELATIVE_PATH_KEY, fileName } from './landed.js';
 import { PresentDocuments, markReader } from './present.js';
-import type { Settled } from '../../api/settled.js';
+import { settledAfter, settledInstant, type Settled } from '../../api/settled.js';
 
 export interface ProjectDestinationOptions {
   client: FerryClient;
@@ -134,11 +134,20 @@ export class ProjectDestination implements Destination<Placement> {
       const there = await this.present.find(placement.parentId, `/${joinPath(this.o.base, entry.key)}`, mark);
       if (there && there !== ctx.previous && !ctx.claimed.has(there)) return { remoteId: there, sha256, found: true };
     }
+    const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: flattenedPath, notId: ctx.previous };
+    // An earlier attempt failed and may have landed: the transport's own look after it failed too
+    // (its listing refused), and after a whole listing (a cold start) `present` is not asked. So
+    // the batch is looked at here, in a listing begun the bound after that failure.
+    if (ctx.failedAt !== undefined) {
+      const lag = this.o.client.transport.listingLag;
+      await settledAfter(lag, ctx.failedAt);
+      const there = await this.landed.find(ctx.uploadId, wanted, ctx.claimed, settledInstant(lag, ctx.failedAt));
+      if (there?.objectIdentifier) return { remoteId: there.objectIdentifier, sha256, found: true };
+    }
     const metadata = { ...this.o.metadata, ...a.metadata, ...identity, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) };
     const ocrEngine = (a.ocrEngine as OCREngine | undefined) ?? this.o.ocrEngine;
     const ocrStrategy = (a.ocrStrategy as OCRStrategy | undefined) ?? this.o.ocrStrategy;
     const coordinateExtractionStrategy = (a.coordinateExtractionStrategy as CoordinateExtractionStrategy | undefined) ?? this.o.coordinateExtractionStrategy;
-    const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: flattenedPath, notId: ctx.previous };
     const file = entry.path
       ? { path: entry.path, size: entry.size, filename: name }
       : entry.openAsync
