@@ -75,14 +75,49 @@ function checkUrl(name: string, value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigurationError(`${name} "${value}" is not a valid URL`);
+    throw new ConfigurationError(`${name} is not a valid URL`);
   }
+  // Said as shownUrl shows it: a password or a token in the value is in no message.
+  const shown = shownUrl(value);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigurationError(`${name} "${value}" must use https (or http for a local emulator)`);
+    throw new ConfigurationError(`${name} "${shown}" must use https (or http for a local emulator)`);
+  }
+  if (url.username || url.password) {
+    throw new ConfigurationError(`${name} "${shown}": credentials in the URL are not sent; the service is signed in to with the client id and secret`);
   }
   if (url.search || url.hash) {
-    throw new ConfigurationError(`${name} "${value}" must not carry a query string or fragment`);
+    throw new ConfigurationError(`${name} "${shown}" must not carry a query string or fragment`);
   }
   // No trailing slash, so paths can be appended as-is.
   return url.href.replace(/\/+$/, '');
+}
+
+/**
+ * A URL as ferry shows it anywhere (a summary, a log line, an error, `config show`, `doctor`): its
+ * credentials (`user:password@`) replaced by `***@`, each query value by `…` (tokens travel
+ * there too), and, with `path: false`, the path too (a ping URL's path is its secret). The one
+ * owner of that rule: every URL passes here before it is shown. Text that is no URL is not shown.
+ */
+export function shownUrl(raw: string | URL, opts: { path?: boolean } = {}): string {
+  let url: URL;
+  try {
+    url = new URL(String(raw));
+  } catch {
+    return '(not a URL)';
+  }
+  const who = url.username || url.password ? '***@' : '';
+  // A root path is shown as it was written (`https://host` or `https://host/`).
+  const bare = url.pathname === '/' && !String(raw).replace(/[?#].*$/, '').endsWith('/');
+  const path = opts.path === false ? (url.pathname === '/' ? '' : '/…') : bare ? '' : url.pathname;
+  const query = url.search ? `?${[...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=…`).join('&')}` : '';
+  return `${url.protocol}//${who}${url.host}${path}${query}`;
+}
+
+/** Every URL inside a message (an error's words) as shownUrl shows it. */
+export function redactUrls(text: string): string {
+  // A sentence's closing mark after the URL is the sentence's, not the URL's.
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>)]+/gi, (match) => {
+    const url = match.replace(/[.,;:!?]+$/, '');
+    return shownUrl(url) + match.slice(url.length);
+  });
 }

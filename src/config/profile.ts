@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { yaml, zod } from './libraries.js';
 import { ConfigurationError } from '../api/errors.js';
 import type { ClientOptions } from '../api/transport.js';
-import { resolveAddress, type AddressInput, type ResolvedAddress } from '../api/addresses.js';
+import { resolveAddress, shownUrl, type AddressInput, type ResolvedAddress } from '../api/addresses.js';
 import { parseListingLag } from '../api/listing-lag.js';
 
 /** The largest page size a profile may record (the largest the probe asks for). */
@@ -294,9 +294,9 @@ export function describeProfiles(opts: { configFile?: string | undefined; env?: 
       name,
       isDefault: config.defaultProfile === name,
       host: address ? new URL(address.baseUrl).host : undefined,
-      baseUrl: address?.baseUrl,
-      settingsUrl: address?.settingsUrl,
-      authUrl: address?.authUrl,
+      baseUrl: address && shownUrl(address.baseUrl),
+      settingsUrl: address && shownUrl(address.settingsUrl),
+      authUrl: address && shownUrl(address.authUrl),
       audience: p.audience,
       clientId: p.clientId,
       secretFrom: secretSource(p, env),

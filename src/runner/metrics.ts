@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { Counter, Gauge, Pushgateway, Registry } from 'prom-client';
 import { transportTotals } from '../api/transport.js';
+import { redactUrls, shownUrl } from '../api/addresses.js';
 import { liveRuns, observeRuns, type JobSummary, type LiveRun } from './job.js';
 
 export interface MetricsSettings {
@@ -77,7 +78,7 @@ export class RunMetrics {
       return undefined;
     } catch (err) {
       this.pushed = end;
-      return `the metrics were not pushed to ${this.settings.pushgateway}: ${(err as Error).message}; the job itself is not affected`;
+      return `the metrics were not pushed to ${shownUrl(this.settings.pushgateway ?? '')}: ${redactUrls((err as Error).message)}; the job itself is not affected`;
     }
   }
 

@@ -63,4 +63,18 @@ describe('ferry config', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('no config file');
   });
+
+  it('a service URL with credentials or a token in it: refused as an address, config show and doctor show them as *** or …, the password nowhere', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-config-urls-'));
+    const file = join(dir, 'config.yaml');
+    await writeFile(file, 'defaultProfile: p\nprofiles:\n  p: { baseUrl: "http://svcuser:SVCPASSWORD-71@127.0.0.1:9/", settingsUrl: "http://127.0.0.1:9/settings?token=SETTINGSTOKEN", authUrl: "http://127.0.0.1:9/auth", audience: a, clientId: c, clientSecretEnv: S }\n');
+    const withUrls = { FERRY_CONFIG: file, S: 'x' };
+    const show = await runFerry(['config', 'show'], withUrls);
+    expect(show.code, show.stderr).toBe(0);
+    // Refused as an address (the service is signed in to with the client id and secret), and said with *** for them.
+    expect(show.stdout).toMatch(/baseUrl "http:\/\/\*\*\*@127\.0\.0\.1:9\/": credentials in the URL are not sent/);
+    const json = await runFerry(['config', 'show', '--json'], withUrls);
+    const doctor = await runFerry(['doctor', '--json'], withUrls);
+    for (const out of [show, json, doctor]) expect(out.stdout + out.stderr).not.toMatch(/SVCPASSWORD|svcuser|SETTINGSTOKEN/);
+  });
 });

@@ -318,11 +318,13 @@ describe('--pushgateway', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
     const project = await newProject('metrics push down');
-    const r = await ferry(['mirror', join(dir, 'clean-src'), '--project', project, '--json', '--pushgateway', `http://127.0.0.1:${port}`]);
+    // With credentials in it, as a gateway behind basic auth is written: they are shown as ***, nowhere in full.
+    const r = await ferry(['mirror', join(dir, 'clean-src'), '--project', project, '--json', '--pushgateway', `http://pguser:PGPASSWORD-9c1@127.0.0.1:${port}/`]);
     expect(r.code).toBe(0);
     const answer = onlyJson(r) as { status: string; problems: { key: string; reason: string }[] };
     expect(answer.status).toBe('succeeded');
-    expect(answer.problems).toContainEqual({ key: '(metrics)', reason: expect.stringMatching(/^warning: the metrics were not pushed to http:\/\/127\.0\.0\.1:\d+.*the job itself is not affected/) });
+    expect(answer.problems).toContainEqual({ key: '(metrics)', reason: expect.stringMatching(/^warning: the metrics were not pushed to http:\/\/\*\*\*@127\.0\.0\.1:\d+.*the job itself is not affected/) });
+    expect(r.stdout + r.stderr).not.toMatch(/PGPASSWORD|pguser/);
   });
 
   it('an address that is not a URL is refused at start (exit 2), and so is --metrics-file on a command that runs no job', async () => {

@@ -1,5 +1,6 @@
 // `ferry doctor`: checks a profile end to end and prints a verdict.
 import { describeTarget } from '../../api/target.js';
+import { shownUrl } from '../../api/addresses.js';
 import { lookup } from 'node:dns/promises';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
@@ -160,7 +161,7 @@ export async function runChecks(client: FerryClient): Promise<Check[]> {
   const checks: Check[] = [];
   const { baseUrl, settingsUrl, authUrl } = client.transport.address;
   checks.push({ name: 'target', ok: true, detail: describeTarget(client.target) });
-  checks.push({ name: 'addresses', ok: true, detail: `base ${baseUrl}, settings ${settingsUrl}, auth ${authUrl}` });
+  checks.push({ name: 'addresses', ok: true, detail: `base ${shownUrl(baseUrl)}, settings ${shownUrl(settingsUrl)}, auth ${shownUrl(authUrl)}` });
 
   for (const [name, url] of [['base host', baseUrl], ['settings host', settingsUrl], ['auth host', authUrl]] as const) {
     const host = new URL(url).hostname;
