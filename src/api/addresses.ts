@@ -121,3 +121,17 @@ export function redactUrls(text: string): string {
     return shownUrl(url) + match.slice(url.length);
   });
 }
+
+/** This machine: a secret sent here over http crosses no network. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** The addresses (as shown) that are plain http to a host that is not this machine. */
+export function plainHttpHosts(address: ResolvedAddress): string[] {
+  return [...new Set([address.baseUrl, address.settingsUrl, address.authUrl].filter((u) => {
+    const url = new URL(u);
+    return url.protocol === 'http:' && !isLoopback(url.hostname);
+  }).map((u) => shownUrl(u)))];
+}

@@ -41,7 +41,7 @@ export class FerryClient {
 
   constructor(opts: ClientOptions) {
     const t = (this.transport = new Transport(opts));
-    this.target = { host: hostOf(t.address.baseUrl), clientId: opts.credentials.clientId, ...(opts.label ? { profile: opts.label } : {}) };
+    this.target = { host: hostOf(t.address.baseUrl), clientId: opts.credentials.clientId, ...(opts.label ? { profile: opts.label } : {}), ...(t.plainHttp.length ? { plainHttp: t.plainHttp } : {}) };
     this.projects = new Projects(t);
     this.documents = new Documents(t);
     this.organizationMetadataOptions = new OrganizationMetadataOptions(t);

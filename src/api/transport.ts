@@ -7,7 +7,8 @@ import { Pacer } from './pacing.js';
 import { Readable } from 'node:stream';
 import { isAscii } from 'node:buffer';
 import type { Logger } from 'pino';
-import { resolveAddress, type AddressInput, type ResolvedAddress } from './addresses.js';
+import { plainHttpHosts, resolveAddress, type AddressInput, type ResolvedAddress } from './addresses.js';
+import { ConfigurationError } from './errors.js';
 import { TokenProvider, type Credentials } from './auth.js';
 import {
   AbortedError,
@@ -53,6 +54,11 @@ export interface ClientOptions {
   deadlineMs?: number;
   /** Client-wide cap on requests per second, shared by all calls (default unlimited). */
   requestsPerSecond?: number;
+  /**
+   * Send the secret and tokens over plain http to a host that is not this machine (`--allow-http`).
+   * Without it such an address is refused before any request: they would cross the network in clear.
+   */
+  allowPlainHttp?: boolean;
   /**
    * The longest the service takes to list a new item (default 0: at once). A look at the service
    * after an ambiguous failure (didItLand) begins no sooner than this after the failure.
@@ -213,6 +219,8 @@ const GIVE_UP = Symbol('give up');
 
 export class Transport {
   readonly address: ResolvedAddress;
+  /** The addresses that are plain http to another machine (allowed by --allow-http), as shown: said in every summary. */
+  readonly plainHttp: string[];
   readonly logger: Logger;
   private readonly reachability: Reachability;
   readonly tokens: TokenProvider;
@@ -245,6 +253,10 @@ export class Transport {
   constructor(opts: ClientOptions) {
     everyStats.add(this.stats);
     this.address = resolveAddress(opts.address);
+    this.plainHttp = plainHttpHosts(this.address);
+    if (this.plainHttp.length > 0 && !opts.allowPlainHttp) {
+      throw new ConfigurationError(`${this.plainHttp.join(', ')}: plain http to a host that is not this machine, which would send the client secret and tokens in clear; use https, or give --allow-http (FERRY_ALLOW_HTTP=1) to send them anyway`);
+    }
     this.logger = opts.logger ?? silentLogger();
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.timeoutMs = opts.timeoutMs ?? 60_000;

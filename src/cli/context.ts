@@ -15,8 +15,12 @@ export interface CommandContext {
 }
 
 /** --listing-lag, which comes before FERRY_LISTING_LAG and the profile's listingLag (already in the settings). */
-export function listingLagFlagOf(g: GlobalOptions): { listingLagMs?: number } {
-  return g.listingLag === undefined ? {} : { listingLagMs: parseListingLag(g.listingLag, '--listing-lag') };
+export function listingLagFlagOf(g: GlobalOptions): { listingLagMs?: number; allowPlainHttp?: true } {
+  return {
+    ...(g.listingLag === undefined ? {} : { listingLagMs: parseListingLag(g.listingLag, '--listing-lag') }),
+    // --allow-http, or FERRY_ALLOW_HTTP=1 where no flag can be given (a container's command).
+    ...(g.allowHttp || process.env.FERRY_ALLOW_HTTP === '1' ? { allowPlainHttp: true as const } : {}),
+  };
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {

@@ -106,6 +106,7 @@ export interface GlobalOptions {
   notify?: string;
   pushgateway?: string;
   listingLag?: string;
+  allowHttp?: boolean;
 }
 
 /**
@@ -192,6 +193,7 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .option('--pushgateway <url>', "job commands: push the run's Prometheus metrics to this Pushgateway at the end (grouped by job name and instance)")
     .option('--notify <url>', 'job commands: POST URL/start at the start, URL (success, or a limit: exit 8) or URL/fail with the summary at the end (healthchecks.io style; the path is never shown)')
     .option('--listing-lag <duration>', "the longest the service takes to list a new item (default: FERRY_LISTING_LAG, else the profile's listingLag, else 0); decisions from listings wait it out. `ferry doctor --probe-lag` measures it")
+    .option('--allow-http', 'send the client secret and tokens over plain http to a host that is not this machine (default: only https, or http to loopback; also FERRY_ALLOW_HTTP=1); the summary says so')
     // One line that points at --help after a usage error, not the whole help burying the error.
     .showHelpAfterError('(add --help to see every flag)')
     // A required option says so in every command's help (subcommands inherit this).
