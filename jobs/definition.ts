@@ -10,6 +10,7 @@ import { yaml, zod } from '../src/config/libraries.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
 import { isAge, parseDuration, parseSize } from '../src/runner/format.js';
+import { DURATION_EXAMPLES, isDuration } from '../src/duration.js';
 import { readFilterFile } from '../src/config/filter-file.js';
 import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../src/runner/lease.js';
 
@@ -40,7 +41,7 @@ function definitionSchema() {
 
   const size = z.union([z.number().int().min(0).transform(String), z.string()]).refine((s) => !Number.isNaN(parseSize(s)), { message: 'must be a size like 500, 10K, 1.5M or 2G' });
   const age = z.string().refine(isAge, { message: 'must be an age like 90s, 30m, 12h, 7d or 2w' });
-  const duration = z.string().regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 90s, 30m or 2h' });
+  const duration = z.string().refine(isDuration, { message: `must be a duration like ${DURATION_EXAMPLES}` });
   const count = z.number().int().min(0);
 
   /** Where every job keeps its state and says how it went. */
@@ -64,7 +65,7 @@ function definitionSchema() {
     waitLock: duration.optional(),
     lockTtl: z
       .string()
-      .regex(/^(\d+(ms|s|m|h))+$|^\d+$/, { message: 'must be a duration like 30s or 2m' })
+      .refine(isDuration, { message: `must be a duration like ${DURATION_EXAMPLES}` })
       .refine((t) => parseDuration(t) >= MIN_LEASE_TTL_MS && parseDuration(t) <= MAX_LEASE_TTL_MS, { message: 'must be from 2s to 1h' })
       .optional(),
     lock: z.boolean().optional(),

@@ -5,6 +5,7 @@
 // listings*); the watch below is where a run learns that the service is later than the bound,
 // from the listings that should hold ferry's own writes, and stops writing.
 import { ConfigurationError, FerryError } from '../errors.js';
+import { isDuration, parseDuration } from '../duration.js';
 import type { Mark } from '../marks.js';
 
 /** A bound past an hour is no bound a run could wait out. */
@@ -17,9 +18,8 @@ export const MAX_LISTING_LAG_MS = 3_600_000;
 export function parseListingLag(text: string, where: string): number {
   const t = text.trim();
   if (/^-/.test(t)) throw new ConfigurationError(`${where} "${t}" is negative: the listing lag is how long the service takes to list a new item, from 0 to 1h`);
-  if (!/^(\d+(ms|s|m|h))+$|^\d+$/.test(t)) throw new ConfigurationError(`${where} "${t}" is not a duration like 0, 500ms, 4s or 1m (how long the service takes to list a new item)`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-  const ms = /^\d+$/.test(t) ? Number(t) * 1000 : [...t.matchAll(/(\d+)(ms|s|m|h)/g)].reduce((sum, p) => sum + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
+  if (!isDuration(t)) throw new ConfigurationError(`${where} "${t}" is not a duration like 0, 500ms, 4s or 1m (how long the service takes to list a new item)`);
+  const ms = parseDuration(t);
   if (ms > MAX_LISTING_LAG_MS) throw new ConfigurationError(`${where} "${t}" is above 1h: a run waits the bound out before it decides from a listing, so a bound that long cannot be used`);
   return ms;
 }

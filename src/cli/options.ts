@@ -14,6 +14,7 @@ import { visible } from '../backends/names.js';
 import { delimiterFlag } from '../manifest/flags.js';
 import { OWN_METADATA } from '../backends/project/identity.js';
 import { isAge, parseDuration, parseSize } from '../runner/format.js';
+import { DURATION_EXAMPLES, isDuration } from '../duration.js';
 import { checkPatternFlags, type FilterRule } from '../sync/filter-rules.js';
 import { readFilterFile } from '../config/filter-file.js';
 import type { LeaseSettings } from '../backends/project/lease-use.js';
@@ -192,7 +193,7 @@ export function leaseSettingsFrom(opts: { waitLock?: string; lockTtl?: string; l
 
 /** A duration flag, refused with its name when it does not read. */
 export function parseDurationFlag(flag: string, text: string): number {
-  if (!/^(\d+(ms|s|m|h))+$|^\d+$/.test(text)) throw new ConfigurationError(`${flag} "${text}" is not a duration like 90s, 30m or 2h`);
+  if (!isDuration(text)) throw new ConfigurationError(`${flag} "${visible(text)}" is not a duration like ${DURATION_EXAMPLES}`);
   return parseDuration(text);
 }
 

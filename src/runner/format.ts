@@ -18,12 +18,8 @@ export function formatDuration(ms: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(sec).padStart(2, '0')}s` : `${sec}s`;
 }
 
-/** `90s`, `30m`, `2h`, `1h30m`, `250ms`, `7d`, `2w` or plain seconds, in ms. */
-export function parseDuration(text: string): number {
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
-  return [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)].reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
-}
+import { isDuration } from '../duration.js';
+export { parseDuration } from '../duration.js';
 
 /** A size like 500, 10K, 1.5M or 2G (K is 1024; KB, KiB and B suffixes read alike), or NaN. */
 export function parseSize(text: string): number {
@@ -35,6 +31,6 @@ export function parseSize(text: string): number {
 
 /** An age like 90s, 30m, 12h, 7d or 2w (or 1d12h), as --min-age and a job file's minAge take it. */
 export function isAge(text: string): boolean {
-  return /^(\d+(ms|s|m|h|d|w))+$/.test(text);
+  return isDuration(text) && !/^\d+$/.test(text);
 }
 

@@ -193,6 +193,18 @@ describe('limits', () => {
     await everyPathOnce(t.project, 8);
   });
 
+  it('a window of a day: --max-duration 1d and a job file\'s maxDuration: 1d are the same 86,400,000 ms (one reader of durations)', async () => {
+    const t = await tree('a day', 2);
+    const env = useEmulator().env();
+    const flag = await runFerry(['mirror', t.src, '--project', t.project, '--state', join(t.dir, 'flag.sqlite'), '--max-duration', '1d', '--json'], env);
+    expect(flag.code, flag.stderr).toBe(0);
+    await writeFile(join(t.dir, 'daily.yaml'), `job: mirror\nsource: ${t.src}\nproject: ${t.project}\nstate: ${join(t.dir, 'job.sqlite')}\nmaxDuration: 1d\n`);
+    const job = await runFerry(['run', join(t.dir, 'daily.yaml'), '--json'], env);
+    expect(job.code, job.stderr).toBe(0);
+    const plan = await runFerry(['mirror', t.src, '--project', t.project, '--max-duration', '1w', '--dry-run', '--json'], env);
+    expect(plan.code, plan.stderr).toBe(0);
+  });
+
   it('bad input: a limit of 0 or below, a size that is none, a timetable out of order or with a bad time, each exit 2 naming it', async () => {
     const t = await tree('bad', 1);
     const env = useEmulator().env();
