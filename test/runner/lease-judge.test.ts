@@ -2,6 +2,7 @@
 // (operator.ts): records in, a verdict out, case by case as docs/scale-out.md states the rules.
 import { describe, expect, it } from 'vitest';
 import { judge, leaseEntries, pathsConflict, LEASE_PROTOCOL, type LeaseBody, type LeaseRecord } from '../../src/runner/lease.js';
+import { MAX_LEASE_TTL_MS } from '../../src/runner/lease/protocol.js';
 
 const TTL = 10_000;
 
@@ -38,6 +39,17 @@ describe('judge', () => {
   it("each claimant's own TTL counts, not the judge's", () => {
     const long = record('c', 50_000, 'other', 'claim', 'Share', 60_000);
     expect(judge([long, mine()], mine(), 'me', 'Share', TTL).held).toBe(false);
+  });
+
+  it('a TTL above the ceiling (10^15 ms, written by anyone who can write the folder) is held to it, and named as out of range', () => {
+    const forever = record('c', 100_000 - MAX_LEASE_TTL_MS - 1, 'squatter', 'claim', 'Share', 1e15);
+    const at = mine(100_000);
+    const v = judge([forever, at], at, 'me', 'Share', TTL);
+    expect(v.held).toBe(true);
+    expect(v.tookOverFrom).toEqual([expect.objectContaining({ run: 'squatter', ttlMs: MAX_LEASE_TTL_MS, note: expect.stringMatching(/declares a TTL of 1000000000000000 ms, out of range \(at most 3600 s\): judged as 3600 s/) })]);
+    // Within the ceiling it still blocks: judged as an hour, not as nothing.
+    const recent = record('c', 100_000 - MAX_LEASE_TTL_MS + 1, 'squatter', 'claim', 'Share', 1e15);
+    expect(judge([recent, at], at, 'me', 'Share', TTL).blocker?.ttlMs).toBe(MAX_LEASE_TTL_MS);
   });
 
   it('a record made after my claim means the holder was renewing meanwhile: alive, however old its claim', () => {

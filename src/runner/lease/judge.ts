@@ -1,7 +1,7 @@
 // The decision, pure: from one listing taken after a contender's claim was created, whether it
 // holds the lease, and which records are of holders gone (expired by the service's time, or
 // proved dead by the contender's store). No clock, no board: records in, a verdict out.
-import { LEASE_PROTOCOL, type LeaseHolder, type LeaseRecord } from './protocol.js';
+import { LEASE_PROTOCOL, MAX_LEASE_TTL_MS, type LeaseHolder, type LeaseRecord } from './protocol.js';
 
 /** Whether two destination paths overlap: one is the other or holds it ('' holds every path). */
 export function pathsConflict(a: string, b: string): boolean {
@@ -21,6 +21,8 @@ interface Claimant {
   /** A record this ferry cannot judge: never expires (newer protocol). */
   unjudgeable?: string;
   unreadable?: boolean;
+  /** The TTL its record declared, when above the ceiling (it is judged at the ceiling). */
+  declaredTtlMs?: number;
 }
 
 /** Before or after in the service's order; equal times are a tie, which no one wins. */
@@ -106,7 +108,11 @@ export function claimantOf(owner: string, list: LeaseRecord[], judgeAt: number, 
       ...(newer ? { unjudgeable: `a lease of protocol ${claim.v}, written by a newer ferry: upgrade, or break it` } : {}),
     };
   }
-  return { owner, claim, latest, renewedSince, ttlMs: claim.body.ttlMs, path: claim.body.path };
+  // A record's TTL is held to the ceiling any ferry may write: anyone who can write to the folder
+  // could otherwise declare one of 10^15 ms and keep every run out for good.
+  const declared = claim.body.ttlMs;
+  const ttlMs = Number.isFinite(declared) && declared <= MAX_LEASE_TTL_MS ? declared : MAX_LEASE_TTL_MS;
+  return { owner, claim, latest, renewedSince, ttlMs, path: claim.body.path, ...(ttlMs !== declared ? { declaredTtlMs: declared } : {}) };
 }
 
 export function holderOf(c: Claimant): LeaseHolder {
@@ -120,6 +126,12 @@ export function holderOf(c: Claimant): LeaseHolder {
     since: new Date(c.claim.at).toISOString(),
     renewed: new Date(c.latest).toISOString(),
     ttlMs: c.ttlMs,
-    ...(c.unjudgeable ? { note: c.unjudgeable } : c.unreadable ? { note: `an unreadable lease record (${c.claim.id}), taken for a claim that expires ${Math.round(c.ttlMs / 1000)} s after it was made` } : {}),
+    ...(c.unjudgeable
+      ? { note: c.unjudgeable }
+      : c.unreadable
+        ? { note: `an unreadable lease record (${c.claim.id}), taken for a claim that expires ${Math.round(c.ttlMs / 1000)} s after it was made` }
+        : c.declaredTtlMs !== undefined
+          ? { note: `its record declares a TTL of ${c.declaredTtlMs} ms, out of range (at most ${MAX_LEASE_TTL_MS / 1000} s): judged as ${MAX_LEASE_TTL_MS / 1000} s` }
+          : {}),
   };
 }
