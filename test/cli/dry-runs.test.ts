@@ -37,6 +37,14 @@ describe('dry runs name what they would do', () => {
     expect(json).toMatchObject({ command: 'mirror', status: 'planned', dryRun: true, counts: { new: 25 }, itemCount: 25 });
     expect(json.items.map((i) => i.key).sort()).toEqual(Object.keys(files).sort());
     expect(json.items.every((i) => i.action === 'new')).toBe(true);
+
+    // The target named as a run names it, and the project a name resolves to, by id and name, with the folder.
+    const byName = await runFerry(['mirror', join(dir, 'src'), '--project', 'dry mirror', '--to', 'Intake/2026', '--dry-run'], env);
+    expect(byName.code, byName.stderr).toBe(0);
+    expect(byName.stdout).toMatch(/^ {2}target: 127\.0\.0\.1:\d+, client /m);
+    expect(byName.stdout).toContain(`  into: project "dry mirror" (${project}), folder /Intake/2026`);
+    const byNameJson = onlyJson(await runFerry(['mirror', join(dir, 'src'), '--project', 'dry mirror', '--to', 'Intake/2026', '--dry-run', '--json'], env));
+    expect(byNameJson).toMatchObject({ project: { id: project, name: 'dry mirror' }, folder: '/Intake/2026', target: { clientId: expect.any(String) } });
     expect((await client.documents.list(project).all()).length).toBe(0);
   });
 

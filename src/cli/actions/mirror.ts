@@ -1,7 +1,7 @@
 // `ferry mirror SOURCE --project ID`: a folder tree or a zip into a project's documents.
 import { manifestLine } from '../../manifest/said.js';
 import type { Command } from 'commander';
-import { mirror, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
+import { mirror, normaliseRemotePath, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
 import { parseDurationFlag } from '../options.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
 import { formatBytes } from '../../runner/format.js';
@@ -32,10 +32,15 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
       // What the source says of how it was read goes with the problems, as a run says it.
       fields.problems = [...notes.map((reason) => ({ key: '(source)', reason })), ...(fields.problems as unknown[])];
       fields.target = client.target;
+      // Where the run would write, as a newcomer checks it: the project a name resolved to, by id and name, and the folder.
+      const name = await client.projects.get(options.project).then((p) => p.name ?? undefined, () => undefined);
+      const folder = `/${normaliseRemotePath(options.to)}`;
+      fields.project = { id: options.project, ...(name !== undefined ? { name } : {}) };
+      fields.folder = folder;
       out.finish(
         EXIT.ok,
         fields,
-        `plan (nothing was changed):\n  ${targetLine('mirror', client.target)}\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
+        `plan (nothing was changed):\n  ${targetLine('mirror', client.target)}\n  into: project ${name !== undefined ? `"${visible(name)}" (${options.project})` : options.project}, folder ${visible(folder)}\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
           `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
           (plan.manifest ? `  ${manifestLine(plan.manifest)}\n` : '') +
           notes.map((note) => `  note: ${safeText(note)}\n`).join('') +
