@@ -1,6 +1,7 @@
 // Job definition files for `ferry run FILE` (cron): one YAML or JSON document per job (a mirror,
 // an upload, a pull, a playbooks backup or a migration), validated strictly so that every mistake
 // is reported with the field it is in.
+import { nearest } from '../src/nearest.js';
 import { parseBandwidthLimit } from '../src/sync/bandwidth.js';
 import { hasLimits, type LimitSettings } from '../src/runner/limits.js';
 import { readFileSync } from 'node:fs';
@@ -264,7 +265,7 @@ export function loadDefinition(path: string): LoadedDefinition {
   }
   schema ??= definitionSchema();
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new ConfigurationError(`job file ${path}: ${formatIssues(parsed.error)}`);
+  if (!parsed.success) throw new ConfigurationError(`job file ${path}: ${formatIssues(parsed.error)}${keyHint(schema, kind as string, parsed.error)}`);
   const d = parsed.data;
   const here = dirname(resolve(path));
   const common = {
@@ -387,4 +388,19 @@ function migrateRequest(d: Definition<'migrate'>, here: string): MigrateRequest 
     ...(d.wait ? { waitMs: parseDuration(d.timeout ?? '1h') } : {}),
   };
   return { from: d.from, to: d.to, options, verify: d.verify === true };
+}
+
+/** For a key no setting of this kind declares: the declared key nearest it, as a mistyped flag is told. */
+function keyHint(schema: ReturnType<typeof definitionSchema>, kind: string, error: z.ZodError): string {
+  const option = schema.options.find((o) => o.shape.job.value === kind);
+  if (!option) return '';
+  const declared = Object.keys(option.shape);
+  const hints = error.issues
+    .filter((i) => i.code === 'unrecognized_keys' && i.path.length === 0)
+    .flatMap((i) => (i as { keys: string[] }).keys)
+    .map((key) => {
+      const near = nearest(key, declared);
+      return near ? ` (did you mean ${near}?)` : ` ("${key}" is no setting of a ${kind} job: the keys are in docs/cli.md under ferry run FILE)`;
+    });
+  return hints.join('');
 }

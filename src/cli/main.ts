@@ -1,4 +1,5 @@
 // The `ferry` command.
+import { nearest } from '../nearest.js';
 import { Command, CommanderError, Help, Option } from 'commander';
 import { ConfigurationError, FerryError, AuthenticationError, AbortedError } from '../api/errors.js';
 import { EXIT } from './exit-codes.js';
@@ -137,7 +138,7 @@ export function plainUsageError(text: string, argv: readonly string[], program: 
   const unknown = argv.find((a) => a.startsWith('-') && a !== '-' && a !== '--' && !known.has(a.split('=')[0] as string));
   if (unknown === undefined) return missingArgumentFirst(text, argv, cmd, program);
   const flag = unknown.split('=')[0] as string;
-  const near = [...known].filter((k) => k.startsWith('--') && editDistance(k, flag) <= 2).sort((a, b) => editDistance(a, flag) - editDistance(b, flag))[0];
+  const near = nearest(flag, [...known].filter((k) => k.startsWith('--')));
   // As commander words its own unknown option.
   return `error: unknown option '${visible(flag)}'\n${near ? `(Did you mean ${near}?)\n` : ''}`;
 }
@@ -165,17 +166,6 @@ function missingArgumentFirst(text: string, argv: readonly string[], cmd: Comman
   const missing = required[given];
   if (!missing) return text;
   return `error: missing required argument '${missing.name()}'${missing.description ? ` (${missing.description})` : ''}, then ${text.replace(/^error: /, '')}`;
-}
-
-/** Levenshtein distance, for the flag a typo was closest to (flags are short: the plain table is enough). */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] as number) + 1, (next[j - 1] as number) + 1, (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length] as number;
 }
 
 /** The program with the commands `argv` needs (all of them when `argv` is not given). */

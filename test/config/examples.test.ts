@@ -116,6 +116,13 @@ describe('job definitions', () => {
     expect(message).toContain('ocr.strategy');
   });
 
+  it('a key no setting declares: the nearest declared key of that kind of job is suggested, as a mistyped flag is', async () => {
+    const near = await write('job: mirror\nsource: ./share\nproject: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\nmaxDuraton: 1h\nmanifestSheat: Akten\n');
+    expect(() => loadDefinition(near)).toThrow(/\(did you mean maxDuration\?\) \(did you mean manifestSheet\?\)/);
+    const far = await write('job: pull\nproject: 2b0c8a3e-1f7e-4c1e-9f0a-0c9e1d2b3a4f\ndest: ./out\nbanana: 1\n');
+    expect(() => loadDefinition(far)).toThrow(/"banana" is no setting of a pull job/);
+  });
+
   it('says a missing id is required, not that it is a malformed uuid', async () => {
     const file = await write('job: upload\nsource: ./share\n');
     expect(() => loadDefinition(file)).toThrow(/project: required.*playbook: required|playbook: required.*project: required/);
