@@ -203,7 +203,12 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     });
     // Newest first: the first document at a path is the one that counts (INSERT OR IGNORE).
     // What each document carries is kept only when a manifest is compared with it.
-    for await (const doc of listing.inventory(opts.signal, undefined, manifest !== undefined)) {
+    for await (const doc of listing.inventory(opts.signal, undefined, manifest !== undefined, true)) {
+      // A document no path can stand for: only on the service, with why it cannot be compared.
+      if ('unpathed' in doc) {
+        differ('only on the service', doc.key, doc.unpathed);
+        continue;
+      }
       // An earlier upload of a changed file (the service replaces nothing): no difference, but
       // counted, so that check and ls add up.
       if ('older' in doc) {

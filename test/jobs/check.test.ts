@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readdir, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
@@ -25,6 +26,28 @@ interface Report {
 }
 
 describe('ferry check', () => {
+  it('a document whose name holds a "/" (no path can stand for it) is accounted for: only on the service, with why', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-check-slash-'));
+    const src = join(dir, 'tree');
+    await writeTree(src, { 'a.txt': 'alpha' });
+    const client = service.client();
+    const project = (await client.projects.create({ name: 'slash in a name', description: 'check' })).objectIdentifier;
+    const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+    try {
+      await mirror({ source: src, project, progress: false }, { client, store });
+    } finally {
+      store.close();
+    }
+    const content = Buffer.from('made in the web interface');
+    const made = await client.documents.upload(project, { open: () => Readable.from([content]), size: content.length, filename: 'Q3/Q4 plan.txt' }, { documentUploadIdentifier: randomUUID() });
+    expect(made.name).toBe('Q3/Q4 plan.txt');
+    const r = await runFerry(['check', src, '--project', project, '--json'], service.env());
+    expect(r.code, r.stderr).toBe(1);
+    const report = onlyJson(r) as Report;
+    expect(report).toMatchObject({ status: 'different', matching: 1, differenceCount: 1 });
+    expect(report.differences).toEqual([expect.objectContaining({ kind: 'only on the service', path: 'Q3/Q4 plan.txt', detail: expect.stringMatching(/holds a "\/", which no path can carry/) })]);
+  });
+
   it('matches a mirrored tree, then lists a document deleted on the service, a new local file and a file changed in place', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
     const src = join(dir, 'tree');

@@ -127,6 +127,12 @@ export interface InventoryOlder {
   older: true;
 }
 
+/** A document the listing gave that no path can stand for (a `/` in its name), with why: for those that account for every document. */
+export interface InventoryUnpathed {
+  key: string;
+  unpathed: string;
+}
+
 /** A document as a cold start adopts it: where it is, and what it says of itself. */
 export interface InventoryItem {
   key: string;
@@ -228,8 +234,14 @@ export class ProjectSource implements Source {
    * does not exist yet holds nothing (the first run creates it). Folders met are told to
    * `onFolder` (path under the folder, id), so that a cold start need not list them again.
    */
-  async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void, withAttributes = false): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder> {
+  inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void, withAttributes?: boolean): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder>;
+  inventory(signal: AbortSignal | undefined, onFolder: ((key: string, id: string) => void) | undefined, withAttributes: boolean, withUnpathed: true): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder | InventoryUnpathed>;
+  async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void, withAttributes = false, withUnpathed = false): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder | InventoryUnpathed> {
     for await (const { entry, doc, copy, older, identity } of this.walk(signal, false)) {
+      if (entry.kind === 'problem') {
+        if (withUnpathed) yield { key: entry.key, unpathed: entry.reason };
+        continue;
+      }
       if (entry.kind === 'dir') {
         if (doc?.objectIdentifier) onFolder?.(entry.key, doc.objectIdentifier);
         continue;
