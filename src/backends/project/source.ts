@@ -238,16 +238,14 @@ export class ProjectSource implements Source {
   inventory(signal: AbortSignal | undefined, onFolder: ((key: string, id: string) => void) | undefined, withAttributes: boolean, withUnpathed: true): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder | InventoryUnpathed>;
   async *inventory(signal?: AbortSignal, onFolder?: (key: string, id: string) => void, withAttributes = false, withUnpathed = false): AsyncIterable<InventoryItem | InventoryCopy | InventoryOlder | InventoryUnpathed> {
     for await (const { entry, doc, copy, older, identity } of this.walk(signal, false)) {
-      if (entry.kind === 'problem') {
-        if (withUnpathed) yield { key: entry.key, unpathed: entry.reason };
-        continue;
-      }
       if (entry.kind === 'dir') {
         if (doc?.objectIdentifier) onFolder?.(entry.key, doc.objectIdentifier);
         continue;
       }
       if (copy && doc) yield { key: entry.key, remoteId: doc.objectIdentifier as string, copy: true };
       else if (older && doc) yield { key: entry.key, remoteId: doc.objectIdentifier as string, older: true };
+      // A document the walk refused (not one it skipped: an older version, one with no content).
+      else if (withUnpathed && entry.kind === 'problem' && entry.outcome === 'failed') yield { key: entry.key, unpathed: entry.reason };
       if (entry.kind !== 'file' || !doc) continue;
       yield {
         key: entry.key,
