@@ -4,7 +4,7 @@ import { FerryClient } from '../api/client.js';
 import { createLogger, type Logger } from '../log.js';
 import { writeStderr } from '../runner/terminal.js';
 import { resolveSettings, type ResolvedSettings } from '../config/profile.js';
-import type { GlobalOptions } from './main.js';
+import type { GlobalOptions } from './global-options.js';
 import { parseListingLag } from '../api/listing-lag.js';
 import { positiveNumber } from './options.js';
 

@@ -1,4 +1,5 @@
 // The `ferry` command.
+import type { GlobalOptions } from './global-options.js';
 import { nearest } from '../nearest.js';
 import { Command, CommanderError, Help, Option } from 'commander';
 import { ConfigurationError, FerryError, AuthenticationError, AbortedError } from '../api/errors.js';
@@ -96,19 +97,6 @@ function globalFlag(argv: readonly string[], short: string, long: string): boole
   return false;
 }
 
-export interface GlobalOptions {
-  profile?: string;
-  config?: string;
-  logLevel?: string;
-  logFile?: string;
-  verbose?: boolean;
-  quiet?: boolean;
-  metricsFile?: string;
-  notify?: string;
-  pushgateway?: string;
-  listingLag?: string;
-  allowHttp?: boolean;
-}
 
 /**
  * Commander checks required flags before unknown ones, so a misspelt `--projct ID` reads "required

@@ -13,7 +13,7 @@ import { commandPath } from './envelope.js';
 import { exitCodeFor, summaryEnvelope } from './output.js';
 import { statsFlag } from './options.js';
 import { visible } from '../backends/names.js';
-import type { GlobalOptions } from './main.js';
+import type { GlobalOptions } from './global-options.js';
 import { loadDefinition, type LoadedDefinition } from '../../jobs/definition.js';
 
 /** The commands that run a job, and the job kind each reports before its run says so. */

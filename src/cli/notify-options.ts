@@ -7,7 +7,7 @@ import { observeRuns, type JobSummary } from '../runner/job.js';
 import { commandPath } from './envelope.js';
 import { exitCodeFor, summaryEnvelope } from './output.js';
 import { fromSettings, JOB_COMMANDS } from './metrics-options.js';
-import type { GlobalOptions } from './main.js';
+import type { GlobalOptions } from './global-options.js';
 
 export interface RunNotify {
   /** The end's ping: success or /fail by the exit code, the runs' summaries as the body; its warnings. */
