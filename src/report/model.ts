@@ -7,6 +7,7 @@ import type { CheckpointStore } from '../store/types.js';
 import { explain } from './reasons.js';
 import { poll, ProcessingTimeoutError } from '../runner/poll.js';
 import { readIdentity } from '../backends/project/identity.js';
+import { refusalOf } from '../api/refusal.js';
 
 export interface ReasonLine {
   reason: string;
@@ -185,9 +186,10 @@ export async function tallyProjectBatch(client: FerryClient, project: string, up
     if (doc.dateAdded && (!tally.lastAdded || doc.dateAdded > tally.lastAdded)) tally.lastAdded = doc.dateAdded;
     const type = doc.fileType ?? 'unknown';
     tally.fileTypes.set(type, (tally.fileTypes.get(type) ?? 0) + 1);
-    if (doc.uploadFailedReason) {
-      tally.reasons.set(doc.uploadFailedReason, (tally.reasons.get(doc.uploadFailedReason) ?? 0) + 1);
-      tally.failed.push({ remoteId: doc.objectIdentifier, name: doc.name ?? '', path: readIdentity(doc.metadata)?.path ?? null, reason: doc.uploadFailedReason });
+    const refused = refusalOf(doc);
+    if (refused) {
+      tally.reasons.set(refused, (tally.reasons.get(refused) ?? 0) + 1);
+      tally.failed.push({ remoteId: doc.objectIdentifier, name: doc.name ?? '', path: readIdentity(doc.metadata)?.path ?? null, reason: refused });
     } else if (doc.uploadSuccessful === true) tally.completed++;
     else tally.processing++;
   }

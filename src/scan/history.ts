@@ -3,8 +3,8 @@
 // file it took. An earlier onboarding into the same project is the best predictor of the next.
 // Read from one listing of the project's documents (flattened), kept as tallies per extension.
 import type { FerryClient } from '../api/client.js';
-import type { Document } from '../api/types.js';
 import { extensionOf } from './census.js';
+import { refusalOf } from '../api/refusal.js';
 
 const PAGE_SIZE = 1_000;
 const MAX_EXTENSIONS = 500;
@@ -31,13 +31,6 @@ export interface ServiceHistory {
   byExtension: Map<string, TypeHistory>;
   /** The largest document of any type the service took in this project. */
   largestTaken: number;
-}
-
-/** The refusal reason a processed document carries, if refused (a type refused without a reason counts as unsupportedFileType). */
-export function refusalOf(doc: Pick<Document, 'uploadFailedReason' | 'unsupportedFileType' | 'uploadSuccessful'>): string | undefined {
-  if (doc.uploadFailedReason) return doc.uploadFailedReason;
-  if (doc.unsupportedFileType) return 'unsupportedFileType';
-  return doc.uploadSuccessful === false ? 'unknown' : undefined;
 }
 
 export async function readHistory(client: FerryClient, project: string, signal?: AbortSignal): Promise<ServiceHistory> {

@@ -16,6 +16,7 @@ import { checkDecodedName, hasControl } from '../names.js';
 import { OWN_METADATA, readIdentity, type Identity } from './identity.js';
 import type { Slot } from '../../slots.js';
 import { SourceError, SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from '../../sync/types.js';
+import { refusalOf } from '../../api/refusal.js';
 
 /**
  * The metadata key of a flattened document (a service without folder creation): its path under the
@@ -255,7 +256,7 @@ export class ProjectSource implements Source {
         identity,
         hasMetadata: doc.metadata !== null && doc.metadata !== undefined,
         url: doc.url ?? null,
-        refused: doc.uploadFailedReason ?? null,
+        refused: refusalOf(doc) ?? null,
         ...(withAttributes ? { attributes: attributesOf(doc, this.project) } : {}),
       };
     }

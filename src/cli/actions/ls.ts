@@ -17,6 +17,7 @@ import { OWN_METADATA } from '../../backends/project/identity.js';
 import { resolveProject } from '../project-name.js';
 import { JsonItems } from '../json-items.js';
 import { SpillSort, pathSortKey } from '../../store/spill-sort.js';
+import { refusalOf } from '../../api/refusal.js';
 
 interface LsOptions {
   recursive?: boolean;
@@ -186,8 +187,8 @@ class Listing {
       pathSortKey(path),
       {
         // A document processing refused is marked, with its reason: there, but not indexed.
-        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null), refused: dir ? null : (doc.uploadFailedReason ?? null), metadata },
-        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}${!dir && doc.uploadFailedReason ? `  [refused: ${doc.uploadFailedReason}]` : ''}${shown}`,
+        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null), refused: dir ? null : (refusalOf(doc) ?? null), metadata },
+        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}${!dir && refusalOf(doc) ? `  [refused: ${refusalOf(doc)}]` : ''}${shown}`,
       },
       doc.dateAdded ?? '',
     );
