@@ -9,10 +9,7 @@
 //    (a file written twice, as two runs with two stores at once write it; an older version is not).
 // What a mirror skips on purpose (a symbolic link) is counted as skipped, with its reason: no difference.
 // Documents without a fingerprint match by size alone unless --checksum: they are counted apart.
-import Database from 'better-sqlite3';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
+import { openScratchDb } from '../src/store/scratch-db.js';
 import type { FerryClient } from '../src/api/client.js';
 import { openSource } from '../src/backends/index.js';
 import { ProjectSource } from '../src/backends/project/source.js';
@@ -110,8 +107,8 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
   const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude, rules: opts.rules };
   // Names are compared, not uploaded: control characters are names like any other here.
   const source = await openSource(opts.source, { ...patterns, carryControl: true, archiveEncoding: opts.archiveEncoding, ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}) });
-  const dir = await mkdtemp(join(tmpdir(), 'ferry-check-'));
-  const db = new Database(join(dir, 'listing.sqlite'));
+  const scratch = await openScratchDb('check');
+  const { db } = scratch;
   const pages = client.transport.pages.tally();
   const report: CheckReport = {
     source: source.description,
@@ -192,8 +189,6 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     };
   };
   try {
-    db.pragma('journal_mode = OFF');
-    db.pragma('synchronous = OFF');
     db.exec('CREATE TABLE remote (key TEXT PRIMARY KEY, id TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT, url TEXT, refused TEXT, attrs TEXT, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
     const put = db.prepare('INSERT OR IGNORE INTO remote (key, id, size, sha256, url, refused, attrs) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const listing = new ProjectSource(client, opts.project, { from: to, ...patterns, carryControl: true });
@@ -250,7 +245,7 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     // Files are hashed a few at a time (reading one is mostly waiting), and their verdicts taken in
     // the order of the walk, so the report lists differences in the same order at any pace.
     const verdicts: Promise<() => void>[] = [];
-    const settle = async () => (await verdicts.shift()!)();
+    const nextVerdict = async () => (await verdicts.shift()!)();
     for await (const entry of source.entries(opts.signal)) {
       if (entry.kind === 'dir') continue;
       if (entry.kind === 'problem') {
@@ -271,9 +266,9 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
           throw err;
         }));
       }
-      if (verdicts.length >= HASHED_AT_ONCE) await settle();
+      if (verdicts.length >= HASHED_AT_ONCE) await nextVerdict();
     }
-    while (verdicts.length) await settle();
+    while (verdicts.length) await nextVerdict();
     markAll(seen);
     for (const row of db.prepare<[], { key: string; id: string; size: number }>('SELECT key, id, size FROM remote WHERE seen = 0 ORDER BY key').iterate()) {
       differ('only on the service', row.key, `document ${row.id}, ${row.size} bytes, not in the source`);
@@ -287,9 +282,8 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     return report;
   } finally {
     pages.end(); // a second end is a no-op: this one is for a check that threw
-    db.close();
+    await scratch.close();
     await source.close();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 

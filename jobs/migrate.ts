@@ -18,7 +18,7 @@ import { IdMap } from '../src/mapping/id-map.js';
 import { openArchive } from '../src/playbooks/read.js';
 import { replayImport } from '../src/playbooks/replay.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
-import { settle, type Settled } from '../src/api/settled.js';
+import { awaitListed, type Settled } from '../src/api/settled.js';
 import { noteError, noteProblem, runJob, settledListings, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
 import { describeTarget, hostOf } from '../src/api/target.js';
@@ -344,7 +344,7 @@ export async function verifyMigration(opts: MigrateSelection & { concurrency?: n
 async function compareAll(v: Verification, projects: Project[], playbooks: Playbook[], ids: IdMap, deps: MigrateDeps & { signal?: AbortSignal }): Promise<VerifyReport> {
   const { from, to } = deps;
   // A verification writes nothing: it reads the target as a run would, from listings that show what was written before it began.
-  const settled = await settle(to.transport.listingLag, performance.now());
+  const settled = await awaitListed(to.transport.listingLag, performance.now());
   const targetProjects = projects.some((p) => !ids.get('project', p.objectIdentifier)) ? await to.projects.list().all() : [];
   for (const p of projects) {
     // Through this store's id map; else the target project whose documents name this one (made

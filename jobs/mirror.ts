@@ -15,7 +15,7 @@ import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { noteProblem, runJob, settledListings, type JobContext, type JobSummary } from '../src/runner/job.js';
-import { settle, type Settled } from '../src/api/settled.js';
+import { awaitListed, type Settled } from '../src/api/settled.js';
 import { awaitRunBatch, countBatch } from '../src/report/processing.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
@@ -171,7 +171,7 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   // A plan reads what the project holds as a run would: from listings that show every write made
   // before it began (waiting out the listing lag, if the service has one).
-  const settled = await settle(deps.client.transport.listingLag, performance.now());
+  const settled = await awaitListed(deps.client.transport.listingLag, performance.now());
   const destination = projectDestination(opts, deps, jobKey, settled, true, opts.manifest !== undefined);
   // A store that knows nothing of the project plans against what the project holds, adopted into
   // a scratch store (the real one is not written), as the run itself would.

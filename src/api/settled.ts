@@ -85,7 +85,7 @@ declare const SETTLED: unique symbol;
 
 /**
  * Proof that the listings read from here on show every item written before `since`: made only
- * here (by `settle`, having waited for it), asked for by every decision that reads absence from
+ * here (by `awaitListed`, having waited for it), asked for by every decision that reads absence from
  * a listing (a destination's cold start and warm looks, migrate's counterparts, replay's lookups),
  * so that one made before the wait is a type error, not a copy. The lease makes it when it holds
  * (its claim waited the bound; every earlier holder's writes are listed), a run without a lease
@@ -98,7 +98,7 @@ export interface Settled {
 }
 
 /** Waits until listings show every item whose create returned by `since`, and gives the proof of it. */
-export async function settle(bound: ListingBound, since: number, clock: SettleClock = monotonicClock, signal?: AbortSignal): Promise<Settled> {
+export async function awaitListed(bound: ListingBound, since: number, clock: SettleClock = monotonicClock, signal?: AbortSignal): Promise<Settled> {
   await settledAfter(bound, since, clock, signal);
   // Stopped during the wait: no proof (an aborted signal always carries its reason).
   if (signal?.aborted) throw signal.reason;

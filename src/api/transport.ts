@@ -472,7 +472,7 @@ export class Transport {
     // refused together meanwhile can be settled by one look (src/backends/project/landed.ts).
     const since = performance.now();
     await this.wait(retry, retryAfterMs, anySignal(signal, opts.stopBeforeSend), opts.slot);
-    const landed = await this.settle(opts.didItLand, since, retry.method, retry.path, opts.slot);
+    const landed = await this.askIfLanded(opts.didItLand, since, retry.method, retry.path, opts.slot);
     return landed !== undefined ? { landed } : RETRY;
   }
 
@@ -498,7 +498,7 @@ export class Transport {
     await waitOutsideSlot(slot, () => sleep(delayMs, signal));
   }
 
-  private async settle<T>(didItLand: (since: number) => Promise<T | undefined>, failedAt: number, method: string, path: string, slot: Slot | undefined): Promise<T | undefined> {
+  private async askIfLanded<T>(didItLand: (since: number) => Promise<T | undefined>, failedAt: number, method: string, path: string, slot: Slot | undefined): Promise<T | undefined> {
     // A request that took effect shows in lists only up to the listing lag later: the look that
     // decides "it did not land" begins no sooner than that after the failure (src/api/settled.ts).
     const since = settledInstant(this.listingLag, failedAt);

@@ -3,11 +3,11 @@
 // entry's key as the same string, or else as the same string once both are composed (NFC): macOS
 // names its files decomposed, a spreadsheet types them composed. Two rows that are one path once
 // composed are refused, as two rows of one path are.
-import { lstat, readdir, rm } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { scratchFolder } from '../scratch.js';
+import { openScratchDb, type ScratchDb } from '../store/scratch-db.js';
 import { visible } from '../backends/names.js';
 import type { EntryAttributes, FileEntry, Source, SourceEntry } from '../sync/types.js';
 import { ManifestError, placeOf, readManifest, SETTINGS, type ManifestRow, type ReadOptions, type SettingName } from './read.js';
@@ -51,13 +51,15 @@ export class Manifest {
   /** Which rows an entry met, by row id (a byte each: a million rows, a megabyte). */
   private seen: Uint8Array;
   private readonly byKey: Database.Statement;
+  private readonly db: Database.Database;
 
   private constructor(
     readonly file: string,
-    private readonly db: Database.Database,
-    private readonly folder: string,
+    private readonly scratch: ScratchDb,
     readonly rows: number,
   ) {
+    const db = scratch.db;
+    this.db = db;
     this.seen = new Uint8Array(rows + 1);
     this.byKey = db.prepare('SELECT id, path, line, attrs FROM rows WHERE key = ?');
     this.byKeys = db.prepare('SELECT id, key, path, line, attrs FROM rows WHERE key IN (SELECT value FROM json_each(?))');
@@ -67,11 +69,9 @@ export class Manifest {
 
   /** Reads and checks the whole file before the run sends anything: a bad row is exit 2 naming it. */
   static async load(file: string, opts: ReadOptions = {}): Promise<Manifest> {
-    const folder = await scratchFolder('manifest');
-    const db = new Database(join(folder, 'rows.sqlite'));
+    const scratch = await openScratchDb('manifest');
+    const { db } = scratch;
     try {
-      db.pragma('journal_mode = OFF');
-      db.pragma('synchronous = OFF');
       db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, path TEXT NOT NULL, line INTEGER NOT NULL, attrs TEXT NOT NULL)');
       const insert = db.prepare('INSERT INTO rows (id, key, path, line, attrs) VALUES (?, ?, ?, ?, ?)');
       const earlier = db.prepare('SELECT path, line FROM rows WHERE key = ?');
@@ -98,10 +98,9 @@ export class Manifest {
         }
       }
       write(batch);
-      return new Manifest(file, db, folder, id);
+      return new Manifest(file, scratch, id);
     } catch (err) {
-      db.close();
-      await rm(folder, { recursive: true, force: true });
+      await scratch.close();
       throw err;
     }
   }
@@ -203,8 +202,7 @@ export class Manifest {
   }
 
   async close(): Promise<void> {
-    this.db.close();
-    await rm(this.folder, { recursive: true, force: true });
+    await this.scratch.close();
   }
 }
 

@@ -6,14 +6,11 @@
 //
 // Memory stays flat: a sheet is never held, and shared strings past SPILL_BYTES go to a scratch
 // SQLite file rather than an array. Everything wrong is a ManifestError naming the cell.
-import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import Database from 'better-sqlite3';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import unzipper from 'unzipper';
 import { visible } from '../backends/names.js';
-import { scratchFolder } from '../scratch.js';
+import { openScratchDb } from '../store/scratch-db.js';
 import { numberText } from './cell-text.js';
 import { ManifestError } from './flags.js';
 
@@ -255,10 +252,8 @@ async function readSharedStrings(label: string, part: Part): Promise<Strings> {
 }
 
 async function spillTable(): Promise<Strings & { append(values: string[]): void }> {
-  const folder = await scratchFolder('workbook');
-  const db = new Database(join(folder, 'strings.sqlite'));
-  db.pragma('journal_mode = OFF');
-  db.pragma('synchronous = OFF');
+  const scratch = await openScratchDb('workbook');
+  const { db } = scratch;
   db.exec('CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL)');
   const insert = db.prepare('INSERT INTO strings (id, text) VALUES (?, ?)');
   // Looked up a chunk's cells at a time: one statement a cell cost more than the rest of the read.
@@ -273,10 +268,7 @@ async function spillTable(): Promise<Strings & { append(values: string[]): void 
       const found = new Map((select.all(JSON.stringify(ids)) as { id: number; text: string }[]).map((r) => [r.id, r.text]));
       return ids.map((i) => found.get(i));
     },
-    close: async () => {
-      db.close();
-      await rm(folder, { recursive: true, force: true });
-    },
+    close: () => scratch.close(),
   };
 }
 

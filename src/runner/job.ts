@@ -5,7 +5,7 @@ import type { Target } from '../api/client.js';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
-import { settle, type Settled } from '../api/settled.js';
+import { awaitListed, type Settled } from '../api/settled.js';
 import { hasLimits, RunLimits, type LimitReached, type LimitSettings } from './limits.js';
 import { formatBytes, formatDuration } from './format.js';
 import { LeaseError, LeaseHeldError, LeaseLostError, NO_LAG, systemClock, type HeldLease } from './lease.js';
@@ -249,7 +249,7 @@ export async function runJob(
     // No lease under a listing lag: what earlier runs wrote is listed only the bound after they
     // ended; the run's first decision from a listing waits for it (a lease's claim waits instead).
     if (lease) ctx.settled = lease.settled;
-    else if (opts.lease && 'off' in opts.lease) ctx.settled = await settle(opts.lease.listingLag ?? NO_LAG, systemClock.now(), systemClock, stop.signal);
+    else if (opts.lease && 'off' in opts.lease) ctx.settled = await awaitListed(opts.lease.listingLag ?? NO_LAG, systemClock.now(), systemClock, stop.signal);
     extra = (await body(ctx)) ?? {};
     if (stop.reason()) status = 'interrupted';
     else if (ctx.unfinished) {

@@ -3,11 +3,9 @@
 // Memory stays flat whatever the source's size: the tallies are bounded (a few hundred
 // extensions, a few top lists), and the one thing kept per file, its size and key for the
 // duplicate search, goes to a scratch SQLite file (./duplicates.ts reads it).
-import Database from 'better-sqlite3';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import type Database from 'better-sqlite3';
 import type { FileEntry, SourceEntry } from '../sync/types.js';
-import { scratchFolder } from '../scratch.js';
+import { openScratchDb, type ScratchDb } from '../store/scratch-db.js';
 
 /** Extensions tallied one by one; past this many, the rest are counted together as `(other)`. */
 const MAX_EXTENSIONS = 500;
@@ -92,11 +90,12 @@ export class Census {
   private readonly insert: Database.Statement;
   private readonly flushBatch: (entries: FileEntry[]) => void;
 
-  private constructor(
-    /** The sizes and keys of the non-empty files (and their path on disk, when they have one). */
-    readonly db: Database.Database,
-    private readonly folder: string,
-  ) {
+  /** The sizes and keys of the non-empty files (and their path on disk, when they have one). */
+  readonly db: Database.Database;
+
+  private constructor(private readonly scratch: ScratchDb) {
+    const db = scratch.db;
+    this.db = db;
     this.insert = db.prepare('INSERT INTO files (size, key, path) VALUES (?, ?, ?)');
     this.flushBatch = db.transaction((entries: FileEntry[]) => {
       for (const e of entries) this.insert.run(e.size, e.key, e.path ?? null);
@@ -104,12 +103,9 @@ export class Census {
   }
 
   static async open(): Promise<Census> {
-    const folder = await scratchFolder('scan');
-    const db = new Database(join(folder, 'files.sqlite'));
-    db.pragma('journal_mode = OFF');
-    db.pragma('synchronous = OFF');
-    db.exec('CREATE TABLE files (id INTEGER PRIMARY KEY, size INTEGER NOT NULL, key TEXT NOT NULL, path TEXT, sha256 TEXT)');
-    return new Census(db, folder);
+    const scratch = await openScratchDb('scan');
+    scratch.db.exec('CREATE TABLE files (id INTEGER PRIMARY KEY, size INTEGER NOT NULL, key TEXT NOT NULL, path TEXT, sha256 TEXT)');
+    return new Census(scratch);
   }
 
   add(entry: SourceEntry): void {
@@ -181,8 +177,7 @@ export class Census {
   }
 
   async close(): Promise<void> {
-    this.db.close();
-    await rm(this.folder, { recursive: true, force: true });
+    await this.scratch.close();
   }
 
   private extension(name: string): ExtensionTally {

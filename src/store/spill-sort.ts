@@ -1,23 +1,18 @@
 // Sorting more rows than memory should hold: rows go into a throwaway SQLite file in the temporary
 // folder, and come back in key order through SQLite's own external merge sort. What `ferry ls`
 // sorts a project's listing with: a million documents in order, memory flat.
-import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { openScratchDbSync } from './scratch-db.js';
 
 const BATCH = 1_000;
 
 export class SpillSort<T> {
-  private readonly dir = mkdtempSync(join(tmpdir(), 'ferry-sort-'));
-  private readonly db = new Database(join(this.dir, 'sort.sqlite'));
+  private readonly scratch = openScratchDbSync('sort');
+  private readonly db = this.scratch.db;
   private readonly insert;
   private pending: [Buffer, string, string][] = [];
   private readonly flushBatch;
 
   constructor() {
-    this.db.pragma('journal_mode = OFF');
-    this.db.pragma('synchronous = OFF');
     this.db.exec('CREATE TABLE rows (seq INTEGER PRIMARY KEY, k BLOB NOT NULL, t TEXT NOT NULL, v TEXT NOT NULL)');
     this.insert = this.db.prepare('INSERT INTO rows (k, t, v) VALUES (?, ?, ?)');
     this.flushBatch = this.db.transaction((rows: [Buffer, string, string][]) => {
@@ -38,8 +33,7 @@ export class SpillSort<T> {
   }
 
   close(): void {
-    this.db.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    this.scratch.closeSync();
   }
 
   private flush(): void {

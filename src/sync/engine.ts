@@ -285,7 +285,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   let knownUploaded = 0;
   const useDigests = !opts.checksum && !opts.only;
 
-  const settled = (group: Group, ok: boolean) => {
+  const groupDone = (group: Group, ok: boolean) => {
     if (!ok) group.ok = false;
     if (--group.unsettled === 0 && group.ok && group.digest) store.setGroupDigest(jobKey, group.folder, group.chunk, group.digest);
   };
@@ -404,7 +404,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       if (decision === 'unchanged') {
         if (!reconciled.has(entry.key)) ctx.counts.skipped++;
         knownUploaded++;
-        settled(group, true);
+        groupDone(group, true);
         continue;
       }
       state.itemsPlanned++;
@@ -457,7 +457,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
       if (superseded.length < MAX_LISTED) superseded.push({ key: entry.key, previous, current: remoteId });
     }
     knownUploaded++;
-    settled(group, true);
+    groupDone(group, true);
     if (storedAs !== undefined) {
       ctx.counts.failed++;
       noteError(ctx, entry.key, `${destination.description} stored it under another name, "${storedAs}": the name cannot be carried exactly (kept as ${remoteId}; it is not written again)`);
@@ -503,7 +503,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
         throw err;
       }
       if (ctx.signal.aborted) return; // interrupted mid-write: the intent stays, the next run settles it
-      settled(pending.group, false);
+      groupDone(pending.group, false);
       if (err instanceof SourceGoneError) return skipGone(entry, err);
       fail(entry.key, err, entry);
     } finally {

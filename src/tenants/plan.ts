@@ -1,7 +1,7 @@
 // The plan of a migration (`ferry migrate --dry-run`): per project the folders, documents and
 // bytes, what an earlier run already copied and what cannot be carried with its reason; the
 // playbooks; the organization metadata and what would stop the run. Reads only, on both sides.
-import { settle } from '../api/settled.js';
+import { awaitListed } from '../api/settled.js';
 import { describeTarget } from '../api/target.js';
 import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../backends/project/source.js';
@@ -82,7 +82,7 @@ export async function planMigration(
   // Target projects an earlier run made with another store are found by their documents; a
   // same-named project that is not one of them is a blocker.
   // A plan reads the target as the run would: from listings that show what was written before it began.
-  const counterparts = await resolveCounterparts(to, projects, ids, opts.intoExisting === true, await settle(to.transport.listingLag, performance.now()));
+  const counterparts = await resolveCounterparts(to, projects, ids, opts.intoExisting === true, await awaitListed(to.transport.listingLag, performance.now()));
   plan.blockers.push(...counterparts.refusals);
   for (const project of projects) {
     const docsKey = documentsKey(jobKey, project.objectIdentifier);

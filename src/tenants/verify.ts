@@ -3,7 +3,7 @@
 // `url`, key/value metadata) and playbooks (archives equal but for ids and dates). Every
 // difference is listed. Both listings are written to a temporary SQLite file and joined there:
 // memory stays flat however many documents a project holds.
-import Database from 'better-sqlite3';
+import { openScratchDb } from '../store/scratch-db.js';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -68,11 +68,9 @@ export class Verification {
   }
 
   private async documents(sourceId: string, targetId: string, where: string, signal?: AbortSignal): Promise<void> {
-    const dir = await mkdtemp(join(tmpdir(), 'ferry-verify-'));
-    const db = new Database(join(dir, 'listings.sqlite'));
+    const scratch = await openScratchDb('verify');
+    const { db } = scratch;
     try {
-      db.pragma('journal_mode = OFF');
-      db.pragma('synchronous = OFF');
       // The index is made once both listings are in: a listing comes in date order, which in a
       // real tenant has nothing to do with path order, and rows put into the index one by one at
       // random places cost more as it grows (2 million rows: 25.6 us a document, against 6.9 us
@@ -162,8 +160,7 @@ export class Verification {
       }
       lap('target-only documents found');
     } finally {
-      db.close();
-      await rm(dir, { recursive: true, force: true });
+      await scratch.close();
     }
   }
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expectListed, listsAtOnce, lookUntilSettled, monotonicClock, owedListing, settle, settledAfter, type ListingBound, type SettleClock } from '../../src/api/settled.js';
+import { expectListed, listsAtOnce, lookUntilSettled, monotonicClock, owedListing, awaitListed, settledAfter, type ListingBound, type SettleClock } from '../../src/api/settled.js';
 import { ListingLagError, ListingLagWatch } from '../../src/api/listing-lag.js';
 
 class ScriptedClock implements SettleClock {
@@ -98,12 +98,12 @@ describe('the edges of the rule', () => {
 describe('the proof a decision asks for', () => {
   it('is given only once the wait is over; a run stopped during the wait gets none', async () => {
     const clock = new ScriptedClock();
-    const proof = await settle(new ListingLagWatch(1_500), clock.now(), clock);
+    const proof = await awaitListed(new ListingLagWatch(1_500), clock.now(), clock);
     expect(clock.sleeps).toEqual([1_500]);
     expect(proof.since).toBe(1_000);
     const stopped = new AbortController();
     stopped.abort(new Error('SIGTERM'));
-    await expect(settle(new ListingLagWatch(1_500), clock.now(), clock, stopped.signal)).rejects.toThrow('SIGTERM');
+    await expect(awaitListed(new ListingLagWatch(1_500), clock.now(), clock, stopped.signal)).rejects.toThrow('SIGTERM');
   });
 });
 

@@ -21,7 +21,7 @@ function counted(batches: number, size: number, failAt?: number) {
 }
 
 /** Lets the reader run as far as it will. */
-const settle = async () => {
+const drain = async () => {
   for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
 };
 
@@ -29,16 +29,16 @@ describe('readAhead', () => {
   it('reads up to its bound before the first is taken, then one batch ahead of the consumer', async () => {
     const { state, source } = counted(100, 10);
     const listing = readAhead(source, 250);
-    await settle();
+    await drain();
     expect(state.read).toBe(250);
     const walk = listing[Symbol.asyncIterator]();
     let taken = 0;
     for (let i = 0; i < 25; i++) taken += ((await walk.next()).value as number[]).length;
-    await settle();
+    await drain();
     // The 25 batches read before are taken; from then on one batch waits, no more.
     expect(state.read - taken).toBe(10);
     await walk.next();
-    await settle();
+    await drain();
     expect(state.read - (taken + 10)).toBe(10);
     let rest = 0;
     for (;;) {
@@ -53,7 +53,7 @@ describe('readAhead', () => {
   it('with nothing to read ahead, reads as the consumer asks', async () => {
     const { state, source } = counted(4, 3);
     const listing = readAhead(source, 0);
-    await settle();
+    await drain();
     expect(state.read).toBe(0);
     const got: number[] = [];
     for await (const batch of listing) got.push(...batch);
@@ -63,15 +63,15 @@ describe('readAhead', () => {
   it('reads further ahead when allowed before the first is taken, not after', async () => {
     const { state, source } = counted(100, 10);
     const listing = readAhead(source, 0);
-    await settle();
+    await drain();
     expect(state.read).toBe(0);
     listing.allow(30);
-    await settle();
+    await drain();
     expect(state.read).toBe(30);
     const walk = listing[Symbol.asyncIterator]();
     await walk.next();
     listing.allow(500);
-    await settle();
+    await drain();
     expect(state.read).toBe(30);
     await listing.stop();
   });
@@ -79,7 +79,7 @@ describe('readAhead', () => {
   it('closes the source when stopped before anything was taken', async () => {
     const { state, source } = counted(100, 10);
     const listing = readAhead(source, 50);
-    await settle();
+    await drain();
     expect(state.read).toBe(50);
     await listing.stop();
     expect(state.closed).toBe(true);

@@ -239,7 +239,7 @@ function lookAt(batch: { key: string; path: string }[], follow: boolean, root: s
     const entries: SourceEntry[] = new Array(batch.length);
     let left = batch.length;
     if (left === 0) return done(entries);
-    const settle = (i: number, e: SourceEntry) => {
+    const answer = (i: number, e: SourceEntry) => {
       entries[i] = e;
       if (--left === 0) done(entries);
     };
@@ -247,13 +247,13 @@ function lookAt(batch: { key: string; path: string }[], follow: boolean, root: s
       fs.lstat(path, (err, stats) => {
         if (err) {
           // Gone between the folder's listing and its lstat: nothing left to send, said all the same.
-          if (err.code === 'ENOENT') return settle(i, { kind: 'problem', key, outcome: 'skipped', reason: REMOVED_WHILE_READ });
-          return settle(i, { kind: 'problem', key, outcome: 'failed', reason: `cannot read: ${err.code ?? err.message}` });
+          if (err.code === 'ENOENT') return answer(i, { kind: 'problem', key, outcome: 'skipped', reason: REMOVED_WHILE_READ });
+          return answer(i, { kind: 'problem', key, outcome: 'failed', reason: `cannot read: ${err.code ?? err.message}` });
         }
-        if (stats.isFile()) return settle(i, fileEntry(root, key, stats));
-        if (!stats.isSymbolicLink()) return settle(i, { kind: 'problem', key, outcome: 'skipped', reason: 'not a regular file' });
-        if (!follow) return settle(i, { kind: 'problem', key, outcome: 'skipped', reason: 'symbolic link (use --follow-symlinks to upload linked files)' });
-        void resolveLink(root, realRoot, key).then((e) => settle(i, e));
+        if (stats.isFile()) return answer(i, fileEntry(root, key, stats));
+        if (!stats.isSymbolicLink()) return answer(i, { kind: 'problem', key, outcome: 'skipped', reason: 'not a regular file' });
+        if (!follow) return answer(i, { kind: 'problem', key, outcome: 'skipped', reason: 'symbolic link (use --follow-symlinks to upload linked files)' });
+        void resolveLink(root, realRoot, key).then((e) => answer(i, e));
       });
     });
   });

@@ -171,10 +171,10 @@ export class ZipSource implements Source {
     try {
       for (;;) {
         const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
-          const onEntry = (e: yauzl.Entry) => settle(() => resolve(e));
-          const onEnd = () => settle(() => resolve(undefined));
-          const onError = (err: Error) => settle(() => reject(err));
-          const settle = (then: () => void) => {
+          const onEntry = (e: yauzl.Entry) => finish(() => resolve(e));
+          const onEnd = () => finish(() => resolve(undefined));
+          const onError = (err: Error) => finish(() => reject(err));
+          const finish = (then: () => void) => {
             zipfile.off('entry', onEntry).off('end', onEnd).off('error', onError);
             then();
           };

@@ -105,9 +105,9 @@ export async function probeService(client: FerryClient, opts: ProbeOptions): Pro
       scratch.removed += lag.canary.removed;
       return { worstMs, suggested: worstMs < 100 ? '0' : `${Math.ceil((worstMs * 1.5) / 1000)}s` };
     });
-    const settle = 'worstMs' in listingLagMs ? listingLagMs.worstMs : 0;
+    const lagMs = 'worstMs' in listingLagMs ? listingLagMs.worstMs : 0;
     const docs = await ask(() => uploadDocuments(client, id, opts, times));
-    if (settle > 0) await sleep(settle, undefined, { signal: opts.signal }).catch(() => undefined);
+    if (lagMs > 0) await sleep(lagMs, undefined, { signal: opts.signal }).catch(() => undefined);
     const findings: ProbeFindings = {
       folderRoute: await ask(() => folderRoute(client, id)),
       folderCase: await ask(() => folderCase(client, id)),

@@ -1,7 +1,7 @@
 // Taking the lease, as named steps: claim, wait until a listing shows every record made before
 // the claim, judge, confirm a refusal a bound later, then hold, or pause and try again within the
 // wait, or say who holds it.
-import { listsAtOnce, settle, settledAfter } from '../../api/settled.js';
+import { awaitListed, listsAtOnce, settledAfter } from '../../api/settled.js';
 import { checkLeaseTtl, DEFAULT_LEASE_TTL_MS, LEASE_PROTOCOL, LeaseError, LeaseHeldError, NO_LAG, systemClock, type LagBound, type LeaseBody, type LeaseClock, type LeaseHolder, type LeaseOptions } from './protocol.js';
 import { holderOf, judge, type Verdict } from './judge.js';
 import { HeldLease } from './held.js';
@@ -52,7 +52,7 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
     if (verdict.held) {
       // The claim was judged from a listing begun the bound after it: listings show every earlier
       // holder's writes now (each waited the bound before its release). The proof of it, at once.
-      const settled = await settle(lag, returnedAt, clock);
+      const settled = await awaitListed(lag, returnedAt, clock);
       const held = new HeldLease({ opts: base, board, ttlMs, claim: mine, sentAt, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag, wroteOwn: opts.wroteOwn, settled });
       for (const r of verdict.expired) await board.removeQuietly(r.id);
       opts.onEvent?.({ type: 'acquired', at: mine.at });
