@@ -17,6 +17,7 @@ import { RemoteFolders, joinPath, type Placement } from './folders.js';
 import { BatchIndex, LandedLookups, RELATIVE_PATH_KEY, fileName } from './landed.js';
 import { PresentDocuments, markReader } from './present.js';
 import { settledAfter, settledInstant, type Settled } from '../../api/settled.js';
+import { waitOutsideSlot } from '../../slots.js';
 
 export interface ProjectDestinationOptions {
   client: FerryClient;
@@ -140,7 +141,8 @@ export class ProjectDestination implements Destination<Placement> {
     // the batch is looked at here, in a listing begun the bound after that failure.
     if (ctx.failedAt !== undefined) {
       const lag = this.o.client.transport.listingLag;
-      await settledAfter(lag, ctx.failedAt);
+      // The wait needs no worker: the slot goes to another item meanwhile.
+      await waitOutsideSlot(ctx.slot, () => settledAfter(lag, ctx.failedAt!));
       const there = await this.landed.find(ctx.uploadId, wanted, ctx.claimed, settledInstant(lag, ctx.failedAt));
       if (there?.objectIdentifier) return { remoteId: there.objectIdentifier, sha256, found: true };
     }
