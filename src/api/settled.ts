@@ -4,6 +4,7 @@
 // after the last write it must see. Everything that waits for that, looks again until then, or
 // tells a listing later than the bound does it here, on one injected clock; the lag is reported
 // through the one ListingLagWatch of the service.
+import type { Clock } from '../clock.js';
 import { sleep } from './sleep.js';
 
 /** The bound, and where a listing later than it is told (a ListingLagWatch, or the lease's view of one). */
@@ -13,14 +14,11 @@ export interface ListingBound {
   missing(what: string, lateByMs: number): Error | undefined;
 }
 
-/** Elapsed local time (never compared across machines), and waiting on it. */
-export interface SettleClock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+/** Elapsed local time and waiting on it: the one clock interface. */
+export type { Clock } from '../clock.js';
 
 /** The process's monotonic clock. */
-export const monotonicClock: SettleClock = {
+export const monotonicClock: Clock = {
   now: () => performance.now(),
   sleep: (ms, signal) => sleep(ms, signal),
 };
@@ -39,7 +37,7 @@ export function listsAtOnce(bound: ListingBound): boolean {
  * Waits until a listing begun now shows every item whose create returned by `since` (local time),
  * and returns that instant: the bound after `since`.
  */
-export async function settledAfter(bound: ListingBound, since: number, clock: SettleClock = monotonicClock, signal?: AbortSignal): Promise<number> {
+export async function settledAfter(bound: ListingBound, since: number, clock: Clock = monotonicClock, signal?: AbortSignal): Promise<number> {
   const settled = settledInstant(bound, since);
   const early = settled - clock.now();
   if (early > 0) await clock.sleep(early, signal);
@@ -55,7 +53,7 @@ export function owedListing(bound: ListingBound, lateByMs: number): boolean {
  * Looks for something a listing shows, again every `everyMs`, until a look begun the bound after
  * `since` has not found it: then it is not there (undefined). Found sooner, it is.
  */
-export async function lookUntilSettled<T>(bound: ListingBound, since: number, look: () => Promise<T | undefined>, opts: { everyMs?: number; clock?: SettleClock; signal?: AbortSignal } = {}): Promise<T | undefined> {
+export async function lookUntilSettled<T>(bound: ListingBound, since: number, look: () => Promise<T | undefined>, opts: { everyMs?: number; clock?: Clock; signal?: AbortSignal } = {}): Promise<T | undefined> {
   const clock = opts.clock ?? monotonicClock;
   const every = opts.everyMs ?? 250;
   for (;;) {
@@ -73,7 +71,7 @@ export async function lookUntilSettled<T>(bound: ListingBound, since: number, lo
  * not listed by a look begun the bound after is a listing later than the bound, told through the
  * bound's watch and thrown (the run stops writing).
  */
-export async function expectListed<T>(bound: ListingBound, since: number, look: () => Promise<T | undefined>, what: string, opts: { everyMs?: number; clock?: SettleClock; signal?: AbortSignal } = {}): Promise<T> {
+export async function expectListed<T>(bound: ListingBound, since: number, look: () => Promise<T | undefined>, what: string, opts: { everyMs?: number; clock?: Clock; signal?: AbortSignal } = {}): Promise<T> {
   const found = await lookUntilSettled(bound, since, look, opts);
   if (found !== undefined) return found;
   // The last look began the bound after `since`, or later: at least that late.
@@ -92,13 +90,13 @@ declare const SETTLED: unique symbol;
  * when it has waited the bound at its start.
  */
 export interface Settled {
-  /** The local instant (SettleClock) whose writes every listing begun now shows. */
+  /** The local instant (Clock) whose writes every listing begun now shows. */
   readonly since: number;
   readonly [SETTLED]: true;
 }
 
 /** Waits until listings show every item whose create returned by `since`, and gives the proof of it. */
-export async function awaitListed(bound: ListingBound, since: number, clock: SettleClock = monotonicClock, signal?: AbortSignal): Promise<Settled> {
+export async function awaitListed(bound: ListingBound, since: number, clock: Clock = monotonicClock, signal?: AbortSignal): Promise<Settled> {
   await settledAfter(bound, since, clock, signal);
   // Stopped during the wait: no proof (an aborted signal always carries its reason).
   if (signal?.aborted) throw signal.reason;

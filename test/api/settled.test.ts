@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expectListed, listsAtOnce, lookUntilSettled, monotonicClock, owedListing, awaitListed, settledAfter, type ListingBound, type SettleClock } from '../../src/api/settled.js';
+import { expectListed, listsAtOnce, lookUntilSettled, monotonicClock, owedListing, awaitListed, settledAfter, type ListingBound, type Clock } from '../../src/api/settled.js';
 import { ListingLagError, ListingLagWatch } from '../../src/api/listing-lag.js';
 
-class ScriptedClock implements SettleClock {
+class ScriptedClock implements Clock {
   t = 1_000;
   readonly sleeps: number[] = [];
   now(): number {

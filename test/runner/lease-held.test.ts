@@ -3,11 +3,11 @@
 // renewals that keep failing, a listing later than the bound), and how a contender waits, ties,
 // and is refused with the holder named.
 import { describe, expect, it } from 'vitest';
-import { acquireLease, LeaseError, LeaseHeldError, LeaseLostError, LEASE_PROTOCOL, type LeaseBoard, type LeaseBody, type LeaseClock, type LeaseOptions, type LeaseRecord } from '../../src/runner/lease.js';
+import { acquireLease, LeaseError, LeaseHeldError, LeaseLostError, LEASE_PROTOCOL, type LeaseBoard, type LeaseBody, type Clock, type LeaseOptions, type LeaseRecord } from '../../src/runner/lease.js';
 import { ListingLagError, ListingLagWatch } from '../../src/api/listing-lag.js';
 
 /** Local elapsed time; a sleep moves it at once (nothing here sleeps in a loop without an end). */
-class ScriptedClock implements LeaseClock {
+class ScriptedClock implements Clock {
   t = 0;
   readonly sleeps: number[] = [];
   now(): number {
@@ -246,7 +246,7 @@ describe('a lease held', () => {
 });
 
 /** A clock whose sleeps end only when the test says: for the renewal loop, which sleeps between renewals. */
-class SteppedClock implements LeaseClock {
+class SteppedClock implements Clock {
   t = 0;
   private waiting: { until: number; wake: () => void }[] = [];
   now(): number {

@@ -8,7 +8,7 @@
 // acquired a conflicting lease before it writes again.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { acquireLease, judge, LeaseHeldError, LeaseLostError, pathsConflict, type LeaseBoard, type LeaseBody, type LeaseClock, type LeaseRecord } from '../../src/runner/lease.js';
+import { acquireLease, judge, LeaseHeldError, LeaseLostError, pathsConflict, type LeaseBoard, type LeaseBody, type Clock, type LeaseRecord } from '../../src/runner/lease.js';
 
 const TTL = 10_000;
 
@@ -104,7 +104,7 @@ class ModelService {
   }
 
   /** A contender's clock: its own rate and offset; sleeping lets the service's time run on. */
-  clock(s: fc.Scheduler, rate: number, offset: number, crashed: () => boolean, stats: Stats): LeaseClock {
+  clock(s: fc.Scheduler, rate: number, offset: number, crashed: () => boolean, stats: Stats): Clock {
     return {
       now: () => this.now * rate + offset,
       sleep: (ms, signal) =>

@@ -3,10 +3,10 @@
 // claim is gone from them, so a release that did not wait would let it miss that write and write
 // it again. One clock, one board, no processes: the answer does not depend on how they interleave.
 import { describe, expect, it } from 'vitest';
-import { acquireLease, type LeaseBoard, type LeaseBody, type LeaseClock, type LeaseRecord } from '../../src/runner/lease.js';
+import { acquireLease, type LeaseBoard, type LeaseBody, type Clock, type LeaseRecord } from '../../src/runner/lease.js';
 
 /** Elapsed time that moves only when someone sleeps: every step of the protocol at a known instant. */
-class ScriptedClock implements LeaseClock {
+class ScriptedClock implements Clock {
   t = 0;
   now(): number {
     return this.t;

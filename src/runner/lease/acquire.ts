@@ -2,7 +2,7 @@
 // the claim, judge, confirm a refusal a bound later, then hold, or pause and try again within the
 // wait, or say who holds it.
 import { awaitListed, listsAtOnce, settledAfter } from '../../api/settled.js';
-import { checkLeaseTtl, DEFAULT_LEASE_TTL_MS, LEASE_PROTOCOL, LeaseError, LeaseHeldError, NO_LAG, systemClock, type LagBound, type LeaseBody, type LeaseClock, type LeaseHolder, type LeaseOptions } from './protocol.js';
+import { checkLeaseTtl, DEFAULT_LEASE_TTL_MS, LEASE_PROTOCOL, LeaseError, LeaseHeldError, NO_LAG, systemClock, type LagBound, type LeaseBody, type Clock, type LeaseHolder, type LeaseOptions } from './protocol.js';
 import { holderOf, judge, type Verdict } from './judge.js';
 import { HeldLease } from './held.js';
 import { CountedBoard } from './counted.js';
@@ -92,7 +92,7 @@ async function claimAndJudge(
   mine: { id: string; at: number },
   returnedAt: number,
   ttlMs: number,
-  clock: LeaseClock,
+  clock: Clock,
   signal: AbortSignal | undefined,
 ): Promise<Verdict | 'removed'> {
   await settledAfter(lag, returnedAt, clock, signal);

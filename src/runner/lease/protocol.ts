@@ -2,6 +2,7 @@
 // live (a LeaseBoard: src/backends/project/lease-board.ts keeps them as projects of the service;
 // the tests keep them in a model of it), the clock a holder measures itself by, and how a lease
 // fails. The protocol and its assumptions are in docs/scale-out.md, *The lease*.
+import type { Clock } from '../../clock.js';
 import type { ListingBound } from '../../api/settled.js';
 import { LeaseError, type LeaseHolder } from './errors.js';
 
@@ -59,11 +60,8 @@ export type LagBound = ListingBound;
 /** Items list at once: the bound of a service that lists what it just made. */
 export const NO_LAG: LagBound = { boundMs: 0, missing: () => undefined };
 
-/** The local time a holder measures its own validity by (elapsed ms, never compared across machines). */
-export interface LeaseClock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+/** The local time a holder measures its own validity by: the one clock interface. */
+export type { Clock } from '../../clock.js';
 
 
 /** What a lease tells as it happens, one channel for all of it. */
@@ -89,7 +87,7 @@ export function checkLeaseTtl(ttlMs: number, on: string): number {
   return ttlMs;
 }
 
-export const systemClock: LeaseClock = {
+export const systemClock: Clock = {
   // Elapsed time by both clocks, whichever says more: the monotonic clock stands still while a
   // laptop sleeps, the wall clock may be stepped back; the larger of the two is never too small.
   now: (() => {
@@ -123,7 +121,7 @@ export interface LeaseOptions {
   host: string;
   pid: number;
   job: string;
-  clock?: LeaseClock;
+  clock?: Clock;
   /** How to break it, said to whoever is refused. */
   breakHint?: string;
   /**
