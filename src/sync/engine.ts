@@ -9,176 +9,29 @@
 // Destinations decide where an entry goes and how it is written; sources what there is.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from './types.js';
-import type { CheckpointStore, ItemFingerprint, ItemRecord, WrittenItem } from '../store/types.js';
-import { attributeChanges, EXPLAINED, type AttributeChange } from './attribute-changes.js';
-import { recheckWritten, type Drifted, type DriftReport } from './drift.js';
+import { SourceGoneError, type FileEntry, type SourceEntry } from './types.js';
+import { recheckWritten, type DriftReport } from './drift.js';
 import { AdaptiveConcurrency, DEFAULT_CONCURRENCY } from '../runner/adaptive.js';
 import type { Bandwidth } from './bandwidth.js';
-import { noteError, noteProblem, type JobContext } from '../runner/job.js';
+import { noteError, noteProblem } from '../runner/job.js';
 import type { Slot } from '../slots.js';
 import { runPool } from '../runner/pool.js';
-import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/item-retry.js';
+import { DEFAULT_ITEM_RETRY, isFatal, isThrottle, withItemRetries } from '../runner/item-retry.js';
 import type { ProgressState } from '../runner/progress.js';
-import { attributesChanged, decide, UNKNOWN_MTIME } from './decide.js';
+import { decide } from './decide.js';
 import { sha256Of } from './checksum.js';
 import { KeySet, SeenSet } from '../hashed-keys.js';
 import { IntentWriter } from './intents.js';
 import { readAhead } from './read-ahead.js';
 import { markOf } from '../marks.js';
+import { batchesOf } from './batches.js';
+import { coldStartIfDue, settleInFlight } from './cold-start.js';
+import { MAX_LISTED, type ColdStart, type Placement, type TransferOptions } from './contract.js';
 
-/** Where an entry goes, as the destination resolved it before the intent is written. */
-export interface Placement {
-  /** The destination's parent (a remote folder id; null for the root). Recorded with the intent. */
-  parentId: string | null;
-}
-
-/** Ids a run's writes became: asked before one is taken for another entry. */
-export type Claimed = Pick<KeySet, 'has'>;
-
-export interface WriteContext {
-  /** The batch every write of this run belongs to. */
-  uploadId: string;
-  /** What the entry became last time, if anything (a changed entry replaces it). */
-  previous: string | null;
-  /** Results already recorded in this run: never an answer for another entry. */
-  claimed: Claimed;
-  /** Fires when the run is asked to stop: a write sends no new attempt after it (see stopBeforeSend). */
-  stopping?: AbortSignal;
-  /** Fires when the run cuts off what is in flight (a limit under --cutoff-mode hard): the write is abandoned mid-way. */
-  cancel?: AbortSignal;
-  /** Awaited right before each attempt of the write leaves: throws when the run may write no more (its lease lost). */
-  gate?: () => Promise<void>;
-  /** Asked synchronously as the write is handed to the wire: false holds it back for `gate` to decide. */
-  fence?: () => boolean;
-  /** The pool slot the write holds: its calls give it to another entry while they wait out a retry. */
-  slot?: Slot;
-  /**
-   * When an earlier attempt of this entry, in this run, failed (performance.now()): it may have
-   * landed all the same (an answer lost, and the look that would have told failed too). A
-   * destination that can tell looks before it writes again.
-   */
-  failedAt?: number;
-}
-
-/** What the destination already holds at a key, as a cold start adopts it into the store. */
-export interface Adoptable {
-  key: string;
-  remoteId: string;
-  size: number;
-  /** The source's time recorded on the destination, or UNKNOWN_MTIME. */
-  mtimeMs: number;
-  /** The change marker as this job records it (the content's sha256, a source document's id), or null. */
-  sha256: string | null;
-  parentId: string | null;
-  /** What the document carries beside its content, when the run compares it (TransferOptions.adoptedAttributes). */
-  attributes?: EntryAttributes | undefined;
-}
-
-/** An older document at a key the inventory adopted, with the same content: the file written twice. */
-export interface AdoptedCopy {
-  key: string;
-  remoteId: string;
-  copy: true;
-}
-
-export interface Destination<P extends Placement = Placement> {
-  readonly description: string;
-  /** Checks the destination can be used; throws a clear error if not. */
-  prepare(): Promise<void>;
-  /** Items an earlier run left in flight: those that did land, by source key, with what they became. */
-  settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>>;
-  /** Makes a folder exist (empty folders are carried too). */
-  ensureFolder(key: string): Promise<void>;
-  place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs'>): Promise<P>;
-  /**
-   * Writes the entry once; an unclear failure is settled here before any repeat. `found`: the
-   * entry was already there (counted reconciled, nothing written). `storedAs`: the destination
-   * kept the content under another name than the entry's (a service that reads names its own
-   * way); the entry is then failed with that reason, yet recorded with its id, so that no later
-   * run writes it a second time.
-   */
-  write(entry: FileEntry, placement: P, ctx: WriteContext): Promise<{ remoteId: string; found?: boolean; sha256?: string | undefined; storedAs?: string }>;
-  /**
-   * What the destination holds, listed once when the store knows nothing of it (a fresh state
-   * directory, a renamed profile, another machine) or on --resync: the service is the truth.
-   */
-  inventory?(signal: AbortSignal): AsyncIterable<Adoptable | AdoptedCopy>;
-  /** Once its inventory has begun: how many documents the destination says it holds (an upper bound). */
-  readonly heldCount?: number | undefined;
-  /**
-   * False when a write can be recognised at the destination without an intent (a local file
-   * renamed into place with the entry's size and time): the engine then writes no intent first.
-   */
-  readonly needsIntent?: boolean;
-  /**
-   * False when its writes never ask `WriteContext.claimed` (a local file is its own answer): the
-   * engine then keeps no set of the ids this run's writes became (a pull of a million: 16-24 MiB).
-   */
-  readonly asksClaimed?: boolean;
-  /**
-   * Whether the destination still holds what these items wrote, when it can change behind
-   * ferry's back (a local folder): the keys it does not, with why. Asked on every run, before the
-   * walk (sync/drift.ts); the service is never asked: it keeps every document for good.
-   */
-  holds?(items: WrittenItem[]): Promise<Map<string, Drifted>>;
-  /** Told once how many entries the source expects to give (Source.expectedCount), to size what it keeps per entry. */
-  expect?(count: number): void;
-  /**
-   * What the item `known` wrote carries now (its metadata and settings), asked of the destination
-   * itself: a dry run names the keys a changed row would change. Undefined when it is not found.
-   */
-  carried?(entry: FileEntry, known: ItemFingerprint): Promise<EntryAttributes | undefined>;
-  /** The destination's part of the summary (folders, renamed names…). */
-  report(): Record<string, unknown>;
-}
-
-export interface TransferOptions<P extends Placement> {
-  source: Source;
-  destination: Destination<P>;
-  store: CheckpointStore;
-  /** Identity of the items in the checkpoint store. */
-  jobKey: string;
-  ctx: JobContext;
-  concurrency?: AdaptiveConcurrency | undefined;
-  /** Largest number of writes at once when no limiter is given. */
-  maxConcurrency?: number | undefined;
-  itemRetry?: Partial<ItemRetryOptions> | undefined;
-  /** Compare content by sha256 instead of size and change marker. */
-  checksum?: boolean | undefined;
-  /** Write exactly these keys again, whatever the checkpoint says (retries of failed items). */
-  only?: ReadonlySet<string> | undefined;
-  /** The live numbers a progress display reads. */
-  progress?: ProgressState | undefined;
-  /** What "deleted at the source" means for this destination (reported, never applied). */
-  deletionNote?: string | undefined;
-  /** List the destination and adopt what it holds even though the store knows it (--resync). */
-  resync?: boolean | undefined;
-  /**
-   * Files this run leaves alone (--min-size, --max-age…): neither carried nor counted, and not
-   * taken for files gone from the source either.
-   */
-  filter?: ((entry: FileEntry) => boolean) | undefined;
-  /** --bwlimit: the content of every entry written passes through this one budget. */
-  bandwidth?: Bandwidth | undefined;
-  /**
-   * A cold start's identity of what a found document carries, for the entry at its key
-   * (FileEntry.attributesDigest); null where the run does not compare it (a manifest's, src/manifest).
-   */
-  adoptedAttributes?: ((key: string, attributes: EntryAttributes | undefined) => string | null) | undefined;
-}
-
-/** What a cold start found on the destination. */
-export interface ColdStart {
-  /** Why the destination was listed: the store knew nothing of it, or --resync. */
-  reason: 'cold' | 'resync';
-  /** Files the destination holds, adopted as uploaded (the newest at each path). */
-  adopted: number;
-  /** Of those, how many carried no fingerprint: recognised by path and size alone. */
-  withoutFingerprint: number;
-  /** Older documents at an adopted path with the same content (written twice), left as they are. */
-  copies: number;
-}
+// The engine's contract, its cold start and its dry run live in rooms of their own; this module is their entrance.
+export * from './contract.js';
+export { adoptInventory, isCold } from './cold-start.js';
+export { planTransfer, type PlannedItem, type TransferPlan } from './plan.js';
 
 /**
  * A set that keeps nothing and holds nothing: the claims of a run whose destination never asks
@@ -186,14 +39,8 @@ export interface ColdStart {
  */
 const KEEPS_NOTHING = { add: (_key: string): void => undefined, has: (_key: string): boolean => false, reserve: (_count: number): void => undefined };
 
-/** Superseded results listed in a summary; the rest are counted. */
-const MAX_LISTED = 1_000;
-
 /** Entries looked up in the checkpoint store per query. */
 const LOOKUP_BATCH = 256;
-
-/** Items adopted per transaction: fewer commits, and the store sorts each batch into its own order. */
-const ADOPT_BATCH = 2_000;
 
 /** Files of one folder under one digest. */
 const GROUP_MAX = 4_096;
@@ -550,188 +397,6 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   };
 }
 
-/** Items whose write was started but not recorded as done: found at the destination, or written again. */
-async function settleInFlight(store: CheckpointStore, destination: Pick<Destination, 'settle'>, jobKey: string, ctx: JobContext): Promise<Set<string>> {
-  const inFlight = store.inFlight(jobKey);
-  if (inFlight.length === 0) return new Set();
-  const landed = await destination.settle(inFlight);
-  for (const item of inFlight) {
-    const found = landed.get(item.sourceKey);
-    if (!found) continue; // it never arrived: the walk writes it again
-    store.recordUploaded(jobKey, item.sourceKey, { remoteId: found.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, attrs: item.attrs, parentId: item.parentId });
-    ctx.counts.reconciled++;
-  }
-  store.flush();
-  return new Set(landed.keys());
-}
-
-/** Whether the store holds nothing for this destination and never listed it: a cold start is due. */
-export function isCold(store: CheckpointStore, jobKey: string): boolean {
-  return store.listedAt(jobKey) === undefined && store.uploadedCount(jobKey) === 0;
-}
-
-/**
- * Lists the destination once, streaming what it holds into the store as uploaded (the newest at
- * each path), and records that it did. Items whose upload was in flight and did not land stay as
- * they are. On --resync what the store believed uploaded is forgotten first.
- */
-export async function adoptInventory(
-  store: CheckpointStore,
-  destination: Required<Pick<Destination, 'inventory'>> & Pick<Destination, 'heldCount'>,
-  jobKey: string,
-  reason: ColdStart['reason'],
-  signal?: AbortSignal,
-  onHeld?: (count: number) => void,
-  attributesOf?: TransferOptions<Placement>['adoptedAttributes'],
-): Promise<ColdStart> {
-  if (reason === 'resync') store.forgetUploaded(jobKey);
-  const found: ColdStart = { reason, adopted: 0, withoutFingerprint: 0, copies: 0 };
-  const unsettled = new Set(store.inFlight(jobKey).map((i) => i.sourceKey));
-  // Written ADOPT_BATCH at a time, one transaction each.
-  let batch: Parameters<CheckpointStore['adopt']>[1][number][] = [];
-  for await (const item of destination.inventory(signal ?? new AbortController().signal)) {
-    if (signal?.aborted) break;
-    if (onHeld && destination.heldCount !== undefined) {
-      onHeld(destination.heldCount);
-      onHeld = undefined;
-    }
-    if ('copy' in item) {
-      found.copies++;
-      continue;
-    }
-    if (unsettled.has(item.key)) continue;
-    batch.push({ sourceKey: item.key, remoteId: item.remoteId, size: item.size, mtimeMs: item.mtimeMs, sha256: item.sha256, parentId: item.parentId, attrs: attributesOf?.(item.key, item.attributes) ?? null });
-    found.adopted++;
-    if (item.mtimeMs === UNKNOWN_MTIME && item.sha256 === null) found.withoutFingerprint++;
-    if (batch.length >= ADOPT_BATCH) {
-      store.adopt(jobKey, batch);
-      batch = [];
-    }
-  }
-  store.adopt(jobKey, batch);
-  // Only a listing read to its end counts: an interrupted one is listed again next time.
-  if (!signal?.aborted) store.recordListed(jobKey, found.adopted);
-  return found;
-}
-
-/**
- * A store that knows nothing of this destination (a fresh container, a renamed profile, another
- * machine) adopts what the destination holds before deciding anything; --resync does it over a
- * warm store. The service is the truth: only what differs from it is written.
- */
-async function coldStartIfDue(
-  store: CheckpointStore,
-  destination: Pick<Destination, 'inventory' | 'heldCount'>,
-  jobKey: string,
-  ctx: JobContext,
-  resync: boolean,
-  onHeld: (count: number) => void,
-  attributesOf: TransferOptions<Placement>['adoptedAttributes'],
-): Promise<ColdStart | undefined> {
-  if (!destination.inventory || !(resync || isCold(store, jobKey))) return undefined;
-  const found = await adoptInventory(store, destination as Required<Pick<Destination, 'inventory'>> & Pick<Destination, 'heldCount'>, jobKey, resync ? 'resync' : 'cold', ctx.signal, onHeld, attributesOf);
-  if (found.withoutFingerprint > 0) {
-    noteProblem(ctx, '(destination)', `warning: ${found.withoutFingerprint} of the ${found.adopted} documents found there carry no fingerprint (the service returned no ferry metadata): they were recognised by path and size alone; --checksum uploads them again`);
-  }
-  if (found.copies > 0) {
-    // Nothing ferry does alone writes a file twice: two runs with two stores did, at once.
-    noteProblem(ctx, '(destination)', `warning: ${found.copies} older document${found.copies === 1 ? ' is a copy' : 's are copies'} of the newest at ${found.copies === 1 ? 'its' : 'their'} path, with the same content, as two runs with two stores writing at once leave them (docs/scale-out.md, Overlap); ferry deletes nothing: \`ferry check\` lists them`);
-  }
-  return found;
-}
-
-/** What a run would do, writing nothing (the destination is asked only to place entries). */
-export interface TransferPlan {
-  new: number;
-  changed: number;
-  unchanged: number;
-  deletedLocally: number;
-  /** Bytes of what would be written (new and changed). */
-  bytes: number;
-  /** Bytes of every file the source holds. */
-  totalBytes: number;
-  folders: number;
-  /** Problems the source reports, listed up to `maxProblems`; `problemCount` counts them all. */
-  problems: { key: string; reason: string; outcome: 'failed' | 'skipped' }[];
-  problemCount: number;
-}
-
-/**
- * What a run would do, with nothing written: the dry runs of mirror, pull and migrate. The same
- * decision as the engine's (`decide`, a content comparison when sizes match and times do not).
- */
-/** One thing a run would do, as a dry run names it. */
-export interface PlannedItem {
-  action: 'new' | 'changed' | 'deleted locally';
-  key: string;
-  size?: number;
-  /** A changed entry whose content is the same: only what its document carries differs. */
-  why?: 'metadata';
-  /** For the first EXPLAINED such entries: each key or setting that would change, from what to what (null: absent). */
-  changes?: AttributeChange[];
-}
-
-export async function planTransfer(opts: {
-  source: Source;
-  destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place' | 'carried'>;
-  store: CheckpointStore;
-  jobKey: string;
-  checksum?: boolean | undefined;
-  maxProblems?: number | undefined;
-  /** Told of each item as it is planned (the dry runs list them, streamed: the plan keeps counts only). */
-  onItem?: ((item: PlannedItem) => void) | undefined;
-  filter?: ((entry: FileEntry) => boolean) | undefined;
-}): Promise<TransferPlan> {
-  const { source, destination, store, jobKey } = opts;
-  const maxProblems = opts.maxProblems ?? MAX_LISTED;
-  await destination.prepare();
-  const plan: TransferPlan = { new: 0, changed: 0, unchanged: 0, deletedLocally: 0, bytes: 0, totalBytes: 0, folders: 0, problems: [], problemCount: 0 };
-  const seen = new SeenSet();
-  let explained = 0;
-  for await (const batch of batchesOf(source, new AbortController().signal)) for (const entry of batch) {
-    if (entry.kind === 'problem') {
-      plan.problemCount++;
-      if (plan.problems.length < maxProblems) plan.problems.push({ key: entry.key, reason: entry.reason, outcome: entry.outcome });
-      continue;
-    }
-    if (entry.kind === 'dir') {
-      plan.folders++;
-      await destination.ensureFolder(entry.key);
-      continue;
-    }
-    seen.add(entry.key);
-    if (opts.filter && !opts.filter(entry)) continue;
-    plan.totalBytes += entry.size;
-    const marker = opts.checksum ? (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) : entry.marker;
-    const known = store.fingerprint(jobKey, entry.key);
-    const file = { size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker, attrs: entry.attributesDigest };
-    let decision = decide(file, known);
-    if (decision === 'compare') decision = (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) === known?.sha256 ? 'unchanged' : 'changed';
-    if (decision === 'unchanged') plan.unchanged++;
-    else {
-      if (decision === 'changed') plan.changed++;
-      else plan.new++;
-      plan.bytes += entry.size;
-      await destination.place(entry);
-      // Only what the document carries differs (a manifest row changed): said so.
-      const why = decision === 'changed' && attributesChanged(file, known) && known?.size === entry.size && (known.mtimeMs === entry.mtimeMs || known.mtimeMs === UNKNOWN_MTIME) ? { why: 'metadata' as const } : {};
-      let changes: { changes?: AttributeChange[] } = {};
-      if (why.why && known && destination.carried && explained < EXPLAINED) {
-        explained++;
-        const carried = await destination.carried(entry, known);
-        if (carried) changes = { changes: attributeChanges(carried, entry.attributes) };
-      }
-      opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size, ...why, ...changes });
-    }
-  }
-  for (const key of store.uploadedKeys(jobKey)) {
-    if (seen.has(key) || source.takes?.(key) === false) continue;
-    plan.deletedLocally++;
-    opts.onItem?.({ action: 'deleted locally', key });
-  }
-  return plan;
-}
-
 /** The key up to and including its last '/' ('' at the root): the store's trigger computes the same. */
 function folderOf(key: string): string {
   return key.slice(0, key.lastIndexOf('/') + 1);
@@ -743,15 +408,6 @@ function groupDigest(files: readonly FileEntry[]): string {
   let text = '';
   for (const f of files) text += `${f.key}\u0000${f.size}\u0000${f.mtimeMs}\u0000${f.marker ?? ''}\u0000${f.attributesDigest ?? ''}\u0000`;
   return hash.update(text).digest('base64');
-}
-
-/** The source's entries in batches: its own when it has them, else one entry per batch. */
-async function* batchesOf(source: Source, signal: AbortSignal): AsyncIterable<SourceEntry[]> {
-  if (source.batches) {
-    yield* source.batches(signal);
-    return;
-  }
-  for await (const entry of source.entries(signal)) yield [entry];
 }
 
 /**

@@ -1,0 +1,104 @@
+// The dry run of a transfer: what a run would do, with nothing written. The same decision as the
+// engine's (`decide`, a content comparison when sizes match and times do not); the destination is
+// asked only to place entries, and, for a metadata-only change, what the document carries now.
+import type { Readable } from 'node:stream';
+import type { FileEntry, Source } from './types.js';
+import type { CheckpointStore } from '../store/types.js';
+import { attributeChanges, EXPLAINED, type AttributeChange } from './attribute-changes.js';
+import { attributesChanged, decide, UNKNOWN_MTIME } from './decide.js';
+import { sha256Of } from './checksum.js';
+import { SeenSet } from '../hashed-keys.js';
+import { batchesOf } from './batches.js';
+import { MAX_LISTED, type Destination } from './contract.js';
+
+/** What a run would do, writing nothing (the destination is asked only to place entries). */
+export interface TransferPlan {
+  new: number;
+  changed: number;
+  unchanged: number;
+  deletedLocally: number;
+  /** Bytes of what would be written (new and changed). */
+  bytes: number;
+  /** Bytes of every file the source holds. */
+  totalBytes: number;
+  folders: number;
+  /** Problems the source reports, listed up to `maxProblems`; `problemCount` counts them all. */
+  problems: { key: string; reason: string; outcome: 'failed' | 'skipped' }[];
+  problemCount: number;
+}
+
+/**
+ * What a run would do, with nothing written: the dry runs of mirror, pull and migrate. The same
+ * decision as the engine's (`decide`, a content comparison when sizes match and times do not).
+ */
+/** One thing a run would do, as a dry run names it. */
+export interface PlannedItem {
+  action: 'new' | 'changed' | 'deleted locally';
+  key: string;
+  size?: number;
+  /** A changed entry whose content is the same: only what its document carries differs. */
+  why?: 'metadata';
+  /** For the first EXPLAINED such entries: each key or setting that would change, from what to what (null: absent). */
+  changes?: AttributeChange[];
+}
+
+export async function planTransfer(opts: {
+  source: Source;
+  destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place' | 'carried'>;
+  store: CheckpointStore;
+  jobKey: string;
+  checksum?: boolean | undefined;
+  maxProblems?: number | undefined;
+  /** Told of each item as it is planned (the dry runs list them, streamed: the plan keeps counts only). */
+  onItem?: ((item: PlannedItem) => void) | undefined;
+  filter?: ((entry: FileEntry) => boolean) | undefined;
+}): Promise<TransferPlan> {
+  const { source, destination, store, jobKey } = opts;
+  const maxProblems = opts.maxProblems ?? MAX_LISTED;
+  await destination.prepare();
+  const plan: TransferPlan = { new: 0, changed: 0, unchanged: 0, deletedLocally: 0, bytes: 0, totalBytes: 0, folders: 0, problems: [], problemCount: 0 };
+  const seen = new SeenSet();
+  let explained = 0;
+  for await (const batch of batchesOf(source, new AbortController().signal)) for (const entry of batch) {
+    if (entry.kind === 'problem') {
+      plan.problemCount++;
+      if (plan.problems.length < maxProblems) plan.problems.push({ key: entry.key, reason: entry.reason, outcome: entry.outcome });
+      continue;
+    }
+    if (entry.kind === 'dir') {
+      plan.folders++;
+      await destination.ensureFolder(entry.key);
+      continue;
+    }
+    seen.add(entry.key);
+    if (opts.filter && !opts.filter(entry)) continue;
+    plan.totalBytes += entry.size;
+    const marker = opts.checksum ? (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) : entry.marker;
+    const known = store.fingerprint(jobKey, entry.key);
+    const file = { size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker, attrs: entry.attributesDigest };
+    let decision = decide(file, known);
+    if (decision === 'compare') decision = (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) === known?.sha256 ? 'unchanged' : 'changed';
+    if (decision === 'unchanged') plan.unchanged++;
+    else {
+      if (decision === 'changed') plan.changed++;
+      else plan.new++;
+      plan.bytes += entry.size;
+      await destination.place(entry);
+      // Only what the document carries differs (a manifest row changed): said so.
+      const why = decision === 'changed' && attributesChanged(file, known) && known?.size === entry.size && (known.mtimeMs === entry.mtimeMs || known.mtimeMs === UNKNOWN_MTIME) ? { why: 'metadata' as const } : {};
+      let changes: { changes?: AttributeChange[] } = {};
+      if (why.why && known && destination.carried && explained < EXPLAINED) {
+        explained++;
+        const carried = await destination.carried(entry, known);
+        if (carried) changes = { changes: attributeChanges(carried, entry.attributes) };
+      }
+      opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size, ...why, ...changes });
+    }
+  }
+  for (const key of store.uploadedKeys(jobKey)) {
+    if (seen.has(key) || source.takes?.(key) === false) continue;
+    plan.deletedLocally++;
+    opts.onItem?.({ action: 'deleted locally', key });
+  }
+  return plan;
+}
