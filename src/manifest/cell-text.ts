@@ -37,8 +37,17 @@ function plainNumber(raw: string): string {
   return value.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 20, maximumSignificantDigits: 17 });
 }
 
+/** Patterns already rewritten: a sheet has few formats and may have a million date cells. */
+const rewritten = new Map<string, string>();
+
 /** The pattern with each `/` between date parts written as its locale's date separator. */
 function localDateSeparator(pattern: string): string {
+  let done = rewritten.get(pattern);
+  if (done === undefined) rewritten.set(pattern, (done = rewrite(pattern)));
+  return done;
+}
+
+function rewrite(pattern: string): string {
   const tokens = tokenize(pattern) as { type: string; value: string; raw: string }[];
   const tag = tokens.find((t) => t.type === 'LOCALE');
   const lcid = tag ? Number.parseInt(tag.value.replace(/^.*-/, ''), 16) & 0xffff : NaN;

@@ -177,6 +177,7 @@ class Listing {
   document(doc: Document, path: string): void {
     const dir = doc.isDirectory === true;
     const size = dir ? null : (doc.size ?? null);
+    const refused = dir ? undefined : refusalOf(doc);
     const metadata = dir ? null : Object.fromEntries((doc.metadata ?? []).filter((m) => m.key).map((m) => [m.key as string, m.value ?? '']));
     // In text, the document's own keys (ferry's identity keys are in --json).
     const own = metadata ? Object.entries(metadata).filter(([k]) => !OWN_METADATA.test(k)) : [];
@@ -187,8 +188,8 @@ class Listing {
       pathSortKey(path),
       {
         // A document processing refused is marked, with its reason: there, but not indexed.
-        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null), refused: dir ? null : (refusalOf(doc) ?? null), metadata },
-        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}${!dir && refusalOf(doc) ? `  [refused: ${refusalOf(doc)}]` : ''}${shown}`,
+        json: { path, name: doc.name ?? null, id: doc.objectIdentifier ?? null, isDirectory: dir, size, dateAdded: doc.dateAdded ?? null, contentType: dir ? null : (doc.contentType ?? null), refused: refused ?? null, metadata },
+        text: `${(dir ? '-' : String(size ?? '?')).padStart(12)}  ${day(doc.dateAdded)}  ${visible(path)}${dir ? '/' : ''}${refused ? `  [refused: ${refused}]` : ''}${shown}`,
       },
       doc.dateAdded ?? '',
     );
