@@ -1,230 +1,40 @@
-// Job definition files for `ferry run FILE` (cron): one YAML or JSON document per job (a mirror,
-// an upload, a pull, a playbooks backup or a migration), validated strictly so that every mistake
-// is reported with the field it is in.
-import { nearest } from '../src/nearest.js';
-import { parseBandwidthLimit } from '../src/sync/bandwidth.js';
-import { hasLimits, type LimitSettings } from '../src/runner/limits.js';
+// A job as one document: the flags of its command, a job file for `ferry run FILE` (cron), or the
+// record of a run that `ferry jobs resume` continues. All three are the same form (the job file's
+// keys, src/settings/declared.ts), checked by one schema and turned into a job's options here, so
+// that a setting reads the same whichever door it came in by, and a mistake is named by the flag
+// or the key it was given under.
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
-import { yaml, zod } from '../src/config/libraries.js';
+import { nearest } from '../src/nearest.js';
+import { parseBandwidthLimit, type BandwidthLimit } from '../src/sync/bandwidth.js';
+import { hasLimits, type LimitSettings } from '../src/runner/limits.js';
+import { yaml } from '../src/config/libraries.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
-import { isAge, parseDuration, parseSize } from '../src/runner/format.js';
-import { DURATION_EXAMPLES, isDuration } from '../src/duration.js';
+import { parseSize } from '../src/runner/format.js';
+import { parseDuration } from '../src/duration.js';
 import { readFilterFile } from '../src/config/filter-file.js';
-import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../src/runner/lease.js';
-
-export { parseDuration };
+import { visible } from '../src/backends/names.js';
+import { OWN_METADATA } from '../src/backends/project/identity.js';
+import { JOB_KINDS, SETTINGS, type JobKind, type SettingName } from '../src/settings/declared.js';
+import { getPath, nameOf, setPath, type Form } from '../src/settings/form.js';
+import { jobKeys, jobSettings, kindSchema } from '../src/settings/schema.js';
+import { resumeRecord } from '../src/settings/resume.js';
+import { writableFile } from '../src/settings/files.js';
 import type { MirrorOptions } from './mirror.js';
 import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
 import { localFilesFrom, type PullOptions } from './pull.js';
-import { LOCAL_NAMES } from '../src/backends/name-rules.js';
 import type { BackupOptions } from './playbooks.js';
 import type { MigrateOptions } from './migrate.js';
 import type { LeaseSettings } from '../src/backends/project/lease-use.js';
 import { loadMapping } from '../src/playbooks/mapping.js';
 import { parseShard } from '../src/tenants/selection.js';
-import { delimiterFlag } from '../src/manifest/flags.js';
 import { codePage } from '../src/backends/archive-encoding.js';
 
-const REASONS = ['outOfMemory', 'unsupportedFileType', 'badFile', 'uploadFailure', 'ocrPageLimitExceeded', 'unknownException', 'insufficientCredits', 'maliciousFile', 'fileScanTimedOut'] as const;
+export { JOB_KINDS, type JobKind };
 
-/** The kinds of job a file may describe, as `job:` names them. */
-export const JOB_KINDS = ['mirror', 'upload', 'pull', 'playbooks-backup', 'migrate'] as const;
-export type JobKind = (typeof JOB_KINDS)[number];
-
-/** The job file's schema, built at its first use (../src/config/libraries.ts). */
-function definitionSchema() {
-  const { z } = zod();
-  // A missing id is said to be required, not to be a malformed uuid.
-  const uuid = z.uuid({ error: (issue) => (issue.input === undefined ? 'required' : 'must be a uuid') });
-
-  const size = z.union([z.number().int().min(0).transform(String), z.string()]).refine((s) => !Number.isNaN(parseSize(s)), { message: 'must be a size like 500, 10K, 1.5M or 2G' });
-  const age = z.string().refine(isAge, { message: 'must be an age like 90s, 30m, 12h, 7d or 2w' });
-  const duration = z.string().refine(isDuration, { message: `must be a duration like ${DURATION_EXAMPLES}` });
-  const count = z.number().int().min(0);
-
-  /** Where every job keeps its state and says how it went. */
-  const run = {
-    /** Checkpoint database; relative to the definition file. */
-    state: z.string().min(1).optional(),
-    /** The run's metrics (as --metrics-file, relative to the definition file; --pushgateway). */
-    metricsFile: z.string().min(1).optional(),
-    pushgateway: z.url({ protocol: /^https?$/ }).optional(),
-    /** A ping URL for the run's start and end (as --notify; a secret: never shown). */
-    notify: z.url({ protocol: /^https?$/ }).optional(),
-  };
-  /** One tenant, named by a profile (else FERRY_PROFILE / the config file's default). */
-  const tenant = {
-    profile: z.string().min(1).optional(),
-    /** Most requests per second, all calls together (as --rps). */
-    rps: z.number().positive().optional(),
-  };
-  /** The lease on the service (as --wait-lock, --lock-ttl, --no-lock: `lock: false`). */
-  const lease = {
-    waitLock: duration.optional(),
-    lockTtl: z
-      .string()
-      .refine(isDuration, { message: `must be a duration like ${DURATION_EXAMPLES}` })
-      .refine((t) => parseDuration(t) >= MIN_LEASE_TTL_MS && parseDuration(t) <= MAX_LEASE_TTL_MS, { message: 'must be from 2s to 1h' })
-      .optional(),
-    lock: z.boolean().optional(),
-  };
-  /** Which entries, as the flags' rclone habits say it. */
-  const filters = {
-    include: z.array(z.string().min(1)).optional(),
-    exclude: z.array(z.string().min(1)).optional(),
-    /** A file of + and - rules (as --filter-from); relative to the definition file. */
-    filterFrom: z.string().min(1).optional(),
-    minSize: size.optional(),
-    maxSize: size.optional(),
-    minAge: age.optional(),
-    maxAge: age.optional(),
-  };
-  const transfer = {
-    /** Most content bytes per second (as --bwlimit). */
-    /** A rate, or a timetable as rclone writes it ("08:00,512k 19:00,off"). */
-    bwlimit: z
-      .string()
-      .refine((s) => readable(() => parseBandwidthLimit(s, parseSize)), { message: 'must be a rate above 0, or a timetable like "08:00,512k 19:00,off"' })
-      .optional(),
-    concurrency: z.number().int().min(1).max(256).optional(),
-    /** The run's window (as --max-duration, --max-transfer, --max-files, --cutoff-mode): exit 8, the next run carries on. */
-    maxDuration: duration.refine((t) => parseDuration(t) > 0, { message: 'must be a duration above 0' }).optional(),
-    maxTransfer: size.refine((s) => parseSize(s) > 0, { message: 'must be a size above 0' }).optional(),
-    maxFiles: z.number().int().min(1).optional(),
-    cutoffMode: z.enum(['soft', 'hard']).optional(),
-  };
-  /** After the uploads, wait for the service's processing (as --wait, --timeout). */
-  const processing = { wait: z.boolean().optional(), timeout: duration.optional() };
-
-  const MirrorDefinition = z
-    .object({
-      job: z.literal('mirror'),
-      ...tenant,
-      ...run,
-      ...lease,
-      ...filters,
-      ...transfer,
-      ...processing,
-      /** Folder, zip or tar; relative paths are relative to the definition file. */
-      source: z.string().min(1),
-      project: uuid,
-      to: z.string().optional(),
-      checksum: z.boolean().optional(),
-      followSymlinks: z.boolean().optional(),
-      /** The code page of archive names that do not say (as --archive-encoding); checked when the source opens. */
-      archiveEncoding: z.string().min(1).optional(),
-      /** The most entries an archive may hold (as --max-entries). */
-      maxEntries: z.number().int().positive().optional(),
-      ocr: z
-        .object({
-          engine: z.enum(['cloudDocumentIntelligence', 'engineA']).optional(),
-          strategy: z.enum(['never', 'detect', 'always']).optional(),
-        })
-        .strict()
-        .optional(),
-      coordinateExtraction: z.enum(['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet']).optional(),
-      metadata: z.record(z.string(), z.string()).optional(),
-      /** Each file's own metadata and settings (as --manifest); relative to the definition file. */
-      manifest: z.string().min(1).optional(),
-      manifestDelimiter: z.enum([',', ';', '|', 'tab']).optional(),
-      /** Go on when no row names a file of the folder (as --manifest-partial). */
-      manifestPartial: z.boolean().optional(),
-      /** The manifest CSV's code page when it is not UTF-8 (as --manifest-encoding). */
-      manifestEncoding: z.string().min(1).optional(),
-      /** The sheet of an .xlsx manifest (as --manifest-sheet). */
-      manifestSheet: z.string().min(1).optional(),
-    })
-    .strict();
-
-  const UploadDefinition = MirrorDefinition.extend({
-    job: z.literal('upload'),
-    playbook: uuid,
-    name: z.string().min(1).optional(),
-    retryFailed: z.boolean().optional(),
-    /** Overrides of the default retry policy (docs/cli.md). */
-    retryPolicy: z
-      .object({
-        reasons: z.partialRecord(z.enum(REASONS), z.enum(['retry', 'never', 'fallback', 'stop'])).optional(),
-        maxRounds: z.number().int().min(0).max(10).optional(),
-        ocrFallback: z.enum(['never', 'detect']).optional(),
-      })
-      .strict()
-      .optional(),
-    ack: z.boolean().optional(),
-  }).strict();
-
-  const PullDefinition = z
-    .object({
-      job: z.literal('pull'),
-      ...tenant,
-      ...run,
-      ...filters,
-      ...transfer,
-      project: uuid,
-      /** The local folder (created when missing); relative to the definition file. */
-      dir: z.string().min(1),
-      /** Only this folder of the project (as --from). */
-      from: z.string().min(1).optional(),
-      /** Write the manifest of the pulled files' metadata (as --manifest-out); relative to the definition file. */
-      manifestOut: z.string().min(1).optional(),
-      /** The rules local names are written by (as --local-names). */
-      localNames: z.enum(LOCAL_NAMES).optional(),
-      /** Replace a pulled file changed here since (as --overwrite-changed). */
-      overwriteChanged: z.boolean().optional(),
-      /** Where replaced files are moved first (as --backup-dir); relative to the definition file. */
-      backupDir: z.string().min(1).optional(),
-    })
-    .strict();
-
-  const BackupDefinition = z
-    .object({
-      job: z.literal('playbooks-backup'),
-      ...tenant,
-      ...run,
-      ...lease,
-      /** The backup folder; relative to the definition file. */
-      out: z.string().min(1),
-      keep: count.optional(),
-      keepDaily: count.optional(),
-      keepWeekly: count.optional(),
-    })
-    .strict();
-
-  const selection = z.union([z.literal('all'), z.array(uuid).min(1)]);
-  const MigrateDefinition = z
-    .object({
-      job: z.literal('migrate'),
-      ...run,
-      ...lease,
-      ...transfer,
-      ...processing,
-      /** The source and target tenants, as profiles of the config file (each with its own rps). */
-      from: z.string().min(1),
-      to: z.string().min(1),
-      /** Project ids, or `all` (as --projects, --all-projects). */
-      projects: selection.optional(),
-      playbooks: selection.optional(),
-      /** A --map file; relative to the definition file. */
-      map: z.string().min(1).optional(),
-      intoExisting: z.boolean().optional(),
-      verify: z.boolean().optional(),
-      shard: z.string().regex(/^\d+\/\d+$/, { message: 'must be K/N, like 2/3' }).optional(),
-      sameTenant: z.boolean().optional(),
-    })
-    .strict()
-    .refine((d) => d.projects !== undefined || d.playbooks !== undefined, { message: 'name projects or playbooks (ids, or all)', path: ['projects'] });
-
-  return z.discriminatedUnion('job', [MirrorDefinition, UploadDefinition, PullDefinition, BackupDefinition, MigrateDefinition]);
-}
-
-let schema: ReturnType<typeof definitionSchema> | undefined;
-
-export type JobDefinition = z.infer<ReturnType<typeof definitionSchema>>;
-
-/** What a migrate job file asks, in the command line's terms (src/cli/actions/migrate.ts runs it). */
+/** What a migrate job asks, in the command line's terms (src/cli/actions/migrate.ts runs it). */
 export interface MigrateRequest {
   from: string;
   to: string;
@@ -232,13 +42,21 @@ export interface MigrateRequest {
   verify: boolean;
 }
 
-/** A job file, read and checked: the options of its one job, and where its run keeps state and metrics. */
+/** Where a job's form came from: messages name a flag, a key of a file, or a run's record. */
+type Origin = { from: 'file'; path: string } | { from: 'flags' } | { from: 'record'; runId: number };
+
+/** A job, read and checked: the options of its one job, and where its run keeps state and metrics. */
 export type LoadedDefinition = {
-  definition: JobDefinition;
+  /** The form as given (a job file's keys). */
+  definition: Form & { job: JobKind };
+  /** What a run of it records, for `ferry jobs resume` (src/settings/resume.ts). */
+  record: Form;
   /** The profile the job's client uses (a migration: the target's). */
   profile: string | undefined;
   rps: number | undefined;
   state: string | undefined;
+  /** --stats, or the file's `stats`: how often a run off a terminal says how it goes. */
+  statsIntervalMs: number | undefined;
   /** The run's metrics file (absolute) and Pushgateway, when the file names them. */
   metricsFile?: string | undefined;
   pushgateway?: string | undefined;
@@ -251,6 +69,7 @@ export type LoadedDefinition = {
   | { kind: 'migrate'; migrate: MigrateRequest }
 );
 
+/** A job file (YAML or JSON); relative paths in it are relative to the file. */
 export function loadDefinition(path: string): LoadedDefinition {
   let raw: unknown;
   try {
@@ -258,149 +77,285 @@ export function loadDefinition(path: string): LoadedDefinition {
   } catch (err) {
     throw new ConfigurationError(`cannot read job file ${path}: ${(err as Error).message}`);
   }
+  return definitionOf(raw, dirname(resolve(path)), { from: 'file', path });
+}
+
+/** A command's flags, as src/settings/form.ts wrote them; relative paths stay relative to the working folder. */
+export function definitionFromFlags(kind: JobKind, form: Form): LoadedDefinition {
+  return definitionOf({ job: kind, ...form }, undefined, { from: 'flags' });
+}
+
+/** A run's record (its paths are absolute). */
+export function definitionFromRecord(kind: JobKind, runId: number, form: Form): LoadedDefinition {
+  return definitionOf({ job: kind, ...form }, undefined, { from: 'record', runId });
+}
+
+const schemas = new Map<string, z.ZodObject>();
+
+function definitionOf(raw: unknown, base: string | undefined, origin: Origin): LoadedDefinition {
+  const where = origin.from === 'file' ? `job file ${origin.path}: ` : origin.from === 'record' ? `the record of run ${origin.runId}: ` : '';
   const kind = raw && typeof raw === 'object' && 'job' in raw ? (raw as { job: unknown }).job : undefined;
-  if (kind === undefined) throw new ConfigurationError(`job file ${path}: job: required, one of ${JOB_KINDS.join(', ')}`);
-  if (!(JOB_KINDS as readonly unknown[]).includes(kind)) {
-    throw new ConfigurationError(`job file ${path}: job: ${JSON.stringify(kind)} is not a kind of job; one of ${JOB_KINDS.join(', ')}`);
-  }
-  schema ??= definitionSchema();
+  if (kind === undefined) throw new ConfigurationError(`${where}job: required, one of ${JOB_KINDS.join(', ')}`);
+  if (!(JOB_KINDS as readonly unknown[]).includes(kind)) throw new ConfigurationError(`${where}job: ${JSON.stringify(kind)} is not a kind of job; one of ${JOB_KINDS.join(', ')}`);
+  const job = kind as JobKind;
+  const taken = origin.from === 'file' ? 'file' : 'flags';
+  let schema = schemas.get(`${job}|${taken}`);
+  if (!schema) schemas.set(`${job}|${taken}`, (schema = kindSchema(job, taken)));
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new ConfigurationError(`job file ${path}: ${formatIssues(parsed.error)}${keyHint(schema, kind as string, parsed.error)}`);
-  const d = parsed.data;
-  const here = dirname(resolve(path));
-  const common = {
-    definition: d,
-    state: d.state ? resolve(here, d.state) : undefined,
-    ...(d.metricsFile ? { metricsFile: resolve(here, d.metricsFile) } : {}),
-    ...(d.pushgateway ? { pushgateway: d.pushgateway } : {}),
-    ...(d.notify ? { notify: d.notify } : {}),
-  };
-  if (d.job === 'migrate') return { ...common, kind: 'migrate', profile: d.to, rps: undefined, migrate: migrateRequest(d, here) };
-  if (d.job === 'playbooks-backup') {
-    return { ...common, kind: 'playbooks-backup', profile: d.profile, rps: d.rps, backup: { out: resolve(here, d.out), keep: d.keep, keepDaily: d.keepDaily, keepWeekly: d.keepWeekly, lock: leaseOf(d) } };
+  if (!parsed.success) throw new ConfigurationError(`${where}${formatIssues(parsed.error)}${keyHint(job, parsed.error)}`);
+  const d = parsed.data as Form & { job: JobKind };
+  // A migration names what it copies: projects, playbooks, or both (the command line says it in its own words).
+  if (job === 'migrate' && origin.from !== 'flags' && d.projects === undefined && d.playbooks === undefined) throw new ConfigurationError(`${where}projects: name projects or playbooks (ids, or all)`);
+  return new Reader(job, d, base, origin, where).loaded();
+}
+
+/** One form's values, with the defaults declared for them, named in messages as the origin names them. */
+class Reader {
+  constructor(
+    private readonly job: JobKind,
+    private readonly d: Form & { job: JobKind },
+    private readonly base: string | undefined,
+    private readonly origin: Origin,
+    private readonly where: string,
+  ) {}
+
+  private raw(name: SettingName): unknown {
+    const s = SETTINGS[name];
+    return getPath(this.d, s.key) ?? ('default' in s ? s.default : undefined);
   }
-  const limits = filtersOf(d, path, here);
-  if (d.job === 'pull') {
-    const pull: PullOptions = {
-      ...localFilesFrom({ localNames: d.localNames, overwriteChanged: d.overwriteChanged, backupDir: d.backupDir !== undefined ? resolve(here, d.backupDir) : undefined }, resolve(here, d.dir)),
-      project: d.project, dir: resolve(here, d.dir), from: d.from, ...(d.manifestOut ? { manifestOut: resolve(here, d.manifestOut) } : {}), ...limits, ...(d.bwlimit !== undefined ? { bwlimit: parseBandwidthLimit(d.bwlimit, parseSize) } : {}), concurrency: d.concurrency, limits: windowOf(d) };
-    return { ...common, kind: 'pull', profile: d.profile, rps: d.rps, pull };
+  private given(name: SettingName): boolean {
+    return getPath(this.d, SETTINGS[name].key) !== undefined;
   }
-  const mirror: MirrorOptions = {
-    source: resolve(here, d.source),
-    project: d.project,
-    to: d.to,
-    ...limits,
-    ...(d.bwlimit !== undefined ? { bwlimit: parseBandwidthLimit(d.bwlimit, parseSize) } : {}),
-    concurrency: d.concurrency,
-    checksum: d.checksum,
-    followSymlinks: d.followSymlinks,
-    archiveEncoding: d.archiveEncoding,
-    maxEntries: d.maxEntries,
-    ocrEngine: d.ocr?.engine,
-    ocrStrategy: d.ocr?.strategy,
-    coordinateExtractionStrategy: d.coordinateExtraction,
-    metadata: d.metadata,
-    ...(d.manifest ? { manifest: resolve(here, d.manifest) } : {}),
-    ...(d.manifestDelimiter ? { manifestDelimiter: delimiterFlag(d.manifestDelimiter) } : {}),
-    ...(d.manifestPartial ? { manifestPartial: true } : {}),
-    ...(d.manifestEncoding ? { manifestEncoding: codePage('manifestEncoding', d.manifestEncoding) } : {}),
-    ...(d.manifestSheet ? { manifestSheet: d.manifestSheet } : {}),
-    lock: leaseOf(d),
-    limits: windowOf(d),
-  };
-  if (d.job === 'mirror') {
-    // As on the command line: --wait waits for processing; without it, what is still processing is counted.
-    const waited = d.wait ? { waitMs: parseDuration(d.timeout ?? '1h') } : { countProcessing: true };
-    return { ...common, kind: 'mirror', profile: d.profile, rps: d.rps, mirror: { ...mirror, ...waited } };
+  private text(name: SettingName): string | undefined {
+    const v = this.raw(name);
+    return v === undefined ? undefined : String(v);
   }
-  const upload: UploadOptions = {
-    ...mirror,
-    playbook: d.playbook,
-    name: d.name,
-    wait: d.wait,
-    timeoutMs: d.timeout ? parseDuration(d.timeout) : undefined,
-    retryFailed: d.retryFailed,
-    policy: {
-      reasons: { ...DEFAULT_RETRY_POLICY.reasons, ...d.retryPolicy?.reasons },
-      maxRounds: d.retryPolicy?.maxRounds ?? DEFAULT_RETRY_POLICY.maxRounds,
-      ocrFallback: d.retryPolicy?.ocrFallback,
-    },
-  };
-  return { ...common, kind: 'upload', profile: d.profile, rps: d.rps, mirror, upload, ack: d.ack === true };
-}
-
-type Definition<K extends JobKind> = Extract<JobDefinition, { job: K }>;
-
-function readable(read: () => unknown): boolean {
-  try {
-    read();
-    return true;
-  } catch {
-    return false;
+  private on(name: SettingName): boolean | undefined {
+    return this.raw(name) as boolean | undefined;
   }
-}
+  private count(name: SettingName): number | undefined {
+    const v = this.raw(name);
+    return v === undefined ? undefined : Number(v);
+  }
+  private ms(name: SettingName): number | undefined {
+    const v = this.text(name);
+    return v === undefined ? undefined : parseDuration(v);
+  }
+  private bytes(name: SettingName): number | undefined {
+    const v = this.text(name);
+    return v === undefined ? undefined : parseSize(v);
+  }
+  private list(name: SettingName): string[] | undefined {
+    return this.raw(name) as string[] | undefined;
+  }
+  /** A path as the job uses it: a job file's is relative to the file. */
+  private path(name: SettingName): string | undefined {
+    const v = this.text(name);
+    return v === undefined ? undefined : this.base !== undefined ? resolve(this.base, v) : v;
+  }
+  name(name: SettingName): string {
+    return nameOf(SETTINGS[name], this.origin.from === 'flags' ? 'flags' : 'file');
+  }
+  refuse(message: string): never {
+    throw new ConfigurationError(`${this.where}${message}`);
+  }
 
-function windowOf(d: { maxDuration?: string | undefined; maxTransfer?: string | undefined; maxFiles?: number | undefined; cutoffMode?: 'soft' | 'hard' | undefined }): LimitSettings | undefined {
-  const settings: LimitSettings = {
-    ...(d.maxDuration !== undefined ? { maxDurationMs: parseDuration(d.maxDuration) } : {}),
-    ...(d.maxTransfer !== undefined ? { maxTransfer: parseSize(d.maxTransfer) } : {}),
-    ...(d.maxFiles !== undefined ? { maxFiles: d.maxFiles } : {}),
-    cutoff: d.cutoffMode ?? 'soft',
-  };
-  return hasLimits(settings) ? settings : undefined;
-}
+  loaded(): LoadedDefinition {
+    const common = {
+      definition: this.d,
+      record: this.record(),
+      profile: this.job === 'migrate' ? this.text('toProfile') : this.text('profile'),
+      rps: this.count('rps'),
+      state: this.path('state'),
+      statsIntervalMs: this.given('stats') ? this.ms('stats') : undefined,
+      ...(this.given('metricsFile') ? { metricsFile: resolve(this.path('metricsFile')!) } : {}),
+      ...(this.given('pushgateway') ? { pushgateway: this.text('pushgateway') } : {}),
+      ...(this.given('notify') ? { notify: this.text('notify') } : {}),
+    };
+    switch (this.job) {
+      case 'migrate':
+        return { ...common, kind: 'migrate', migrate: this.migrate() };
+      case 'playbooks-backup':
+        return { ...common, kind: 'playbooks-backup', backup: { out: this.path('out')!, keep: this.count('keep'), keepDaily: this.count('keepDaily'), keepWeekly: this.count('keepWeekly'), lock: this.lease() } };
+      case 'pull':
+        return { ...common, kind: 'pull', pull: this.pull() };
+      case 'mirror': {
+        // --wait waits for processing; without it, what is still processing is counted.
+        const waited = this.on('wait') ? { waitMs: this.ms('timeout')! } : { countProcessing: true };
+        return { ...common, kind: 'mirror', mirror: { ...this.mirror(), ...waited } };
+      }
+      case 'upload': {
+        const mirror = this.mirror();
+        const reasons = this.raw('retryReasons') as UploadOptions['policy'] extends infer P ? (P extends { reasons: infer R } ? Partial<R> : never) : never;
+        const upload: UploadOptions = {
+          ...mirror,
+          playbook: this.text('playbook')!,
+          name: this.text('name'),
+          wait: this.on('noWait'),
+          timeoutMs: this.ms('timeout'),
+          retryFailed: this.on('retryFailed'),
+          policy: {
+            reasons: { ...DEFAULT_RETRY_POLICY.reasons, ...reasons },
+            maxRounds: this.count('retryRounds') ?? DEFAULT_RETRY_POLICY.maxRounds,
+            ocrFallback: this.text('ocrFallback') as 'never' | 'detect' | undefined,
+          },
+        };
+        return { ...common, kind: 'upload', mirror, upload, ack: this.on('ack') === true };
+      }
+    }
+  }
 
-function leaseOf(d: { lock?: boolean | undefined; waitLock?: string | undefined; lockTtl?: string | undefined }): LeaseSettings {
-  return {
-    ...(d.lock === false ? { off: true } : {}),
-    ...(d.waitLock !== undefined ? { waitMs: parseDuration(d.waitLock) } : {}),
-    ...(d.lockTtl !== undefined ? { ttlMs: parseDuration(d.lockTtl) } : {}),
-  };
-}
+  /** The settings a resumed run keeps, with its paths made absolute (a resume may run from elsewhere). */
+  private record(): Form {
+    const form: Form = { ...this.d };
+    for (const s of jobSettings(this.job)) {
+      const v = getPath(form, s.key);
+      if ('isPath' in s.kind && typeof v === 'string') setPath(form, s.key, resolve(this.base ?? process.cwd(), v));
+    }
+    return resumeRecord(this.job, form);
+  }
 
-/** Patterns, a rules file (read now: one missing or wrong stops the job before it starts), size and age limits. */
-function filtersOf(d: Definition<'mirror' | 'upload' | 'pull'>, path: string, here: string): Pick<MirrorOptions, 'include' | 'exclude' | 'rules' | 'minSize' | 'maxSize' | 'minAgeMs' | 'maxAgeMs'> {
-  if (d.filterFrom && (d.include?.length || d.exclude?.length)) throw new ConfigurationError(`job file ${path}: filterFrom cannot be given with include or exclude: put those in the filter file as + and - lines`);
-  return {
-    include: d.include,
-    exclude: d.exclude,
-    ...(d.filterFrom ? { rules: readFilterFile(resolve(here, d.filterFrom), `job file ${path}: filterFrom ${d.filterFrom}`) } : {}),
-    ...(d.minSize !== undefined ? { minSize: parseSize(d.minSize) } : {}),
-    ...(d.maxSize !== undefined ? { maxSize: parseSize(d.maxSize) } : {}),
-    ...(d.minAge !== undefined ? { minAgeMs: parseDuration(d.minAge) } : {}),
-    ...(d.maxAge !== undefined ? { maxAgeMs: parseDuration(d.maxAge) } : {}),
-  };
-}
+  private mirror(): MirrorOptions {
+    const manifest = this.manifest();
+    return {
+      source: this.path('source')!,
+      project: this.text('project')!,
+      to: this.text('to'),
+      ...this.filters(),
+      bwlimit: this.bwlimit(),
+      concurrency: this.count('concurrency'),
+      checksum: this.on('checksum'),
+      resync: this.on('resync'),
+      followSymlinks: this.on('followSymlinks'),
+      archiveEncoding: this.text('archiveEncoding'),
+      maxEntries: this.count('maxEntries'),
+      ocrEngine: this.text('ocrEngine') as MirrorOptions['ocrEngine'],
+      ocrStrategy: this.text('ocrStrategy') as MirrorOptions['ocrStrategy'],
+      coordinateExtractionStrategy: this.text('coordinateExtraction') as MirrorOptions['coordinateExtractionStrategy'],
+      metadata: this.metadata(),
+      ...manifest,
+      lock: this.lease(),
+      limits: this.window(),
+      record: this.record(),
+    };
+  }
 
-function migrateRequest(d: Definition<'migrate'>, here: string): MigrateRequest {
-  const options: MigrateOptions = {
-    ...(d.projects === 'all' ? { allProjects: true } : { projects: d.projects ?? [] }),
-    ...(d.playbooks === 'all' ? { allPlaybooks: true } : { playbooks: d.playbooks ?? [] }),
-    ...(d.shard ? { shard: parseShard(d.shard) } : {}),
-    sameTenant: d.sameTenant === true,
-    ...(d.map ? { mapping: loadMapping(resolve(here, d.map)) } : {}),
-    intoExisting: d.intoExisting === true,
-    concurrency: d.concurrency,
-    ...(d.bwlimit !== undefined ? { bwlimit: parseBandwidthLimit(d.bwlimit, parseSize) } : {}),
-    lock: leaseOf(d),
-    limits: windowOf(d),
-    ...(d.wait ? { waitMs: parseDuration(d.timeout ?? '1h') } : {}),
-  };
-  return { from: d.from, to: d.to, options, verify: d.verify === true };
+  private pull(): PullOptions {
+    const dir = this.path('dir')!;
+    if (this.given('backupDir') && !this.on('overwriteChanged')) this.refuse(`${this.name('backupDir')} needs ${this.name('overwriteChanged')}: without it no pulled file is replaced, so none is moved`);
+    const manifestOut = this.path('manifestOut');
+    if (manifestOut !== undefined) writableFile(this.name('manifestOut'), manifestOut);
+    return {
+      ...localFilesFrom({ localNames: this.given('localNames') ? this.text('localNames') : undefined, overwriteChanged: this.on('overwriteChanged'), backupDir: this.path('backupDir') }, dir),
+      project: this.text('pullProject')!,
+      dir,
+      from: this.text('from'),
+      ...(manifestOut !== undefined ? { manifestOut } : {}),
+      ...this.filters(),
+      ...(this.given('bwlimit') ? { bwlimit: this.bwlimit() } : {}),
+      concurrency: this.count('concurrency'),
+      limits: this.window(),
+    };
+  }
+
+  private migrate(): MigrateRequest {
+    const projects = this.raw('projects') as 'all' | string[] | undefined;
+    const playbooks = this.raw('playbooks') as 'all' | string[] | undefined;
+    const map = this.path('map');
+    const options: MigrateOptions = {
+      ...(projects === 'all' ? { allProjects: true } : { projects: projects ?? [] }),
+      ...(playbooks === 'all' ? { allPlaybooks: true } : { playbooks: playbooks ?? [] }),
+      ...(this.given('shard') ? { shard: parseShard(this.text('shard')!) } : {}),
+      sameTenant: this.on('sameTenant') === true,
+      ...(map !== undefined ? { mapping: loadMapping(map) } : {}),
+      intoExisting: this.on('intoExisting') === true,
+      concurrency: this.count('concurrency'),
+      ...(this.given('bwlimit') ? { bwlimit: this.bwlimit() } : {}),
+      lock: this.lease(),
+      limits: this.window(),
+      ...(this.on('wait') ? { waitMs: this.ms('timeout') } : {}),
+      record: this.record(),
+    };
+    return { from: this.text('fromProfile')!, to: this.text('toProfile')!, options, verify: this.on('verify') === true };
+  }
+
+  private bwlimit(): BandwidthLimit | undefined {
+    const text = this.text('bwlimit');
+    return text === undefined ? undefined : parseBandwidthLimit(text, parseSize);
+  }
+
+  /** The lease on the service (--wait-lock, --lock-ttl, --no-lock). */
+  private lease(): LeaseSettings {
+    return {
+      ...(this.on('lock') === false ? { off: true } : {}),
+      ...(this.given('waitLock') ? { waitMs: this.ms('waitLock') } : {}),
+      ...(this.given('lockTtl') ? { ttlMs: this.ms('lockTtl') } : {}),
+    };
+  }
+
+  /** The run's window: exit 8 at a limit, the next run carries on. */
+  private window(): LimitSettings | undefined {
+    const settings: LimitSettings = {
+      ...(this.given('maxDuration') ? { maxDurationMs: this.ms('maxDuration') } : {}),
+      ...(this.given('maxTransfer') ? { maxTransfer: this.bytes('maxTransfer') } : {}),
+      ...(this.given('maxFiles') ? { maxFiles: this.count('maxFiles') } : {}),
+      cutoff: this.text('cutoffMode') === 'hard' ? 'hard' : 'soft',
+    };
+    return hasLimits(settings) ? settings : undefined;
+  }
+
+  /** Patterns, a rules file (read now: one missing or wrong stops the job before it starts), size and age limits. */
+  private filters(): Pick<MirrorOptions, 'include' | 'exclude' | 'rules' | 'minSize' | 'maxSize' | 'minAgeMs' | 'maxAgeMs'> {
+    const filterFrom = this.path('filterFrom');
+    if (filterFrom !== undefined && (this.list('include')?.length || this.list('exclude')?.length)) {
+      this.refuse(`${this.name('filterFrom')} cannot be given with ${this.name('include')} or ${this.name('exclude')}: put those in the file as "+ PATTERN" and "- PATTERN" lines, in the order they should apply`);
+    }
+    const out = { minSize: this.bytes('minSize'), maxSize: this.bytes('maxSize'), minAgeMs: this.ms('minAge'), maxAgeMs: this.ms('maxAge') };
+    if (out.minSize !== undefined && out.maxSize !== undefined && out.minSize > out.maxSize) this.refuse(`${this.name('minSize')} ${this.text('minSize')} is larger than ${this.name('maxSize')} ${this.text('maxSize')}: no file would be left`);
+    if (out.minAgeMs !== undefined && out.maxAgeMs !== undefined && out.minAgeMs > out.maxAgeMs) this.refuse(`${this.name('minAge')} ${this.text('minAge')} is longer than ${this.name('maxAge')} ${this.text('maxAge')}: no file would be left`);
+    return {
+      ...(filterFrom !== undefined ? { include: [], exclude: [], rules: readFilterFile(filterFrom, `${this.where}${this.name('filterFrom')} ${this.text('filterFrom')}`) } : { include: this.list('include') ?? [], exclude: this.list('exclude') ?? [] }),
+      ...Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)),
+    };
+  }
+
+  /** The manifest of each file's metadata and settings (read where the source opens). */
+  private manifest(): Pick<MirrorOptions, 'manifest' | 'manifestDelimiter' | 'manifestPartial' | 'manifestEncoding' | 'manifestSheet'> {
+    const manifest = this.path('manifest');
+    if (manifest === undefined) {
+      for (const name of ['manifestEncoding', 'manifestSheet', 'manifestDelimiter', 'manifestPartial'] as const) if (this.given(name)) this.refuse(`${this.name(name)} needs ${this.name('manifest')}`);
+      return {};
+    }
+    const delimiter = this.text('manifestDelimiter');
+    return {
+      manifest,
+      ...(delimiter !== undefined ? { manifestDelimiter: delimiter === 'tab' ? '\t' : delimiter } : {}),
+      ...(this.on('manifestPartial') ? { manifestPartial: true } : {}),
+      ...(this.given('manifestEncoding') ? { manifestEncoding: codePage(this.name('manifestEncoding'), this.text('manifestEncoding')!) } : {}),
+      ...(this.given('manifestSheet') ? { manifestSheet: this.text('manifestSheet') } : {}),
+    };
+  }
+
+  /** Metadata on every document; keys starting with `ferry.` are ferry's own. */
+  private metadata(): Record<string, string> | undefined {
+    const pairs = this.raw('metadata') as Record<string, string> | undefined;
+    if (pairs === undefined || Object.keys(pairs).length === 0) return undefined;
+    for (const [key, value] of Object.entries(pairs)) {
+      if (OWN_METADATA.test(key)) this.refuse(`${this.name('metadata')} "${visible(`${key}=${value}`)}": keys starting with "ferry." are ferry's own (the identity of each document, docs/cli.md); choose another key`);
+    }
+    return pairs;
+  }
 }
 
 /** For a key no setting of this kind declares: the declared key nearest it, as a mistyped flag is told. */
-function keyHint(schema: ReturnType<typeof definitionSchema>, kind: string, error: z.ZodError): string {
-  const option = schema.options.find((o) => o.shape.job.value === kind);
-  if (!option) return '';
-  const declared = Object.keys(option.shape);
-  const hints = error.issues
+function keyHint(kind: JobKind, error: z.ZodError): string {
+  const declared = ['job', ...jobKeys(kind).map((k) => k.split('.')[0]!)];
+  return error.issues
     .filter((i) => i.code === 'unrecognized_keys' && i.path.length === 0)
     .flatMap((i) => (i as { keys: string[] }).keys)
     .map((key) => {
       const near = nearest(key, declared);
       return near ? ` (did you mean ${near}?)` : ` ("${key}" is no setting of a ${kind} job: the keys are in docs/cli.md under ferry run FILE)`;
-    });
-  return hints.join('');
+    })
+    .join('');
 }

@@ -65,6 +65,10 @@ export interface MigrateOptions extends MigrateSelection {
   lock?: LeaseSettings | undefined;
   /** --wait: after the copies, wait this long for the target to process them, then say what it refused. */
   waitMs?: number | undefined;
+  /** What the run records of its settings for `ferry jobs resume` (src/settings/resume.ts). */
+  record?: Record<string, unknown> | undefined;
+  /** Continue this run (`ferry jobs resume`) rather than start a new one. */
+  resumeRunId?: number | undefined;
 }
 
 export interface MigrateDeps extends PairDeps {
@@ -107,13 +111,17 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
   const jobKey = migrateJobKey(from, to);
   const projects = shareOf(await selectProjects(from, opts), opts.shard);
   const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
-  const params = { from: from.transport.address.baseUrl, to: to.transport.address.baseUrl, projects: projects.map((p) => p.objectIdentifier), playbooks: playbooks.map((p) => p.objectIdentifier), ...(opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {}) };
+  const selected = { projects: projects.map((p) => p.objectIdentifier), playbooks: playbooks.map((p) => p.objectIdentifier) };
+  // The settings it keeps for `ferry jobs resume` (the profiles, the selection as asked), and what that came to here.
+  const params = opts.record
+    ? { ...opts.record, sourceUrl: from.transport.address.baseUrl, targetUrl: to.transport.address.baseUrl, selected }
+    : { from: from.transport.address.baseUrl, to: to.transport.address.baseUrl, ...selected, ...(opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {}) };
   // One migration from this source (or shard of it) into the target at a time, whatever store
   // each uses: the lease is held on the target, where the writes go.
   const fromHost = hostOf(from.transport.address.baseUrl);
   const leasePath = `migrate/${fromHost}${opts.shard ? `/shard-${opts.shard.index}-of-${opts.shard.count}` : ''}`;
   const lease = serviceLease(to, tenantLeaseTarget(leasePath, JOB, `migrations from ${fromHost}${opts.shard ? ` (shard ${opts.shard.index}/${opts.shard.count})` : ''} into ${describeTarget(to.target)}`), opts.lock);
-  return runJob({ store, job: JOB, jobKey, params, target: to.target, lease, pages: [from.transport.pages, to.transport.pages], limits: opts.limits }, async (ctx) => {
+  return runJob({ store, job: JOB, jobKey, params, target: to.target, resumeRunId: opts.resumeRunId, lease, pages: [from.transport.pages, to.transport.pages], limits: opts.limits }, async (ctx) => {
     const ids = new IdMap(store, `${jobKey}|ids`, ctx.run.id, ctx.uploadId, ctx.writeGate);
     // Reads only, before any write: the target projects earlier runs made (whatever store they
     // used) are found again; a same-named project that is not theirs stops the run here.

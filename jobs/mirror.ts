@@ -61,6 +61,8 @@ export interface MirrorOptions extends SizeAgeLimits {
   statsIntervalMs?: number | undefined;
   /** Resume this run. */
   resumeRunId?: number | undefined;
+  /** What the run records of its settings for `ferry jobs resume` (src/settings/resume.ts; jobs/definition.ts makes it). */
+  record?: Record<string, unknown> | undefined;
   /** The run's job kind in the checkpoint store (default `mirror`; the upload job says `upload`). */
   job?: string | undefined;
   /** Upload exactly these files (relative keys) again, whatever the checkpoint says: retries of failed documents. */
@@ -246,10 +248,12 @@ export function normaliseRemotePath(to: string | undefined): string {
   return (to ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
 }
 
-/** A run's parameters as recorded: what `ferry jobs resume` needs, nothing secret. */
+/**
+ * A run's parameters as recorded: the settings it keeps (src/settings/resume.ts), else (a run
+ * started from code, not from flags or a file) what it works on; and the files of a retry batch.
+ */
 export function mirrorParams(opts: MirrorOptions): Record<string, unknown> {
-  const { itemRetry: _r, progress: _p, statsIntervalMs: _s, resumeRunId: _id, lock: _l, limits: _w, only, ...rest } = opts;
-  const params: Record<string, unknown> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
-  if (only) params.only = [...only];
+  const params: Record<string, unknown> = opts.record ? { ...opts.record } : { source: resolve(opts.source), project: opts.project, ...(opts.to !== undefined ? { to: opts.to } : {}) };
+  if (opts.only) params.only = [...opts.only];
   return params;
 }

@@ -112,7 +112,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
   // A resumed run keeps its own batch, its retry files and its OCR setting.
   let resumed = resumeRunId !== undefined ? store.getRun(resumeRunId) : undefined;
   let only: Set<string> | undefined = onlyOf(resumed?.params);
-  let ocrStrategy = (resumed?.params.ocrStrategy as OCRStrategy | undefined) ?? opts.ocrStrategy;
+  let ocrStrategy = ocrOf(resumed?.params) ?? opts.ocrStrategy;
 
   for (let round = 0; ; round++) {
     let uploadIdentifier = resumed?.uploadId ?? undefined;
@@ -124,7 +124,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
       uploadIdentifier = (await client.documentUploads.create(opts.playbook, { name, fileCount })).objectIdentifier;
     }
     const batchId = uploadIdentifier;
-    const mirrorOpts: MirrorOptions = { ...opts, ocrStrategy, uploadIdentifier: batchId, job: JOB, findPresent: false, ...(only ? { only } : {}) };
+    const mirrorOpts: MirrorOptions = { ...opts, ocrStrategy, record: roundRecord(opts.record, ocrStrategy), uploadIdentifier: batchId, job: JOB, findPresent: false, ...(only ? { only } : {}) };
     const source = await open(mirrorOpts);
     let report: BatchReport | undefined;
     const summary = await closing(source, () => runJob(
@@ -241,6 +241,18 @@ async function countFiles(opts: UploadOptions): Promise<number> {
   for await (const entry of source.entries()) if (entry.kind === 'file' && (!wanted || wanted(entry))) n++;
   await source.close();
   return n;
+}
+
+/** The OCR strategy a batch's run recorded (a retry round's may be the fallback's). */
+function ocrOf(params: Record<string, unknown> | undefined): OCRStrategy | undefined {
+  const ocr = params?.ocr;
+  return ocr && typeof ocr === 'object' && 'strategy' in ocr ? (ocr.strategy as OCRStrategy) : undefined;
+}
+
+/** The run's record with the round's OCR strategy: a resumed retry batch keeps the fallback it was sent with. */
+function roundRecord(record: Record<string, unknown> | undefined, ocrStrategy: OCRStrategy | undefined): Record<string, unknown> | undefined {
+  if (!record || ocrStrategy === undefined) return record;
+  return { ...record, ocr: { ...(record.ocr as object | undefined), strategy: ocrStrategy } };
 }
 
 function onlyOf(params: Record<string, unknown> | undefined): Set<string> | undefined {

@@ -17,3 +17,9 @@ export function parseDuration(text: string): number {
   if (/^\d+$/.test(text)) return Number(text) * 1000;
   return [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)].reduce((ms, p) => ms + Number(p[1]) * UNIT_MS[p[2] as keyof typeof UNIT_MS], 0);
 }
+
+/** A duration as settings write it, in its largest whole unit: 30000 -> `30s`, 3600000 -> `1h`. */
+export function durationText(ms: number): string {
+  for (const unit of ['w', 'd', 'h', 'm', 's'] as const) if (ms >= UNIT_MS[unit] && ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
+  return `${ms}ms`;
+}

@@ -120,7 +120,7 @@ function checkPushgateway(text: string): string {
 /** The project a job file's job works on, if it has one. */
 function projectOf(definition: LoadedDefinition | undefined): string | undefined {
   const d = definition?.definition;
-  return d && 'project' in d ? d.project : undefined;
+  return typeof d?.project === 'string' ? d.project : undefined;
 }
 
 function tenantOf(profile: string | undefined, configFile: string | undefined): string | undefined {

@@ -10,13 +10,30 @@ import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
 import { LeaseError, LeaseHeldError } from '../runner/lease.js';
 import { safeText } from '../backends/names.js';
-import { userMessage } from './lease-words.js';
+import { leaseEventsOnStderr, userMessage } from './lease-words.js';
+import type { LeaseSettings } from '../backends/project/lease-use.js';
+import { definitionFromFlags, type LoadedDefinition } from '../../jobs/definition.js';
+import { JOB_SETTINGS, type JobKind } from '../settings/declared.js';
+import { formFromFlags, type Form } from '../settings/form.js';
 import { globalOptions, listingLagFlagOf, loggerFor } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { printJsonError } from './output.js';
 import { positiveNumber, type RunOptions } from './options.js';
 
-export { collect, positiveInt, uuidFlag, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from './options.js';
+export { collect, positiveInt, uuidFlag, type RunOptions } from './options.js';
+
+/**
+ * A job command's flags read as its job file would be (jobs/definition.ts): one reader for the
+ * flags, a job file and a resumed run's record. `args` are the command's arguments under their keys.
+ */
+export function jobFromFlags<K extends JobKind>(kind: K, args: Form, opts: Record<string, unknown>): Extract<LoadedDefinition, { kind: K }> {
+  return definitionFromFlags(kind, { ...args, ...formFromFlags(JOB_SETTINGS[kind], opts) }) as Extract<LoadedDefinition, { kind: K }>;
+}
+
+/** A job's lease settings with what the operator hears at once (a wait, a loss). */
+export function heard<T extends { lock?: LeaseSettings | undefined }>(options: T): T {
+  return { ...options, lock: { onEvent: leaseEventsOnStderr(), ...options.lock } };
+}
 
 export interface JobDeps {
   client: FerryClient;

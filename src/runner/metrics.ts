@@ -12,6 +12,7 @@ import { Counter, Gauge, Pushgateway, Registry } from 'prom-client';
 import { transportTotals } from '../api/transport.js';
 import { redactUrls, shownUrl } from '../api/addresses.js';
 import { liveRuns, observeRuns, type JobSummary, type LiveRun } from './job.js';
+import { DEFAULT_STATS_MS } from './progress.js';
 
 export interface MetricsSettings {
   /** The textfile collector's file (`--metrics-file`). */
@@ -87,7 +88,7 @@ export class RunMetrics {
     if (!this.settings.file) return;
     this.previousSuccess = await lastSuccessIn(this.settings.file);
     await this.write(undefined);
-    this.timer = setInterval(() => void this.write(undefined).catch(() => undefined), this.settings.intervalMs ?? 30_000);
+    this.timer = setInterval(() => void this.write(undefined).catch(() => undefined), this.settings.intervalMs ?? DEFAULT_STATS_MS);
     this.timer.unref();
   }
 

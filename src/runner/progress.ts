@@ -9,6 +9,9 @@ import type { RunCounts } from '../store/types.js';
 import { formatBytes, formatDuration } from './format.js';
 import { liveLineShown, setLiveLine } from './terminal.js';
 
+/** How often a run off a terminal writes a progress record, and its metrics file, unless --stats says. */
+export const DEFAULT_STATS_MS = 30_000;
+
 export { formatBytes, formatDuration } from './format.js';
 
 export interface ProgressState {
@@ -124,7 +127,7 @@ export class Progress {
     this.line = new StatusLine(stream);
     const line = this.line;
     if (!line.live) {
-      this.timer = setInterval(() => line.update(`progress ${describeProgress(this.state, Date.now() - this.started)}`), opts.intervalMs ?? 30_000);
+      this.timer = setInterval(() => line.update(`progress ${describeProgress(this.state, Date.now() - this.started)}`), opts.intervalMs ?? DEFAULT_STATS_MS);
       this.timer.unref();
       return;
     }

@@ -6,11 +6,14 @@ import { resolveSettings } from '../../config/profile.js';
 import { defaultStorePath, openStore } from '../../store/index.js';
 import type { RunRecord } from '../../store/types.js';
 import { formatBytes } from '../../runner/format.js';
-import type { MirrorOptions } from '../../../jobs/mirror.js';
 import { globalOptions } from '../context.js';
 import { runMirrorCommand } from './mirror.js';
 import { runUploadCommand } from './upload.js';
-import type { UploadOptions } from '../../../jobs/upload.js';
+import { runMigrateCommand } from './migrate.js';
+import { definitionFromRecord } from '../../../jobs/definition.js';
+import { formOfRecord } from '../../settings/resume.js';
+import type { JobKind } from '../../settings/declared.js';
+import { heard } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { JsonItems } from '../json-items.js';
@@ -39,21 +42,33 @@ export async function showAction(runArg: string, opts: { state?: string; json?: 
   });
 }
 
+/** The kinds of run `ferry jobs resume` continues: those that record their settings (src/settings/resume.ts). */
+const RESUMABLE: readonly JobKind[] = ['mirror', 'upload', 'migrate'];
+
 export async function resumeAction(runArg: string, opts: { state?: string; json?: boolean }, cmd: Command): Promise<void> {
   const id = runId(runArg);
   const run = withStore(cmd, opts.state, (store) => store.getRun(id));
   if (!run) throw new ConfigurationError(`no run ${runArg} in this checkpoint store`);
-  if (run.job !== 'mirror' && run.job !== 'upload') throw new ConfigurationError(`run ${id} is a ${run.job} run, which cannot be resumed`);
+  if (!(RESUMABLE as readonly string[]).includes(run.job)) throw new ConfigurationError(`run ${id} is a ${run.job} run, which cannot be resumed`);
   if (run.status === 'succeeded') throw new ConfigurationError(`run ${id} already succeeded; run the job again instead to pick up changes`);
-  // `only` (the files of a retry batch) is read back from the run by the job itself.
-  const { only: _only, ...params } = run.params;
-  if (run.job === 'upload') {
-    const options = { ...(params as unknown as UploadOptions), resumeRunId: id, progress: !opts.json };
-    process.exitCode = await runUploadCommand(cmd, options, { state: opts.state, json: opts.json === true });
-    return;
+  const kind = run.job as JobKind;
+  const loaded = definitionFromRecord(kind, id, formOfRecord(kind, id, run.params));
+  const json = opts.json === true;
+  // The run goes on in the store it was read from; `only` (a retry batch's files) is read back by the job itself.
+  const how = { rps: loaded.rps, state: opts.state, json };
+  switch (loaded.kind) {
+    case 'upload':
+      process.exitCode = await runUploadCommand(cmd, heard({ ...loaded.upload, resumeRunId: id, progress: !json }), { ...how, ack: loaded.ack });
+      return;
+    case 'mirror':
+      process.exitCode = await runMirrorCommand(cmd, heard({ ...loaded.mirror, resumeRunId: id, progress: !json }), how);
+      return;
+    case 'migrate':
+      process.exitCode = await runMigrateCommand(cmd, { ...loaded.migrate, options: heard({ ...loaded.migrate.options, resumeRunId: id, progress: !json }) }, how);
+      return;
+    default:
+      throw new ConfigurationError(`run ${id} is a ${run.job} run, which cannot be resumed`);
   }
-  const options = { ...(params as unknown as MirrorOptions), resumeRunId: id, progress: !opts.json };
-  process.exitCode = await runMirrorCommand(cmd, options, { state: opts.state, json: opts.json === true });
 }
 
 

@@ -1,79 +1,33 @@
 // `ferry migrate --from P --to P`: projects and playbooks from one tenant into another, planned
 // (--dry-run), resumable, verified (--verify, or `ferry migrate verify`).
 import type { Command } from 'commander';
-import { migrate, planMigration, verifyMigration, type MigrateOptions, type MigrateSelection, type MigrationPlan, type ProjectReport, type VerifyReport } from '../../../jobs/migrate.js';
+import { migrate, planMigration, verifyMigration, type MigrationPlan, type ProjectReport, type VerifyReport } from '../../../jobs/migrate.js';
 import type { MigrateRequest } from '../../../jobs/definition.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 import { ConfigurationError } from '../../api/errors.js';
-import { loadMapping } from '../../playbooks/mapping.js';
 import { formatBytes } from '../../runner/format.js';
 import { visible, safeText } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, namedCounts, printSummary, summaryEnvelope } from '../output.js';
 import { setCommand, writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
-import { lockedOr, openPairDeps, positiveInt, uuidFlag, type RunOptions } from '../shared.js';
-import { bwlimitFlag, leaseSettingsFrom, limitsFrom, parseDurationFlag, statsFlag } from '../options.js';
+import { heard, jobFromFlags, lockedOr, openPairDeps, type RunOptions } from '../shared.js';
 import { PlanOutput } from '../plan-output.js';
-import { parseShard } from '../../tenants/selection.js';
 
-interface MigrateCliOptions {
-  from: string;
-  to: string;
-  projects?: string;
-  allProjects?: boolean;
-  playbooks?: string;
-  allPlaybooks?: boolean;
-  map?: string;
-  concurrency: string;
-  bwlimit?: string;
-  dryRun?: boolean;
-  stats?: string;
-  verify?: boolean;
-  json?: boolean;
-  state?: string;
-  shard?: string;
-  sameTenant?: boolean;
-  intoExisting?: boolean;
-  waitLock?: string;
-  lockTtl?: string;
-  lock?: boolean;
-  maxDuration?: string;
-  maxTransfer?: string;
-  maxFiles?: string;
-  cutoffMode?: string;
-  wait?: boolean;
-  timeout?: string;
-  manifest?: string;
-}
-
-
-function selectionOf(opts: MigrateCliOptions): MigrateSelection {
-  const ids = (flag: string, list: string | undefined) => (list ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((id) => uuidFlag(flag, id));
-  return {
-    projects: ids('--projects', opts.projects),
-    allProjects: opts.allProjects === true,
-    playbooks: ids('--playbooks', opts.playbooks),
-    allPlaybooks: opts.allPlaybooks === true,
-    ...(opts.shard !== undefined ? { shard: parseShard(opts.shard) } : {}),
-    sameTenant: opts.sameTenant === true,
-  };
-}
-
-export async function migrateAction(action: string | undefined, opts: MigrateCliOptions, cmd: Command): Promise<void> {
+export async function migrateAction(action: string | undefined, opts: Record<string, unknown>, cmd: Command): Promise<void> {
   if (action !== undefined && action !== 'verify') throw new ConfigurationError(`ferry migrate: unknown action "${visible(action)}" (the one action is "verify")`);
   if (action === 'verify' && (opts.dryRun || opts.map)) throw new ConfigurationError('ferry migrate verify takes neither --dry-run nor --map');
   if (opts.manifest !== undefined) throw new ConfigurationError('--manifest means nothing to a migration: each document is copied with its own metadata and settings (mirror, upload and check read a manifest; pull --manifest-out writes one)');
   const json = opts.json === true;
+  const dryRun = opts.dryRun === true;
   if (action === 'verify') setCommand('migrate verify');
-  if (opts.wait && (opts.dryRun || action === 'verify')) process.stderr.write(`ferry: --wait does nothing with ${action === 'verify' ? 'migrate verify' : '--dry-run'}: nothing is copied, so there is nothing to process\n`);
-  const waitMs = opts.wait && !opts.dryRun && action !== 'verify' ? parseDurationFlag('--timeout', opts.timeout ?? '1h') : undefined;
-  const selection = selectionOf(opts);
-  const concurrency = positiveInt('--concurrency', opts.concurrency);
+  if (opts.wait && (dryRun || action === 'verify')) process.stderr.write(`ferry: --wait does nothing with ${action === 'verify' ? 'migrate verify' : '--dry-run'}: nothing is copied, so there is nothing to process\n`);
+  const loaded = jobFromFlags('migrate', {}, opts);
+  const { waitMs, ...options } = { ...loaded.migrate.options, statsIntervalMs: loaded.statsIntervalMs };
   if (action === 'verify') {
-    const deps = openPairDeps(cmd, opts.from, opts.to, concurrency, opts.state);
+    const deps = openPairDeps(cmd, loaded.migrate.from, loaded.migrate.to, options.concurrency ?? DEFAULT_CONCURRENCY, loaded.state);
     try {
-      const report = await verifyMigration({ ...selection, concurrency, progress: !json, statsIntervalMs: statsFlag(opts.stats) }, deps);
+      const report = await verifyMigration({ ...options, progress: !json }, deps);
       process.exitCode = report.differenceCount > 0 ? EXIT.failed : EXIT.ok;
       if (json) writeEnvelope(report.differenceCount > 0 ? 'different' : 'matching', process.exitCode, { ...report });
       else process.stdout.write(describeVerification(report));
@@ -82,18 +36,8 @@ export async function migrateAction(action: string | undefined, opts: MigrateCli
     }
     return;
   }
-  const options: MigrateOptions = {
-    ...selection,
-    ...(opts.map ? { mapping: loadMapping(opts.map) } : {}),
-    concurrency,
-    bwlimit: bwlimitFlag(opts.bwlimit),
-    statsIntervalMs: statsFlag(opts.stats),
-    intoExisting: opts.intoExisting === true,
-    lock: leaseSettingsFrom(opts),
-    limits: limitsFrom(opts),
-    ...(waitMs !== undefined ? { waitMs } : {}),
-  };
-  process.exitCode = await runMigrateCommand(cmd, { from: opts.from, to: opts.to, options, verify: opts.verify === true }, { json, state: opts.state, dryRun: opts.dryRun === true });
+  const request = { ...loaded.migrate, options: heard({ ...options, ...(waitMs !== undefined && !dryRun ? { waitMs } : {}) }) };
+  process.exitCode = await runMigrateCommand(cmd, request, { json, state: loaded.state, dryRun });
 }
 
 /** Shared by `migrate` and `run` of a migrate job file: the plan (--dry-run), or the run and its verification. */

@@ -2,19 +2,21 @@
 import { manifestLine } from '../../manifest/said.js';
 import type { Command } from 'commander';
 import { mirror, normaliseRemotePath, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
-import { parseDurationFlag } from '../options.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
 import { formatBytes } from '../../runner/format.js';
 import { EXIT } from '../exit-codes.js';
 import { safeText, visible } from '../../backends/names.js';
-import { lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
+import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { PlanOutput } from '../plan-output.js';
 import { resolveProject } from '../project-name.js';
 
-export async function mirrorAction(source: string, opts: MirrorCliOptions & { wait?: boolean; timeout?: string }, cmd: Command): Promise<void> {
-  if (opts.wait && opts.dryRun) process.stderr.write('ferry: --wait does nothing with --dry-run: nothing is uploaded, so there is nothing to process\n');
-  const waitMs = opts.wait && !opts.dryRun ? parseDurationFlag('--timeout', opts.timeout ?? '1h') : undefined;
-  process.exitCode = await runMirrorCommand(cmd, { ...transferOptionsFrom(source, opts), ...(waitMs !== undefined ? { waitMs } : { countProcessing: true }) }, { rps: opts.rps, state: opts.state, json: opts.json === true, dryRun: opts.dryRun === true });
+export async function mirrorAction(source: string, opts: Record<string, unknown>, cmd: Command): Promise<void> {
+  const loaded = jobFromFlags('mirror', { source }, opts);
+  const json = opts.json === true;
+  const dryRun = opts.dryRun === true;
+  if (opts.wait && dryRun) process.stderr.write('ferry: --wait does nothing with --dry-run: nothing is uploaded, so there is nothing to process\n');
+  const options = heard({ ...loaded.mirror, progress: !json, statsIntervalMs: loaded.statsIntervalMs });
+  process.exitCode = await runMirrorCommand(cmd, options, { rps: loaded.rps, state: loaded.state, json, dryRun });
 }
 
 

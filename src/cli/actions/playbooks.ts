@@ -12,9 +12,8 @@ import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, summaryBody, summaryEnvelope, targetLine, writtenVerb } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
-import { lockedOr, openJobDeps, uuidFlag } from '../shared.js';
-import { parseDurationFlag } from './upload.js';
-import { leaseSettingsFrom } from '../options.js';
+import { heard, jobFromFlags, lockedOr, openJobDeps, uuidFlag } from '../shared.js';
+import { leaseSettingsFrom, parseDurationFlag } from '../options.js';
 
 export async function exportAction(ids: string[], opts: { all?: boolean; out: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   if (opts.all && ids.length) throw new ConfigurationError('give playbook ids or --all, not both');
@@ -33,13 +32,13 @@ export async function importAction(file: string, opts: { mode: 'server' | 'repla
   process.exitCode = await runJobCommand(cmd, { ...opts, profile: opts.toProfile }, (deps) => importArchive({ file, mode: opts.mode, mapping, timeoutMs, lock }, deps));
 }
 
-export async function backupAction(opts: { out: string; keep?: string; keepDaily?: string; keepWeekly?: string; state?: string; json?: boolean; waitLock?: string; lockTtl?: string; lock?: boolean }, cmd: Command): Promise<void> {
-  const rules = { keep: count('--keep', opts.keep), keepDaily: count('--keep-daily', opts.keepDaily), keepWeekly: count('--keep-weekly', opts.keepWeekly) };
-  process.exitCode = await runBackupCommand(cmd, { out: opts.out, ...rules, lock: leaseSettingsFrom(opts) }, opts);
+export async function backupAction(opts: Record<string, unknown>, cmd: Command): Promise<void> {
+  const loaded = jobFromFlags('playbooks-backup', {}, opts);
+  process.exitCode = await runBackupCommand(cmd, heard(loaded.backup), { state: loaded.state, rps: loaded.rps, json: opts.json === true });
 }
 
 /** Shared by `playbooks backup` and `run` of a playbooks-backup job file. */
-export async function runBackupCommand(cmd: Command, options: BackupOptions, run: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined }): Promise<number> {
+export async function runBackupCommand(cmd: Command, options: BackupOptions, run: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined; rps?: number | string | undefined }): Promise<number> {
   return runJobCommand(cmd, run, (deps) => backupPlaybooks({ ...options, onDone: live(run.json, (id, outcome) => `${outcome} ${id}`) }, deps));
 }
 
@@ -66,9 +65,9 @@ export async function verifyAction(path: string, opts: { json?: boolean }): Prom
 type Deps = Parameters<typeof exportPlaybooks>[1];
 
 /** Opens client and store, runs the job, prints its summary; the lock and timeouts get their exit codes. */
-async function runJobCommand(cmd: Command, opts: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined }, job: (deps: Deps) => Promise<JobSummary>): Promise<number> {
+async function runJobCommand(cmd: Command, opts: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined; rps?: number | string | undefined }, job: (deps: Deps) => Promise<JobSummary>): Promise<number> {
   const json = opts.json === true;
-  const deps = openJobDeps(cmd, 1, { json, state: opts.state, profile: opts.profile });
+  const deps = openJobDeps(cmd, 1, { json, state: opts.state, profile: opts.profile, rps: opts.rps });
   try {
     let summary: JobSummary;
     try {
@@ -108,13 +107,6 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
   for (const p of s.problems.slice(0, 20)) lines.push(`    ${visible(p.key)}: ${safeText(p.reason)}`);
   process.stdout.write(`${layout(lines.join('\n'))}\n`);
-}
-
-function count(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigurationError(`${flag} must be a whole number of at least 0, not "${value}"`);
-  return n;
 }
 
 /** Progress on a terminal: a line on stderr per playbook done; nothing under --json or off a TTY. */

@@ -1,67 +1,27 @@
 // `ferry pull PROJECT DIR`: a project's documents into a local folder.
 import type { Command } from 'commander';
-import { localFilesFrom, planPull, pull, type PullOptions } from '../../../jobs/pull.js';
+import { planPull, pull, type PullOptions } from '../../../jobs/pull.js';
 import { formatBytes } from '../../runner/format.js';
 import { safeText, visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
-import { lockedOr, openJobDeps, positiveInt, type RunOptions } from '../shared.js';
+import { jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { ConfigurationError } from '../../api/errors.js';
-import { writableFile } from '../options.js';
 import { projectFlag, resolveProject } from '../project-name.js';
-import { bwlimitFlag, limitsFrom, patternsFrom, sizeAgeFrom, statsFlag } from '../options.js';
 import { PlanOutput } from '../plan-output.js';
 
-
-interface PullCliOptions {
-  from?: string;
-  include: string[];
-  exclude: string[];
-  filterFrom?: string;
-  concurrency: string;
-  bwlimit?: string;
-  maxDuration?: string;
-  maxTransfer?: string;
-  maxFiles?: string;
-  cutoffMode?: string;
-  dryRun?: boolean;
-  stats?: string;
-  minSize?: string;
-  maxSize?: string;
-  minAge?: string;
-  maxAge?: string;
-  json?: boolean;
-  state?: string;
-  manifest?: string;
-  manifestOut?: string;
-  localNames?: string;
-  overwriteChanged?: boolean;
-  backupDir?: string;
-}
 
 /** Problems a dry run names in text; --json lists up to the plan's own cap. */
 const PROBLEMS_SHOWN = 20;
 
-export async function pullAction(project: string, dir: string, opts: PullCliOptions, cmd: Command): Promise<void> {
+export async function pullAction(project: string, dir: string, opts: Record<string, unknown>, cmd: Command): Promise<void> {
   if (opts.manifest !== undefined) throw new ConfigurationError('--manifest means nothing to pull: a pull writes each document as it is; --manifest-out FILE writes the manifest of their metadata (mirror, upload and check read one)');
-  if (opts.manifestOut !== undefined) writableFile('--manifest-out', opts.manifestOut);
-  if (opts.manifestOut !== undefined && opts.dryRun) process.stderr.write('ferry: --manifest-out does nothing with --dry-run: the manifest is written by a pull that lists every document\n');
-  if (opts.backupDir !== undefined && !opts.overwriteChanged) throw new ConfigurationError('--backup-dir needs --overwrite-changed: without it no pulled file is replaced, so none is moved');
-  const options: PullOptions = {
-    ...localFilesFrom(opts, dir),
-    ...(opts.manifestOut !== undefined ? { manifestOut: opts.manifestOut } : {}),
-    project: projectFlag('PROJECT', project),
-    dir,
-    from: opts.from,
-    ...patternsFrom(opts),
-    concurrency: positiveInt('--concurrency', opts.concurrency),
-    bwlimit: bwlimitFlag(opts.bwlimit),
-    progress: !opts.json,
-    statsIntervalMs: statsFlag(opts.stats),
-    ...sizeAgeFrom(opts),
-    limits: limitsFrom(opts),
-  };
-  process.exitCode = await runPullCommand(cmd, options, { json: opts.json === true, state: opts.state, dryRun: opts.dryRun === true });
+  const loaded = jobFromFlags('pull', { project: projectFlag('PROJECT', project), dir }, opts);
+  const json = opts.json === true;
+  const dryRun = opts.dryRun === true;
+  if (opts.manifestOut !== undefined && dryRun) process.stderr.write('ferry: --manifest-out does nothing with --dry-run: the manifest is written by a pull that lists every document\n');
+  const options: PullOptions = { ...loaded.pull, progress: !json, statsIntervalMs: loaded.statsIntervalMs };
+  process.exitCode = await runPullCommand(cmd, options, { json, rps: loaded.rps, state: loaded.state, dryRun });
 }
 
 /** Shared by `pull` and `run` of a pull job file. */

@@ -9,17 +9,12 @@ import { runPullCommand } from './pull.js';
 import { runBackupCommand } from './playbooks.js';
 import { runMigrateCommand } from './migrate.js';
 import { statsFlag } from '../options.js';
-import { leaseEventsOnStderr } from '../lease-words.js';
-import type { LeaseSettings } from '../../backends/project/lease-use.js';
-
-/** A job file's lease settings, with what the operator hears at once (a wait, a loss), as on the command line. */
-function heard<T extends { lock?: LeaseSettings | undefined }>(options: T): T {
-  return { ...options, lock: { onEvent: leaseEventsOnStderr(), ...options.lock } };
-}
+import { heard } from '../shared.js';
 
 export async function runAction(file: string, opts: { dryRun?: boolean; json?: boolean; stats?: string }, cmd: Command): Promise<void> {
   const loaded = loadDefinition(file);
-  const statsIntervalMs = statsFlag(opts.stats);
+  // --stats of the command, else the file's own.
+  const statsIntervalMs = statsFlag(opts.stats) ?? loaded.statsIntervalMs;
   const json = opts.json === true;
   const dryRun = opts.dryRun === true;
   const run = { rps: loaded.rps, state: loaded.state, json, dryRun, profile: loaded.profile };

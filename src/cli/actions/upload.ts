@@ -4,9 +4,9 @@ import type { Command } from 'commander';
 import type { FerryClient } from '../../api/client.js';
 import type { PlaybookDocumentUploadDetails } from '../../api/types.js';
 import { renderText } from '../../report/render.js';
-import { parseDurationFlag } from '../options.js';
-import { DEFAULT_RETRY_POLICY, upload, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
-import { uuidFlag, lockedOr, openJobDeps, transferOptionsFrom, type MirrorCliOptions, type RunOptions } from '../shared.js';
+import { durationText } from '../../duration.js';
+import { upload, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
+import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { visible, safeText } from '../../backends/names.js';
 import { printSummary, summaryBody } from '../output.js';
@@ -14,27 +14,11 @@ import { writeEnvelope } from '../envelope.js';
 import { StatusLine } from '../../runner/progress.js';
 import { resolveProject } from '../project-name.js';
 
-interface UploadCliOptions extends MirrorCliOptions {
-  playbook: string;
-  name?: string;
-  wait: boolean;
-  timeout: string;
-  retryFailed?: boolean;
-  ocrFallback?: string;
-  ack?: boolean;
-}
-
-export async function uploadAction(source: string, opts: UploadCliOptions, cmd: Command): Promise<void> {
-  const options: UploadOptions = {
-    ...transferOptionsFrom(source, opts),
-    playbook: uuidFlag('--playbook', opts.playbook),
-    name: opts.name,
-    wait: opts.wait,
-    timeoutMs: parseDurationFlag('--timeout', opts.timeout),
-    retryFailed: opts.retryFailed === true,
-    policy: { ...DEFAULT_RETRY_POLICY, ocrFallback: opts.ocrFallback as 'never' | 'detect' | undefined },
-  };
-  process.exitCode = await runUploadCommand(cmd, options, { rps: opts.rps, state: opts.state, json: opts.json === true, ack: opts.ack === true, timeoutText: opts.timeout });
+export async function uploadAction(source: string, opts: Record<string, unknown>, cmd: Command): Promise<void> {
+  const loaded = jobFromFlags('upload', { source }, opts);
+  const json = opts.json === true;
+  const options: UploadOptions = heard({ ...loaded.upload, progress: !json, statsIntervalMs: loaded.statsIntervalMs });
+  process.exitCode = await runUploadCommand(cmd, options, { rps: loaded.rps, state: loaded.state, json, ack: loaded.ack, timeoutText: durationText(options.timeoutMs ?? 3_600_000) });
 }
 
 
@@ -130,4 +114,3 @@ export function liveDisplay(): { onPoll: (d: Pick<PlaybookDocumentUploadDetails,
   };
 }
 
-export { parseDurationFlag } from '../options.js';

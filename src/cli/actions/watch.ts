@@ -6,7 +6,8 @@ import { tallyAsDetails, waitForProjectBatch } from '../../report/model.js';
 import { openJobDeps } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
-import { liveDisplay, parseDurationFlag } from './upload.js';
+import { liveDisplay } from './upload.js';
+import { parseDurationFlag } from '../options.js';
 import { resolveBatch, withProjectId } from './report.js';
 
 export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {

@@ -2,6 +2,8 @@
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { Option, type Command } from 'commander';
 import { later } from '../later.js';
+import { addSettings } from '../settings-flags.js';
+import { JOB_SETTINGS } from '../../settings/declared.js';
 
 export function registerPlaybooks(program: Command): void {
   const playbooks = program.command('playbooks').description('list, export, import, back up and verify playbooks as zip archives');
@@ -23,34 +25,22 @@ export function registerPlaybooks(program: Command): void {
     .option('--json', 'print one JSON summary on stdout')
     .action(later(() => import('../actions/playbooks.js'), 'exportAction'));
 
-  playbooks
-    .command('import')
-    .description('import an archive: on the service (server) or call by call into any tenant (replay)')
-    .argument('<file>', 'a playbook archive (.zip)')
-    .addOption(new Option('--mode <mode>', 'server: POST /playbooks/import; replay: recreate call by call (any tenant, any region)').choices(['server', 'replay']).makeOptionMandatory())
-    .option('--to-profile <name>', 'the profile of the target tenant (default: the current profile)')
-    .option('--map <file>', 'replay: target ids for organization metadata (and options), by old id or name; YAML or JSON')
-    .option('--timeout <duration>', 'server: longest wait for the import task', '10m')
-    .option('--state <file>', 'checkpoint database (holds the id map of replays)')
-    .option('--wait-lock <duration>', "wait this long for another import of the same playbook into the tenant (default: no wait, exit 4)")
-    .option('--lock-ttl <duration>', 'how long the lease outlives its last renewal if this run dies (default 30s; 2s to 1h)')
-    .option('--no-lock', 'hold no lease on the service (said in the summary)')
-    .option('--json', 'print one JSON summary on stdout')
-    .action(later(() => import('../actions/playbooks.js'), 'importAction'));
+  addSettings(
+    playbooks
+      .command('import')
+      .description('import an archive: on the service (server) or call by call into any tenant (replay)')
+      .argument('<file>', 'a playbook archive (.zip)')
+      .addOption(new Option('--mode <mode>', 'server: POST /playbooks/import; replay: recreate call by call (any tenant, any region)').choices(['server', 'replay']).makeOptionMandatory())
+      .option('--to-profile <name>', 'the profile of the target tenant (default: the current profile)')
+      .option('--map <file>', 'replay: target ids for organization metadata (and options), by old id or name; YAML or JSON')
+      .option('--timeout <duration>', 'server: longest wait for the import task', '10m'),
+    ['state', 'waitLock', 'lockTtl', 'lock', 'json'],
+  ).action(later(() => import('../actions/playbooks.js'), 'importAction'));
 
-  playbooks
-    .command('backup')
-    .description('export every playbook into a folder, keeping a new archive only when it changed, then prune')
-    .requiredOption('--out <dir>', 'the backup folder (holds index.json and one folder per playbook)')
-    .option('--keep <n>', 'keep the newest n archives of each playbook')
-    .option('--keep-daily <n>', 'keep the newest archive of each of the last n days')
-    .option('--keep-weekly <n>', 'keep the newest archive of each of the last n ISO weeks')
-    .option('--state <file>', 'checkpoint database')
-    .option('--wait-lock <duration>', 'wait this long for another backup of the tenant into the same folder (default: no wait, exit 4)')
-    .option('--lock-ttl <duration>', 'how long the lease outlives its last renewal if this run dies (default 30s; 2s to 1h)')
-    .option('--no-lock', 'hold no lease on the service (said in the summary)')
-    .option('--json', 'print one JSON summary on stdout')
-    .action(later(() => import('../actions/playbooks.js'), 'backupAction'));
+  addSettings(
+    playbooks.command('backup').description('export every playbook into a folder, keeping a new archive only when it changed, then prune'),
+    JOB_SETTINGS['playbooks-backup'],
+  ).action(later(() => import('../actions/playbooks.js'), 'backupAction'));
 
   playbooks
     .command('verify')
