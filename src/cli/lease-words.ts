@@ -6,6 +6,7 @@ import { LeaseTtlError } from '../runner/lease/ttl.js';
 import { formatLag } from '../api/listing-lag.js';
 import { writeStderr } from '../runner/terminal.js';
 import { safeText } from '../backends/names.js';
+import { shellWord } from './shell-words.js';
 
 /** What the user can do about a lease failure, by its reason; undefined when there is nothing to add. */
 export function leaseAdvice(reason: LeaseReason): string | undefined {
@@ -24,9 +25,16 @@ export function leaseAdvice(reason: LeaseReason): string | undefined {
       return '--no-lock runs without a lease';
     case 'ttl-range':
       return '--lock-ttl takes 2s to 1h';
+    case 'refused':
+      return reason.writesRefused ? 'ferry doctor says what a profile may do' : undefined;
     default:
       return undefined;
   }
+}
+
+/** The command that breaks a lease on this project (or the tenant) and path, as a shell takes it. */
+export function breakCommand(target: { project?: string | undefined; path: string }): string {
+  return `ferry lock break${target.project ? ` --project ${shellWord(target.project)}` : ''}${target.path ? ` --path ${shellWord(target.path)}` : ''}`;
 }
 
 /** What to do about a lease lost, by how it was lost (a run's summary carries the how). */

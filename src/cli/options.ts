@@ -12,7 +12,7 @@ import { parseDuration } from '../duration.js';
 import { checkPatternFlags, type FilterRule } from '../sync/filter-rules.js';
 import { readFilterFile } from '../config/filter-file.js';
 import type { LeaseSettings } from '../backends/project/lease-use.js';
-import { leaseEventsOnStderr } from './lease-words.js';
+import { breakCommand, leaseEventsOnStderr } from './lease-words.js';
 import { SETTINGS, type SettingName } from '../settings/declared.js';
 import { readFlag } from '../settings/form.js';
 import * as kinds from '../settings/kinds.js';
@@ -51,7 +51,7 @@ export function bwlimitFlag(text: string | undefined): BandwidthLimit | undefine
 
 /** The lease flags as settings (playbooks import; the job commands read them with the rest). */
 export function leaseSettingsFrom(opts: { waitLock?: string; lockTtl?: string; lock?: boolean }): LeaseSettings {
-  const settings: LeaseSettings = { onEvent: leaseEventsOnStderr() };
+  const settings: LeaseSettings = { onEvent: leaseEventsOnStderr(), breakHint: breakCommand };
   if (opts.lock === false) settings.off = true;
   if (opts.waitLock !== undefined) settings.waitMs = parseDuration(String(flagValue('waitLock', opts.waitLock)));
   if (opts.lockTtl !== undefined) settings.ttlMs = parseDuration(String(flagValue('lockTtl', opts.lockTtl)));

@@ -10,7 +10,7 @@ import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
 import { LeaseError, LeaseHeldError } from '../runner/lease.js';
 import { safeText } from '../backends/names.js';
-import { leaseEventsOnStderr, userMessage } from './lease-words.js';
+import { breakCommand, leaseEventsOnStderr, userMessage } from './lease-words.js';
 import type { LeaseSettings } from '../backends/project/lease-use.js';
 import { definitionFromFlags, type LoadedDefinition } from '../../jobs/definition.js';
 import { JOB_SETTINGS, type JobKind } from '../settings/declared.js';
@@ -32,7 +32,7 @@ export function jobFromFlags<K extends JobKind>(kind: K, args: Form, opts: Recor
 
 /** A job's lease settings with what the operator hears at once (a wait, a loss). */
 export function heard<T extends { lock?: LeaseSettings | undefined }>(options: T): T {
-  return { ...options, lock: { onEvent: leaseEventsOnStderr(), ...options.lock } };
+  return { ...options, lock: { onEvent: leaseEventsOnStderr(), breakHint: breakCommand, ...options.lock } };
 }
 
 export interface JobDeps {

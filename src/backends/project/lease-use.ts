@@ -21,6 +21,8 @@ export interface LeaseSettings {
   ttlMs?: number | undefined;
   /** Who hears what the lease does as it happens (the CLI says a wait and a loss at once). */
   onEvent?: ((event: LeaseEvent) => void) | undefined;
+  /** How whoever is refused is told to break the lease, in the caller's words (the CLI names its command). */
+  breakHint?: ((target: { project?: string | undefined; path: string }) => string) | undefined;
 }
 
 /** What a job asks a lease on: a scope of the service (a project…) and a path within it. */
@@ -32,8 +34,6 @@ export interface LeaseTarget {
   job: string;
   /** For messages: what the lease is on. */
   description: string;
-  /** The command that breaks it (said to whoever is refused). */
-  breakHint: string;
 }
 
 /** The lease a job's run takes on the service (runner/job's LeaseUse), or none under --no-lock. */
@@ -61,7 +61,7 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
         host: hostname(),
         pid: process.pid,
         job: target.job,
-        breakHint: target.breakHint,
+        ...(settings.breakHint ? { breakHint: settings.breakHint({ project: target.project, path: target.path }) } : {}),
         ttlMs,
         ...(settings.waitMs !== undefined ? { waitMs: settings.waitMs } : {}),
         onEvent: settings.onEvent,
@@ -69,7 +69,7 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
       }).catch((err: unknown) => {
         // The lease's first record is the run's first write: refused, the client may only read.
         if (err instanceof PermissionDeniedError && board.writes === 1) {
-          throw new LeaseError(target.description, { code: 'refused', said: `this client may read but not write (${describeTarget(client.target)}): the service refused ferry's first write (${err.status}), and nothing was written; use a profile whose application may write (ferry doctor says what a profile may do)` });
+          throw new LeaseError(target.description, { code: 'refused', writesRefused: true, said: `this client may read but not write (${describeTarget(client.target)}): the service refused ferry's first write (${err.status}), and nothing was written; use a profile whose application may write` });
         }
         throw unreachable(err) ?? err;
       });
@@ -99,7 +99,6 @@ export function projectLeaseTarget(project: string, path: string, job: string): 
     path,
     job,
     description: `project ${project}${path ? `, folder ${path}` : ''}`,
-    breakHint: `ferry lock break --project ${project}${path ? ` --path '${path.replace(/'/g, "'\\''")}'` : ''}`,
   };
 }
 
@@ -109,5 +108,5 @@ export function projectLeaseTarget(project: string, path: string, job: string): 
  * `playbook/<id>`, `backup/<folder>`), which conflict as folders do.
  */
 export function tenantLeaseTarget(path: string, job: string, description: string): LeaseTarget {
-  return { scope: 'tenant', path, job, description, breakHint: `ferry lock break --path '${path.replace(/'/g, "'\\''")}'` };
+  return { scope: 'tenant', path, job, description };
 }

@@ -13,6 +13,7 @@ import { setCommand, writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { heard, jobFromFlags, lockedOr, openPairDeps, type RunOptions } from '../shared.js';
 import { PlanOutput } from '../plan-output.js';
+import { shellWord } from '../shell-words.js';
 
 export async function migrateAction(action: string | undefined, opts: Record<string, unknown>, cmd: Command): Promise<void> {
   if (action !== undefined && action !== 'verify') throw new ConfigurationError(`ferry migrate: unknown action "${visible(action)}" (the one action is "verify")`);
@@ -108,7 +109,7 @@ function describeMigration(summary: Record<string, unknown>, toProfile: string):
     const w = p.processing;
     if (w && p.target) {
       const reasons = Object.entries(w.failedReasonSummary).map(([r, n]) => `${r} ${n}`).join(', ');
-      lines.push(`    processed on the target: ${w.completed} indexed, ${w.refused} refused${reasons ? ` (${reasons})` : ''}${w.processing ? `, ${w.processing} still processing` : ''}; \`ferry -p ${quoteArg(toProfile)} report --project ${p.target} --upload ${String(summary.uploadIdentifier ?? '')}\``);
+      lines.push(`    processed on the target: ${w.completed} indexed, ${w.refused} refused${reasons ? ` (${reasons})` : ''}${w.processing ? `, ${w.processing} still processing` : ''}; \`ferry -p ${shellWord(toProfile)} report --project ${p.target} --upload ${String(summary.uploadIdentifier ?? '')}\``);
     }
   }
   for (const p of (summary.playbooks as { source: string; target: string | null; name: string | null; outcome: string }[] | undefined) ?? []) {
@@ -123,9 +124,4 @@ function describeVerification(r: VerifyReport): string {
   for (const d of r.differences.slice(0, 50)) lines.push(`  ${d.kind} ${d.where}: ${d.what}`);
   if (r.differenceCount > 50) lines.push(`  … ${r.differenceCount - 50} more (see --json)`);
   return `${layout(lines.join('\n'))}\n`;
-}
-
-/** A profile name as a shell takes it. */
-function quoteArg(text: string): string {
-  return /^[A-Za-z0-9_.\/-]+$/.test(text) ? text : `'${visible(text).replace(/'/g, `'\\''`)}'`;
 }

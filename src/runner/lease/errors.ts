@@ -46,7 +46,7 @@ export type LeaseReason =
   /** The run was stopped while it waited. */
   | { code: 'stopped' }
   /** The lease could not be started for a reason of the service's (the target missing, writes refused), said whole. */
-  | { code: 'refused'; said: string };
+  | { code: 'refused'; said: string; writesRefused?: boolean };
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
