@@ -86,6 +86,20 @@ module.exports = {
       to: { path: '^(src/|jobs/)', pathNot: `^src/(runner|store|api)/|${GROUND}` },
     },
     {
+      name: 'settings-imports-readers-and-constants',
+      comment: 'The settings layer imports the rooms whose readers and defaults it declares (runner, backends, sync, config) and the ground floor.',
+      severity: 'error',
+      from: { path: '^src/settings/' },
+      to: { path: '^(src/|jobs/)', pathNot: `^src/(settings|runner|backends|sync|config)/|${GROUND}` },
+    },
+    {
+      name: 'settings-read-by-jobs-and-the-cli',
+      comment: 'Only the jobs and the command read settings: the engine, the backends and the client are told values.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(settings|cli)/' },
+      to: { path: '^src/settings/' },
+    },
+    {
       name: 'no-circular',
       comment: 'No module imports itself back, except among the CLI\'s commands.',
       severity: 'error',
