@@ -118,11 +118,15 @@ export function mirrorJobKey(baseUrl: string, opts: Pick<MirrorOptions, 'source'
 }
 
 export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<JobSummary> {
-  const source = await open(opts);
+  // What the run is, from its options alone, before anything is opened.
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
-  const lease = serviceLease(deps.client, projectLeaseTarget(opts.project, normaliseRemotePath(opts.to), opts.job ?? JOB), opts.lock);
+  const params = mirrorParams(opts);
+  const folder = normaliseRemotePath(opts.to);
+  const job = opts.job ?? JOB;
+  const source = await open(opts);
+  const lease = serviceLease(deps.client, projectLeaseTarget(opts.project, folder, job), opts.lock);
   return closing(source, () =>
-    runJob({ store: deps.store, job: opts.job ?? JOB, jobKey, params: mirrorParams(opts), target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease, pages: [deps.client.transport.pages], limits: opts.limits }, (ctx) =>
+    runJob({ store: deps.store, job, jobKey, params, target: deps.client.target, resumeRunId: opts.resumeRunId, uploadId: opts.uploadIdentifier, lease, pages: [deps.client.transport.pages], limits: opts.limits }, (ctx) =>
       mirrorInRun(opts, deps, source, ctx),
     ),
   );
@@ -131,14 +135,15 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
 /** The mirror's work inside a run that someone else started (the mirror job itself, or the upload job). */
 export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
+  const overlay = overlayOf(source);
+  const destination = projectDestination(opts, deps, jobKey, settledListings(ctx), false, overlay !== undefined);
   const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true, ...(bandwidth ? { bwlimit: () => bandwidth.rate } : {}) };
   const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
   try {
-    const overlay = overlayOf(source);
     const extra = await transfer({
       source,
-      destination: projectDestination(opts, deps, jobKey, settledListings(ctx), false, overlay !== undefined),
+      destination,
       store: deps.store,
       jobKey,
       ctx,
@@ -211,18 +216,20 @@ function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: strin
 
 /**
  * The run's source: the folder, zip or tar, with the manifest's rows over its entries when the run
- * has one. The manifest is read whole first (a bad row is exit 2 before any request).
+ * has one. The files are opened, then the manifest read whole (a bad row is exit 2 before any request).
  */
 export async function open(opts: MirrorOptions): Promise<Source> {
-  const manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter, encoding: opts.manifestEncoding, sheet: opts.manifestSheet }) : undefined;
+  const files = await openFiles(opts);
+  let manifest: Manifest | undefined;
   try {
-    const source = await openFiles(opts);
-    if (!manifest) return source;
+    manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter, encoding: opts.manifestEncoding, sheet: opts.manifestSheet }) : undefined;
+    if (!manifest) return files;
     // A folder is checked against the rows before anything is sent (an archive is read once, by the run).
     if ((await stat(opts.source)).isDirectory()) await manifest.meet(opts.source, { partial: opts.manifestPartial });
-    return new ManifestOverlay(manifest, { metadata: opts.metadata, ocrStrategy: opts.ocrStrategy, ocrEngine: opts.ocrEngine, coordinateExtractionStrategy: opts.coordinateExtractionStrategy }).source(source);
+    return new ManifestOverlay(manifest, { metadata: opts.metadata, ocrStrategy: opts.ocrStrategy, ocrEngine: opts.ocrEngine, coordinateExtractionStrategy: opts.coordinateExtractionStrategy }).source(files);
   } catch (err) {
     await manifest?.close();
+    await files.close();
     throw err;
   }
 }
