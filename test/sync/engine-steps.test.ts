@@ -13,6 +13,8 @@ import { folderOf, groupDigest } from '../../src/sync/groups.js';
 import { SourceGoneError, type FileEntry, type SourceEntry } from '../../src/sync/types.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { RunLimits } from '../../src/runner/limits.js';
+import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
+import { Bandwidth } from '../../src/sync/bandwidth.js';
 import type { JobContext } from '../../src/runner/job.js';
 import { UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { MAX_LISTED } from '../../src/sync/contract.js';
@@ -478,5 +480,114 @@ describe('the walk and the ledger', () => {
     const { ctx } = await run(store, () => [file('gone.txt', 'x', 4_000)], dest);
     expect(ctx.counts).toMatchObject({ skipped: 1, failed: 0 });
     expect(store.getItem('k', 'gone.txt')).toMatchObject({ state: 'failed', lastError: 'skipped: deleted since it was listed', size: 1, mtimeMs: 4_000 });
+  });
+});
+
+describe('what else each step owes', () => {
+  it('--checksum records the content\'s sha256 it read: a rerun with --checksum writes nothing again', async () => {
+    const store = newStore();
+    const dest = new MemoryDestination();
+    await run(store, tree(3), dest, { checksum: true });
+    const sha = createHash('sha256').update('content 0').digest('hex');
+    expect(store.getItem('k', 'f/0.txt')?.sha256).toBe(sha);
+    const again = await run(store, () => tree(3)().map((e) => ({ ...e, mtimeMs: 9_000 })), dest, { checksum: true });
+    expect(again.ctx.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+    expect(dest.writesStarted).toBe(3);
+  });
+
+  it('no write leaves without its intent: an intent the store cannot commit fails the run before the destination is called', async () => {
+    const store = newStore();
+    store.recordIntents = () => {
+      throw new Error('disk full');
+    };
+    const dest = new MemoryDestination();
+    const { ctx } = await run(store, tree(3), dest);
+    expect(dest.writesStarted).toBe(0);
+    expect(ctx.counts).toMatchObject({ uploaded: 0, failed: 3 });
+    expect(ctx.errors.map((e) => e.error)).toEqual(['disk full', 'disk full', 'disk full']);
+  });
+
+  it('the run\'s write checks reach every write: the gate before a folder or a file is placed, the fence beside each write', async () => {
+    const store = newStore();
+    let gates = 0;
+    const fence = () => true;
+    const seen: { gate: boolean; fence: boolean }[] = [];
+    const ctx = context(store, {
+      writeGate: async () => {
+        gates++;
+      },
+      writeFence: fence,
+    });
+    const dest = new MemoryDestination((_e, _a, _d, wctx) => {
+      seen.push({ gate: typeof wctx.gate === 'function', fence: wctx.fence === fence });
+    });
+    await run(store, () => [{ kind: 'dir', key: 'f' }, ...tree(2)()], dest, { ctx });
+    expect(seen).toEqual([{ gate: true, fence: true }, { gate: true, fence: true }]);
+    // One for the folder, one per file placed.
+    expect(gates).toBe(3);
+    // A lease lost: the gate refuses, nothing is written, and the run stops with it.
+    const lost = context(store, {
+      writeGate: async () => {
+        throw new Marked('the lease was lost', 'fatal');
+      },
+    });
+    const other = new MemoryDestination();
+    await expect(run(store, () => [file('new.txt', 'n')], other, { ctx: lost })).rejects.toThrow('the lease was lost');
+    expect(other.writesStarted).toBe(0);
+  });
+
+  it('content sent under --bwlimit is the file\'s, with its sha256 read outside the budget', async () => {
+    const store = newStore();
+    const shas: (string | undefined)[] = [];
+    const dest = new MemoryDestination((entry) => {
+      shas.push(entry.sha256);
+    });
+    await run(store, tree(2), dest, { bandwidth: new Bandwidth(10 * 1024 * 1024) });
+    expect(dest.held.get('f/1.txt')?.content).toBe('content 1');
+    expect(shas.sort()).toEqual([createHash('sha256').update('content 0').digest('hex'), createHash('sha256').update('content 1').digest('hex')].sort());
+  });
+
+  it('a cold start that finds every document whole and once says nothing', async () => {
+    const store = newStore();
+    const dest = Object.assign(new MemoryDestination(), {
+      async *inventory() {
+        yield { key: 'a', remoteId: 'r', size: 1, mtimeMs: 1_000, sha256: 's', parentId: null };
+      },
+    });
+    const { ctx, report } = await run(store, () => [], dest);
+    expect(report.coldStart).toEqual({ reason: 'cold', adopted: 1, withoutFingerprint: 0, copies: 0 });
+    expect(ctx.problems).toEqual([]);
+  });
+
+  it('a transient failure leaves the limit of writes at once alone; a throttle lowers it', async () => {
+    for (const [mark, lowered] of [['transient', false], ['throttled', true]] as const) {
+      const store = newStore();
+      const concurrency = new AdaptiveConcurrency({ max: 8 });
+      const dest = new MemoryDestination((entry, attempt) => {
+        if (entry.key === 'f/0.txt' && attempt === 1) throw new Marked(mark, mark);
+      });
+      await run(store, tree(1), dest, { concurrency });
+      expect(concurrency.limit < 8, mark).toBe(lowered);
+    }
+  });
+
+  it('a source that says how many it holds, to a destination that does not ask: the run goes on', async () => {
+    class Counted extends MemorySource {
+      readonly expectedCount = 3;
+    }
+    const store = newStore();
+    const { ctx } = await run(store, tree(3), new MemoryDestination(), { source: new Counted(tree(3)) });
+    expect(ctx.counts.uploaded).toBe(3);
+  });
+
+  it('a run stopped at its window did not see the whole source: nothing is said vanished', async () => {
+    const store = newStore();
+    const dest = new MemoryDestination();
+    await run(store, tree(10), dest);
+    const changed = () => tree(10)().map((e) => file(e.key, `v2 ${e.key}`, 5_000));
+    const limits = new RunLimits({ maxFiles: 2 });
+    const { report } = await run(store, changed, dest, { ctx: context(store, { limits }), maxConcurrency: 1 });
+    expect(limits.reached).toBeDefined();
+    expect((report.deletedLocally as { count: number }).count).toBe(0);
   });
 });
