@@ -7,7 +7,20 @@ import { noteError, noteProblem } from '../runner/job.js';
 import { markOf } from '../marks.js';
 import { KeySet, SeenSet } from '../hashed-keys.js';
 import type { FileEntry, Source, SourceGoneError } from './types.js';
-import { MAX_LISTED } from './contract.js';
+import { MAX_LISTED, type Destination, type Placement } from './contract.js';
+import type { ProgressState } from '../runner/progress.js';
+import type { Groups } from './groups.js';
+
+/** What the walk and the writes of one transfer run share: where it writes, its store, the run and its accounts. */
+export interface RunParts<P extends Placement = Placement> {
+  destination: Destination<P>;
+  store: CheckpointStore;
+  jobKey: string;
+  ctx: JobContext;
+  state: ProgressState;
+  ledger: Ledger;
+  groups: Groups;
+}
 
 /**
  * A set that keeps nothing and holds nothing: the claims of a run whose destination never asks

@@ -2,15 +2,12 @@
 // in the checkpoint store a batch at a time, and not at all in a folder whose group digest says
 // nothing changed (groups.ts): on a rerun over a large, unchanged source that lookup is nearly all
 // the work there is. Every entry met is accounted here or by the writes (ledger.ts).
-import type { CheckpointStore } from '../store/types.js';
-import type { JobContext } from '../runner/job.js';
-import type { ProgressState } from '../runner/progress.js';
 import type { FileEntry, Source, SourceEntry } from './types.js';
-import type { Destination, Placement } from './contract.js';
+import type { Placement } from './contract.js';
 import { decide } from './decide.js';
 import { sha256Of } from './checksum.js';
-import type { Ledger } from './ledger.js';
-import type { Group, Groups } from './groups.js';
+import type { RunParts } from './ledger.js';
+import type { Group } from './groups.js';
 import type { FolderMaker } from './folders.js';
 
 /** Entries looked up in the checkpoint store per query. */
@@ -27,15 +24,8 @@ export interface Pending<P extends Placement = Placement> {
   failedAt?: number | undefined;
 }
 
-export interface Walk {
+export interface Walk extends RunParts {
   source: Source;
-  destination: Destination<Placement>;
-  store: CheckpointStore;
-  jobKey: string;
-  ctx: JobContext;
-  state: ProgressState;
-  ledger: Ledger;
-  groups: Groups;
   folders: FolderMaker;
   filter?: ((entry: FileEntry) => boolean) | undefined;
   only?: ReadonlySet<string> | undefined;

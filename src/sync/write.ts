@@ -3,30 +3,19 @@
 // committed to the checkpoint store before the write starts, so that a run killed in the middle
 // leaves an intent the next run settles (cold-start.ts, settleInFlight) instead of writing twice.
 import type { Readable } from 'node:stream';
-import type { CheckpointStore } from '../store/types.js';
-import type { JobContext } from '../runner/job.js';
-import type { ProgressState } from '../runner/progress.js';
 import type { AdaptiveConcurrency } from '../runner/adaptive.js';
 import type { Slot } from '../slots.js';
 import { isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/item-retry.js';
 import { noteError } from '../runner/job.js';
 import { SourceGoneError, type FileEntry } from './types.js';
-import type { Destination, Placement } from './contract.js';
+import type { Placement } from './contract.js';
 import type { Bandwidth } from './bandwidth.js';
 import { sha256Of } from './checksum.js';
 import { IntentWriter } from './intents.js';
-import type { Ledger } from './ledger.js';
-import type { Groups } from './groups.js';
+import type { RunParts } from './ledger.js';
 import type { Pending } from './walk.js';
 
-export interface WriteParts<P extends Placement> {
-  destination: Destination<P>;
-  store: CheckpointStore;
-  jobKey: string;
-  ctx: JobContext;
-  state: ProgressState;
-  ledger: Ledger;
-  groups: Groups;
+export interface WriteParts<P extends Placement> extends RunParts<P> {
   concurrency: AdaptiveConcurrency;
   retry: ItemRetryOptions;
   bandwidth?: Bandwidth | undefined;

@@ -438,6 +438,8 @@ describe('the walk and the ledger', () => {
     expect((filtered.report.deletedLocally as { count: number }).count).toBe(0);
     const only = await run(store, () => [...tree(4)(), { kind: 'problem', key: 'p', outcome: 'failed', reason: 'unreadable' } as const], dest, { only: new Set(['f/1.txt']) });
     expect(only.ctx.counts).toMatchObject({ discovered: 1, uploaded: 1 });
+    // A retry batch sees only its files: the others are not said vanished.
+    expect((only.report.deletedLocally as { count: number }).count).toBe(0);
     expect(dest.attempts.get('f/1.txt')).toBe(2);
   });
 
