@@ -16,6 +16,7 @@ import { buildReport, type BatchReport } from '../src/report/model.js';
 import { mirrorJobKey, mirrorParams, mirrorInRun, normaliseRemotePath, open, type MirrorDeps, type MirrorOptions } from './mirror.js';
 import { closing } from '../src/backends/index.js';
 import { sizeAgeFilter } from '../src/sync/filters.js';
+import { DEFAULT_PROCESSING_WAIT_MS } from '../src/settings/declared.js';
 
 /** What to do with the files of each failure reason when retrying. */
 export type RetryAction = 'retry' | 'never' | 'fallback' | 'stop';
@@ -138,7 +139,7 @@ async function uploadRounds(opts: UploadOptions, deps: MirrorDeps, jobKey: strin
         if (opts.wait === false) return extra;
         const expected = ctx.counts.uploaded + ctx.counts.reconciled;
         try {
-          await waitForBatch(client, opts.playbook, batchId, { timeoutMs: opts.timeoutMs ?? 3_600_000, expected, onPoll: opts.onPoll, ...(opts.firstPollMs ? { firstPollMs: opts.firstPollMs } : {}) });
+          await waitForBatch(client, opts.playbook, batchId, { timeoutMs: opts.timeoutMs ?? DEFAULT_PROCESSING_WAIT_MS, expected, onPoll: opts.onPoll, ...(opts.firstPollMs ? { firstPollMs: opts.firstPollMs } : {}) });
         } catch (err) {
           if (!(err instanceof ProcessingTimeoutError)) throw err;
           // Not finished: the next run of this job waits on, without uploading anything again.

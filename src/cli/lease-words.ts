@@ -7,6 +7,7 @@ import { formatLag } from '../api/listing-lag.js';
 import { writeStderr } from '../runner/terminal.js';
 import { safeText } from '../backends/names.js';
 import { shellWord } from './shell-words.js';
+import { SETTINGS } from '../settings/declared.js';
 
 /** What the user can do about a lease failure, by its reason; undefined when there is nothing to add. */
 export function leaseAdvice(reason: LeaseReason): string | undefined {
@@ -24,7 +25,7 @@ export function leaseAdvice(reason: LeaseReason): string | undefined {
     case 'undated':
       return '--no-lock runs without a lease';
     case 'ttl-range':
-      return '--lock-ttl takes 2s to 1h';
+      return `--lock-ttl must be ${SETTINGS.lockTtl.range?.words}`;
     case 'refused':
       return reason.writesRefused ? 'ferry doctor says what a profile may do' : undefined;
     default:

@@ -111,10 +111,13 @@ const flow = {
   bwlimit: { key: 'bwlimit', flag: '--bwlimit', kind: k.rate, help: 'most content bytes per second, every transfer of the run together (e.g. 500K, 10M; or a timetable, "08:00,512k 19:00,off")', resume: true },
 } satisfies Record<string, Setting>;
 
+/** How long a run waits for the service's processing unless --timeout says (a job given options in code too). */
+export const DEFAULT_PROCESSING_WAIT_MS = 3_600_000;
+
 /** After the writes, wait for the service's processing. */
 const processing = {
   wait: { key: 'wait', flag: '--wait', kind: k.onOff, help: "after the writes, wait for the service to process this run's documents and name each it refused (exit 1)", resume: true },
-  timeout: { key: 'timeout', flag: '--timeout', kind: k.duration, help: 'the longest wait for processing (then exit 5)', default: '1h', resume: true },
+  timeout: { key: 'timeout', flag: '--timeout', kind: k.duration, help: 'the longest wait for processing (then exit 5)', default: durationText(DEFAULT_PROCESSING_WAIT_MS), resume: true },
 } satisfies Record<string, Setting>;
 
 const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];

@@ -5,6 +5,7 @@ import type { FerryClient } from '../../api/client.js';
 import type { PlaybookDocumentUploadDetails } from '../../api/types.js';
 import { renderText } from '../../report/render.js';
 import { durationText } from '../../duration.js';
+import { DEFAULT_PROCESSING_WAIT_MS } from '../../settings/declared.js';
 import { upload, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
 import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
@@ -18,7 +19,7 @@ export async function uploadAction(source: string, opts: Record<string, unknown>
   const loaded = jobFromFlags('upload', { source }, opts);
   const json = opts.json === true;
   const options: UploadOptions = heard({ ...loaded.upload, progress: !json, statsIntervalMs: loaded.statsIntervalMs });
-  process.exitCode = await runUploadCommand(cmd, options, { rps: loaded.rps, state: loaded.state, json, ack: loaded.ack, timeoutText: durationText(options.timeoutMs ?? 3_600_000) });
+  process.exitCode = await runUploadCommand(cmd, options, { rps: loaded.rps, state: loaded.state, json, ack: loaded.ack, timeoutText: durationText(options.timeoutMs ?? DEFAULT_PROCESSING_WAIT_MS) });
 }
 
 
