@@ -8,10 +8,11 @@ import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { liveDisplay } from './upload.js';
 import { parseDurationFlag } from '../options.js';
+import { DEFAULT_PROCESSING_WAIT_MS } from '../../settings/declared.js';
 import { resolveBatch, withProjectId } from './report.js';
 
-export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
-  const timeoutMs = parseDurationFlag('--timeout', opts.timeout);
+export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout?: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
+  const timeoutMs = opts.timeout !== undefined ? parseDurationFlag('--timeout', opts.timeout) : DEFAULT_PROCESSING_WAIT_MS;
   const deps = openJobDeps(cmd, 1, { json: opts.json === true, state: opts.state });
   try {
     const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
