@@ -20,8 +20,8 @@ import {
   openSync,
   renameSync,
   rmSync,
-  write as writeFd,
   writeSync,
+  writev as writevFd,
 } from 'node:fs';
 import { access, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -41,11 +41,19 @@ import type { Destination, Placement, WriteContext } from '../../sync/engine.js'
 /** Files up to this size are written with synchronous calls once their bytes are in (writeSmall). */
 const SYNC_WRITE_MAX = 64 * 1024;
 
+/**
+ * A large file's bytes are written a block at a time, one block on its way to the disk while the
+ * next is read from the network: a write per network chunk, awaited before the next read, made a
+ * pull of one 1.5 GiB file half the speed of a plain undici pipe (issue 63). At most two blocks
+ * are held.
+ */
+const WRITE_BLOCK = 1024 * 1024;
+
 const openAsync = promisify(openFd);
 const closeAsync = promisify(closeFd);
 const futimesAsync = promisify(futimesFd);
-const writeAsync = (fd: number, chunk: Buffer, offset: number, length: number): Promise<number> =>
-  new Promise((resolve, reject) => writeFd(fd, chunk, offset, length, null, (err, n) => (err ? reject(err) : resolve(n))));
+const writevAsync = (fd: number, buffers: Buffer[]): Promise<number> =>
+  new Promise((resolve, reject) => writevFd(fd, buffers, null, (err, n) => (err ? reject(err) : resolve(n))));
 
 /** A local file is in the way and ferry did not write it: kept, and the entry fails. */
 export class LocalConflictError extends FerryError {}
@@ -339,13 +347,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       fd = await openAsync(temp, 'wx');
       let bytes = 0;
       try {
-        for await (const chunk of body as AsyncIterable<Buffer>) {
-          // Cut off (a limit under --cutoff-mode hard): the partial file goes, the next run fetches it whole.
-          ctx?.cancel?.throwIfAborted();
-          let done = 0;
-          while (done < chunk.length) done += await writeAsync(fd, chunk, done, chunk.length - done);
-          bytes += chunk.length;
-        }
+        bytes = await writeOverlapped(fd, body as AsyncIterable<Buffer>, ctx?.cancel);
       } finally {
         body.destroy();
       }
@@ -612,5 +614,58 @@ async function removePartials(dir: string, jobKey: string): Promise<void> {
   for (const name of names) {
     const m = PARTIAL.exec(name);
     if (m && partialTag(jobKey, m[1] as string) === m[2]) await rm(join(dir, name), { force: true });
+  }
+}
+
+/**
+ * The body written to `fd` in blocks of WRITE_BLOCK, each writev overlapping the reading of the
+ * next; the bytes written. A cut-off (a limit under --cutoff-mode hard) stops it between chunks:
+ * the partial file goes, the next run fetches it whole.
+ */
+async function writeOverlapped(fd: number, body: AsyncIterable<Buffer>, cancel: AbortSignal | undefined): Promise<number> {
+  let bytes = 0;
+  let block: Buffer[] = [];
+  let blockBytes = 0;
+  let writing: Promise<void> | undefined;
+  try {
+    for await (const chunk of body) {
+      cancel?.throwIfAborted();
+      block.push(chunk);
+      blockBytes += chunk.length;
+      bytes += chunk.length;
+      if (blockBytes < WRITE_BLOCK) continue;
+      await writing;
+      const next = writeAll(fd, block);
+      // Seen at the next await; marked now, so that a failing disk is not an unhandled rejection meanwhile.
+      next.catch(() => undefined);
+      writing = next;
+      block = [];
+      blockBytes = 0;
+    }
+    await writing;
+    writing = undefined;
+    if (blockBytes > 0) await writeAll(fd, block);
+    return bytes;
+  } finally {
+    // A failure while reading leaves no write running on a descriptor about to be closed.
+    await writing?.catch(() => undefined);
+  }
+}
+
+/** Every byte of `buffers` at the descriptor's position, however many calls it takes. */
+async function writeAll(fd: number, buffers: Buffer[]): Promise<void> {
+  let rest = buffers;
+  while (rest.length > 0) {
+    let written = await writevAsync(fd, rest);
+    const left: Buffer[] = [];
+    for (const b of rest) {
+      if (written >= b.length) {
+        written -= b.length;
+        continue;
+      }
+      left.push(written > 0 ? b.subarray(written) : b);
+      written = 0;
+    }
+    rest = left;
   }
 }
