@@ -4,9 +4,6 @@
 // accounting (ledger.ts). Each test states a rule a mutant of that step would break.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { transfer, type Adoptable, type AdoptedCopy, type Placement, type WriteContext } from '../../src/sync/engine.js';
 import { adoptInventory, isCold, settleInFlight } from '../../src/sync/cold-start.js';
 import { folderOf, groupDigest } from '../../src/sync/groups.js';
@@ -18,23 +15,9 @@ import { Bandwidth } from '../../src/sync/bandwidth.js';
 import type { JobContext } from '../../src/runner/job.js';
 import { UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { MAX_LISTED } from '../../src/sync/contract.js';
-import { Marked, MemoryDestination, MemorySource, file, type WriteHook } from './memory.js';
+import { Marked, MemoryDestination, MemorySource, closeStores, context, file, newStore, type WriteHook } from './memory.js';
 
-const stores: SqliteCheckpointStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
-});
-
-function newStore(): SqliteCheckpointStore {
-  const store = new SqliteCheckpointStore(join(mkdtempSync(join(tmpdir(), 'ferry-steps-')), 'state.sqlite'));
-  stores.push(store);
-  return store;
-}
-
-function context(store: SqliteCheckpointStore, extra: Partial<JobContext> = {}): JobContext {
-  const run = store.startRun({ job: 'test', jobKey: 'k', params: {}, uploadId: 'u' });
-  return { run, uploadId: 'u', signal: new AbortController().signal, counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, errors: [], problems: [], bytes: 0, ...extra };
-}
+afterEach(closeStores);
 
 type Extra = Partial<Parameters<typeof transfer>[0]>;
 

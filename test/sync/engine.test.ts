@@ -2,31 +2,14 @@
 // invariant, folder digests on a rerun, settling what a killed run left in flight, a fatal error
 // stopping the job, the bounded backlog between listing and writes, and item retries by mark.
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { transfer, type Placement, type WriteContext } from '../../src/sync/engine.js';
 import { SourceGoneError, type FileEntry, type SourceEntry } from '../../src/sync/types.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import type { JobContext } from '../../src/runner/job.js';
-import { Marked, MemoryDestination, MemorySource, file, type WriteHook } from './memory.js';
+import { Marked, MemoryDestination, MemorySource, closeStores, context, file, newStore, type WriteHook } from './memory.js';
 
-const stores: SqliteCheckpointStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
-});
-
-function newStore(): SqliteCheckpointStore {
-  const store = new SqliteCheckpointStore(join(mkdtempSync(join(tmpdir(), 'ferry-engine-')), 'state.sqlite'));
-  stores.push(store);
-  return store;
-}
-
-function context(store: SqliteCheckpointStore, signal = new AbortController().signal): JobContext {
-  const run = store.startRun({ job: 'test', jobKey: 'k', params: {}, uploadId: 'u' });
-  return { run, uploadId: 'u', signal, counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, errors: [], problems: [], bytes: 0 };
-}
+afterEach(closeStores);
 
 async function run(store: SqliteCheckpointStore, items: () => Iterable<SourceEntry>, destination: MemoryDestination, extra: { ctx?: JobContext; concurrency?: AdaptiveConcurrency; maxConcurrency?: number } = {}) {
   const ctx = extra.ctx ?? context(store);
@@ -90,7 +73,7 @@ describe('the transfer engine, alone', () => {
         throw new Marked('connection reset', 'transient');
       }
     });
-    const first = await run(store, tree(5), dest, { ctx: context(store, stop.signal), maxConcurrency: 1 });
+    const first = await run(store, tree(5), dest, { ctx: context(store, { signal: stop.signal }), maxConcurrency: 1 });
     expect(first.ctx.counts.uploaded).toBeLessThan(5);
     // In flight: the write that landed, and the entries its backlog had prepared (intents
     // written, nothing sent).

@@ -5,6 +5,11 @@ import type { Destination, Placement, WriteContext } from '../../src/sync/engine
 import type { FileEntry, Source, SourceEntry } from '../../src/sync/types.js';
 import type { ItemRecord } from '../../src/store/types.js';
 import { FerryError } from '../../src/errors.js';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+import type { JobContext } from '../../src/runner/job.js';
 import type { Mark } from '../../src/marks.js';
 
 /** An error carrying the mark a backend would give it. */
@@ -91,4 +96,23 @@ async function text(stream: Readable): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of stream) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString();
+}
+
+const stores: SqliteCheckpointStore[] = [];
+
+/** A real checkpoint store in a folder of its own; closed by `closeStores` (a test file's afterEach). */
+export function newStore(): SqliteCheckpointStore {
+  const store = new SqliteCheckpointStore(join(mkdtempSync(join(tmpdir(), 'ferry-engine-')), 'state.sqlite'));
+  stores.push(store);
+  return store;
+}
+
+export function closeStores(): void {
+  for (const s of stores.splice(0)) s.close();
+}
+
+/** A run of job key `k` in the store, as the runner hands it to the engine. */
+export function context(store: SqliteCheckpointStore, extra: Partial<JobContext> = {}): JobContext {
+  const run = store.startRun({ job: 'test', jobKey: 'k', params: {}, uploadId: 'u' });
+  return { run, uploadId: 'u', signal: new AbortController().signal, counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, errors: [], problems: [], bytes: 0, ...extra };
 }
