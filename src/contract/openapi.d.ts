@@ -4321,8 +4321,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The document's bytes. */
+            /** @description The document's bytes: the whole of them, for a request without `Range`, or when the emulator runs with `--range ignored`. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The one range of bytes a `Range: bytes=START-END` asked for, with its `Content-Range` (RFC 9110). An `If-Range` naming another `ETag` gets the whole body instead. */
+            206: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4334,6 +4343,13 @@ export interface operations {
             401: components["responses"]["DocumentUnauthorized"];
             403: components["responses"]["DocumentForbidden"];
             404: components["responses"]["DocumentNotFound"];
+            /** @description The range asked for starts past the end; `Content-Range` says `bytes *\/SIZE`. */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             502: components["responses"]["BadGateway"];

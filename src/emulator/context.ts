@@ -83,6 +83,8 @@ export interface EmulatorModes {
   linkAuth: 'none' | 'token';
   /** Whether an upload's `metadataJson` is kept as the document's `metadata`. */
   metadata: 'kept' | 'dropped';
+  /** `honoured`: a content download answers `Range` with 206 (RFC 9110); `ignored`: always 200 and the whole body. */
+  range: 'honoured' | 'ignored';
 }
 
 export const DEFAULT_MODES: EmulatorModes = {
@@ -97,6 +99,7 @@ export const DEFAULT_MODES: EmulatorModes = {
   linkTtlSeconds: 3600,
   linkAuth: 'none',
   metadata: 'kept',
+  range: 'honoured',
 };
 
 
@@ -137,7 +140,8 @@ export interface EmulatorContext {
 export interface BlobStore {
   /** Streams `source` into the store under `key`; resolves to the byte count. */
   put(key: string, source: NodeJS.ReadableStream): Promise<number>;
-  get(key: string): NodeJS.ReadableStream | undefined;
+  /** The stored bytes, or only those from `start` to `end` (both inclusive). */
+  get(key: string, range?: { start: number; end: number }): NodeJS.ReadableStream | undefined;
   has(key: string): boolean;
   delete(key: string): void;
 }

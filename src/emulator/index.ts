@@ -72,6 +72,7 @@ export interface EmulatorOptions {
   timeResolutionMs?: number;
   linkTtlSeconds?: number;
   linkAuth?: EmulatorModes['linkAuth'];
+  range?: EmulatorModes['range'];
   metadata?: EmulatorModes['metadata'];
   logger?: Logger;
 }
@@ -213,7 +214,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 }
 
 /** The answers to what the spec leaves open: the defaults, `strict`, then each mode option. */
-export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat' | 'search' | 'searchCase' | 'folderCase' | 'timeResolutionMs' | 'linkTtlSeconds' | 'linkAuth' | 'metadata'>): EmulatorModes {
+export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat' | 'search' | 'searchCase' | 'folderCase' | 'timeResolutionMs' | 'linkTtlSeconds' | 'linkAuth' | 'metadata' | 'range'>): EmulatorModes {
   return {
     folders: options.folders ?? (options.strict ? 'none' : DEFAULT_MODES.folders),
     contentRoute: !options.strict,
@@ -226,6 +227,7 @@ export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'd
     linkTtlSeconds: options.linkTtlSeconds ?? DEFAULT_MODES.linkTtlSeconds,
     linkAuth: options.linkAuth ?? DEFAULT_MODES.linkAuth,
     metadata: options.metadata ?? DEFAULT_MODES.metadata,
+    range: options.range ?? DEFAULT_MODES.range,
   };
 }
 

@@ -31,6 +31,7 @@ interface EmulatorCliOptions {
   timeResolution?: string;
   linkTtl?: string;
   linkAuth?: 'none' | 'token';
+  range?: 'honoured' | 'ignored';
   metadata?: 'kept' | 'dropped';
 }
 
@@ -71,6 +72,7 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     ...(timeResolutionMs ? { timeResolutionMs } : {}),
     ...(linkTtlSeconds ? { linkTtlSeconds } : {}),
     ...(opts.linkAuth ? { linkAuth: opts.linkAuth } : {}),
+    ...(opts.range ? { range: opts.range } : {}),
     ...(opts.metadata ? { metadata: opts.metadata } : {}),
   });
   const described = handle.describe();

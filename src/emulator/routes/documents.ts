@@ -21,6 +21,7 @@ import { ITEM_FILTERING, type ItemFiltering } from '../state/list-query.js';
 import type { ProjectRecord } from '../state/projects.js';
 import { ownerOf, visibleProject } from './access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery, uuid } from './schemas.js';
+import { sendContent } from '../content-range.js';
 
 interface ListQuery extends Paging {
   parentObjectIdentifier?: string;
@@ -273,11 +274,8 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
       const document = documents.find(project.tenant, project.objectIdentifier, req.params.documentIdentifier);
       const content = document?.blobKey ? ctx.blobs.get(document.blobKey) : undefined;
       if (!document || !content) throw new HttpError(404, 'Not Found', `Document ${req.params.documentIdentifier} has no content.`);
-      return reply
-        .type('application/octet-stream')
-        .header('content-length', String(document.size ?? 0))
-        .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(document.name)}`)
-        .send(content);
+      reply.header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(document.name)}`);
+      return sendContent(req, reply, ctx.blobs, ctx.modes, { key: document.blobKey!, size: document.size ?? 0, etag: `"${document.blobKey}"`, lastModified: new Date(document.dateAdded), type: 'application/octet-stream' }, content);
     },
   );
 };

@@ -50,7 +50,7 @@ export function createDiskBlobStore(root: string): BlobStore {
       renameSync(partial, target);
       return bytes;
     },
-    get: (key) => (existsSync(pathOf(key)) ? createReadStream(pathOf(key)) : undefined),
+    get: (key, range) => (existsSync(pathOf(key)) ? createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {}) : undefined),
     has: (key) => existsSync(pathOf(key)),
     delete: (key) => rmSync(pathOf(key), { force: true }),
   };
@@ -69,13 +69,26 @@ export function createMemoryBlobStore(): BlobStore {
       blobs.set(checkKey(key), chunks);
       return bytes;
     },
-    get: (key) => {
+    get: (key, range) => {
       const chunks = blobs.get(key);
-      return chunks ? Readable.from(chunks, { objectMode: false }) : undefined;
+      if (!chunks) return undefined;
+      return Readable.from(range ? slice(chunks, range.start, range.end) : chunks, { objectMode: false });
     },
     has: (key) => blobs.has(key),
     delete: (key) => {
       blobs.delete(key);
     },
   };
+}
+
+/** The bytes from `start` to `end` (inclusive) of a blob held in chunks, as views of them. */
+function* slice(chunks: Buffer[], start: number, end: number): Iterable<Buffer> {
+  let at = 0;
+  for (const chunk of chunks) {
+    const from = Math.max(start - at, 0);
+    const to = Math.min(end + 1 - at, chunk.length);
+    if (from < to) yield chunk.subarray(from, to);
+    at += chunk.length;
+    if (at > end) return;
+  }
 }
