@@ -2,6 +2,7 @@
 // its default and range from the declaration, so that `--help`, docs/cli.md and a job file agree.
 import { Option, type Command } from 'commander';
 import { SETTINGS, type Setting, type SettingName } from '../settings/declared.js';
+import { onOff } from '../settings/kinds.js';
 
 /** A setting's help, with its default and range as the declaration gives them. */
 export function settingHelp(s: Setting): string {
@@ -17,7 +18,7 @@ export function flagSpec(s: Setting): string {
 }
 
 function isSwitch(s: Setting): boolean {
-  return s.kind.expected === 'true or false';
+  return s.kind === onOff;
 }
 
 /** The declared setting behind a commander option, for the docs' tables. */

@@ -184,8 +184,6 @@ const ALL = { ...lease, ...window, ...patterns, ...sizeAge, ...archive, ...manif
 export type SettingName = keyof typeof ALL;
 export const SETTINGS: Record<SettingName, Setting> = ALL;
 
-export const setting = (name: SettingName): Setting => SETTINGS[name];
-
 type Names = readonly SettingName[];
 const LEASE: Names = ['waitLock', 'lockTtl', 'lock'];
 const WINDOW: Names = ['maxDuration', 'maxTransfer', 'maxFiles', 'cutoffMode'];
@@ -222,8 +220,3 @@ export const OTHER_SETTINGS = {
   check: ['project', 'to', ...PATTERNS, ...ARCHIVE, ...MANIFEST],
   run: ['dryRun', 'stats', 'json'],
 } as const satisfies Record<string, Names>;
-
-/** The setting of a job kind under a job-file key. */
-export function byKey(kind: JobKind, key: string): SettingName[] {
-  return (JOB_SETTINGS[kind] as Names).filter((n) => !SETTINGS[n].runFlag && SETTINGS[n].key === key);
-}

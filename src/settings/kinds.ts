@@ -280,6 +280,3 @@ export const delimiter: Kind = {
     if (typeof value !== 'string' || ![',', ';', '|', 'tab'].includes(value)) throw new Unreadable(delimiter.expected);
   },
 };
-
-/** The milliseconds of a duration, the bytes of a size: what a job takes once a value is read. */
-export { parseDuration as durationMs, parseSize as sizeBytes };
