@@ -10,6 +10,9 @@ import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { BlobStore } from '../context.js';
 
+/** Content is read for serving in blocks of 1 MiB (64 KiB by default): fewer reads and socket writes per byte served. */
+const READ_BLOCK = 1 << 20;
+
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
 function checkKey(key: string): string {
@@ -50,7 +53,7 @@ export function createDiskBlobStore(root: string): BlobStore {
       renameSync(partial, target);
       return bytes;
     },
-    get: (key, range) => (existsSync(pathOf(key)) ? createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {}) : undefined),
+    get: (key, range) => (existsSync(pathOf(key)) ? createReadStream(pathOf(key), { highWaterMark: READ_BLOCK, ...(range ? { start: range.start, end: range.end } : {}) }) : undefined),
     has: (key) => existsSync(pathOf(key)),
     delete: (key) => rmSync(pathOf(key), { force: true }),
   };
