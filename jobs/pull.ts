@@ -73,6 +73,7 @@ function parts(opts: PullOptions, deps: PullDeps, jobKey: string, dryRun = false
     overwriteChanged: opts.overwriteChanged,
     backupDir: opts.backupDir !== undefined ? resolve(opts.backupDir) : undefined,
     dryRun,
+    logger: deps.client.transport.logger,
   });
   return { source, destination };
 }

@@ -143,6 +143,8 @@ export interface BlobStore {
   /** The stored bytes, or only those from `start` to `end` (both inclusive). */
   get(key: string, range?: { start: number; end: number }): NodeJS.ReadableStream | undefined;
   has(key: string): boolean;
+  /** The stored byte count, or undefined when nothing is stored under `key`. */
+  size(key: string): number | undefined;
   delete(key: string): void;
 }
 

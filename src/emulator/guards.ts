@@ -18,6 +18,8 @@ export const READ_ONLY_POSTS = new Set(['/playbooks/search', '/playbooks/search/
 export interface Traffic {
   requests: number;
   throttled: number;
+  /** Bytes written to clients' connections, headers and bodies (a resumed download is told by what it cost). */
+  bytesSent: number;
 }
 
 export interface GuardState {

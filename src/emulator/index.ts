@@ -1,6 +1,7 @@
 // ferry's local emulator of the document/playbook/assistant management service.
 // startEmulator() serves the base API, the settings host (/settings) and the auth host
 // (/auth) on one loopback port; see docs/emulator.md for every behaviour the spec leaves open.
+import type { Socket } from 'node:net';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -154,7 +155,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     modes,
   });
   const contractViolations: ContractViolation[] = [];
-  const traffic: Traffic = { requests: 0, throttled: 0 };
+  const traffic: Traffic = { requests: 0, throttled: 0, bytesSent: 0 };
   const app = await buildServer(ctx, {
     routes: routePlugins,
     traffic,
@@ -171,6 +172,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     db.close();
     throw error;
   }
+  // Bytes sent: those of connections closed, and, when asked, those of the open ones so far.
+  const open = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => {
+      open.delete(socket);
+      traffic.bytesSent += socket.bytesWritten;
+    });
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -189,7 +199,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...description,
     describe: () => structuredClone(description),
     contractViolations,
-    traffic: () => ({ ...traffic }),
+    traffic: () => ({ ...traffic, bytesSent: traffic.bytesSent + [...open].reduce((n, s) => n + s.bytesWritten, 0) }),
     setFaults: (settings) => faults.set(settings),
     setListingLag: (ms) => listingLag.set(ms),
     setCredits: (tenant, credits) => stores.tenants.setCredits(tenant, credits),

@@ -34,6 +34,13 @@ export interface EntryAttributes {
   originProject?: string | undefined;
 }
 
+/** Content from `from` on, as FileEntry.openFrom gives it. */
+export interface PartialContent {
+  body: Readable;
+  from: number;
+  version?: string;
+}
+
 export interface FileEntry {
   kind: 'file';
   /** Path relative to the source root, `/`-separated, never starting with `/` or containing `..`. */
@@ -47,6 +54,13 @@ export interface FileEntry {
    * request); `slot`, the pool slot of the write asking, is given away while its request waits out a retry.
    */
   openAsync?: (slot?: Slot) => Promise<Readable>;
+  /**
+   * The content from byte `offset` on, for a destination that kept the first bytes of an earlier
+   * attempt (a source that can be asked for part of its content). `from` is where the body given
+   * starts: `offset`, or 0 when the whole content came instead; `version` names the content (an
+   * ETag), when the source has such a name.
+   */
+  openFrom?: (offset: number, slot?: Slot) => Promise<PartialContent>;
   /** Absolute path when the content is a file on disk (lets uploads read it directly). */
   path?: string;
   /**

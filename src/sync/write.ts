@@ -144,12 +144,20 @@ export class Writer<P extends Placement> {
  * destination would read first is read here, outside the budget, so that only the transfer counts.
  */
 async function limited(entry: FileEntry, bandwidth: Bandwidth): Promise<FileEntry> {
-  const { path: _path, openAsync, ...rest } = entry;
+  const { path: _path, openAsync, openFrom, ...rest } = entry;
   const sha256 = entry.sha256 ?? (openAsync ? undefined : await sha256Of(entry.open() as Readable).catch(() => undefined));
   return {
     ...rest,
     ...(sha256 !== undefined ? { sha256 } : {}),
     open: () => bandwidth.throttle(entry.open() as Readable),
     ...(openAsync ? { openAsync: async (slot?: Slot) => bandwidth.throttle(await openAsync(slot)) } : {}),
+    ...(openFrom
+      ? {
+          openFrom: async (offset: number, slot?: Slot) => {
+            const part = await openFrom(offset, slot);
+            return { ...part, body: bandwidth.throttle(part.body) };
+          },
+        }
+      : {}),
   };
 }

@@ -11,7 +11,7 @@ import type {
   OCRStrategy,
   Query,
 } from '../types.js';
-import { FerryError } from '../errors.js';
+import { ApiError, FerryError } from '../errors.js';
 
 type ListQuery = Omit<Query<'listDocuments'>, 'pageNumber' | 'pageSize'>;
 
@@ -81,4 +81,49 @@ export class Documents extends Resource {
     if (!document.url) throw new FerryError(`document "${document.name ?? '?'}" carries no url to download its content from`);
     return this.t.stream({ method: 'GET', path: '', url: new URL(document.url, this.t.address.baseUrl).href }, opts);
   }
+
+  /**
+   * The content from byte `offset` on, asked with `Range` (RFC 9110 14.2). `from` is where the body
+   * given starts: `offset` when the service answered 206 for exactly that range, 0 when it sent the
+   * whole content instead (it ignores Range, or the range did not hold: a 416, or a 206 for other
+   * bytes, which `mismatch` then describes). `version` is the content's validator (its ETag, else
+   * its Last-Modified), when the service gives one.
+   */
+  async downloadFrom(document: Pick<Document, 'url' | 'name'>, size: number, offset: number, opts: CallOptions<StreamResponse> = {}): Promise<RangedContent> {
+    if (offset <= 0 || offset >= size) return whole(await this.download(document, opts));
+    const headers = { ...opts.headers, range: `bytes=${offset}-` };
+    let res: StreamResponse;
+    try {
+      res = await this.download(document, { ...opts, headers });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 416) throw err;
+      return { ...whole(await this.download(document, opts)), mismatch: `the service refused the range bytes=${offset}- with 416` };
+    }
+    if (res.status !== 206) return whole(res);
+    const said = headerOf(res.headers, 'content-range');
+    const expected = `bytes ${offset}-${size - 1}/${size}`;
+    if (said?.trim() === expected) return { ...whole(res), from: offset };
+    // Let go unread: the abort it reports is this call's own doing.
+    res.body.on('error', () => undefined).destroy();
+    return { ...whole(await this.download(document, opts)), mismatch: `asked for bytes ${offset}-${size - 1} of ${size}, the service answered 206 with Content-Range "${said ?? '(none)'}"` };
+  }
+}
+
+/** Content from `from` on, as downloadFrom gives it. */
+export interface RangedContent {
+  body: StreamResponse['body'];
+  from: number;
+  version?: string;
+  /** Why a range asked for was not the one given, when it was not. */
+  mismatch?: string;
+}
+
+function whole(res: StreamResponse): RangedContent {
+  const version = headerOf(res.headers, 'etag') ?? headerOf(res.headers, 'last-modified');
+  return { body: res.body, from: 0, ...(version !== undefined ? { version } : {}) };
+}
+
+function headerOf(headers: StreamResponse['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
 }

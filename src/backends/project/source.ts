@@ -15,7 +15,7 @@ import { hash53, NumberByKey } from '../../hashed-keys.js';
 import { checkDecodedName, hasControl } from '../names.js';
 import { OWN_METADATA, readIdentity, type Identity } from './identity.js';
 import type { Slot } from '../../slots.js';
-import { SourceError, SourceGoneError, type EntryAttributes, type FileEntry, type Source, type SourceEntry } from '../../sync/types.js';
+import { SourceError, SourceGoneError, type EntryAttributes, type PartialContent, type FileEntry, type Source, type SourceEntry } from '../../sync/types.js';
 import { refusalOf } from '../../api/refusal.js';
 
 /**
@@ -365,6 +365,7 @@ export class ProjectSource implements Source {
           attributes: attributesOf(doc, this.project),
           open: () => this.download(record),
           openAsync: async (slot) => (await this.fetch(record, slot)).body,
+          openFrom: (offset, slot) => this.fetchFrom(record, key, doc.size ?? 0, offset, slot),
         };
         yield { entry, doc };
       }
@@ -380,8 +381,18 @@ export class ProjectSource implements Source {
     try {
       return await this.client.documents.download(doc, slot ? { slot } : {});
     } catch (err) {
-      if (err instanceof NotFoundError) throw new SourceGoneError('the document is gone from the source since it was listed (its content answers 404)');
-      throw err;
+      throw goneIfNotFound(err);
+    }
+  }
+
+  /** The content from `offset` on (Range); a range the service did not hold to is logged, and the whole content given. */
+  private async fetchFrom(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url'>, key: string, size: number, offset: number, slot?: Slot): Promise<PartialContent> {
+    try {
+      const got = await this.client.documents.downloadFrom(doc, size, offset, slot ? { slot } : {});
+      if (got.mismatch) this.client.transport.logger.warn({ key, document: doc.objectIdentifier }, `the content did not come from byte ${offset} as asked (${got.mismatch}): downloaded whole`);
+      return { body: got.body, from: got.from, ...(got.version !== undefined ? { version: got.version } : {}) };
+    } catch (err) {
+      throw goneIfNotFound(err);
     }
   }
 
@@ -399,4 +410,9 @@ export class ProjectSource implements Source {
   }
 
   async close(): Promise<void> {}
+}
+
+/** A document's content answering 404 after its listing: the document is gone (a skipped item). */
+function goneIfNotFound(err: unknown): unknown {
+  return err instanceof NotFoundError ? new SourceGoneError('the document is gone from the source since it was listed (its content answers 404)') : err;
 }

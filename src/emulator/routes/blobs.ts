@@ -1,7 +1,8 @@
-// Serves signed blob URLs (see blobUrls.ts) without a bearer token.
+// Serves signed blob URLs (see blobUrls.ts) without a bearer token, with Range as the content route.
 import { signatureMatches } from '../blob-urls.js';
 import type { CoreRoutePlugin } from '../core-context.js';
 import { sendProblem } from '../problem.js';
+import { sendContent } from '../content-range.js';
 
 export const blobRoutes: CoreRoutePlugin = (app, ctx) => {
   app.get<{ Params: { '*': string }; Querystring: { exp?: string; ct?: string; sig?: string } }>(
@@ -16,8 +17,9 @@ export const blobRoutes: CoreRoutePlugin = (app, ctx) => {
       }
       if (expiresAtSeconds <= Math.floor(ctx.clock.nowMs() / 1000)) return sendProblem(req, reply, 403, 'The URL has expired.');
       const content = ctx.blobs.get(key);
-      if (!content) return sendProblem(req, reply, 404, 'The blob does not exist.');
-      return reply.type(ct).send(content);
+      const size = ctx.blobs.size(key);
+      if (!content || size === undefined) return sendProblem(req, reply, 404, 'The blob does not exist.');
+      return sendContent(req, reply, ctx.blobs, ctx.modes, { key, size, etag: `"${key}"`, type: ct }, content);
     },
   );
 };

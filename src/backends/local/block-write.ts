@@ -1,0 +1,62 @@
+// A large body written to a file descriptor a block at a time, each block's writev overlapping the
+// reading of the next: a write per network chunk, awaited before the next read, made a pull of one
+// 1.5 GiB file half the speed of a plain undici pipe (issue 63). At most two blocks are held.
+import { writev as writevFd } from 'node:fs';
+
+const WRITE_BLOCK = 1024 * 1024;
+
+const writevAsync = (fd: number, buffers: Buffer[]): Promise<number> =>
+  new Promise((resolve, reject) => writevFd(fd, buffers, null, (err, n) => (err ? reject(err) : resolve(n))));
+
+/**
+ * The body written to `fd` in blocks of WRITE_BLOCK, each writev overlapping the reading of the
+ * next; the bytes written. A cut-off (a limit under --cutoff-mode hard) stops it between chunks:
+ * the partial file goes, the next run fetches it whole.
+ */
+export async function writeOverlapped(fd: number, body: AsyncIterable<Buffer>, cancel: AbortSignal | undefined): Promise<number> {
+  let bytes = 0;
+  let block: Buffer[] = [];
+  let blockBytes = 0;
+  let writing: Promise<void> | undefined;
+  try {
+    for await (const chunk of body) {
+      cancel?.throwIfAborted();
+      block.push(chunk);
+      blockBytes += chunk.length;
+      bytes += chunk.length;
+      if (blockBytes < WRITE_BLOCK) continue;
+      await writing;
+      const next = writeAll(fd, block);
+      // Seen at the next await; marked now, so that a failing disk is not an unhandled rejection meanwhile.
+      next.catch(() => undefined);
+      writing = next;
+      block = [];
+      blockBytes = 0;
+    }
+    await writing;
+    writing = undefined;
+    if (blockBytes > 0) await writeAll(fd, block);
+    return bytes;
+  } finally {
+    // A failure while reading leaves no write running on a descriptor about to be closed.
+    await writing?.catch(() => undefined);
+  }
+}
+
+/** Every byte of `buffers` at the descriptor's position, however many calls it takes. */
+async function writeAll(fd: number, buffers: Buffer[]): Promise<void> {
+  let rest = buffers;
+  while (rest.length > 0) {
+    let written = await writevAsync(fd, rest);
+    const left: Buffer[] = [];
+    for (const b of rest) {
+      if (written >= b.length) {
+        written -= b.length;
+        continue;
+      }
+      left.push(written > 0 ? b.subarray(written) : b);
+      written = 0;
+    }
+    rest = left;
+  }
+}
