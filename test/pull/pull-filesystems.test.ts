@@ -3,12 +3,12 @@
 // and exFAT mounts, and onto the machine's own disk; then a rerun, `check`, and a restore of the
 // pulled folder into another tenant from a fresh store, which must give every original name back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { mirroredProject, remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
 import { mount, mountable, type FsKind, type Mounted } from '../helpers/filesystems.js';
 import { NAMES_FILE } from '../../src/backends/names-record.js';
@@ -205,6 +205,41 @@ for (const kind of ['ntfs', 'exfat'] as FsKind[]) {
         expect(refused.map((r) => r.key)).toEqual(expect.arrayContaining(['Q3: review?.docx', 'x<y>.txt', 'Client: Acme/brief.txt']));
         for (const r of summary.renamed) expect(r.why).not.toMatch(/EINVAL|ENOENT.*internal|node:/);
       });
+    });
+    it('a disk that fills mid-file is exit 2 naming it and the bytes still needed; no file under the name; freed, the next run continues', async (ctx) => {
+      if (refused) return ctx.skip(refused);
+      const m = await mount(kind, 96);
+      try {
+        const MiB = 1024 * 1024;
+        const content = randomBytes(48 * MiB);
+        const dir = await mkdtemp(join(tmpdir(), 'ferry-full-'));
+        const project = await mirroredProject(service.client(), join(dir, 'src'), { 'big.bin': content }, `disk full on ${kind}`);
+        // What else is on the disk leaves room for about half of the file.
+        const filler = join(m.dir, 'filler.bin');
+        await writeFile(filler, Buffer.alloc(64 * MiB - (kind === 'ntfs' ? 8 * MiB : 0)));
+        const out = join(m.dir, 'copy');
+        const state = join(dir, 's.sqlite');
+        const full = await runFerry(['pull', project, out, '--state', state], service.env());
+        expect(full.code, full.stderr).toBe(2);
+        expect(full.stderr).toMatch(new RegExp(`the disk holding ${out.replace(/[/.]/g, '\\$&')} is full \\(ENOSPC\\): big\\.bin still needs \\d+ bytes`));
+        const needs = Number(/still needs (\d+) bytes/.exec(full.stderr)![1]);
+        expect(needs).toBeGreaterThan(0);
+        expect(needs).toBeLessThan(content.length);
+        const left = await readdir(out);
+        expect(left).not.toContain('big.bin');
+        expect(left.filter((n) => n.endsWith('.partial'))).toHaveLength(1);
+
+        await rm(filler);
+        const before = service.emulator.traffic().bytesSent;
+        const again = onlyJson(await runFerry(['pull', project, out, '--state', state, '--json'], service.env()));
+        expect(again).toMatchObject({ exitCode: 0, counts: { downloaded: 1, failed: 0 } });
+        // Continued: what the first run kept is not sent again.
+        expect(service.emulator.traffic().bytesSent - before).toBeLessThan(needs + 2 * MiB);
+        expect(createHash('sha256').update(await readFile(join(out, 'big.bin'))).digest('hex')).toBe(createHash('sha256').update(content).digest('hex'));
+        expect((await readdir(out)).filter((n) => n.endsWith('.partial'))).toEqual([]);
+      } finally {
+        await m.unmount();
+      }
     });
     it('a destination on a read-only mount is exit 2 before any download', async (ctx) => {
       if (refused) return ctx.skip(refused);
