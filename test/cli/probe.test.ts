@@ -28,7 +28,7 @@ describe('ferry doctor --probe', () => {
       expect(text.code).toBe(0);
       const lines = text.stdout.trimEnd().split('\n');
       expect(lines[0]).toMatch(/^what 127\.0\.0\.1:\d+, client contoso-sync answers:$/);
-      expect(lines.slice(1).map((l) => l.trim().split(':')[0])).toEqual(['folderRoute', 'folderCase', 'contentRoute', 'pageCap', 'listingLagMs', 'dateAddedResolutionMs', 'search', 'metadataRoundTrip', 'dateCompleted', 'streamFormat', 'matches', 'scratch', 'to record listingLag and pageSize in the profile']);
+      expect(lines.slice(1).map((l) => l.trim().split(':')[0])).toEqual(['folderRoute', 'folderCase', 'contentRoute', 'contentRange', 'pageCap', 'listingLagMs', 'dateAddedResolutionMs', 'search', 'metadataRoundTrip', 'dateCompleted', 'streamFormat', 'matches', 'scratch', 'to record listingLag and pageSize in the profile']);
       expect(lines).toContain('  matches: ferry emulator (the defaults)');
       expect(lines).toContain('  scratch: 2 made, 2 removed');
     } finally {

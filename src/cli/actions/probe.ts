@@ -28,6 +28,12 @@ export interface ProbeFindings {
   folderRoute: { offered: boolean; status?: number } | Unknown;
   /** A route, or a link: whether it wants the token, and the last time it was seen working (null: still after the wait). */
   contentRoute: { route: boolean; linkNeedsToken?: boolean; linkWorksAfterMs?: number | null } | Unknown;
+  /**
+   * Whether a document's content answers `Range` with exactly the bytes asked (a pull killed
+   * part-way continues from what it kept) or sends the whole (it starts over), and the validator
+   * it names the content by, which a continued download is checked against.
+   */
+  contentRange: { honoured: boolean; validator: 'etag' | 'last-modified' | 'none'; mismatch?: string } | Unknown;
   /** The largest page the service gave for a larger pageSize, or null: none seen below `checkedUpTo`. */
   pageCap: { cap: number | null; checkedUpTo: number } | Unknown;
   listingLagMs: { worstMs: number; suggested: string } | Unknown;
@@ -112,6 +118,7 @@ export async function probeService(client: FerryClient, opts: ProbeOptions): Pro
       folderRoute: await ask(() => folderRoute(client, id)),
       folderCase: await ask(() => folderCase(client, id)),
       contentRoute: 'unknown' in docs ? docs : await ask(() => contentRoute(client, id, docs[0] as Document, opts)),
+      contentRange: 'unknown' in docs ? docs : await ask(() => contentRange(client, id, docs[0] as Document)),
       pageCap: await ask(() => pageCap(client, id)),
       listingLagMs,
       dateAddedResolutionMs: await ask(async () => resolutionOf(times)),
@@ -139,6 +146,7 @@ async function readOnly(client: FerryClient, scratch: ProbeReport['scratch'], op
   const findings: ProbeFindings = {
     folderRoute: cannot,
     contentRoute: cannot,
+    contentRange: cannot,
     pageCap: await ask(async () => {
       const page = await client.projects.list({}, { leaseRecords: true }).page(1, 1000);
       const total = page.totalCount ?? page.items.length;
@@ -269,6 +277,20 @@ async function contentRoute(client: FerryClient, project: string, uploaded: Docu
   return { route: false, linkNeedsToken, linkWorksAfterMs: null };
 }
 
+/** Its second half asked for with Range: exactly those bytes (206), or the whole. */
+async function contentRange(client: FerryClient, project: string, uploaded: Document): Promise<{ honoured: boolean; validator: 'etag' | 'last-modified' | 'none'; mismatch?: string }> {
+  const doc = (await freshDocument(client, project, uploaded)) ?? uploaded;
+  const size = doc.size ?? 0;
+  if (size < 2) throw new Error(`the service gave the document a size of ${size}`);
+  const offset = Math.floor(size / 2);
+  const got = await client.documents.downloadFrom(doc, size, offset, { idempotent: true });
+  let bytes = 0;
+  for await (const chunk of got.body) bytes += (chunk as Buffer).length;
+  const validator = got.version === undefined ? 'none' : got.version.startsWith('"') || got.version.startsWith('W/"') ? 'etag' : 'last-modified';
+  const honoured = got.from === offset && bytes === size - offset;
+  return { honoured, validator, ...(got.mismatch ? { mismatch: got.mismatch } : {}) };
+}
+
 /** The document as a listing gives it now (its link signed afresh, where links are signed). */
 async function freshDocument(client: FerryClient, project: string, doc: Document): Promise<Document | undefined> {
   if (!doc.name) return undefined;
@@ -372,6 +394,7 @@ export function matchesOf(f: ProbeFindings): string {
     if (content.linkNeedsToken) flags.push('--link-auth token');
     if (content.linkWorksAfterMs !== null && content.linkWorksAfterMs !== undefined) flags.push(`--link-ttl ${Math.max(1, Math.ceil(content.linkWorksAfterMs / 1000))}`);
   } else if (folders && !folders.offered) flags.push('--folders none');
+  if (!('unknown' in f.contentRange) && !f.contentRange.honoured) flags.push('--range ignored');
   if (!('unknown' in f.pageCap) && f.pageCap.cap !== null) flags.push(`--max-page-size ${f.pageCap.cap}`);
   // One word a shell passes as it is (`741ms`), not the way a person reads it (`741 ms`).
   if (!('unknown' in f.listingLagMs) && f.listingLagMs.suggested !== '0') flags.push(`--listing-lag ${Math.max(1, Math.ceil(f.listingLagMs.worstMs))}ms`);
@@ -396,6 +419,10 @@ export function describeFindings(r: ProbeReport): string[] {
     line('folderCase', f.folderCase, (v: { caseSensitive: boolean }) => (v.caseSensitive ? 'folder names that differ only by case are two folders' : 'folder names are compared regardless of case: a folder beside one differing only by case is a clash, its files failed by name')),
     line('contentRoute', f.contentRoute, (v: { route: boolean; linkNeedsToken?: boolean; linkWorksAfterMs?: number | null }) =>
       v.route ? 'a content route: ferry reads content through it' : `only a url link${v.linkNeedsToken ? ' that wants the token' : ' that works without the token'}, ${v.linkWorksAfterMs === null ? 'still working after the wait' : `working for ${formatLag(v.linkWorksAfterMs ?? 0)}`}: ferry reads each link right after listing it`),
+    line('contentRange', f.contentRange, (v: { honoured: boolean; validator: string; mismatch?: string }) =>
+      v.honoured
+        ? `honoured (${v.validator === 'none' ? 'no ETag or Last-Modified: a continued download is checked by its size and document alone' : `the content named by its ${v.validator === 'etag' ? 'ETag' : 'Last-Modified'}`}): a pull killed part-way continues from the bytes it kept`
+        : `not honoured${v.mismatch ? ` (${v.mismatch})` : ' (the whole content came)'}: a pull killed part-way downloads the file again`),
     line('pageCap', f.pageCap, (v: { cap: number | null; checkedUpTo: number }) => (v.cap === null ? `none seen up to ${v.checkedUpTo}` : `${v.cap} items a page whatever is asked: ferry follows totalCount, not page length; recorded as the profile's pageSize, no list asks for more`)),
     line('listingLagMs', f.listingLagMs, (v: { worstMs: number; suggested: string }) => (v.suggested === '0' ? `${v.worstMs} ms: lists at once; --listing-lag 0 is right` : `${v.worstMs} ms: set --listing-lag ${v.suggested}`)),
     line('dateAddedResolutionMs', f.dateAddedResolutionMs, (v: { ms: number; samples: number }) => `${v.ms} ms (from ${v.samples} times)${v.ms >= 1000 ? ': records made within one tick share a time, and the lease decides between them by the service\'s order' : ''}`),
