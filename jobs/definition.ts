@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { nearest } from '../src/nearest.js';
 import { parseBandwidthLimit, type BandwidthLimit } from '../src/sync/bandwidth.js';
 import { hasLimits, type LimitSettings } from '../src/runner/limits.js';
-import { yaml } from '../src/config/libraries.js';
+import { yaml } from '../src/libraries.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
 import { parseSize } from '../src/runner/format.js';

@@ -5,7 +5,7 @@
 import { accessSync, constants, readFileSync, realpathSync, statSync, writeFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Pair, YAMLMap } from 'yaml';
-import { yaml } from './libraries.js';
+import { yaml } from '../libraries.js';
 import { ConfigurationError } from '../api/errors.js';
 import { configFileInUse, loadConfigFile } from './profile.js';
 

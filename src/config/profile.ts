@@ -5,7 +5,7 @@ import { accessSync, constants, readFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import { yaml, zod } from './libraries.js';
+import { yaml, zod } from '../libraries.js';
 import { ConfigurationError } from '../api/errors.js';
 import type { ClientOptions } from '../api/transport.js';
 import { resolveAddress, shownUrl, type AddressInput, type ResolvedAddress } from '../api/addresses.js';
@@ -14,7 +14,7 @@ import { parseListingLag } from '../api/listing-lag.js';
 /** The largest page size a profile may record (the largest the probe asks for). */
 export const MAX_PAGE_SIZE = 1000;
 
-/** The config file's schema, built at its first use (./libraries.ts). */
+/** The config file's schema, built at its first use (../libraries.ts). */
 function buildSchemas() {
   const { z } = zod();
   const profile = z

@@ -8,10 +8,11 @@
 // SQLite file rather than an array. Everything wrong is a ManifestError naming the cell.
 import { StringDecoder } from 'node:string_decoder';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import unzipper from 'unzipper';
+import type unzipper from 'unzipper';
+import { unzipper as loadUnzipper } from '../libraries.js';
 import { visible } from '../backends/names.js';
 import { openScratchDb } from '../store/scratch-db.js';
-import { numberText } from './cell-text.js';
+import { numberTexts, type NumberText } from './cell-text.js';
 import { ManifestError } from './flags.js';
 
 /** One row of the sheet: its number, and its cells' texts by column (0 is A); empty cells undefined. */
@@ -71,7 +72,7 @@ export async function* readWorkbook(file: string, opts: WorkbookOptions = {}): A
   const styles = parts.has('xl/styles.xml') ? await readStyles(label, parts.get('xl/styles.xml')!) : { formats: [] as (number | undefined)[], codes: new Map<number, string>() };
   const strings = parts.has('xl/sharedStrings.xml') ? await readSharedStrings(label, parts.get('xl/sharedStrings.xml')!) : undefined;
   try {
-    yield* readSheet(label, need(chosen.part), { styles, strings, date1904: book.date1904 });
+    yield* readSheet(label, need(chosen.part), { styles, strings, date1904: book.date1904, numberText: await numberTexts() });
   } finally {
     await strings?.close();
   }
@@ -80,7 +81,7 @@ export async function* readWorkbook(file: string, opts: WorkbookOptions = {}): A
 async function openParts(file: string, label: string): Promise<Map<string, Part>> {
   let directory: unzipper.CentralDirectory;
   try {
-    directory = await unzipper.Open.file(file);
+    directory = await loadUnzipper().Open.file(file);
   } catch (err) {
     throw new ManifestError(`${label}: it is a damaged workbook: not a readable zip (${(err as Error).message}); open it in Excel or LibreOffice and save it again, or export CSV`);
   }
@@ -276,6 +277,7 @@ interface SheetContext {
   styles: Styles;
   strings: Strings | undefined;
   date1904: boolean;
+  numberText: NumberText;
 }
 
 /**
@@ -385,7 +387,7 @@ function cellText(label: string, cell: { ref: string; type: string; style: numbe
     default: {
       const id = context.styles.formats[cell.style] ?? 0;
       try {
-        return numberText(cell.value.trim(), id, context.styles.codes.get(id), context.date1904);
+        return context.numberText(cell.value.trim(), id, context.styles.codes.get(id), context.date1904);
       } catch (err) {
         throw new ManifestError(`${at}: its number format "${visible(context.styles.codes.get(id) ?? String(id))}" cannot be read (${visible((err as Error).message)}); format the column as text`);
       }

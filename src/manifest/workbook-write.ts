@@ -8,7 +8,7 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import archiver from 'archiver';
+import { archiver } from '../libraries.js';
 import { columnName } from './workbook-read.js';
 
 /** A sheet's limits (Excel's; LibreOffice's are the same or larger). */
@@ -69,7 +69,7 @@ async function* sheetXml(rows: AsyncIterable<string[]>): AsyncIterable<string> {
 
 /** Writes `rows` (the header first) to `file` as a workbook of one sheet named "manifest". */
 export async function writeWorkbook(rows: AsyncIterable<string[]>, file: string): Promise<void> {
-  const zip = archiver('zip', { zlib: { level: 6 } });
+  const zip = archiver()('zip', { zlib: { level: 6 } });
   const sheet = Readable.from(sheetXml(rows));
   // An error in the rows (a limit) ends the archive, and the write, with it.
   sheet.on('error', (err) => zip.destroy(err));

@@ -3,7 +3,8 @@
 // response straight into the zip, one at a time, hashed on the way; the zip is written under a
 // temporary name and renamed into place only when complete.
 import { lookUntilSettled } from '../api/settled.js';
-import archiver from 'archiver';
+import type archiver from 'archiver';
+import { archiver as loadArchiver } from '../libraries.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
@@ -62,7 +63,7 @@ export async function findPlaybook(client: FerryClient, id: string): Promise<Pla
 export async function exportPlaybook(client: FerryClient, playbook: Playbook, outPath: string, signal?: AbortSignal): Promise<ExportResult> {
   const id = playbook.objectIdentifier;
   const temp = join(dirname(outPath), `.${basename(outPath)}.${randomBytes(6).toString('hex')}.partial`);
-  const archive = archiver('zip', { zlib: { level: 6 } });
+  const archive = loadArchiver()('zip', { zlib: { level: 6 } });
   const out = createWriteStream(temp);
   const zipHash = createHash('sha256');
   let bytes = 0;

@@ -1,7 +1,7 @@
 // `--map FILE` of a replay import: target ids for what an archive names, read and checked whole
 // (every mistake named with its field) before anything is imported.
 import { readFileSync } from 'node:fs';
-import { yaml, zod } from '../config/libraries.js';
+import { yaml, zod } from '../libraries.js';
 import { ConfigurationError } from '../api/errors.js';
 import { formatIssues } from '../config/profile.js';
 import type { ReplayMapping } from './replay.js';

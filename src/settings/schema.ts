@@ -2,7 +2,7 @@
 // by its kind's reader and range, so that a job file takes what the flag takes and says what is
 // wrong with the same words. Strict: a key no setting declares is an error (with the nearest key).
 import type { z as Z } from 'zod';
-import { zod } from '../config/libraries.js';
+import { zod } from '../libraries.js';
 import { Unreadable } from './kinds.js';
 import { JOB_SETTINGS, SETTINGS, type JobKind, type Setting } from './declared.js';
 import { outOfRange } from './form.js';

@@ -7,7 +7,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import fc from 'fast-check';
-import { numberText } from '../../src/manifest/cell-text.js';
+import { numberTexts } from '../../src/manifest/cell-text.js';
+
+const numberText = await numberTexts();
 import { readManifest } from '../../src/manifest/read.js';
 import { columnIndex, columnName, readWorkbook } from '../../src/manifest/workbook-read.js';
 import { escapeCell, writeWorkbook } from '../../src/manifest/workbook-write.js';

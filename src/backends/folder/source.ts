@@ -4,7 +4,8 @@
 // and reads a folder whole: memory stays flat on a tree of millions of files and on one folder of
 // hundreds of thousands. Unreadable folders become problem entries instead of ending the walk;
 // suspect names are read again as bytes and judged by the rule of names.ts.
-import fg from 'fast-glob';
+import type fg from 'fast-glob';
+import { fastGlob } from '../../libraries.js';
 import * as fs from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
@@ -193,7 +194,7 @@ export class FolderSource implements Source {
     // leave out (what it yields is judged again); the ordered rules of a filter file it is not.
     const rules = (this.opts.rules?.length ?? 0) > 0;
     const include = !rules && this.opts.include?.length ? this.opts.include : ['**'];
-    const stream = fg.stream(include, {
+    const stream = fastGlob().stream(include, {
       cwd: root,
       ignore: rules ? [] : (this.opts.exclude ?? []),
       dot: true,
