@@ -38,6 +38,7 @@ import { ListingLagWatch } from './listing-lag.js';
 import { PageWatch } from './paging.js';
 import { noteWaited, type Slot, waitOutsideSlot } from '../slots.js';
 import { silentLogger } from '../log.js';
+import { BulkDispatcher } from './bulk-dispatcher.js';
 
 export type Host = 'base' | 'settings';
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
@@ -155,6 +156,8 @@ export interface CallOptions<T = never> {
    */
   fence?: () => boolean;
   headers?: Record<string, string>;
+  /** A large body to read (a big document's content): over plain http it is read from its socket in blocks (bulk-dispatcher.ts). */
+  bulk?: boolean;
   /** The pool slot of the work item making the call: given to another item while a retry is waited for. */
   slot?: Slot;
 }
@@ -178,6 +181,13 @@ export interface StreamResponse {
 }
 
 const USER_AGENT = 'ferry/0.1 (+undici)';
+
+/**
+ * What a large body's stream holds before its socket is paused: one block. With more, a reader's
+ * read() joins the blocks held into one new buffer (Node's Readable does), a copy of every byte
+ * (measured: a third of a pull's CPU time).
+ */
+const BULK_BUFFERED = 1024 * 1024;
 
 /** A request stopped by its fence as it was handed to its socket: never written. */
 class FenceClosed extends Error {}
@@ -225,6 +235,8 @@ export class Transport {
   private readonly reachability: Reachability;
   readonly tokens: TokenProvider;
   private readonly dispatcher: Dispatcher;
+  /** Large bodies over plain http, where no proxy or dispatcher of the caller's stands between (bulk-dispatcher.ts). */
+  private readonly bulk: Dispatcher | undefined;
   private readonly ownsDispatcher: boolean;
   private readonly retry: RetryOptions;
   private readonly timeoutMs: number;
@@ -270,7 +282,9 @@ export class Transport {
     // NO_PROXY too). Without one, a plain Agent: the proxy agent reads NO_PROXY from the
     // environment on every request (1% of a migration's time in a profile), to reach the same Agent.
     const pool = { connections: opts.connectionsPerHost ?? 32, keepAliveTimeout: 30_000, ...(opts.ca ? { connect: { ca: opts.ca } } : {}) };
-    this.dispatcher = opts.dispatcher ?? (proxyConfigured() ? new EnvHttpProxyAgent(pool) : new Agent(pool));
+    const proxied = proxyConfigured();
+    this.dispatcher = opts.dispatcher ?? (proxied ? new EnvHttpProxyAgent(pool) : new Agent(pool));
+    this.bulk = opts.dispatcher || proxied ? undefined : new BulkDispatcher(this.dispatcher);
     this.requestsPerSecond = opts.requestsPerSecond;
     this.listingLag = new ListingLagWatch(opts.listingLagMs ?? 0);
     this.pages = new PageWatch(new URL(this.address.baseUrl).host, opts.pageSize);
@@ -345,7 +359,7 @@ export class Transport {
     let refreshedAfter401 = false;
     let attempt = 0;
     let fenced = 0;
-    const dispatcher = opts.fence ? fencedDispatcher(this.dispatcher, opts.fence) : this.dispatcher;
+    const dispatcher = opts.fence ? fencedDispatcher(this.dispatcher, opts.fence) : opts.bulk && this.bulk ? this.bulk : this.dispatcher;
     for (;;) {
       const started = Date.now();
       let token: string | undefined;
@@ -383,6 +397,7 @@ export class Transport {
             signal,
             headersTimeout: timeoutMs,
             bodyTimeout: timeoutMs,
+            ...(opts.bulk ? { highWaterMark: BULK_BUFFERED } : {}),
           });
         } finally {
           ended();

@@ -13,6 +13,12 @@ import type {
 } from '../types.js';
 import { ApiError, FerryError } from '../errors.js';
 
+/**
+ * Content from this size on is read from its connection in blocks (src/api/bulk-dispatcher.ts):
+ * a connection of its own for each, which costs less than the reads it saves only for large ones.
+ */
+const BULK_MIN = 8 * 1024 * 1024;
+
 type ListQuery = Omit<Query<'listDocuments'>, 'pageNumber' | 'pageSize'>;
 
 export interface UploadParams {
@@ -76,10 +82,11 @@ export class Documents extends Resource {
     );
   }
 
-  /** The document's content as a stream, through the `url` the service put on it. */
-  download(document: Pick<Document, 'url' | 'name'>, opts: CallOptions<StreamResponse> = {}): Promise<StreamResponse> {
+  /** The document's content as a stream, through the `url` the service put on it; a large one is read in blocks. */
+  download(document: Pick<Document, 'url' | 'name'> & { size?: number | null | undefined }, opts: CallOptions<StreamResponse> = {}): Promise<StreamResponse> {
     if (!document.url) throw new FerryError(`document "${document.name ?? '?'}" carries no url to download its content from`);
-    return this.t.stream({ method: 'GET', path: '', url: new URL(document.url, this.t.address.baseUrl).href }, opts);
+    const bulk = (document.size ?? 0) >= BULK_MIN;
+    return this.t.stream({ method: 'GET', path: '', url: new URL(document.url, this.t.address.baseUrl).href }, bulk ? { bulk, ...opts } : opts);
   }
 
   /**
@@ -90,14 +97,14 @@ export class Documents extends Resource {
    * its Last-Modified), when the service gives one.
    */
   async downloadFrom(document: Pick<Document, 'url' | 'name'>, size: number, offset: number, opts: CallOptions<StreamResponse> = {}): Promise<RangedContent> {
-    if (offset <= 0 || offset >= size) return whole(await this.download(document, opts));
+    if (offset <= 0 || offset >= size) return whole(await this.download({ ...document, size }, opts));
     const headers = { ...opts.headers, range: `bytes=${offset}-` };
     let res: StreamResponse;
     try {
-      res = await this.download(document, { ...opts, headers });
+      res = await this.download({ ...document, size }, { ...opts, headers });
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 416) throw err;
-      return { ...whole(await this.download(document, opts)), mismatch: `the service refused the range bytes=${offset}- with 416` };
+      return { ...whole(await this.download({ ...document, size }, opts)), mismatch: `the service refused the range bytes=${offset}- with 416` };
     }
     if (res.status !== 206) return whole(res);
     const said = headerOf(res.headers, 'content-range');
@@ -105,7 +112,7 @@ export class Documents extends Resource {
     if (said?.trim() === expected) return { ...whole(res), from: offset };
     // Let go unread: the abort it reports is this call's own doing.
     res.body.on('error', () => undefined).destroy();
-    return { ...whole(await this.download(document, opts)), mismatch: `asked for bytes ${offset}-${size - 1} of ${size}, the service answered 206 with Content-Range "${said ?? '(none)'}"` };
+    return { ...whole(await this.download({ ...document, size }, opts)), mismatch: `asked for bytes ${offset}-${size - 1} of ${size}, the service answered 206 with Content-Range "${said ?? '(none)'}"` };
   }
 }
 

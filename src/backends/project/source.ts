@@ -355,7 +355,7 @@ export class ProjectSource implements Source {
           yield { entry: { kind: 'file', key, size: doc.size ?? 0, mtimeMs: added, open: inventoryOnly }, doc, identity };
           continue;
         }
-        const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url };
+        const record = { objectIdentifier: doc.objectIdentifier, name: doc.name, url: doc.url, size: doc.size };
         const entry: FileEntry = {
           kind: 'file',
           key,
@@ -377,7 +377,7 @@ export class ProjectSource implements Source {
   }
 
   /** The content's response; a document gone since it was listed is said so (a skipped item). */
-  private async fetch(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url'>, slot?: Slot) {
+  private async fetch(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url' | 'size'>, slot?: Slot) {
     try {
       return await this.client.documents.download(doc, slot ? { slot } : {});
     } catch (err) {
@@ -397,7 +397,7 @@ export class ProjectSource implements Source {
   }
 
   /** The content as a stream at once; the request starts when it is read. */
-  private download(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url'>): Readable {
+  private download(doc: Pick<Document, 'objectIdentifier' | 'name' | 'url' | 'size'>): Readable {
     const out = new PassThrough();
     this.fetch(doc).then(
       (res) => {
