@@ -297,22 +297,6 @@ async function benchIncremental(count, added) {
   record(`warm mirror of ${added} new files in 10 folders over ${count} mirrored: looking for them on the service first`, Math.round(median(look)), Math.round(median(bare)), 'ms', median(ratios), undefined, `bare: the same run not looking (findPresent: false); ${lookListings} folder listings a run; ratio median of 5 per-round ratios, spread ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}`);
 }
 
-async function benchBigFile(gib) {
-  const emuData = join(work, 'emu-data');
-  await mkdir(emuData, { recursive: true });
-  const emu = await startEmulatorProcess(emuData);
-  const root = join(work, 'big');
-  await mkdir(root, { recursive: true });
-  const handle = await open(join(root, 'big.bin'), 'w');
-  await handle.truncate(gib * 1024 ** 3);
-  await handle.close();
-  const { stdout } = await run(process.execPath, [new URL('./workers/mirror-one.mjs', import.meta.url).pathname, root, join(work, 'big.sqlite'), JSON.stringify(emu)], { maxBuffer: 1 << 20 });
-  await emu.stop();
-  const r = JSON.parse(stdout);
-  if (r.uploaded !== 1) throw new Error(`big file upload failed: ${stdout}`);
-  record(`peak RSS mirroring one ${gib} GiB file`, Math.round(r.maxRssKiB / MiB), 200, 'MiB', r.maxRssKiB / MiB / 200, '<= 1', 'ratio = peak RSS / the 200 MiB budget');
-}
-
 async function benchDiscovery(count) {
   const root = join(work, 'tree');
   const empty = Buffer.alloc(0);
@@ -1323,7 +1307,7 @@ try {
     if (cpus().length >= 2 && (await canPin())) await benchColdStart(10_000, true);
   }
   if (wanted('incremental')) await benchIncremental(10_000, 100);
-  if (wanted('bigfile')) await benchBigFile(2);
+  if (wanted('bigfile')) await (await import('./bigfile.mjs')).benchBigFile({ work, record, results });
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
   if (wanted('archives')) await benchArchives(large ? 1_000_000 : 200_000);
   if (wanted('manifest')) await benchManifest(large ? 1_000_000 : 200_000);

@@ -1,0 +1,256 @@
+// Big files at the wire's speed (issue 63), `npm run bench -- --only=bigfile`: whole processes on
+// one emulator process keeping its blobs on disk, each side beside curl in the same run, the side
+// that goes first alternating round by round; a ratio is the median of the rounds' ratios, with
+// their spread.
+//
+//   one file of 1.5 GiB (random bytes): `ferry pull` beside `curl -o` and a bare undici pipe;
+//     `ferry mirror` beside `curl -F`, with the emulator's receiving rate (curl's) beside a plain
+//     `cp` of the file on the same disk; ferry's peak RSS both ways
+//   100 files of 20 MiB: `ferry pull` and `ferry mirror` (default concurrency) beside curl run 8 at
+//     a time (`xargs -P8`)
+//
+// Uploads go to a fresh emulator each round (the service keeps every document: ten rounds of
+// 1.5 GiB would otherwise fill the disk); pulls go to a fresh folder and a fresh state directory.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { FerryClient } from '../dist/src/index.js';
+import { startEmulatorProcess } from './lib.mjs';
+import { emulatorEnv, ferryEnv, runFerry } from './ferry-process.mjs';
+
+const run = promisify(execFile);
+const MiB = 1024 * 1024;
+const bareGet = new URL('./workers/bare-get.mjs', import.meta.url).pathname;
+
+function spread(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], max: sorted[sorted.length - 1], runs: sorted.length };
+}
+
+async function timedProcess(file, args, env = {}) {
+  const start = process.hrtime.bigint();
+  await run(file, args, { env: { ...process.env, ...env }, maxBuffer: 1 << 22 }).catch((err) => {
+    throw new Error(`${file} ${args.join(' ')} failed: ${err.stderr || err.message}`);
+  });
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+async function bearerOf(emu) {
+  const res = await fetch(`${emu.authUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: emu.credentials.clientId, client_secret: emu.credentials.clientSecret, audience: emu.audience }).toString(),
+  });
+  return (await res.json()).access_token;
+}
+
+/** The machine and the disk the bench ran on, as the results say them. */
+async function machineOf(work) {
+  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
+  const fs = (await run('findmnt', ['-n', '-o', 'FSTYPE', '-T', work])).stdout.trim();
+  const source = (await run('df', ['--output=source', work])).stdout.trim().split('\n').pop();
+  const dev = source?.replace(/^\/dev\//, '').replace(/[0-9]+$/, '');
+  let rotational = 'unknown';
+  try {
+    rotational = readFileSync(`/sys/block/${dev}/queue/rotational`, 'utf8').trim() === '1' ? 'the kernel says rotational' : 'the kernel says non-rotational';
+  } catch {
+    // A device without a queue of its own (an overlay, a partition's parent unknown): said unknown.
+  }
+  return `${cpus().length} x ${cpu}; ${fs} on ${source} (${rotational})`;
+}
+
+/** A fresh emulator process on disk, its client, and a project in it; `stop` removes its data. */
+async function emulatorWithProject(work, name) {
+  const data = join(work, `${name}-emulator`);
+  await rm(data, { recursive: true, force: true });
+  await mkdir(data, { recursive: true });
+  const emu = await startEmulatorProcess(data);
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const project = async (label) => (await client.projects.create({ name: label, description: 'bench bigfile' })).objectIdentifier;
+  return {
+    emu,
+    client,
+    project,
+    bearer: await bearerOf(emu),
+    async stop() {
+      await client.close();
+      await emu.stop();
+      await rm(data, { recursive: true, force: true });
+    },
+  };
+}
+
+async function documentsOf(client, project) {
+  const docs = [];
+  for await (const d of client.documents.list(project, { flattenList: true })) if (!d.isDirectory) docs.push(d);
+  return docs;
+}
+
+/** Each side run once a round, the first side alternating; per side its times (and ferry's peak RSS). */
+async function alternate(rounds, sides) {
+  const names = Object.keys(sides);
+  const ms = Object.fromEntries(names.map((n) => [n, []]));
+  const rss = [];
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? names : [...names].reverse();
+    for (const name of order) {
+      const r = await sides[name](round);
+      ms[name].push(r.ms);
+      if (r.rssKiB) rss.push(r.rssKiB);
+    }
+    console.error(`bigfile round ${round + 1}: ${names.map((n) => `${n} ${Math.round(ms[n][round])} ms`).join(', ')}`);
+  }
+  return { ms, rss };
+}
+
+function ratios(base, ferry) {
+  return spread(base.map((b, i) => b / ferry[i]));
+}
+
+export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB = 1536, files = 100, fileMiB = 20 }) {
+  const machine = await machineOf(work);
+  results.spreads ??= {};
+  const src = join(work, 'bigfile-src');
+  await mkdir(src, { recursive: true });
+  const big = join(src, 'big.bin');
+  await run('dd', ['if=/dev/urandom', `of=${big}`, 'bs=1M', `count=${sizeMiB}`], { maxBuffer: 1 << 20 });
+  const size = sizeMiB * MiB;
+  const label = sizeMiB % 1024 === 0 ? `${sizeMiB / 1024} GiB` : `${(sizeMiB / 1024).toFixed(1)} GiB`;
+
+  // Pull: one emulator holding the file, uploaded once.
+  const held = await emulatorWithProject(work, 'bigfile-pull');
+  try {
+    const project = await held.project('held');
+    await timedProcess('curl', ['-sS', '-f', '-o', '/dev/null', '-H', `authorization: Bearer ${held.bearer}`, '-F', `file=@${big}`, `${held.emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${randomUUID()}`]);
+    const [doc] = await documentsOf(held.client, project);
+    const out = join(work, 'bigfile-out');
+    const fresh = async () => {
+      await rm(out, { recursive: true, force: true });
+      await mkdir(out, { recursive: true });
+    };
+    const { ms, rss } = await alternate(rounds, {
+      curl: async () => {
+        await fresh();
+        return { ms: await timedProcess('curl', ['-sS', '-f', '-o', join(out, 'big.bin'), '-H', `authorization: Bearer ${held.bearer}`, doc.url]) };
+      },
+      undici: async () => {
+        await fresh();
+        return { ms: await timedProcess(process.execPath, [bareGet, held.bearer, doc.url, join(out, 'big.bin')]) };
+      },
+      ferry: async (round) => {
+        await fresh();
+        const r = await runFerry(work, 'pull', ['pull', project, join(out, 'copy')], { ...ferryEnv(work, `bigfile-pull-state-${round}`), ...emulatorEnv(held.emu) });
+        if (r.code !== 0 || r.json?.counts?.downloaded !== 1) throw new Error(`bigfile pull: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+        return r;
+      },
+    });
+    await rm(out, { recursive: true, force: true });
+    const vsCurl = ratios(ms.curl, ms.ferry);
+    const vsUndici = ratios(ms.undici, ms.ferry);
+    results.spreads['bigfile pull'] = { curl: vsCurl, undici: vsUndici };
+    const mbps = (t) => Math.round(size / 1e6 / (spread(t).median / 1000));
+    record(`pull one ${label} file, ferry beside curl -o`, mbps(ms.ferry), mbps(ms.curl), 'MB/s', vsCurl.median, '>= 0.9', `${rounds} rounds alternating; per-round ratios ${vsCurl.min.toFixed(2)}-${vsCurl.max.toFixed(2)}; ${machine}`);
+    record(`pull one ${label} file, ferry beside a bare undici pipe`, mbps(ms.ferry), mbps(ms.undici), 'MB/s', vsUndici.median, undefined, `per-round ratios ${vsUndici.min.toFixed(2)}-${vsUndici.max.toFixed(2)}`);
+    const peak = Math.max(...rss) / 1024;
+    record(`peak RSS pulling one ${label} file`, Math.round(peak), 200, 'MiB', peak / 200, '<= 1', `the highest of ${rss.length} pulls; ratio = peak / the 200 MiB budget`);
+  } finally {
+    await held.stop();
+  }
+
+  // Mirror: a fresh emulator each round, both sides uploading to it.
+  const copy = join(work, 'bigfile-copy.bin');
+  const cpMs = [];
+  const mirrorRss = [];
+  const up = { curl: [], ferry: [] };
+  for (let round = 0; round < rounds; round++) {
+    const e = await emulatorWithProject(work, 'bigfile-mirror');
+    try {
+      const sides = {
+        curl: async () => {
+          const project = await e.project(`curl ${round}`);
+          return timedProcess('curl', ['-sS', '-f', '-o', '/dev/null', '-H', `authorization: Bearer ${e.bearer}`, '-F', `file=@${big}`, `${e.emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${randomUUID()}`]);
+        },
+        ferry: async () => {
+          const project = await e.project(`ferry ${round}`);
+          const r = await runFerry(work, 'mirror', ['mirror', src, '--project', project], { ...ferryEnv(work, `bigfile-mirror-state-${round}`), ...emulatorEnv(e.emu) });
+          if (r.code !== 0 || r.json?.counts?.uploaded !== 1) throw new Error(`bigfile mirror: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+          mirrorRss.push(r.rssKiB);
+          return r.ms;
+        },
+      };
+      for (const name of round % 2 === 0 ? ['curl', 'ferry'] : ['ferry', 'curl']) up[name].push(await sides[name]());
+    } finally {
+      await e.stop();
+    }
+    // The same bytes copied on the same disk, as a plain program does it.
+    cpMs.push(await timedProcess('cp', [big, copy]));
+    await rm(copy, { force: true });
+    console.error(`bigfile mirror round ${round + 1}: curl -F ${Math.round(up.curl[round])} ms, ferry ${Math.round(up.ferry[round])} ms, cp ${Math.round(cpMs[round])} ms`);
+  }
+  const upRatio = ratios(up.curl, up.ferry);
+  results.spreads['bigfile mirror'] = { curl: upRatio, cp: spread(cpMs) };
+  const rate = (t) => Math.round(size / 1e6 / (spread(t).median / 1000));
+  record(`mirror one ${label} file, ferry beside curl -F`, rate(up.ferry), rate(up.curl), 'MB/s', upRatio.median, '>= 0.9', `${rounds} rounds alternating; per-round ratios ${upRatio.min.toFixed(2)}-${upRatio.max.toFixed(2)}; ferry reads the file twice (its sha256 first); the emulator received at ${rate(up.curl)} MB/s (curl's rate), where cp copies the file on the same disk at ${rate(cpMs)} MB/s`);
+  const upPeak = Math.max(...mirrorRss) / 1024;
+  record(`peak RSS mirroring one ${label} file`, Math.round(upPeak), 200, 'MiB', upPeak / 200, '<= 1', `the highest of ${mirrorRss.length} mirrors; ratio = peak / the 200 MiB budget`);
+  await rm(src, { recursive: true, force: true });
+
+  // Many: 100 files of 20 MiB each way, beside curl 8 at a time.
+  const many = join(work, 'bigfile-many');
+  await mkdir(many, { recursive: true });
+  for (let i = 0; i < files; i++) await run('dd', ['if=/dev/urandom', `of=${join(many, `part-${String(i).padStart(3, '0')}.bin`)}`, `bs=1M`, `count=${fileMiB}`]);
+  const manyBytes = files * fileMiB * MiB;
+  const manyRate = (t) => Math.round(manyBytes / 1e6 / (spread(t).median / 1000));
+  const manyUp = { curl: [], ferry: [] };
+  const manyDown = { curl: [], ferry: [] };
+  for (let round = 0; round < rounds; round++) {
+    const e = await emulatorWithProject(work, 'bigfile-many');
+    try {
+      const curlProject = await e.project(`curl ${round}`);
+      const ferryProject = await e.project(`ferry ${round}`);
+      const script = `find "$1" -type f -print0 | xargs -0 -P 8 -I{} curl -sS -f -o /dev/null -H "authorization: Bearer $2" -F "file=@{}" "$3"`;
+      const upSides = {
+        curl: () => timedProcess('/bin/sh', ['-c', script, 'sh', many, e.bearer, `${e.emu.baseUrl}/projects/${curlProject}/documents?documentUploadIdentifier=${randomUUID()}`]),
+        ferry: async () => {
+          const r = await runFerry(work, 'mirror', ['mirror', many, '--project', ferryProject], { ...ferryEnv(work, `bigfile-many-state-${round}`), ...emulatorEnv(e.emu) });
+          if (r.code !== 0 || r.json?.counts?.uploaded !== files) throw new Error(`bigfile many mirror: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+          return r.ms;
+        },
+      };
+      for (const name of round % 2 === 0 ? ['curl', 'ferry'] : ['ferry', 'curl']) manyUp[name].push(await upSides[name]());
+      // Down: the project ferry mirrored, by ferry and by curl 8 at a time.
+      const out = join(work, 'bigfile-many-out');
+      const docs = await documentsOf(e.client, ferryProject);
+      const list = join(work, 'bigfile-many-urls');
+      await writeFile(list, docs.map((d) => `${d.url} ${join(out, d.name)}`).join('\n'));
+      const downSides = {
+        curl: async () => {
+          await rm(out, { recursive: true, force: true });
+          await mkdir(out, { recursive: true });
+          return timedProcess('/bin/sh', ['-c', 'xargs -P 8 -n 2 sh -c \'curl -sS -f -o "$1" -H "authorization: Bearer $B" "$0"\' < "$1"', 'sh', list], { B: e.bearer });
+        },
+        ferry: async () => {
+          await rm(out, { recursive: true, force: true });
+          const r = await runFerry(work, 'pull', ['pull', ferryProject, out], { ...ferryEnv(work, `bigfile-many-pull-${round}`), ...emulatorEnv(e.emu) });
+          if (r.code !== 0 || r.json?.counts?.downloaded !== files) throw new Error(`bigfile many pull: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+          return r.ms;
+        },
+      };
+      for (const name of round % 2 === 0 ? ['curl', 'ferry'] : ['ferry', 'curl']) manyDown[name].push(await downSides[name]());
+      await rm(out, { recursive: true, force: true });
+    } finally {
+      await e.stop();
+    }
+    console.error(`bigfile many round ${round + 1}: mirror ${Math.round(manyUp.ferry[round])} ms beside xargs curl -F ${Math.round(manyUp.curl[round])} ms; pull ${Math.round(manyDown.ferry[round])} ms beside xargs curl ${Math.round(manyDown.curl[round])} ms`);
+  }
+  await rm(many, { recursive: true, force: true });
+  const manyUpRatio = ratios(manyUp.curl, manyUp.ferry);
+  const manyDownRatio = ratios(manyDown.curl, manyDown.ferry);
+  results.spreads['bigfile many'] = { mirror: manyUpRatio, pull: manyDownRatio };
+  record(`pull ${files} files of ${fileMiB} MiB, ferry beside xargs -P8 curl -o`, manyRate(manyDown.ferry), manyRate(manyDown.curl), 'MB/s', manyDownRatio.median, undefined, `default concurrency; ${rounds} rounds alternating; per-round ratios ${manyDownRatio.min.toFixed(2)}-${manyDownRatio.max.toFixed(2)}`);
+  record(`mirror ${files} files of ${fileMiB} MiB, ferry beside xargs -P8 curl -F`, manyRate(manyUp.ferry), manyRate(manyUp.curl), 'MB/s', manyUpRatio.median, undefined, `default concurrency; ${rounds} rounds alternating; per-round ratios ${manyUpRatio.min.toFixed(2)}-${manyUpRatio.max.toFixed(2)}`);
+}
