@@ -13,6 +13,13 @@ import type { BlobStore } from '../context.js';
 /** Content is read for serving in blocks of 1 MiB (64 KiB by default): fewer reads and socket writes per byte served. */
 const READ_BLOCK = 1 << 20;
 
+/**
+ * What an upload's file stream holds before its reader waits: with the default 16 KiB, each chunk
+ * of the request waited for its own write to the disk, one at a time (the main thread idle 5.1 s
+ * of a 6 s upload of 1.5 GiB); with more, the chunks that come meanwhile go down in one writev.
+ */
+const WRITE_BUFFERED = 4 << 20;
+
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
 function checkKey(key: string): string {
@@ -29,7 +36,7 @@ export function createDiskBlobStore(root: string): BlobStore {
       const partial = `${target}.partial`;
       mkdirSync(dirname(target), { recursive: true });
       let bytes = 0;
-      const out = createWriteStream(partial);
+      const out = createWriteStream(partial, { highWaterMark: WRITE_BUFFERED });
       const written = finished(out);
       written.catch(() => undefined); // awaited below, and raced with each wait for 'drain'
       try {
