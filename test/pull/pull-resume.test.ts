@@ -96,6 +96,11 @@ describe('a pull of a big file killed part-way', () => {
       const out = join(dir, 'out');
       const state = join(dir, 'state.sqlite');
       const kept = await killedPull(service, project, out, state);
+      // The folder as it is now, mirrored elsewhere (a restore): the kept download is no document.
+      const restored = await service.client().projects.create({ name: 'restored mid-pull', description: 'a folder holding a kept download' });
+      const restore = onlyJson(await runFerry(['mirror', out, '--project', restored.objectIdentifier, '--state', join(dir, 'restore.sqlite'), '--json'], service.env()));
+      expect(JSON.stringify(restore.problems)).toMatch(/a pull's temporary file \(a download that stopped part-way/);
+      expect(restore).toMatchObject({ exitCode: 0, counts: { uploaded: 0, skipped: 1 } });
       const sent = await pullAgain(service, project, out, state);
       expect(sent).toBeGreaterThanOrEqual(SIZE - kept);
       expect(sent).toBeLessThan(SIZE - kept + SLACK);

@@ -1,5 +1,5 @@
 // A large download that stopped keeps its bytes, and the next attempt continues from them only when
-// the source sends exactly the rest of the same content (src/backends/local/partials.ts): a local
+// the source sends exactly the rest of the same content (src/backends/partials.ts): a local
 // folder destination in a real temp folder, with a real store, and sources that send what each
 // case needs (the rest, the whole instead, another version, another document, too many bytes).
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { LocalFolderDestination } from '../../src/backends/local/destination.js';
-import { RESUMABLE_KEPT_MS, RESUMABLE_MIN, removePartials, resumableName } from '../../src/backends/local/partials.js';
+import { RESUMABLE_KEPT_MS, RESUMABLE_MIN, removePartials, resumableName } from '../../src/backends/partials.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import type { FileEntry, PartialContent } from '../../src/sync/types.js';
 

@@ -2,7 +2,8 @@
 // (`.ferry-names.jsonl`, written by the pull) maps each local path the pull had to change to the
 // document's path, so that a mirror of the folder (the same project or another, another tenant, a
 // fresh store on another machine) creates no document under a name the file system imposed, and
-// `ferry check` compares the right names. The record itself is never uploaded. Where the record is
+// `ferry check` compares the right names. The record itself is never uploaded, nor a download the
+// pull kept to continue from (a `.ferry-…partial` file). Where the record is
 // damaged, a path that looks mapped (a substitute character, a hash tag, `%2E`) and that the
 // intact part does not list is a failed item: nothing goes up under a name ferry is not sure of.
 import { decodeSegment, hasHashTag } from '../name-rules.js';
@@ -10,12 +11,14 @@ import { decodeSegment, hasHashTag } from '../name-rules.js';
 import { NAMES_FILE, readNamesFile, type NamesRecord } from '../names-record.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
 import { mappedSource } from '../../sync/mapped-source.js';
+import { looksPartial } from '../partials.js';
 import { HAS_CONTROL, hasControl, visible } from '../names.js';
 
 /** The source as it is, or, for a folder ferry pulled, with every mapped path given back. */
 export async function withPulledNames(source: Source, root: string, opts: { carryControl?: boolean | undefined } = {}): Promise<Source> {
   const record = await readNamesFile(root);
-  if (!record) return source;
+  // A pull killed before it wrote its record may still have left a download to continue from.
+  if (!record) return mappedSource(source, (entry) => keptDownload(entry) ?? entry, () => []);
   const given = { count: 0 };
   // The names the record gives back: a file someone put here under one of them is not the document.
   const restored = new Set(record.names.values());
@@ -31,6 +34,8 @@ function restore(entry: SourceEntry, record: NamesRecord, restored: ReadonlySet<
     return entry.kind === 'file' ? { kind: 'problem', key: entry.key, outcome: 'skipped', reason: "ferry's record of the names of a pulled folder: never uploaded" } : entry;
   }
   if (entry.kind === 'problem') return entry;
+  const kept = keptDownload(entry);
+  if (kept) return kept;
   const name = record.names.get(entry.key);
   if (name !== undefined) {
     // The name given back meets the rule of names as any other (an upload cannot carry a control character).
@@ -60,4 +65,10 @@ function restore(entry: SourceEntry, record: NamesRecord, restored: ReadonlySet<
 
 function looksMapped(key: string, record: NamesRecord): boolean {
   return key.split('/').some((segment) => hasHashTag(segment) || /%2E|%00/.test(segment) || (record.header?.rules !== 'posix' && decodeSegment(segment) !== segment));
+}
+
+/** A pull's temporary file (partials.ts): skipped, said, never a document. */
+function keptDownload(entry: SourceEntry): SourceEntry | undefined {
+  if (entry.kind !== 'file' || !looksPartial(entry.key.slice(entry.key.lastIndexOf('/') + 1))) return undefined;
+  return { kind: 'problem', key: entry.key, outcome: 'skipped', reason: "a pull's temporary file (a download that stopped part-way, kept for the pull to continue from): never uploaded" };
 }

@@ -39,7 +39,7 @@ import { NamesFileWriter, readNamesFile } from '../names-record.js';
 import { probeFolder, rulesFor } from './probe.js';
 import type { Slot } from '../../slots.js';
 import type { Destination, Placement, WriteContext } from '../../sync/engine.js';
-import { keptPartial, partialName, removePartials, resumableName, RESUMABLE_MIN, type ResumeIdentity } from './partials.js';
+import { keptPartial, partialName, removePartials, resumableName, RESUMABLE_MIN, type ResumeIdentity } from '../partials.js';
 import { writeOverlapped } from './block-write.js';
 
 /** Files up to this size are written with synchronous calls once their bytes are in (writeSmall). */

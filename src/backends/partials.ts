@@ -34,6 +34,11 @@ function tagOf(jobKey: string, parts: readonly string[]): string {
   return h8([jobKey, ...parts].join('\0'));
 }
 
+/** Whether a file name has the shape of a pull's temporary file (whichever job's). */
+export function looksPartial(name: string): boolean {
+  return PARTIAL.test(name) || RESUMABLE.test(name);
+}
+
 /** A temporary name for a file fetched whole. */
 export function partialName(jobKey: string): string {
   const nonce = randomBytes(4).toString('hex');
