@@ -30,6 +30,17 @@ describe('fingerprintEntry', () => {
     expect(await fingerprintEntry(entryOf(join(dir, 'small'), 100))).toBe(sha(small));
   });
 
+  it('hashes a file larger than its read block, the block\'s size exactly, and one of 0 bytes', async () => {
+    const MiB = 1024 * 1024;
+    for (const size of [0, MiB, 3 * MiB + 12_345]) {
+      const content = Buffer.alloc(size);
+      for (let i = 0; i < size; i += 4096) content[i] = (i / 4096) % 251;
+      const path = join(dir, `block-${size}`);
+      writeFileSync(path, content);
+      expect(await fingerprintEntry(entryOf(path, size)), String(size)).toBe(sha(content));
+    }
+  });
+
   it('streams content that is not a file on disk', async () => {
     const content = Buffer.from('from a zip entry');
     const entry: FileEntry = { kind: 'file', key: 'z', size: content.length, mtimeMs: 0, open: () => Readable.from([content]) };
