@@ -5,7 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { open as openFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { FerryError } from './errors.js';
 
@@ -20,7 +20,12 @@ export type FileInput =
 
 export type MultipartPart =
   | { name: string; value: string }
-  | { name: string; file: FileInput };
+  | { name: string; file: FileInput }
+  /**
+   * A text field made from the sha256 of the file part before it, hashed as it goes by: the file
+   * is read once. Its text must be as long for any digest (the body's length is sent first).
+   */
+  | { name: string; fromSha256: (sha256: string) => string };
 
 export interface MultipartBody {
   contentType: string;
@@ -44,6 +49,30 @@ interface PreparedFile {
   size: number;
   open(): AsyncIterable<Uint8Array>;
   read(): Promise<Buffer>;
+  /** A field after it is made from its sha256. */
+  hashed?: boolean;
+}
+
+/** The digest a field made from the content's sha256 is first called with: its length measured, before the content is read. */
+export const MEASURING_DIGEST = '0'.repeat(64);
+
+/** A field made from the sha256 of the file before it. */
+interface DigestField {
+  head: Buffer;
+  make: (sha256: string) => string;
+  /** The bytes of its text, the same for any digest. */
+  textLength: number;
+}
+
+type Chunk = Buffer | PreparedFile | DigestField;
+
+const isFile = (c: Chunk): c is PreparedFile => !Buffer.isBuffer(c) && 'open' in c;
+
+/** The text of a field made from a digest, held to the length its body was counted at. */
+function digestText(field: DigestField, sha256: string): Buffer {
+  const text = Buffer.from(field.make(sha256));
+  if (text.length !== field.textLength) throw new FerryError(`a field made from the content's sha256 is ${text.length} bytes, not the ${field.textLength} counted`);
+  return text;
 }
 
 const CRLF = '\r\n';
@@ -53,9 +82,17 @@ let boundaryCounter = 0;
 
 export async function buildMultipart(parts: readonly MultipartPart[]): Promise<MultipartBody> {
   const boundary = `${BOUNDARY_PREFIX}${(boundaryCounter++).toString(36)}`;
-  const chunks: (Buffer | PreparedFile)[] = [];
+  const chunks: Chunk[] = [];
   let replayable = true;
   for (const part of parts) {
+    if ('fromSha256' in part) {
+      const file = chunks.at(-2);
+      if (!file || !isFile(file)) throw new FerryError(`the field ${part.name} is made from a file's sha256, and no file part comes before it`);
+      file.hashed = true;
+      const textLength = Buffer.byteLength(part.fromSha256(MEASURING_DIGEST));
+      chunks.push({ head: Buffer.from(`--${boundary}${CRLF}Content-Disposition: form-data; name="${quoteParameter(part.name)}"${CRLF}${CRLF}`), make: part.fromSha256, textLength }, Buffer.from(CRLF));
+      continue;
+    }
     if ('value' in part) {
       chunks.push(
         Buffer.from(`--${boundary}${CRLF}Content-Disposition: form-data; name="${quoteParameter(part.name)}"${CRLF}${CRLF}${part.value}${CRLF}`),
@@ -68,7 +105,7 @@ export async function buildMultipart(parts: readonly MultipartPart[]): Promise<M
   }
   chunks.push(Buffer.from(`--${boundary}--${CRLF}`));
 
-  const length = chunks.reduce((n, c) => n + (Buffer.isBuffer(c) ? c.length : c.header.length + c.size), 0);
+  const length = chunks.reduce((n, c) => n + (Buffer.isBuffer(c) ? c.length : isFile(c) ? c.header.length + c.size : c.head.length + c.textLength), 0);
   let opened = false;
   const claim = () => {
     if (opened && !replayable) throw new FerryError('this upload body came from a stream and was already sent once');
@@ -85,19 +122,42 @@ export async function buildMultipart(parts: readonly MultipartPart[]): Promise<M
     async materialize() {
       if (length > SMALL_BODY) throw new FerryError(`a ${length}-byte body is streamed, not read whole`);
       claim();
-      const parts = await Promise.all(chunks.map(async (c) => (Buffer.isBuffer(c) ? [c] : [c.header, await c.read()])));
-      return Buffer.concat(parts.flat(), length);
+      const parts: Buffer[] = [];
+      let sha256 = '';
+      for (const c of chunks) {
+        if (Buffer.isBuffer(c)) parts.push(c);
+        else if (isFile(c)) {
+          const content = await c.read();
+          if (c.hashed) sha256 = createHash('sha256').update(content).digest('hex');
+          parts.push(c.header, content);
+        } else parts.push(c.head, digestText(c, sha256));
+      }
+      return Buffer.concat(parts, length);
     },
   };
 }
 
-async function* concat(chunks: readonly (Buffer | PreparedFile)[]): AsyncIterable<Uint8Array> {
+/** The body of one attempt: a file hashed for a field after it is hashed afresh each time. */
+async function* concat(chunks: readonly Chunk[]): AsyncIterable<Uint8Array> {
+  let sha256 = '';
   for (const c of chunks) {
     if (Buffer.isBuffer(c)) {
       yield c;
-    } else {
+    } else if (isFile(c)) {
       yield c.header;
-      yield* c.open();
+      if (!c.hashed) {
+        yield* c.open();
+        continue;
+      }
+      const hash = createHash('sha256');
+      for await (const chunk of c.open()) {
+        hash.update(chunk);
+        yield chunk;
+      }
+      sha256 = hash.digest('hex');
+    } else {
+      yield c.head;
+      yield digestText(c, sha256);
     }
   }
 }

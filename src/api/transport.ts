@@ -43,6 +43,14 @@ import { BulkDispatcher } from './bulk-dispatcher.js';
 export type Host = 'base' | 'settings';
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
 
+/**
+ * Where a service reads an upload's form fields: only before the file (`fields-first`: the safe
+ * assumption, as S3's POST uploads do) or anywhere (`any`), which lets metadata naming the
+ * content's sha256 follow the file, hashed as it is sent (documents.upload, metadataAfterFile).
+ */
+export const FORM_ORDERS = ['fields-first', 'any'] as const;
+export type FormOrder = (typeof FORM_ORDERS)[number];
+
 export interface ClientOptions {
   /** `{tenant, region, domain, authUrl?}` or explicit `{baseUrl, settingsUrl, authUrl}`. */
   address: AddressInput;
@@ -67,6 +75,8 @@ export interface ClientOptions {
   listingLagMs?: number;
   /** The most items a page of this service holds (the profile's pageSize, measured by `ferry doctor --probe`): no list asks for more. */
   pageSize?: number;
+  /** Where the service reads an upload's form fields (default fields-first; the profile's `formOrder`, found by `ferry doctor --probe`). */
+  formOrder?: FormOrder;
   /** Keep-alive connections per host (default 32). */
   connectionsPerHost?: number;
   /** Extra CA certificates (PEM) for TLS; Node's NODE_EXTRA_CA_CERTS works too. */
@@ -232,6 +242,8 @@ export class Transport {
   /** The addresses that are plain http to another machine (allowed by --allow-http), as shown: said in every summary. */
   readonly plainHttp: string[];
   readonly logger: Logger;
+  /** Where the service reads an upload's form fields (ClientOptions.formOrder). */
+  readonly formOrder: FormOrder;
   private readonly reachability: Reachability;
   readonly tokens: TokenProvider;
   private readonly dispatcher: Dispatcher;
@@ -270,6 +282,7 @@ export class Transport {
       throw new ConfigurationError(`${this.plainHttp.join(', ')}: plain http to a host that is not this machine, which would send the client secret and tokens in clear; use https, or give --allow-http (FERRY_ALLOW_HTTP=1) to send them anyway`);
     }
     this.logger = opts.logger ?? silentLogger();
+    this.formOrder = opts.formOrder ?? 'fields-first';
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.deadlineMs = opts.deadlineMs;

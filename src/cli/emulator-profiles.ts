@@ -20,7 +20,7 @@ export const PROFILES_MARK = '# Written by `ferry emulator --write-profiles`';
 export class ProfilesFileError extends Error {}
 
 /** Writes the file (and its secrets folder beside it); returns the profile names, the default first. */
-export function writeProfilesFile(file: string, emu: EmulatorClients): string[] {
+export function writeProfilesFile(file: string, emu: EmulatorClients, formOrder: 'any' | 'fields-first' = 'any'): string[] {
   const path = resolve(file);
   if (existsSync(path) && !readFileSync(path, 'utf8').startsWith(PROFILES_MARK)) {
     throw new ProfilesFileError(`--write-profiles ${file}: the file exists and was not written by ferry emulator; give another path (it is never overwritten)`);
@@ -28,7 +28,8 @@ export function writeProfilesFile(file: string, emu: EmulatorClients): string[] 
   const secrets = `${path}.secrets`;
   mkdirSync(secrets, { recursive: true, mode: 0o700 });
   const profiles: Record<string, Record<string, string>> = {};
-  const connection = { baseUrl: emu.baseUrl, settingsUrl: emu.settingsUrl, authUrl: emu.authUrl, audience: emu.audience };
+  // Where the emulator reads an upload's form fields, as `ferry doctor --probe` would find it.
+  const connection = { baseUrl: emu.baseUrl, settingsUrl: emu.settingsUrl, authUrl: emu.authUrl, audience: emu.audience, formOrder };
   for (const t of emu.tenants) {
     for (const [name, clientId, secret] of [
       [t.name, t.clientId, t.clientSecret],

@@ -1,4 +1,4 @@
-// Records what `ferry doctor --probe` measured (listingLag, pageSize) into a profile of the config
+// Records what `ferry doctor --probe` measured (listingLag, pageSize, formOrder) into a profile of the config
 // file, keeping the file's other keys, order and comments (the yaml library's document model), with
 // one comment saying when they were measured. The file is replaced whole (written beside it, then
 // renamed), so that a run reading it meanwhile sees the old file or the new one, never half.
@@ -16,6 +16,7 @@ const MEASURED = 'measured by ferry doctor --probe';
 export interface Recorded {
   listingLag?: string | number | undefined;
   pageSize?: number | null | undefined;
+  formOrder?: 'any' | 'fields-first' | undefined;
 }
 
 export interface ProfileWriteTarget {

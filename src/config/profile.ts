@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import { yaml, zod } from '../libraries.js';
 import { ConfigurationError } from '../api/errors.js';
-import type { ClientOptions } from '../api/transport.js';
+import { FORM_ORDERS, type ClientOptions, type FormOrder } from '../api/transport.js';
 import { resolveAddress, shownUrl, type AddressInput, type ResolvedAddress } from '../api/addresses.js';
 import { parseListingLag } from '../api/listing-lag.js';
 
@@ -36,6 +36,8 @@ function buildSchemas() {
       listingLag: z.union([z.string().min(1), z.number().nonnegative()]).optional(),
       /** The most items a page of this service holds (`ferry doctor --probe --write-profile` measures it): no list asks for more. */
       pageSize: z.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
+      /** Whether the service reads an upload's form fields after its file (`any`) or only before it (`fields-first`, the default); `ferry doctor --probe --write-profile` finds and records it. */
+      formOrder: z.enum(FORM_ORDERS).optional(),
       timeoutMs: z.number().int().positive().optional(),
       logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
       /** Where every job of this profile pushes its metrics (as --pushgateway; docs/monitoring.md). */
@@ -74,6 +76,7 @@ export const ENV_VARS = {
   FERRY_CLIENT_ID: 'clientId',
   FERRY_LOG_LEVEL: 'logLevel',
   FERRY_LISTING_LAG: 'listingLag',
+  FERRY_FORM_ORDER: 'formOrder',
 } as const satisfies Record<string, keyof Profile>;
 
 export interface ResolveOptions {
@@ -180,6 +183,7 @@ export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
       ...(profile.requestsPerSecond !== undefined ? { requestsPerSecond: profile.requestsPerSecond } : {}),
       ...(profile.timeoutMs !== undefined ? { timeoutMs: profile.timeoutMs } : {}),
       ...(profile.pageSize !== undefined ? { pageSize: profile.pageSize } : {}),
+      ...(profile.formOrder !== undefined ? { formOrder: formOrderOf(profile.formOrder, env.FERRY_FORM_ORDER ? 'FERRY_FORM_ORDER' : 'formOrder') } : {}),
       ...(profile.listingLag !== undefined ? { listingLagMs: listingLagOf(profile, env.FERRY_LISTING_LAG ? 'FERRY_LISTING_LAG' : `${profileName ? `profile "${profileName}"` : 'the profile'}: listingLag`) } : {}),
     },
   };
@@ -187,6 +191,12 @@ export function resolveSettings(opts: ResolveOptions = {}): ResolvedSettings {
 
 /** Variables that tune a run rather than name the tenant: they apply to a named profile too. */
 const PER_RUN = new Set<string>(['logLevel', 'listingLag']);
+
+/** The form order a profile or FERRY_FORM_ORDER names (the file's is checked by its schema, the variable's here). */
+function formOrderOf(value: string, where: string): FormOrder {
+  if (!(FORM_ORDERS as readonly string[]).includes(value)) throw new ConfigurationError(`${where}: "${value}" is not a form order (${FORM_ORDERS.join(' or ')})`);
+  return value as FormOrder;
+}
 
 /** The profile's listing lag in ms (a number is seconds, as a bare number is on the command line). */
 function listingLagOf(p: Profile, where: string): number | undefined {

@@ -85,6 +85,8 @@ export interface EmulatorModes {
   metadata: 'kept' | 'dropped';
   /** `honoured`: a content download answers `Range` with 206 (RFC 9110); `ignored`: always 200 and the whole body. */
   range: 'honoured' | 'ignored';
+  /** `any`: an upload's form fields are read wherever they come; `fields-first`: those after the file part are ignored, as S3's POST uploads ignore them. */
+  formOrder: 'any' | 'fields-first';
 }
 
 export const DEFAULT_MODES: EmulatorModes = {
@@ -100,6 +102,7 @@ export const DEFAULT_MODES: EmulatorModes = {
   linkAuth: 'none',
   metadata: 'kept',
   range: 'honoured',
+  formOrder: 'any',
 };
 
 

@@ -20,6 +20,8 @@ export interface Traffic {
   throttled: number;
   /** Bytes written to clients' connections, headers and bodies (a resumed download is told by what it cost). */
   bytesSent: number;
+  /** Bytes read from clients' connections (how far an upload got). */
+  bytesReceived: number;
 }
 
 export interface GuardState {

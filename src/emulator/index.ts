@@ -74,6 +74,7 @@ export interface EmulatorOptions {
   linkTtlSeconds?: number;
   linkAuth?: EmulatorModes['linkAuth'];
   range?: EmulatorModes['range'];
+  formOrder?: EmulatorModes['formOrder'];
   metadata?: EmulatorModes['metadata'];
   logger?: Logger;
 }
@@ -155,7 +156,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     modes,
   });
   const contractViolations: ContractViolation[] = [];
-  const traffic: Traffic = { requests: 0, throttled: 0, bytesSent: 0 };
+  const traffic: Traffic = { requests: 0, throttled: 0, bytesSent: 0, bytesReceived: 0 };
   const app = await buildServer(ctx, {
     routes: routePlugins,
     traffic,
@@ -172,13 +173,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     db.close();
     throw error;
   }
-  // Bytes sent: those of connections closed, and, when asked, those of the open ones so far.
+  // Bytes sent and received: those of connections closed, and, when asked, those of the open ones so far.
   const open = new Set<Socket>();
   app.server.on('connection', (socket: Socket) => {
     open.add(socket);
     socket.once('close', () => {
       open.delete(socket);
       traffic.bytesSent += socket.bytesWritten;
+      traffic.bytesReceived += socket.bytesRead;
     });
   });
   const address = app.server.address();
@@ -199,7 +201,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...description,
     describe: () => structuredClone(description),
     contractViolations,
-    traffic: () => ({ ...traffic, bytesSent: traffic.bytesSent + [...open].reduce((n, s) => n + s.bytesWritten, 0) }),
+    traffic: () => ({ ...traffic, bytesSent: traffic.bytesSent + [...open].reduce((n, s) => n + s.bytesWritten, 0), bytesReceived: traffic.bytesReceived + [...open].reduce((n, s) => n + s.bytesRead, 0) }),
     setFaults: (settings) => faults.set(settings),
     setListingLag: (ms) => listingLag.set(ms),
     setCredits: (tenant, credits) => stores.tenants.setCredits(tenant, credits),
@@ -224,7 +226,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 }
 
 /** The answers to what the spec leaves open: the defaults, `strict`, then each mode option. */
-export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat' | 'search' | 'searchCase' | 'folderCase' | 'timeResolutionMs' | 'linkTtlSeconds' | 'linkAuth' | 'metadata' | 'range'>): EmulatorModes {
+export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'dateCompleted' | 'streamFormat' | 'search' | 'searchCase' | 'folderCase' | 'timeResolutionMs' | 'linkTtlSeconds' | 'linkAuth' | 'metadata' | 'range' | 'formOrder'>): EmulatorModes {
   return {
     folders: options.folders ?? (options.strict ? 'none' : DEFAULT_MODES.folders),
     contentRoute: !options.strict,
@@ -238,6 +240,7 @@ export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'd
     linkAuth: options.linkAuth ?? DEFAULT_MODES.linkAuth,
     metadata: options.metadata ?? DEFAULT_MODES.metadata,
     range: options.range ?? DEFAULT_MODES.range,
+    formOrder: options.formOrder ?? DEFAULT_MODES.formOrder,
   };
 }
 

@@ -4,7 +4,7 @@
 // so a name holding `%22` stays `%22` (docs/emulator.md, "File names in upload forms"). Parts may come in any order, so a route checks
 // the fields only once the whole form (files included) has been read.
 import type { FastifyRequest } from 'fastify';
-import { type BlobStore, HttpError } from './context.js';
+import { type BlobStore, type EmulatorModes, HttpError } from './context.js';
 
 /** Registration limits: files are unbounded (uploads of many GiB stream through), everything else small. */
 export const MULTIPART_LIMITS = {
@@ -34,9 +34,10 @@ export interface ReceivedForm {
  * stored under; any other file part, or a second one of the same field, is a 400. On failure every
  * stored file is deleted again and the error is a 400 HttpError (unless the store itself failed).
  */
-export async function readForm(req: FastifyRequest, blobs: BlobStore, fileFields: Record<string, string>): Promise<ReceivedForm> {
+export async function readForm(req: FastifyRequest, blobs: BlobStore, fileFields: Record<string, string>, order: EmulatorModes['formOrder'] = 'any'): Promise<ReceivedForm> {
   if (!req.isMultipart()) throw malformed('The body must be multipart/form-data.');
   const form: ReceivedForm = { fields: Object.create(null) as Record<string, string>, files: {} };
+  let afterFile = false;
   try {
     for await (const part of req.parts()) {
       if (!part.fieldname) throw malformed('A part has no name.');
@@ -48,6 +49,10 @@ export async function readForm(req: FastifyRequest, blobs: BlobStore, fileFields
         }
         const size = await blobs.put(blobKey, part.file);
         form.files[part.fieldname] = { blobKey, fileName: part.filename, contentType: part.mimetype, size };
+        afterFile = true;
+      } else if (afterFile && order === 'fields-first') {
+        // A service that reads its fields before the file never sees those after it.
+        continue;
       } else {
         if (part.valueTruncated || part.fieldnameTruncated) throw malformed(`Field "${part.fieldname}" is larger than ${MULTIPART_LIMITS.fieldSize} bytes.`);
         // A field sent as application/json arrives parsed; the routes read fields as text.

@@ -175,6 +175,43 @@ describe('streamed uploads', () => {
   });
 });
 
+describe('a field made from the file\'s sha256, after it', () => {
+  const content = Buffer.alloc(300 * 1024, 'q');
+  const sha = createHash('sha256').update(content).digest('hex');
+  const parts = (make: (sha256: string) => string) => [
+    { name: 'ocrEngine', value: 'engineA' },
+    { name: 'file', file: { open: () => Readable.from([content.subarray(0, 1000), content.subarray(1000)]), size: content.length, filename: 'f.bin' } },
+    { name: 'metadataJson', fromSha256: make },
+  ];
+
+  it('is the sha256 of what was sent, in a body of the length counted, each attempt hashed afresh', async () => {
+    const body = await buildMultipart(parts((d) => JSON.stringify({ 'ferry.sha256': d })));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const bytes = Buffer.concat((await Readable.from(body.open()).toArray()) as Buffer[]);
+      expect(bytes.length).toBe(body.length);
+      const text = bytes.toString('latin1');
+      // After the file: its part comes first, the field after it holds the file's digest.
+      expect(text.indexOf('name="file"')).toBeLessThan(text.indexOf('name="metadataJson"'));
+      expect(text).toContain(`\r\n\r\n{"ferry.sha256":"${sha}"}\r\n`);
+    }
+  });
+
+  it('read whole (a small body) says the same', async () => {
+    const small = Buffer.from('small');
+    const body = await buildMultipart([
+      { name: 'file', file: { open: () => Readable.from([small]), size: small.length, filename: 's.txt' } },
+      { name: 'metadataJson', fromSha256: (d) => d },
+    ]);
+    expect((await body.materialize()).toString()).toContain(`\r\n\r\n${createHash('sha256').update(small).digest('hex')}\r\n`);
+  });
+
+  it('is refused when its text is not as long for every digest, and without a file before it', async () => {
+    const body = await buildMultipart(parts((d) => (d.startsWith('0000') ? 'short' : `longer ${d}`)));
+    await expect(Readable.from(body.open()).toArray()).rejects.toThrow(/bytes, not the 5 counted/);
+    await expect(buildMultipart([{ name: 'metadataJson', fromSha256: (d) => d }])).rejects.toThrow(/no file part comes before it/);
+  });
+});
+
 describe('an attempt that ends before its content does', () => {
   it('lets go of the content stream (answered 429 with the body half read), and the retry reads a fresh one whole', async () => {
     // More than loopback's socket buffers take, so that the first attempt cannot have sent it all.

@@ -8,7 +8,7 @@ const emulator = probeEmulators();
 
 /** Each mode: the emulator's options, the flags `ferry emulator` takes for it, and what the probe must say. */
 const MODES: { name: string; opts: EmulatorOptions; flags: string; check?: (p: ProbeAnswer['probe']) => void }[] = [
-  { name: 'default', opts: {}, flags: '', check: (p) => expect(p).toMatchObject({ folderRoute: { offered: true }, contentRoute: { route: true }, contentRange: { honoured: true, validator: 'etag' }, pageCap: { cap: null }, search: { match: 'substring', caseSensitive: false }, folderCase: { caseSensitive: false }, metadataRoundTrip: { kept: 'kept' }, dateAddedResolutionMs: { ms: 1 } }) },
+  { name: 'default', opts: {}, flags: '', check: (p) => expect(p).toMatchObject({ folderRoute: { offered: true }, contentRoute: { route: true }, contentRange: { honoured: true, validator: 'etag' }, formOrder: { order: 'any' }, pageCap: { cap: null }, search: { match: 'substring', caseSensitive: false }, folderCase: { caseSensitive: false }, metadataRoundTrip: { kept: 'kept' }, dateAddedResolutionMs: { ms: 1 } }) },
   { name: '--strict', opts: { strict: true }, flags: '--strict', check: (p) => expect(p).toMatchObject({ folderRoute: { offered: false, status: 404 }, contentRoute: { route: false, linkNeedsToken: false, linkWorksAfterMs: null }, contentRange: { honoured: true } }) },
   { name: '--max-page-size 7', opts: { maxPageSize: 7 }, flags: '--max-page-size 7', check: (p) => expect(p.pageCap).toMatchObject({ cap: 7 }) },
   { name: '--folders none', opts: { folders: 'none' }, flags: '--folders none' },
@@ -18,6 +18,7 @@ const MODES: { name: string; opts: EmulatorOptions; flags: string; check?: (p: P
   { name: '--folder-case sensitive', opts: { folderCase: 'sensitive' }, flags: '--folder-case sensitive', check: (p) => expect(p.folderCase).toEqual({ caseSensitive: true }) },
   { name: '--time-resolution 1000', opts: { timeResolutionMs: 1000 }, flags: '--time-resolution 1000' },
   { name: '--metadata dropped', opts: { metadata: 'dropped' }, flags: '--metadata dropped' },
+  { name: '--form-order fields-first', opts: { formOrder: 'fields-first' }, flags: '--form-order fields-first', check: (p) => expect(p.formOrder).toEqual({ order: 'fields-first' }) },
   { name: '--range ignored', opts: { range: 'ignored' }, flags: '--range ignored', check: (p) => expect(p.contentRange).toEqual({ honoured: false, validator: 'etag' }) },
   { name: '--strict --link-auth token', opts: { strict: true, linkAuth: 'token' }, flags: '--strict --link-auth token' },
 ];

@@ -28,7 +28,7 @@ describe('ferry doctor --probe', () => {
       expect(text.code).toBe(0);
       const lines = text.stdout.trimEnd().split('\n');
       expect(lines[0]).toMatch(/^what 127\.0\.0\.1:\d+, client contoso-sync answers:$/);
-      expect(lines.slice(1).map((l) => l.trim().split(':')[0])).toEqual(['folderRoute', 'folderCase', 'contentRoute', 'contentRange', 'pageCap', 'listingLagMs', 'dateAddedResolutionMs', 'search', 'metadataRoundTrip', 'dateCompleted', 'streamFormat', 'matches', 'scratch', 'to record listingLag and pageSize in the profile']);
+      expect(lines.slice(1).map((l) => l.trim().split(':')[0])).toEqual(['folderRoute', 'folderCase', 'contentRoute', 'contentRange', 'pageCap', 'listingLagMs', 'dateAddedResolutionMs', 'search', 'metadataRoundTrip', 'formOrder', 'dateCompleted', 'streamFormat', 'matches', 'scratch', 'to record listingLag, pageSize and formOrder in the profile']);
       expect(lines).toContain('  matches: ferry emulator (the defaults)');
       expect(lines).toContain('  scratch: 2 made, 2 removed');
     } finally {
@@ -164,7 +164,7 @@ describe('ferry doctor --probe', () => {
     }
   });
 
-  it('--write-profile records listingLag and pageSize with when; a service that then caps lower is warned of by the next run', async () => {
+  it('--write-profile records listingLag, pageSize and formOrder with when; a service that then caps lower is warned of by the next run', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-probe-profile-'));
     const dataDir = join(dir, 'service');
     const first = await startEmulator({ dataDir, maxPageSize: 20 });
@@ -203,15 +203,15 @@ describe('ferry doctor --probe', () => {
         expect(r.code, r.stderr).toBe(0);
         const out = onlyJson(r) as unknown as ProbeAnswer & { profileWritten: { file: string; profile: string; set: Record<string, unknown>; removed: string[] } };
         expect(out.probe.pageCap).toMatchObject({ cap: 20 });
-        expect(out.profileWritten).toMatchObject({ file: config, profile: 'live', set: { listingLag: 0, pageSize: 20 }, removed: [] });
-        expect(r.stderr).toMatch(/recorded in profile "live" of .*config\.yaml: listingLag 0, pageSize 20 \(worst listing lag [^,]+, pages capped at 20\)/);
+        expect(out.profileWritten).toMatchObject({ file: config, profile: 'live', set: { listingLag: 0, pageSize: 20, formOrder: 'any' }, removed: [] });
+        expect(r.stderr).toMatch(/recorded in profile "live" of .*config\.yaml: listingLag 0, pageSize 20, formOrder any \(worst listing lag [^,]+, pages capped at 20, form fields read after the file too\)/);
       }
       const text = await readFile(config, 'utf8');
       // The rest of the file as it was, and one comment of when (the second probe's replaced the first's).
       expect(text).toMatch(/^# the team's profiles\n/);
       expect(text).toContain('    # asked of us by the service owners\n    requestsPerSecond: 200\n');
-      expect(text.match(/# measured by ferry doctor --probe on \d{4}-\d\d-\d\dT\d\d:\d\dZ: worst listing lag [^,]+, pages capped at 20\n/g)).toHaveLength(1);
-      expect(text).toMatch(/\n {4}listingLag: 0\n {4}pageSize: 20\n/);
+      expect(text.match(/# measured by ferry doctor --probe on \d{4}-\d\d-\d\dT\d\d:\d\dZ: worst listing lag [^,]+, pages capped at 20, form fields read after the file too\n/g)).toHaveLength(1);
+      expect(text).toMatch(/\n {4}listingLag: 0\n {4}pageSize: 20\n {4}formOrder: any\n/);
 
       const src = join(dir, 'archive');
       await writeTree(src, Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`file-${i}.txt`, `document ${i}`])));

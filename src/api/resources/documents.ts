@@ -31,6 +31,12 @@ export interface UploadParams {
   coordinateExtractionStrategy?: CoordinateExtractionStrategy;
   /** Key/value metadata, sent as the `metadataJson` form field. */
   metadata?: Record<string, string>;
+  /**
+   * Metadata that names the content's sha256, sent as `metadataJson` after the file part, the
+   * file hashed as it is sent (read once). Only for a service that reads form fields after the
+   * file (the profile's `formOrder: any`, found by `ferry doctor --probe`). Takes the place of `metadata`.
+   */
+  metadataAfterFile?: (sha256: string) => Record<string, string>;
 }
 
 export class Documents extends Resource {
@@ -44,13 +50,16 @@ export class Documents extends Resource {
    * when `opts.didItLand` can tell whether the first attempt created a document.
    */
   upload(projectIdentifier: string, file: FileInput, params: UploadParams, opts: CallOptions<Document> = {}): Promise<Document> {
-    // Settings first and the file last, so a streaming server knows them before the bytes arrive.
+    // Settings first and the file last, so a streaming server knows them before the bytes arrive
+    // (metadata made from the content's sha256 comes after it: metadataAfterFile).
     const parts: MultipartPart[] = [];
     if (params.ocrEngine) parts.push({ name: 'ocrEngine', value: params.ocrEngine });
     if (params.ocrStrategy) parts.push({ name: 'ocrStrategy', value: params.ocrStrategy });
     if (params.coordinateExtractionStrategy) parts.push({ name: 'coordinateExtractionStrategy', value: params.coordinateExtractionStrategy });
-    if (params.metadata) parts.push({ name: 'metadataJson', value: JSON.stringify(params.metadata) });
+    const after = params.metadataAfterFile;
+    if (params.metadata && !after) parts.push({ name: 'metadataJson', value: JSON.stringify(params.metadata) });
     parts.push({ name: 'file', file });
+    if (after) parts.push({ name: 'metadataJson', fromSha256: (sha256) => JSON.stringify(after(sha256)) });
     return this.t.json(
       {
         method: 'POST',

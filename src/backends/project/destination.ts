@@ -10,14 +10,21 @@ import type { CheckpointStore, ItemFingerprint, ItemRecord } from '../../store/t
 import type { Adoptable, AdoptedCopy, Destination, WriteContext } from '../../sync/engine.js';
 import { UNKNOWN_MTIME } from '../../sync/decide.js';
 import { fingerprintEntry } from '../fingerprint.js';
-import { SourceReadError } from '../../api/multipart.js';
+import { MEASURING_DIGEST, SourceReadError } from '../../api/multipart.js';
 import { ProjectSource, attributesOf, requireProject } from './source.js';
-import { identityMetadata } from './identity.js';
+import { identityMetadata, readIdentity } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
 import { BatchIndex, LandedLookups, RELATIVE_PATH_KEY, fileName } from './landed.js';
 import { PresentDocuments, markReader } from './present.js';
 import { settledAfter, settledInstant, type Settled } from '../../api/settled.js';
 import { waitOutsideSlot } from '../../slots.js';
+
+/**
+ * Files from this size on are hashed as they are sent, where the service allows it (hashWhileSending):
+ * below it, the read before the upload comes from the page cache and costs less than a second
+ * form layout is worth.
+ */
+const HASH_WHILE_SENDING_MIN = 8 * 1024 * 1024;
 
 export interface ProjectDestinationOptions {
   client: FerryClient;
@@ -125,9 +132,12 @@ export class ProjectDestination implements Destination<Placement> {
     // What the entry carries (a document migrated from elsewhere) goes over the job's defaults.
     const a = entry.attributes ?? {};
     // Content read from a request (a migration) is not fetched twice for a fingerprint: the
-    // document it came from names it instead.
-    const sha256 = entry.sha256 ?? (entry.openAsync ? undefined : await fingerprint(entry));
-    const identity = identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256, mtimeMs: entry.mtimeMs, source: a.origin, sourceProject: a.originProject, attrs: entry.attributesDigest });
+    // document it came from names it instead. A large file is hashed as it is sent, where the
+    // service reads fields after the file and nothing at its path needs its content compared.
+    const whileSending = await this.hashWhileSending(entry, placement);
+    const sha256 = entry.sha256 ?? (entry.openAsync || whileSending ? undefined : await fingerprint(entry));
+    const identityOf = (sha: string | undefined) => identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256: sha, mtimeMs: entry.mtimeMs, source: a.origin, sourceProject: a.originProject, attrs: entry.attributesDigest });
+    const identity = identityOf(sha256);
     // A warm store does not know what another store uploaded since: the newest document at the
     // path, when it holds this content, is the entry's (counted reconciled, nothing sent).
     const mark = this.o.markers === 'origin' ? a.origin : sha256;
@@ -146,7 +156,10 @@ export class ProjectDestination implements Destination<Placement> {
       const there = await this.landed.find(ctx.uploadId, wanted, ctx.claimed, settledInstant(lag, ctx.failedAt));
       if (there?.objectIdentifier) return { remoteId: there.objectIdentifier, sha256, found: true };
     }
-    const metadata = { ...this.o.metadata, ...a.metadata, ...identity, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) };
+    const metadataWith = (id: Record<string, string>) => ({ ...this.o.metadata, ...a.metadata, ...id, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) });
+    const metadata = metadataWith(identity);
+    // The sha256 the last attempt sent after the file, once it got that far.
+    let sent: string | undefined;
     const ocrEngine = (a.ocrEngine as OCREngine | undefined) ?? this.o.ocrEngine;
     const ocrStrategy = (a.ocrStrategy as OCRStrategy | undefined) ?? this.o.ocrStrategy;
     const coordinateExtractionStrategy = (a.coordinateExtractionStrategy as CoordinateExtractionStrategy | undefined) ?? this.o.coordinateExtractionStrategy;
@@ -166,7 +179,16 @@ export class ProjectDestination implements Destination<Placement> {
         ...(ocrEngine ? { ocrEngine } : {}),
         ...(ocrStrategy ? { ocrStrategy } : {}),
         ...(coordinateExtractionStrategy ? { coordinateExtractionStrategy } : {}),
-        ...(Object.keys(metadata).length ? { metadata } : {}),
+        ...(whileSending
+          ? {
+              metadataAfterFile: (sha: string) => {
+                sent = sha;
+                return metadataWith(identityOf(sha));
+              },
+            }
+          : Object.keys(metadata).length
+            ? { metadata }
+            : {}),
       },
       // Not aborted on SIGINT/SIGTERM: an upload on the wire is let finish and recorded; only no
       // new attempt starts and no retry is waited for (the intent settles it on the next run).
@@ -180,7 +202,23 @@ export class ProjectDestination implements Destination<Placement> {
     });
     // The service's reading of a form's file name is not shown: a name it stored otherwise is said.
     const storedAs = typeof doc.name === 'string' && doc.name !== name ? doc.name : undefined;
-    return { remoteId: doc.objectIdentifier as string, sha256, ...(storedAs !== undefined ? { storedAs } : {}) };
+    // Hashed while sent: what the document says it holds; failing that, what the last attempt sent
+    // (the first call is the length's measure, with no real digest), else the file read again.
+    const hashed = whileSending ? (readIdentity(doc.metadata)?.sha256 ?? (sent !== undefined && sent !== MEASURING_DIGEST ? sent : await fingerprint(entry))) : sha256;
+    return { remoteId: doc.objectIdentifier as string, sha256: hashed, ...(storedAs !== undefined ? { storedAs } : {}) };
+  }
+
+  /**
+   * Whether the entry's sha256 is taken as it is sent rather than read first: a file on disk of
+   * HASH_WHILE_SENDING_MIN or more, to a service that reads form fields after the file (its
+   * profile's formOrder), in a job marked by content, where no document at its path needs
+   * comparing with it first (the folder's picture has none there, or the run listed the project whole).
+   */
+  private async hashWhileSending(entry: FileEntry, placement: Placement): Promise<boolean> {
+    if (entry.sha256 !== undefined || entry.path === undefined || entry.size < HASH_WHILE_SENDING_MIN) return false;
+    if (this.o.client.transport.formOrder !== 'any' || this.o.markers === 'origin') return false;
+    if (this.o.findPresent === false || this.listedWhole) return true;
+    return !(await this.present.holds(placement.parentId, `/${joinPath(this.o.base, entry.key)}`));
   }
 
   /** The inventory's listing, once begun: its totalCount is what the project says it holds. */

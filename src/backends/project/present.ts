@@ -35,8 +35,25 @@ export class PresentDocuments {
     readonly settled: Settled,
   ) {}
 
+  /** Whether the folder holds a document at `path` (logical): only then is its content asked about (find). */
+  async holds(parentId: string | null, path: string): Promise<boolean> {
+    return (await this.pictureOf(parentId)).get(path) !== undefined;
+  }
+
   /** The id of the newest document at `path` (logical, `/a/b.txt`) in the folder, when it holds `mark`. */
   async find(parentId: string | null, path: string, mark: string): Promise<string | undefined> {
+    const folder = parentId ?? '';
+    if ((await this.pictureOf(parentId)).get(path) !== hash53(mark)) return undefined;
+    let ids = this.ids.get(folder);
+    if (!ids) {
+      ids = this.matches(parentId);
+      this.ids.set(folder, ids);
+      ids.catch(() => this.ids.delete(folder));
+    }
+    return (await ids).get(`${path}\0${mark}`);
+  }
+
+  private pictureOf(parentId: string | null): Promise<NumberByKey> {
     const folder = parentId ?? '';
     let picture = this.pictures.get(folder);
     if (!picture) {
@@ -46,14 +63,7 @@ export class PresentDocuments {
       // A failed listing is not kept: the next entry of the folder asks again.
       picture.catch(() => this.pictures.delete(folder));
     }
-    if ((await picture).get(path) !== hash53(mark)) return undefined;
-    let ids = this.ids.get(folder);
-    if (!ids) {
-      ids = this.matches(parentId);
-      this.ids.set(folder, ids);
-      ids.catch(() => this.ids.delete(folder));
-    }
-    return (await ids).get(`${path}\0${mark}`);
+    return picture;
   }
 
   private async picture(parentId: string | null): Promise<NumberByKey> {

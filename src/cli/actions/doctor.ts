@@ -118,7 +118,7 @@ async function probeAction(client: FerryClient, profile: string | undefined, jso
   const check: Check = { name: 'probe', ok: !stop.signal.aborted, detail: `${Object.keys(report.probe).length - unknown.length} questions answered${unknown.length ? `, unknown: ${unknown.join(', ')}` : ''}`, ...(unknown.length ? { warning: true } : {}) };
   if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : 'succeeded', code, { ok: check.ok, profile: profile ?? null, target: client.target, checks: [check], ...report, ...(written ? { profileWritten: written.json } : {}) });
   else {
-    const hint = !record && !stop.signal.aborted ? ['to record listingLag and pageSize in the profile: add --write-profile'] : [];
+    const hint = !record && !stop.signal.aborted ? ['to record listingLag, pageSize and formOrder in the profile: add --write-profile'] : [];
     process.stdout.write(`what ${describeTarget(client.target)} answers:\n${[...describeFindings(report), ...hint].map((l) => `  ${l}`).join('\n')}\n`);
   }
   process.exitCode = code;
@@ -135,7 +135,9 @@ function writeFindings(target: ProfileWriteTarget, report: ProbeReport, recorded
   const pageSize = cap === undefined ? undefined : cap.cap !== null ? cap.cap : recordedCap !== undefined && recordedCap <= cap.checkedUpTo ? null : undefined;
   const measured = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
   const said = [lag ? `worst listing lag ${formatLag(lag.worstMs)}` : 'listing lag unknown', cap ? (cap.cap === null ? `no page cap up to ${cap.checkedUpTo}` : `pages capped at ${cap.cap}`) : 'page cap unknown'];
-  const { set, removed } = recordInProfile(target, { listingLag: lag ? (lag.suggested === '0' ? 0 : lag.suggested) : undefined, pageSize }, `on ${measured}: ${said.join(', ')}`);
+  const order = 'unknown' in f.formOrder ? undefined : f.formOrder.order;
+  if (order) said.push(`form fields read ${order === 'any' ? 'after the file too' : 'before the file only'}`);
+  const { set, removed } = recordInProfile(target, { listingLag: lag ? (lag.suggested === '0' ? 0 : lag.suggested) : undefined, pageSize, formOrder: order }, `on ${measured}: ${said.join(', ')}`);
   const what = [...Object.entries(set).map(([k, v]) => `${k} ${v}`), ...removed.map((k) => `${k} removed`)];
   return {
     said: `${what.length ? `recorded in profile "${safeText(target.profile)}" of ${safeText(target.file)}: ${what.join(', ')} (${said.join(', ')})` : `nothing recorded in profile "${safeText(target.profile)}": ${said.join(', ')}`}${

@@ -32,6 +32,7 @@ interface EmulatorCliOptions {
   linkTtl?: string;
   linkAuth?: 'none' | 'token';
   range?: 'honoured' | 'ignored';
+  formOrder?: 'any' | 'fields-first';
   metadata?: 'kept' | 'dropped';
 }
 
@@ -73,13 +74,14 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     ...(linkTtlSeconds ? { linkTtlSeconds } : {}),
     ...(opts.linkAuth ? { linkAuth: opts.linkAuth } : {}),
     ...(opts.range ? { range: opts.range } : {}),
+    ...(opts.formOrder ? { formOrder: opts.formOrder } : {}),
     ...(opts.metadata ? { metadata: opts.metadata } : {}),
   });
   const described = handle.describe();
   let written: string[] = [];
   if (opts.writeProfiles) {
     try {
-      written = writeProfilesFile(opts.writeProfiles, described);
+      written = writeProfilesFile(opts.writeProfiles, described, opts.formOrder ?? 'any');
     } catch (err) {
       await handle.close();
       if (err instanceof ProfilesFileError) throw new ConfigurationError(err.message);

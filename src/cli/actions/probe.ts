@@ -42,6 +42,8 @@ export interface ProbeFindings {
   /** Whether two folders whose names differ only by case may stand side by side (asked only where folders can be made). */
   folderCase: { caseSensitive: boolean } | Unknown;
   metadataRoundTrip: { kept: 'kept' | 'dropped' | 'altered' } | Unknown;
+  /** Whether an upload's metadataJson sent after its file part is read (`any`) or not (`fields-first`). */
+  formOrder: { order: 'any' | 'fields-first' } | Unknown;
   /** When a playbook document upload's `dateCompleted` is set: once nothing of it processes, or at the PATCH. */
   dateCompleted: { when: 'when-processed' | 'at-patch' } | Unknown;
   /** What `stream: true` answers: events with the Message, plain JSON, or events without it. */
@@ -124,6 +126,7 @@ export async function probeService(client: FerryClient, opts: ProbeOptions): Pro
       dateAddedResolutionMs: await ask(async () => resolutionOf(times)),
       search: await ask(() => searchStyle(client, name)),
       metadataRoundTrip: 'unknown' in docs ? docs : await ask(() => metadataRoundTrip(client, id)),
+      formOrder: await ask(() => formOrder(client, id)),
       dateCompleted: opts.playbook ? await ask(() => dateCompleted(client, id, opts.playbook as string, opts)) : { unknown: 'not asked: name a playbook the probe may add a document upload to (--playbook ID)' },
       streamFormat: opts.assistant && opts.model ? await ask(() => streamFormat(client, opts.assistant!, opts.model as string)) : { unknown: 'not asked: name an assistant and a model the probe may send one message to (--assistant PROJECT/ASSISTANT --model ID)' },
     };
@@ -157,6 +160,7 @@ async function readOnly(client: FerryClient, scratch: ProbeReport['scratch'], op
     search: cannot,
     folderCase: cannot,
     metadataRoundTrip: cannot,
+    formOrder: cannot,
     dateCompleted: cannot,
     streamFormat: cannot,
   };
@@ -345,6 +349,17 @@ async function metadataRoundTrip(client: FerryClient, project: string): Promise<
   return { kept: sent.some(([k]) => k in back) ? 'altered' : 'dropped' };
 }
 
+/** One more tiny document, its metadata sent after its file part (made from its sha256, as ferry sends a large file's), listed back. */
+async function formOrder(client: FerryClient, project: string): Promise<{ order: 'any' | 'fields-first' }> {
+  const file = tiny(DOCUMENTS);
+  const doc = await client.documents.upload(project, file, { documentUploadIdentifier: randomUUID(), metadataAfterFile: (sha256) => ({ 'ferry.probe': sha256 }) });
+  const page = await client.documents.list(project, { searchText: file.filename }).page(1, 50);
+  const listed = page.items.find((d) => d.objectIdentifier === doc.objectIdentifier);
+  if (!listed) throw new Error('the document sent with its metadata after the file is not listed');
+  const back = (listed.metadata ?? []).find((m) => m.key === 'ferry.probe')?.value;
+  return { order: back === undefined ? 'fields-first' : 'any' };
+}
+
 /**
  * A document upload in the named playbook with one tiny document, marked complete at once: a
  * `dateCompleted` while the document still processes is set at the PATCH. The upload is removed.
@@ -405,6 +420,8 @@ export function matchesOf(f: ProbeFindings): string {
   }
   if (!('unknown' in f.folderCase) && f.folderCase.caseSensitive) flags.push('--folder-case sensitive');
   if (!('unknown' in f.metadataRoundTrip) && f.metadataRoundTrip.kept === 'dropped') flags.push('--metadata dropped');
+  // A service that drops all metadata drops it wherever it comes: the order is then not told.
+  if (!('unknown' in f.formOrder) && f.formOrder.order === 'fields-first' && ('unknown' in f.metadataRoundTrip || f.metadataRoundTrip.kept !== 'dropped')) flags.push('--form-order fields-first');
   if (!('unknown' in f.dateCompleted) && f.dateCompleted.when === 'at-patch') flags.push('--date-completed at-patch');
   if (!('unknown' in f.streamFormat) && f.streamFormat.format !== 'events') flags.push(`--stream-format ${f.streamFormat.format}`);
   return flags.join(' ');
@@ -428,6 +445,8 @@ export function describeFindings(r: ProbeReport): string[] {
     line('dateAddedResolutionMs', f.dateAddedResolutionMs, (v: { ms: number; samples: number }) => `${v.ms} ms (from ${v.samples} times)${v.ms >= 1000 ? ': records made within one tick share a time, and the lease decides between them by the service\'s order' : ''}`),
     line('search', f.search, (v: { match: string; caseSensitive: boolean }) => `${v.match} match, ${v.caseSensitive ? 'case-sensitive' : 'case-insensitive'}: the lease finds its records by their whole name`),
     line('metadataRoundTrip', f.metadataRoundTrip, (v: { kept: string }) => (v.kept === 'kept' ? 'kept, non-ASCII and 1 KiB values included: ferry recognises its documents' : `${v.kept}: ferry cannot recognise its documents by their metadata; a fresh store re-uploads`)),
+    line('formOrder', f.formOrder, (v: { order: string }) =>
+      v.order === 'any' ? 'fields after the file are read: ferry hashes a large file as it sends it (formOrder: any in the profile)' : 'fields after the file are not read: ferry hashes each file before sending it (formOrder: fields-first, the default)'),
     line('dateCompleted', f.dateCompleted, (v: { when: string }) => (v.when === 'at-patch' ? 'set at the PATCH, while documents still process: ferry upload waits for every document it sent' : 'set once nothing of the upload processes')),
     line('streamFormat', f.streamFormat, (v: { format: string }) => (v.format === 'events' ? 'events ending with the Message' : v.format === 'json' ? 'plain JSON: ferry reads the Message as is' : 'events without the Message: ferry reads the reply back from the chat')),
     `matches: ferry emulator ${r.matches || '(the defaults)'}`,

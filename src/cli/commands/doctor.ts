@@ -13,7 +13,7 @@ export function registerDoctor(program: Command): void {
     .option('--playbook <id>', 'with --probe: a playbook it may add a document upload to (and remove it), to find when dateCompleted is set')
     .option('--assistant <project/assistant>', 'with --probe and --model: an assistant it may send one message to, to find what a streamed reply looks like')
     .option('--model <id>', 'with --probe and --assistant: the model for that message')
-    .option('--write-profile', "with --probe: record what the profile can hold (listingLag, pageSize) in the profile in use, with a comment saying when it was measured")
+    .option('--write-profile', "with --probe: record what the profile can hold (listingLag, pageSize, formOrder) in the profile in use, with a comment saying when it was measured")
     .option('--rps <n>', "most requests per second, all calls together (default: the profile's requestsPerSecond)")
     .option('--json', 'print the checks as JSON')
     .action(later(() => import('../actions/doctor.js'), 'doctorAction'));

@@ -28,6 +28,7 @@ export function registerEmulator(program: Command): void {
     .option('--link-ttl <seconds>', 'how long a signed document link works (with --strict; default 3600)')
     .addOption(new Option('--link-auth <auth>', 'whether a signed document link also wants the bearer token').choices(['none', 'token']))
     .addOption(new Option('--range <mode>', 'whether a content download answers a Range request with 206 and those bytes (honoured, the default) or with 200 and the whole body (ignored)').choices(['honoured', 'ignored']))
+    .addOption(new Option('--form-order <order>', "whether an upload's form fields are read wherever they come (any, the default) or only before the file part (fields-first: those after it are ignored)").choices(['any', 'fields-first']))
     .addOption(new Option('--metadata <kept>', "whether an upload's metadataJson is kept as the document's metadata").choices(['kept', 'dropped']))
     .action(later(() => import('../actions/emulator.js'), 'emulatorAction'));
 }

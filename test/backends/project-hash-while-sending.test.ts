@@ -1,0 +1,154 @@
+// A large file is hashed as it is sent, its metadata (the sha256 among it) after the file part,
+// where the profile says the service reads fields after the file (formOrder: any; issue 63); where
+// it does not (fields-first, the default), or a document at the path must be compared first, the
+// file is hashed before. An emulator that ignores fields after the file (`--form-order
+// fields-first`) tells which way a document went: sent after, its identity is not there. A mirror
+// killed with kill -9 mid-file uploads the file once, from the same store and from a fresh one.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
+import { onlyJson, runFerry } from '../helpers/cli.js';
+import { mirror } from '../../jobs/mirror.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+import { readIdentity } from '../../src/backends/project/identity.js';
+import type { FormOrder } from '../../src/api/transport.js';
+
+const MiB = 1024 * 1024;
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+async function mirrored(service: Service, formOrder: FormOrder, src: string, project: string, state: string) {
+  const client = service.client({ formOrder });
+  const store = new SqliteCheckpointStore(state);
+  try {
+    return await mirror({ source: src, project, progress: false }, { client, store });
+  } finally {
+    store.close();
+  }
+}
+
+/** Each document's path and the sha256 its identity names (undefined: it carries none). */
+async function identities(service: Service, project: string): Promise<Record<string, string | undefined>> {
+  const docs = await remoteFiles(service.client(), project);
+  return Object.fromEntries(docs.map((d) => [d.path ?? d.name, readIdentity(d.metadata)?.sha256]));
+}
+
+describe('a large file hashed as it is sent', () => {
+  const big = randomBytes(12 * MiB + 7);
+  const small = Buffer.from('a small file, hashed first as always\n');
+
+  describe('against a service that reads fields after the file', () => {
+    let service: Service;
+    beforeAll(async () => {
+      service = await startService();
+    });
+    afterAll(() => service.close());
+
+    it('names the content it sent, and the store keeps that sha256', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'ferry-hash-sending-'));
+      const src = join(dir, 'src');
+      await writeTree(src, { 'big.bin': big, 'small.txt': small });
+      const project = (await service.client().projects.create({ name: 'hashed while sent', description: '' })).objectIdentifier;
+      const summary = await mirrored(service, 'any', src, project, join(dir, 'state.sqlite'));
+      expect(summary.counts).toMatchObject({ uploaded: 2, failed: 0 });
+      expect(await identities(service, project)).toEqual({ '/big.bin': sha(big), '/small.txt': sha(small) });
+      const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
+      try {
+        const [run] = store.listRuns({ limit: 1 });
+        expect(store.getItem(run!.jobKey, 'big.bin')?.sha256).toBe(sha(big));
+      } finally {
+        store.close();
+      }
+      // A second run sends nothing: the file is known.
+      const again = await mirrored(service, 'any', src, project, join(dir, 'state.sqlite'));
+      expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
+    });
+  });
+
+  describe('against a service that reads fields before the file only (emulator --form-order fields-first)', () => {
+    let service: Service;
+    beforeAll(async () => {
+      service = await startService({ formOrder: 'fields-first' });
+    });
+    afterAll(() => service.close());
+
+    it('the profile\'s default (fields-first) hashes first: every document carries its identity', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'ferry-hash-first-'));
+      const src = join(dir, 'src');
+      await writeTree(src, { 'big.bin': big, 'small.txt': small });
+      const project = (await service.client().projects.create({ name: 'hashed first', description: '' })).objectIdentifier;
+      await mirrored(service, 'fields-first', src, project, join(dir, 'state.sqlite'));
+      expect(await identities(service, project)).toEqual({ '/big.bin': sha(big), '/small.txt': sha(small) });
+    });
+
+    it('told fields may follow, the large file goes with them after it (this service drops them); a new version where a document stands is hashed first', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'ferry-hash-order-'));
+      const src = join(dir, 'src');
+      await writeTree(src, { 'big.bin': big, 'small.txt': small });
+      const project = (await service.client().projects.create({ name: 'told any', description: '' })).objectIdentifier;
+      const state = join(dir, 'state.sqlite');
+      await mirrored(service, 'any', src, project, state);
+      // Sent after the file: this service never read them. The small file's went first.
+      expect(await identities(service, project)).toEqual({ '/big.bin': undefined, '/small.txt': sha(small) });
+      // Changed: a document stands at its path, so its content is known before it is sent.
+      const changed = randomBytes(big.length + 1);
+      await writeTree(src, { 'big.bin': changed });
+      await mirrored(service, 'any', src, project, state);
+      const docs = await remoteFiles(service.client(), project);
+      const newest = docs.filter((d) => d.name === 'big.bin').sort((a, b) => Date.parse(b.dateAdded ?? '') - Date.parse(a.dateAdded ?? ''))[0]!;
+      expect(readIdentity(newest.metadata)?.sha256).toBe(sha(changed));
+    });
+  });
+});
+
+describe('a mirror killed with kill -9 while a file hashed as it is sent goes up', () => {
+  const SIZE = 96 * MiB;
+  const content = randomBytes(SIZE);
+  let service: Service;
+  beforeAll(async () => {
+    service = await startService();
+  });
+  afterAll(() => service.close());
+
+  /** `ferry mirror` slowed to 40 MB/s, killed once the emulator has read more than half the file. */
+  async function killedMirror(src: string, project: string, state: string): Promise<void> {
+    let child: ChildProcess | undefined;
+    const before = service.emulator.traffic().bytesReceived;
+    let done = false;
+    const watching = (async () => {
+      while (!done) {
+        if (service.emulator.traffic().bytesReceived - before > SIZE / 2) {
+          child?.kill('SIGKILL');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    // A short lease: a run from a fresh store cannot tell its holder is gone, and waits it out.
+    const result = await runFerry(['mirror', src, '--project', project, '--bwlimit', '40M', '--lock-ttl', '2s', '--state', state, '--json'], { ...service.env(), FERRY_FORM_ORDER: 'any' }, (c) => (child = c));
+    done = true;
+    await watching;
+    expect(result.code, `the mirror ended before it was killed: ${result.stdout} ${result.stderr}`).toBeNull();
+    // Killed mid-file: nothing landed.
+    expect(await remoteFiles(service.client(), project)).toEqual([]);
+  }
+
+  for (const store of ['the same store', 'a fresh store'] as const) {
+    it(`the next run from ${store} uploads it once, naming its content`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'ferry-hash-killed-'));
+      const src = join(dir, 'src');
+      await writeTree(src, { 'big.bin': content });
+      const project = (await service.client().projects.create({ name: `killed mid-file, ${store}`, description: '' })).objectIdentifier;
+      await killedMirror(src, project, join(dir, 'state.sqlite'));
+      const state = store === 'the same store' ? join(dir, 'state.sqlite') : join(dir, 'fresh.sqlite');
+      const next = onlyJson(await runFerry(['mirror', src, '--project', project, '--wait-lock', '20s', '--state', state, '--json'], { ...service.env(), FERRY_FORM_ORDER: 'any' }));
+      expect(next, JSON.stringify(next)).toMatchObject({ exitCode: 0, counts: { uploaded: 1, failed: 0 } });
+      const third = onlyJson(await runFerry(['mirror', src, '--project', project, '--state', state, '--json'], { ...service.env(), FERRY_FORM_ORDER: 'any' }));
+      expect(third).toMatchObject({ exitCode: 0, counts: { uploaded: 0 } });
+      expect(await identities(service, project)).toEqual({ '/big.bin': sha(content) });
+    });
+  }
+});
