@@ -49,6 +49,8 @@ export function createDiskBlobStore(root: string): BlobStore {
         await written;
       } catch (error) {
         out.destroy();
+        // Its open may still be under way (chunks were buffered meanwhile): the file exists once it closes.
+        if (!out.closed) await once(out, 'close');
         try {
           rmSync(partial, { force: true });
         } catch {
