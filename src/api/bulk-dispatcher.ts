@@ -122,6 +122,7 @@ class BulkGet {
   }
 
   private requestHead(): string {
+    if (/[\s]/.test(this.opts.path)) throw new errors.InvalidArgumentError('invalid request path');
     const lines = [`GET ${this.opts.path} HTTP/1.1`, `host: ${this.origin.host}`, 'connection: close'];
     for (const [name, value] of headerPairs(this.opts.headers)) {
       const lower = name.toLowerCase();
