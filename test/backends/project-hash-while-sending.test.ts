@@ -5,13 +5,12 @@
 // fields-first`) tells which way a document went: sent after, its identity is not there. A mirror
 // killed with kill -9 mid-file uploads the file once, from the same store and from a fresh one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
-import { onlyJson, runFerry } from '../helpers/cli.js';
+import { killedWhen, onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { readIdentity } from '../../src/backends/project/identity.js';
@@ -115,22 +114,10 @@ describe('a mirror killed with kill -9 while a file hashed as it is sent goes up
 
   /** `ferry mirror` slowed to 40 MB/s, killed once the emulator has read more than half the file. */
   async function killedMirror(src: string, project: string, state: string): Promise<void> {
-    let child: ChildProcess | undefined;
     const before = service.emulator.traffic().bytesReceived;
-    let done = false;
-    const watching = (async () => {
-      while (!done) {
-        if (service.emulator.traffic().bytesReceived - before > SIZE / 2) {
-          child?.kill('SIGKILL');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    })();
     // A short lease: a run from a fresh store cannot tell its holder is gone, and waits it out.
-    const result = await runFerry(['mirror', src, '--project', project, '--bwlimit', '40M', '--lock-ttl', '2s', '--state', state, '--json'], { ...service.env(), FERRY_FORM_ORDER: 'any' }, (c) => (child = c));
-    done = true;
-    await watching;
+    const args = ['mirror', src, '--project', project, '--bwlimit', '40M', '--lock-ttl', '2s', '--state', state, '--json'];
+    const result = await killedWhen(args, { ...service.env(), FERRY_FORM_ORDER: 'any' }, () => service.emulator.traffic().bytesReceived - before > SIZE / 2);
     expect(result.code, `the mirror ended before it was killed: ${result.stdout} ${result.stderr}`).toBeNull();
     // Killed mid-file: nothing landed.
     expect(await remoteFiles(service.client(), project)).toEqual([]);

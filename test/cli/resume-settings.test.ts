@@ -3,33 +3,19 @@
 // through the job file's schema: the mirror's folder, filters and metadata, the migration's
 // tenants and selection; and not the others (its lease, its window, how often it reports).
 import { describe, expect, it } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mirroredProject, remoteFiles, useService, writeServiceProfiles, writeTree } from '../helpers/service.js';
-import { onlyJson, runFerry } from '../helpers/cli.js';
+import { killedWhen, onlyJson, runFerry } from '../helpers/cli.js';
 import { RECORD_VERSION } from '../../src/settings/resume.js';
 
 // Each request waits a little, so that a kill lands in the middle of the run.
 const useEmulator = useService({ faults: { latencyMs: 25 } });
 
-/** Runs ferry and kills it with SIGKILL once `when` says so (polled while it runs). */
-async function killedWhen(args: string[], env: Record<string, string>, when: () => Promise<boolean>): Promise<void> {
-  let child: ChildProcess | undefined;
-  let done = false;
-  const watching = (async () => {
-    while (!done) {
-      if (await when()) {
-        child?.kill('SIGKILL');
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  })();
-  const result = await runFerry(args, env, (c) => (child = c));
-  done = true;
-  await watching;
+/** Runs ferry and kills it with SIGKILL once `when` says so. */
+async function killed(args: string[], env: Record<string, string>, when: () => Promise<boolean>): Promise<void> {
+  const result = await killedWhen(args, env, when);
   // Killed: no exit code. A run that ended on its own would make this test prove nothing.
   expect(result.code, `the run ended before it was killed: ${result.stdout} ${result.stderr}`).toBeNull();
 }
@@ -50,7 +36,7 @@ describe('jobs resume keeps the settings it declares', () => {
     const env = useEmulator().env();
     const held = async () => (await client.documents.list(project, { flattenList: true }).page(1, 1)).totalCount ?? 0;
 
-    await killedWhen(['mirror', src, '--project', project, '--to', 'kept', '--exclude', '*.log', '--metadata', 'team=legal', '--concurrency', '2', '--lock-ttl', '20s', '--max-files', '1000', '--stats', '5s', '--state', state, '--json'], env, async () => (await held()) >= 4);
+    await killed(['mirror', src, '--project', project, '--to', 'kept', '--exclude', '*.log', '--metadata', 'team=legal', '--concurrency', '2', '--lock-ttl', '20s', '--max-files', '1000', '--stats', '5s', '--state', state, '--json'], env, async () => (await held()) >= 4);
 
     const [run] = (onlyJson(await runFerry(['jobs', 'list', '--state', state, '--json'], env)).items as Run[]);
     expect(run).toMatchObject({ status: 'running' });
@@ -86,7 +72,7 @@ describe('jobs resume keeps the settings it declares', () => {
     const state = join(dir, 'migrate.sqlite');
     const env = { FERRY_CONFIG: config };
 
-    await killedWhen(['migrate', '--from', from, '--to', to, '--projects', project, '--concurrency', '2', '--lock-ttl', '20s', '--max-transfer', '1G', '--state', state, '--json'], env, async () => (await copied()) >= before + 4);
+    await killed(['migrate', '--from', from, '--to', to, '--projects', project, '--concurrency', '2', '--lock-ttl', '20s', '--max-transfer', '1G', '--state', state, '--json'], env, async () => (await copied()) >= before + 4);
 
     const [run] = (onlyJson(await runFerry(['jobs', 'list', '--state', state, '--json'], env)).items as Run[]);
     const shown = (onlyJson(await runFerry(['jobs', 'show', String(run!.id), '--state', state, '--json'], env)).run as Run).params;

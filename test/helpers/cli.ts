@@ -30,6 +30,29 @@ export function runCommand(file: string, args: string[], env: Record<string, str
   });
 }
 
+/**
+ * `ferry` run and killed with SIGKILL once `when` says so (asked every 10 ms while it runs); its
+ * result. A run that ended on its own would make a test of what a kill leaves prove nothing: the
+ * caller checks `code` is null.
+ */
+export async function killedWhen(args: string[], env: Record<string, string>, when: () => boolean | Promise<boolean>): Promise<CliResult> {
+  let child: ChildProcess | undefined;
+  let done = false;
+  const watching = (async () => {
+    while (!done) {
+      if (await when()) {
+        child?.kill('SIGKILL');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  const result = await runFerry(args, env, (c) => (child = c));
+  done = true;
+  await watching;
+  return result;
+}
+
 /** The one JSON object a `--json` run must print, held to the schema of every --json answer; or a failure naming what was printed instead. */
 export function onlyJson(result: CliResult): Record<string, unknown> {
   const lines = result.stdout.split('\n').filter((l) => l.trim() !== '');

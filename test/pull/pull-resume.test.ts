@@ -3,14 +3,13 @@
 // path is another one now (issue 63). `ferry pull` runs as its own process against the emulator;
 // what each run cost is counted as the bytes the emulator wrote to its connections.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mirroredProject, remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
-import { onlyJson, runFerry } from '../helpers/cli.js';
+import { killedWhen, onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { readIdentity } from '../../src/backends/project/identity.js';
@@ -41,24 +40,9 @@ async function partial(dir: string): Promise<{ name: string; size: number } | un
  * SIGKILL once more than half of the file is on disk; the bytes it left.
  */
 async function killedPull(service: Service, project: string, out: string, state: string): Promise<number> {
-  let child: ChildProcess | undefined;
-  let done = false;
-  let kept = 0;
-  const watching = (async () => {
-    while (!done) {
-      const p = await partial(out);
-      if (p && p.size > SIZE / 2) {
-        child?.kill('SIGKILL');
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
-  const result = await runFerry(['pull', project, out, '--bwlimit', '40M', '--state', state, '--json'], service.env(), (c) => (child = c));
-  done = true;
-  await watching;
+  const result = await killedWhen(['pull', project, out, '--bwlimit', '40M', '--state', state, '--json'], service.env(), async () => ((await partial(out))?.size ?? 0) > SIZE / 2);
   expect(result.code, `the pull ended before it was killed: ${result.stdout} ${result.stderr}`).toBeNull();
-  kept = (await partial(out))?.size ?? 0;
+  const kept = (await partial(out))?.size ?? 0;
   expect(kept).toBeGreaterThan(SIZE / 2);
   expect(kept).toBeLessThan(SIZE);
   return kept;
