@@ -154,7 +154,7 @@ export class ProjectDestination implements Destination<Placement> {
       // The wait needs no worker: the slot goes to another item meanwhile.
       await waitOutsideSlot(ctx.slot, () => settledAfter(lag, ctx.failedAt!));
       const there = await this.landed.find(ctx.uploadId, wanted, ctx.claimed, settledInstant(lag, ctx.failedAt));
-      if (there?.objectIdentifier) return { remoteId: there.objectIdentifier, sha256, found: true };
+      if (there?.objectIdentifier) return { remoteId: there.objectIdentifier, sha256: sha256 ?? readIdentity(there.metadata)?.sha256, found: true };
     }
     const metadataWith = (id: Record<string, string>) => ({ ...this.o.metadata, ...a.metadata, ...id, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) });
     const metadata = metadataWith(identity);
