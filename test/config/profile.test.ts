@@ -76,6 +76,17 @@ describe('profiles', () => {
     expect(() => resolveSettings({ profile: 'p', configFile: bad, env })).toThrow(/profile "p": listingLag "soon" is not a duration/);
   });
 
+  it('reads where the service reads form fields from the profile or FERRY_FORM_ORDER; a bad one names its source', async () => {
+    const file = await configFile('profiles:\n  p:\n    baseUrl: http://a\n    settingsUrl: http://a\n    authUrl: http://a\n    audience: x\n    clientId: c\n    formOrder: any\n');
+    expect(resolveSettings({ profile: 'p', configFile: file, env }).clientOptions.formOrder).toBe('any');
+    const plain = { ...env, FERRY_BASE_URL: 'http://a', FERRY_SETTINGS_URL: 'http://a', FERRY_AUTH_URL: 'http://a', FERRY_AUDIENCE: 'x', FERRY_CLIENT_ID: 'c' };
+    expect(resolveSettings({ env: plain }).clientOptions.formOrder).toBeUndefined();
+    expect(resolveSettings({ env: { ...plain, FERRY_FORM_ORDER: 'fields-first' } }).clientOptions.formOrder).toBe('fields-first');
+    expect(() => resolveSettings({ env: { ...plain, FERRY_FORM_ORDER: 'sometimes' } })).toThrow(/FERRY_FORM_ORDER: "sometimes" is not a form order \(fields-first or any\)/);
+    const bad = await configFile('profiles:\n  p:\n    baseUrl: http://a\n    settingsUrl: http://a\n    authUrl: http://a\n    audience: x\n    clientId: c\n    formOrder: later\n');
+    expect(() => resolveSettings({ profile: 'p', configFile: bad, env })).toThrow(/formOrder/);
+  });
+
   it('lists everything that is missing', () => {
     expect(() => resolveSettings({ env: { FERRY_TENANT: 't', FERRY_REGION: 'uk', FERRY_DOMAIN: 'example.com' } })).toThrow(
       /missing client id .*; audience .*; client secret/,
