@@ -8,9 +8,10 @@ import { FerryClient, NotFoundError, TimeoutError } from '../../src/api/index.js
 import { mirroredProject, remoteFiles, startService, type Service } from '../helpers/service.js';
 import { clientOptionsFor, useTestServer } from '../helpers/test-server.js';
 import { join } from 'node:path';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { useTempDirs } from '../helpers/temp.js';
 
+
+const tempDir = useTempDirs();
 const MiB = 1024 * 1024;
 /** A size the client reads in blocks (documents.ts, BULK_MIN). */
 const LARGE = 8 * MiB;
@@ -30,7 +31,7 @@ describe('a large document from the emulator', () => {
   beforeAll(async () => {
     service = await startService();
     client = service.client();
-    const project = await mirroredProject(client, join(await mkdtemp(join(tmpdir(), 'ferry-bulk-')), 'src'), { 'big.bin': content }, 'bulk');
+    const project = await mirroredProject(client, join(await tempDir('ferry-bulk-'), 'src'), { 'big.bin': content }, 'bulk');
     const [d] = await remoteFiles(client, project);
     doc = { url: d!.url!, name: d!.name, size: d!.size! };
   });

@@ -6,9 +6,8 @@
 // killed with kill -9 mid-file uploads the file once, from the same store and from a fresh one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
+import { useTempDirs } from '../helpers/temp.js';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { killedWhen, onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
@@ -16,6 +15,8 @@ import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { readIdentity } from '../../src/backends/project/identity.js';
 import type { FormOrder } from '../../src/api/transport.js';
 
+
+const tempDir = useTempDirs();
 const MiB = 1024 * 1024;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -47,7 +48,7 @@ describe('a large file hashed as it is sent', () => {
     afterAll(() => service.close());
 
     it('names the content it sent, and the store keeps that sha256', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ferry-hash-sending-'));
+      const dir = await tempDir('ferry-hash-sending-');
       const src = join(dir, 'src');
       await writeTree(src, { 'big.bin': big, 'small.txt': small });
       const project = (await service.client().projects.create({ name: 'hashed while sent', description: '' })).objectIdentifier;
@@ -75,7 +76,7 @@ describe('a large file hashed as it is sent', () => {
     afterAll(() => service.close());
 
     it('the profile\'s default (fields-first) hashes first: every document carries its identity', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ferry-hash-first-'));
+      const dir = await tempDir('ferry-hash-first-');
       const src = join(dir, 'src');
       await writeTree(src, { 'big.bin': big, 'small.txt': small });
       const project = (await service.client().projects.create({ name: 'hashed first', description: '' })).objectIdentifier;
@@ -84,7 +85,7 @@ describe('a large file hashed as it is sent', () => {
     });
 
     it('told fields may follow, the large file goes with them after it (this service drops them); a new version where a document stands is hashed first', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ferry-hash-order-'));
+      const dir = await tempDir('ferry-hash-order-');
       const src = join(dir, 'src');
       await writeTree(src, { 'big.bin': big, 'small.txt': small });
       const project = (await service.client().projects.create({ name: 'told any', description: '' })).objectIdentifier;
@@ -125,7 +126,7 @@ describe('a mirror killed with kill -9 while a file hashed as it is sent goes up
 
   for (const store of ['the same store', 'a fresh store'] as const) {
     it(`the next run from ${store} uploads it once, naming its content`, async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ferry-hash-killed-'));
+      const dir = await tempDir('ferry-hash-killed-');
       const src = join(dir, 'src');
       await writeTree(src, { 'big.bin': content });
       const project = (await service.client().projects.create({ name: `killed mid-file, ${store}`, description: '' })).objectIdentifier;

@@ -237,6 +237,7 @@ for (const kind of ['ntfs', 'exfat'] as FsKind[]) {
         expect(service.emulator.traffic().bytesSent - before).toBeLessThan(needs + 2 * MiB);
         expect(createHash('sha256').update(await readFile(join(out, 'big.bin'))).digest('hex')).toBe(createHash('sha256').update(content).digest('hex'));
         expect((await readdir(out)).filter((n) => n.endsWith('.partial'))).toEqual([]);
+        await rm(dir, { recursive: true, force: true });
       } finally {
         await m.unmount();
       }

@@ -5,15 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
+import { useTempDirs } from '../helpers/temp.js';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { mirroredProject, remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { killedWhen, onlyJson, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { readIdentity } from '../../src/backends/project/identity.js';
 
+
+const tempDir = useTempDirs();
 const MiB = 1024 * 1024;
 const SIZE = 200 * MiB;
 /** The most a continued pull may cost beyond the bytes it lacked: a block, the listing, headers. */
@@ -75,7 +77,7 @@ describe('a pull of a big file killed part-way', () => {
     afterAll(() => service.close());
 
     it('continues from the bytes on disk: the next run downloads the rest, and the file is the document', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ferry-pull-resume-'));
+      const dir = await tempDir('ferry-pull-resume-');
       const project = await mirroredProject(service.client(), join(dir, 'src'), { 'big.bin': content }, 'resumed');
       const out = join(dir, 'out');
       const state = join(dir, 'state.sqlite');
@@ -92,7 +94,7 @@ describe('a pull of a big file killed part-way', () => {
     });
 
     it('starts over when the document at that path is a new one (a new version), never stitching', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ferry-pull-resume-'));
+      const dir = await tempDir('ferry-pull-resume-');
       const src = join(dir, 'src');
       const client = service.client();
       const project = await mirroredProject(client, src, { 'big.bin': content }, 'replaced');
@@ -126,7 +128,7 @@ describe('a pull of a big file killed part-way', () => {
     afterAll(() => service.close());
 
     it('downloads the whole file again, and the file is the document, nothing appended twice', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ferry-pull-resume-'));
+      const dir = await tempDir('ferry-pull-resume-');
       const project = await mirroredProject(service.client(), join(dir, 'src'), { 'big.bin': content }, 'not resumed');
       const out = join(dir, 'out');
       const state = join(dir, 'state.sqlite');

@@ -4,9 +4,9 @@
 // case needs (the rest, the whole instead, another version, another document, too many bytes).
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { useTempDirs } from '../helpers/temp.js';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { LocalFolderDestination } from '../../src/backends/local/destination.js';
 import { RESUMABLE_KEPT_MS, RESUMABLE_MIN, removePartials, resumableName } from '../../src/backends/partials.js';
@@ -15,6 +15,7 @@ import type { FileEntry, PartialContent } from '../../src/sync/types.js';
 
 const MiB = 1024 * 1024;
 const JOB = 'pull job key';
+const tempDir = useTempDirs();
 const stores: SqliteCheckpointStore[] = [];
 afterEach(() => {
   for (const s of stores.splice(0)) s.close();
@@ -23,8 +24,10 @@ afterEach(() => {
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 async function destination(): Promise<{ root: string; dest: LocalFolderDestination }> {
-  const root = await mkdtemp(join(tmpdir(), 'ferry-resume-'));
-  const store = new SqliteCheckpointStore(join(root, '..', `${root.split('/').pop()}.sqlite`));
+  const base = await tempDir('ferry-resume-');
+  const root = join(base, 'out');
+  await mkdir(root);
+  const store = new SqliteCheckpointStore(join(base, 'state.sqlite'));
   stores.push(store);
   const dest = new LocalFolderDestination({ root, store, jobKey: JOB });
   await dest.prepare();
@@ -150,7 +153,7 @@ describe('a large download that stopped', () => {
 
 describe('leftovers of a folder made ready', () => {
   it('removes the files fetched whole and resumable ones unclaimed for a week; keeps younger ones and other jobs\'', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'ferry-leftovers-'));
+    const dir = await tempDir('ferry-leftovers-');
     const young = resumableName(JOB, { key: 'a.bin', marker: 'd', size: 1 }, '');
     const old = resumableName(JOB, { key: 'b.bin', marker: 'd', size: 1 }, '');
     const others = resumableName('another job', { key: 'c.bin', marker: 'd', size: 1 }, '');
