@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { StateGate } from './state-gate.js';
 
 /** What the bearer token says about the caller (verified by the core before any route runs). */
 export interface Caller {
@@ -53,6 +54,8 @@ export interface EmulatorEvents {
   documentProcessed: { tenant: string; projectIdentifier: string; documentIdentifier: string; uploadIdentifier: string };
   /** A project was deleted; parts drop what they keep for it. */
   projectDeleted: { tenant: string; projectIdentifier: string };
+  /** The whole state was reset or restored (src/emulator/control/): parts start the work the new state holds, as after a restart. */
+  stateReplaced: Record<string, never>;
 }
 
 /**
@@ -138,6 +141,8 @@ export interface EmulatorContext {
   signedBlobUrl(blobKey: string, ttlSeconds: number, contentType: string): string;
   /** Blob storage shared by parts (memory or --data dir). */
   blobs: BlobStore;
+  /** Tells work under way that the state was reset or restored meanwhile (src/emulator/state-gate.ts). */
+  gate: StateGate;
 }
 
 export interface BlobStore {

@@ -31,7 +31,7 @@ export type CoreRoutePlugin = (app: FastifyInstance, ctx: CoreContext) => void |
 /** What the core context is made from: the parts it passes through as they are, and the base URL. */
 export type CoreDependencies = Pick<
   CoreContext,
-  'db' | 'events' | 'blobs' | 'stores' | 'processor' | 'faults' | 'clock' | 'logger' | 'audience' | 'tokenTtlSeconds' | 'baseUrl' | 'modes'
+  'db' | 'events' | 'blobs' | 'stores' | 'processor' | 'faults' | 'clock' | 'logger' | 'audience' | 'tokenTtlSeconds' | 'baseUrl' | 'modes' | 'gate'
 >;
 
 export function createCoreContext(deps: CoreDependencies): CoreContext {
@@ -51,6 +51,7 @@ export function createCoreContext(deps: CoreDependencies): CoreContext {
     db: deps.db,
     events: deps.events,
     blobs: deps.blobs,
+    gate: deps.gate,
     stores,
     processor: deps.processor,
     faults: deps.faults,

@@ -8,6 +8,8 @@ import { pathOf, sendProblem } from './problem.js';
 import { RateLimiter, type RateLimitSettings } from './rate-limit.js';
 
 export const TOKEN_PATH = '/auth/oauth/token';
+/** The emulator's control API (src/emulator/control/): outside the service, guarded by its own token. */
+export const CONTROL_PREFIX = '/_emulator/';
 /** Served without a bearer token. */
 const PUBLIC_PREFIXES = ['/auth/', '/_blobs/'];
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -36,6 +38,7 @@ export function registerGuards(app: FastifyInstance, ctx: CoreContext, rateLimit
 
   app.addHook('onRequest', async (req, reply) => {
     const path = pathOf(req.url);
+    if (path.startsWith(CONTROL_PREFIX)) return;
     if (traffic && path !== TOKEN_PATH) traffic.requests++;
     const decision = ctx.faults.decide(req.method, path, path === TOKEN_PATH);
     if (decision.latencyMs > 0) await sleep(decision.latencyMs);
@@ -57,6 +60,7 @@ export function registerGuards(app: FastifyInstance, ctx: CoreContext, rateLimit
 
   app.addHook('onRequest', async (req, reply) => {
     const path = pathOf(req.url);
+    if (path.startsWith(CONTROL_PREFIX)) return;
     // A signed document link works on its own, unless the mode wants the token with it too.
     if (PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix)) && !(path.startsWith('/_blobs/') && ctx.modes.linkAuth === 'token')) return;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');

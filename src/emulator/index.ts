@@ -4,11 +4,15 @@
 import type { Socket } from 'node:net';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { pino, type Logger } from 'pino';
 import { signToken, type TokenClaims } from './auth.js';
 import { createClock } from './clock.js';
 import { DEFAULT_MODES, type EmulatorModes, type NotificationInput, type UploadStats } from './context.js';
+import { Control, type PageCap } from './control/control.js';
+import { controlRoutes } from './control/routes.js';
 import { createCoreContext } from './core-context.js';
 import { FaultInjector, type FaultSettings } from './faults.js';
 import { DocumentProcessor, type ProcessingSettings } from './processing.js';
@@ -23,12 +27,16 @@ import { createDiskBlobStore, createMemoryBlobStore } from './state/blobs.js';
 import { openDatabase } from './state/database.js';
 import { createStores } from './state/index.js';
 import { attachListingLag, ListingLag } from './state/listing-lag.js';
+import { Snapshots } from './state/snapshots.js';
+import { StateGate } from './state-gate.js';
 import { ContractValidator, contractPath, type ContractViolation } from './validate.js';
 
 export { parseFaultSpec, type FaultRule, type FaultSettings } from './faults.js';
 export { loadSeedFile, defaultSeed, type SeedData, type TenantDescription } from './seed.js';
 export type { ContractViolation } from './validate.js';
-export type { ProcessingSettings } from './processing.js';
+export type { ProcessingSettings, ProcessingDelays } from './processing.js';
+export { Control } from './control/control.js';
+export type { SnapshotInfo } from './state/snapshots.js';
 export type { RateLimitSettings } from './rate-limit.js';
 
 export const DEFAULT_AUDIENCE = 'https://api.ferry.local/v2';
@@ -77,6 +85,10 @@ export interface EmulatorOptions {
   formOrder?: EmulatorModes['formOrder'];
   metadata?: EmulatorModes['metadata'];
   logger?: Logger;
+  /** The control API under /_emulator/ (default on); false serves none of it. */
+  control?: boolean;
+  /** The token the control API wants; generated when absent (and given by describe()). */
+  adminToken?: string;
 }
 
 /** What `ferry emulator` prints, as one JSON line. */
@@ -86,6 +98,8 @@ export interface EmulatorDescription {
   authUrl: string;
   audience: string;
   tenants: TenantDescription[];
+  /** The control API's token (absent with the control API off): a secret, as the clients' are. */
+  adminToken?: string;
 }
 
 export interface EmulatorHandle extends EmulatorDescription {
@@ -112,10 +126,14 @@ export interface EmulatorHandle extends EmulatorDescription {
   signedBlobUrl(blobKey: string, ttlSeconds: number, contentType: string): string;
   /** Signs a token with the emulator's key, for tests of expired or odd tokens. */
   signToken(claims: TokenClaims): string;
+  /** What the control API does (reset, snapshots, processing, ...): the same functions its routes call. */
+  readonly control: Control;
   close(): Promise<void>;
 }
 
 const DESCRIPTION_KEY = 'seed-description';
+/** The seed the state was first made from: what a reset goes back to, whatever --seed a later start names. */
+const SEED_KEY = 'seed-data';
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<EmulatorHandle> {
   const host = options.host ?? '127.0.0.1';
@@ -132,13 +150,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const blobs = options.dataDir ? createDiskBlobStore(join(options.dataDir, 'blobs')) : createMemoryBlobStore();
   const events = new EventEmitter();
   const faults = new FaultInjector(options.faults ?? {});
-  const processor = new DocumentProcessor({ documents: stores.documents, tenants: stores.tenants, blobs, events, faults, logger }, options.processing);
+  const gate = new StateGate();
+  const processor = new DocumentProcessor({ documents: stores.documents, tenants: stores.tenants, blobs, events, faults, logger, gate }, options.processing);
 
   if (stores.tenants.isEmpty()) {
-    const tenants = db.transaction(() => applySeed(stores, options.seed ?? defaultSeed(), clock.nowIso()))();
+    const seed = options.seed ?? defaultSeed();
+    const tenants = db.transaction(() => applySeed(stores, seed, clock.nowIso()))();
     stores.meta.set(DESCRIPTION_KEY, JSON.stringify(tenants));
+    stores.meta.set(SEED_KEY, JSON.stringify(seed));
   }
-  const tenants = JSON.parse(stores.meta.get(DESCRIPTION_KEY) ?? '[]') as TenantDescription[];
+  const description = (): TenantDescription[] => JSON.parse(stores.meta.get(DESCRIPTION_KEY) ?? '[]') as TenantDescription[];
+  const firstSeed = stores.meta.get(SEED_KEY);
 
   let baseUrl = '';
   const ctx = createCoreContext({
@@ -154,27 +176,65 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     baseUrl: () => baseUrl,
     modes,
+    gate,
   });
   const contractViolations: ContractViolation[] = [];
   const traffic: Traffic = { requests: 0, throttled: 0, bytesSent: 0, bytesReceived: 0 };
-  const app = await buildServer(ctx, {
-    routes: routePlugins,
-    traffic,
-    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
-    ...(validator ? { validator } : {}),
-    validationMode: options.validateResponses === 'throw' ? 'throw' : 'record',
-    violations: contractViolations,
-    maxPageSize: options.maxPageSize,
+  const pageCap: PageCap = { max: options.maxPageSize };
+  // Snapshots live under --data (listed after a restart), or in a folder of this process's own.
+  const scratch = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'ferry-emulator-'));
+  const snapshots = new Snapshots(db, blobs, options.dataDir ? join(options.dataDir, 'snapshots') : join(scratch as string, 'snapshots'));
+  const open = new Set<Socket>();
+  const control = new Control({
+    db,
+    stores,
+    blobs,
+    gate,
+    processor,
+    faults,
+    listingLag,
+    clock,
+    modes,
+    pageCap,
+    snapshots,
+    events,
+    traffic: () => ({ ...traffic, bytesSent: traffic.bytesSent + [...open].reduce((n, s) => n + s.bytesWritten, 0), bytesReceived: traffic.bytesReceived + [...open].reduce((n, s) => n + s.bytesRead, 0) }),
+    seed: firstSeed ? (JSON.parse(firstSeed) as SeedData) : (options.seed ?? defaultSeed()),
+    describeTenants: (tenants) => stores.meta.set(DESCRIPTION_KEY, JSON.stringify(tenants)),
+    start: {
+      faults: options.faults ?? {},
+      listingLagMs: options.listingLagMs ?? 0,
+      modes: { ...modes },
+      processing: processor.settings,
+      maxPageSize: options.maxPageSize,
+    },
   });
-
+  const controlOn = options.control !== false;
+  const adminToken = controlOn ? (options.adminToken ?? randomBytes(24).toString('base64url')) : undefined;
+  const validationMode = options.validateResponses === 'throw' ? 'throw' : 'record';
+  const removeScratch = () => {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  };
+  let app: Awaited<ReturnType<typeof buildServer>>;
   try {
+    app = await buildServer(ctx, {
+      routes: adminToken
+        ? [...routePlugins, controlRoutes({ control, adminToken, validator: options.validateResponses ? loadValidator(controlContractPath()) : undefined, validationMode, violations: contractViolations })]
+        : routePlugins,
+      traffic,
+      ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+      ...(validator ? { validator } : {}),
+      validationMode,
+      violations: contractViolations,
+      pageCap,
+    });
     await app.listen({ host, port: options.port ?? 0 });
   } catch (error) {
     db.close();
+    removeScratch();
     throw error;
   }
   // Bytes sent and received: those of connections closed, and, when asked, those of the open ones so far.
-  const open = new Set<Socket>();
   app.server.on('connection', (socket: Socket) => {
     open.add(socket);
     socket.once('close', () => {
@@ -189,24 +249,28 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   processor.resumePending();
   logger.info({ baseUrl }, 'emulator listening');
 
-  const description: EmulatorDescription = {
+  const describe = (): EmulatorDescription => ({
     baseUrl,
     settingsUrl: `${baseUrl}${SETTINGS_PREFIX}`,
     authUrl: `${baseUrl}/auth`,
     audience,
-    tenants,
-  };
+    tenants: description(),
+    ...(adminToken ? { adminToken } : {}),
+  });
   let closing: Promise<void> | undefined;
   return {
-    ...description,
-    describe: () => structuredClone(description),
+    ...describe(),
+    describe,
     contractViolations,
-    traffic: () => ({ ...traffic, bytesSent: traffic.bytesSent + [...open].reduce((n, s) => n + s.bytesWritten, 0), bytesReceived: traffic.bytesReceived + [...open].reduce((n, s) => n + s.bytesRead, 0) }),
-    setFaults: (settings) => faults.set(settings),
-    setListingLag: (ms) => listingLag.set(ms),
-    setCredits: (tenant, credits) => stores.tenants.setCredits(tenant, credits),
-    credits: (tenant) => stores.tenants.credits(tenant),
-    advanceClock: (ms) => clock.advance(ms),
+    control,
+    traffic: () => control.traffic(),
+    setFaults: (settings) => control.setFaults(settings),
+    setListingLag: (ms) => control.setListingLag(ms),
+    setCredits: (tenant, credits) => control.setCredits(tenant, credits),
+    credits: (tenant) => control.credits(tenant),
+    advanceClock: (ms) => {
+      control.advanceClock(ms);
+    },
     notify: (tenant, notification) => ctx.notify(tenant, notification),
     uploadStats: (tenant, uploadIdentifier) => ctx.uploadStats(tenant, uploadIdentifier),
     deleteDocument: (objectIdentifier) => {
@@ -221,6 +285,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         await app.close();
         await processor.close();
         db.close();
+        removeScratch();
       })()),
   };
 }
@@ -244,8 +309,12 @@ export function modesOf(options: Pick<EmulatorOptions, 'strict' | 'folders' | 'd
   };
 }
 
-function loadValidator(): ContractValidator {
-  const path = contractPath();
+/** The control API's own contract, beside the docs (read only when responses are checked). */
+function controlContractPath(): string {
+  return join(contractPath(), '..', '..', '..', 'docs', 'emulator-control.openapi.yaml');
+}
+
+function loadValidator(path = contractPath()): ContractValidator {
   if (!existsSync(path)) throw new Error(`validateResponses needs the contract at ${path}, which does not exist.`);
   return new ContractValidator(path);
 }

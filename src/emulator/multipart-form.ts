@@ -5,6 +5,7 @@
 // the fields only once the whole form (files included) has been read.
 import type { FastifyRequest } from 'fastify';
 import { type BlobStore, type EmulatorModes, HttpError } from './context.js';
+import type { StateGate } from './state-gate.js';
 
 /** Registration limits: files are unbounded (uploads of many GiB stream through), everything else small. */
 export const MULTIPART_LIMITS = {
@@ -33,9 +34,13 @@ export interface ReceivedForm {
  * Reads the whole form. `fileFields` maps each accepted file field to the blob key its content is
  * stored under; any other file part, or a second one of the same field, is a 400. On failure every
  * stored file is deleted again and the error is a 400 HttpError (unless the store itself failed).
+ * A form whose state was reset or restored while it streamed in is a 503 and keeps nothing
+ * (src/emulator/state-gate.ts).
  */
-export async function readForm(req: FastifyRequest, blobs: BlobStore, fileFields: Record<string, string>, order: EmulatorModes['formOrder'] = 'any'): Promise<ReceivedForm> {
+export async function readForm(req: FastifyRequest, into: { blobs: BlobStore; gate: StateGate }, fileFields: Record<string, string>, order: EmulatorModes['formOrder'] = 'any'): Promise<ReceivedForm> {
   if (!req.isMultipart()) throw malformed('The body must be multipart/form-data.');
+  const { blobs, gate } = into;
+  const began = gate.now;
   const form: ReceivedForm = { fields: Object.create(null) as Record<string, string>, files: {} };
   let afterFile = false;
   try {
@@ -47,7 +52,14 @@ export async function readForm(req: FastifyRequest, blobs: BlobStore, fileFields
           part.file.resume();
           throw malformed(`Unexpected file part "${part.fieldname}".`);
         }
-        const size = await blobs.put(blobKey, part.file);
+        gate.check(began);
+        const release = gate.track(part.file);
+        let size: number;
+        try {
+          size = await blobs.put(blobKey, part.file);
+        } finally {
+          release();
+        }
         form.files[part.fieldname] = { blobKey, fileName: part.filename, contentType: part.mimetype, size };
         afterFile = true;
       } else if (afterFile && order === 'fields-first') {
@@ -59,8 +71,12 @@ export async function readForm(req: FastifyRequest, blobs: BlobStore, fileFields
         form.fields[part.fieldname] = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
       }
     }
+    // The route writes what the form holds next, synchronously: into the state the form began in, or nowhere.
+    gate.check(began);
   } catch (error) {
     discardForm(blobs, form);
+    // A body ended by a reset fails as the reset says, whatever the parser made of its end.
+    gate.check(began);
     throw asHttpError(error);
   }
   return form;

@@ -26,10 +26,11 @@ export class PlaybookImporter {
   ) {}
 
   enqueue(task: ImportTaskRecord): void {
+    const generation = this.ctx.gate.now;
     // run() reports an import's own failures by notification; what escapes it (the emulator's own
     // failure) is logged, and must not stop the queue.
     this.tail = this.tail
-      .then(() => this.run(task))
+      .then(() => this.run(task, generation))
       .catch((error: unknown) => this.logger.error({ err: error, taskIdentifier: task.taskIdentifier }, 'playbook import crashed'));
   }
 
@@ -39,20 +40,28 @@ export class PlaybookImporter {
     await this.tail;
   }
 
-  private async run(task: ImportTaskRecord): Promise<void> {
+  private async run(task: ImportTaskRecord, generation: number): Promise<void> {
     if (this.closed) return;
     const { ctx, stores } = this;
+    // A task of a state since reset or restored is not this state's (the new one's are enqueued anew).
+    if (!ctx.gate.stillCurrent(generation)) return;
+    const began = generation;
     stores.imports.running(task.taskIdentifier);
     let archive: PlaybookArchive | undefined;
     try {
       const zip = ctx.blobs.get(task.blobKey);
       if (!zip) throw new ImportError('The uploaded archive is no longer stored.');
       archive = await readPlaybookArchive(zip, ctx.blobs, (n) => `playbook-imports/${task.taskIdentifier}/${n}`);
+      if (!ctx.gate.stillCurrent(began)) {
+        for (const file of archive.files.values()) ctx.blobs.delete(file.blobKey);
+        return;
+      }
       const imported = archive;
       const used = ctx.db.transaction(() => this.apply(task, imported))();
       for (const file of archive.files.values()) if (!used.has(file.blobKey)) ctx.blobs.delete(file.blobKey);
     } catch (error) {
       for (const file of archive?.files.values() ?? []) ctx.blobs.delete(file.blobKey);
+      if (!ctx.gate.stillCurrent(began)) return;
       const reason = error instanceof HttpError ? (error.detail ?? error.title) : (error as Error).message;
       ctx.db.transaction(() => {
         stores.imports.failed(task.taskIdentifier, reason);

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { BlobStore, EmulatorEvents } from './context.js';
 import { scanContent, type ContentScan } from './content-scan.js';
 import type { FaultInjector } from './faults.js';
+import type { StateGate } from './state-gate.js';
 import { extensionOf, SUPPORTED_EXTENSIONS } from './file-kinds.js';
 import { seededRandom } from './random.js';
 import {
@@ -32,6 +33,13 @@ interface Dependencies {
   events: EventEmitter;
   faults: FaultInjector;
   logger: Logger;
+  gate: StateGate;
+}
+
+/** How long a document waits before it is processed, drawn in [min, max] from the seeded sequence. */
+export interface ProcessingDelays {
+  minDelayMs: number;
+  maxDelayMs: number;
 }
 
 /** Credits charged per page, by what was done to the page. */
@@ -42,11 +50,12 @@ const NAME_TRIGGER = new RegExp(`__fail_(${UPLOAD_FAILED_REASONS.join('|')})__`)
 const REASONS_PREVENTING_INDEXING: ReadonlySet<UploadFailedReason> = new Set(['unsupportedFileType', 'maliciousFile', 'badFile']);
 
 export class DocumentProcessor {
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly running = new Set<Promise<void>>();
+  /** The documents waiting for their delay, by id. */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** The documents being processed now, by id. */
+  private readonly running = new Map<string, Promise<void>>();
   private readonly random;
-  private readonly minDelayMs: number;
-  private readonly maxDelayMs: number;
+  private delays: ProcessingDelays;
   private readonly ocrPageLimit: number;
   private closed = false;
 
@@ -54,46 +63,83 @@ export class DocumentProcessor {
     private readonly deps: Dependencies,
     settings: ProcessingSettings = {},
   ) {
-    this.minDelayMs = settings.minDelayMs ?? 50;
-    this.maxDelayMs = Math.max(this.minDelayMs, settings.maxDelayMs ?? 300);
+    this.delays = checkDelays({ minDelayMs: settings.minDelayMs ?? 50, maxDelayMs: Math.max(settings.minDelayMs ?? 50, settings.maxDelayMs ?? 300) });
     this.ocrPageLimit = settings.ocrPageLimit ?? 50;
     this.random = seededRandom(settings.seed ?? 1);
   }
 
-  /** Schedules every document left pending (e.g. by a previous run on the same dataDir). */
+  get settings(): ProcessingDelays {
+    return { ...this.delays };
+  }
+
+  /** New delays, for documents scheduled from now on (those waiting keep theirs; `drain` ends them all). */
+  setDelays(delays: ProcessingDelays): void {
+    this.delays = checkDelays(delays);
+  }
+
+  /** Schedules every document left pending (by a previous run on the same dataDir, or in a state just restored). */
   resumePending(): void {
     for (const document of this.deps.documents.pending()) this.schedule(document);
   }
 
   schedule(document: DocumentRecord): void {
-    if (this.closed) return;
-    const delay = this.minDelayMs + Math.floor(this.random() * (this.maxDelayMs - this.minDelayMs + 1));
+    if (this.closed || this.timers.has(document.objectIdentifier) || this.running.has(document.objectIdentifier)) return;
+    const { minDelayMs, maxDelayMs } = this.delays;
+    const delay = minDelayMs + Math.floor(this.random() * (maxDelayMs - minDelayMs + 1));
     const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      const run = this.process(document).finally(() => this.running.delete(run));
-      this.running.add(run);
+      this.timers.delete(document.objectIdentifier);
+      this.start(document);
     }, delay);
-    this.timers.add(timer);
+    this.timers.set(document.objectIdentifier, timer);
+  }
+
+  /** Processes every pending document now, without its delay; resolves once all are done, with how many there were. */
+  async drain(): Promise<number> {
+    this.stopTimers();
+    const pending = this.deps.documents.pending();
+    for (const document of pending) this.start(document);
+    await Promise.allSettled([...this.running.values()]);
+    return pending.length;
+  }
+
+  /** The state was replaced: forget what was scheduled in the old one and schedule what the new one holds. */
+  restart(): void {
+    this.stopTimers();
+    this.resumePending();
   }
 
   /** Stops scheduling and waits for documents being processed; pending ones stay pending. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    this.stopTimers();
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private stopTimers(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    await Promise.allSettled([...this.running]);
+  }
+
+  private start(document: DocumentRecord): void {
+    if (this.running.has(document.objectIdentifier)) return;
+    const run = this.process(document).finally(() => this.running.delete(document.objectIdentifier));
+    this.running.set(document.objectIdentifier, run);
   }
 
   private async process(document: DocumentRecord): Promise<void> {
-    const { documents, events, logger } = this.deps;
+    const { documents, events, logger, gate } = this.deps;
+    const began = gate.now;
     try {
       if (!documents.glance(document.projectIdentifier, document.objectIdentifier)) return; // deleted meanwhile
       const outcome = await this.decide(document);
+      // Scanned in a state since reset or restored: that state's documents are not this one's to complete.
+      if (!gate.stillCurrent(began)) return;
       if (outcome.uploadSuccessful) {
         this.deps.tenants.debit(document.tenant, chargedCredits(outcome));
       }
       documents.complete(document.objectIdentifier, outcome);
     } catch (error) {
+      if (!gate.stillCurrent(began)) return;
       logger.error({ err: error, documentIdentifier: document.objectIdentifier }, 'document processing crashed');
       documents.complete(document.objectIdentifier, failure(document, 'unknownException'));
     }
@@ -124,6 +170,18 @@ export class DocumentProcessor {
     const injected = this.deps.faults.processingFailure();
     return injected ? failure(document, injected) : outcome;
   }
+}
+
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+function checkDelays(delays: ProcessingDelays): ProcessingDelays {
+  const { minDelayMs, maxDelayMs } = delays;
+  for (const [name, value] of Object.entries(delays)) {
+    // setTimeout's own limit: a longer delay would fire at once.
+    if (!Number.isInteger(value) || value < 0 || value > MAX_DELAY_MS) throw new RangeError(`${name} must be a whole number of milliseconds from 0 to ${MAX_DELAY_MS}, not ${JSON.stringify(value)}`);
+  }
+  if (minDelayMs > maxDelayMs) throw new RangeError(`minDelayMs (${minDelayMs}) is more than maxDelayMs (${maxDelayMs})`);
+  return { minDelayMs, maxDelayMs };
 }
 
 function success(document: DocumentRecord, extension: string, scan: ContentScan): ProcessingOutcome {

@@ -3,6 +3,7 @@
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import { Readable } from 'node:stream';
+import type { PageCap } from './control/control.js';
 import type { CoreContext, CoreRoutePlugin } from './core-context.js';
 import { HttpError } from './context.js';
 import { registerGuards, type Traffic } from './guards.js';
@@ -20,8 +21,8 @@ export interface ServerOptions {
   /** `throw`: a mismatching response becomes a 500 naming the mismatch. */
   validationMode: 'record' | 'throw';
   violations: ContractViolation[];
-  /** Largest page any list returns: larger (or absent) page sizes are cut to it without a word. */
-  maxPageSize?: number | undefined;
+  /** Largest page any list returns: larger (or absent) page sizes are cut to it without a word. Read at each request: the control API may change it. */
+  pageCap: PageCap;
 }
 
 /** Path prefixes of the other hosts, removed before looking an operation up in the contract. */
@@ -61,7 +62,7 @@ export async function buildServer(ctx: CoreContext, options: ServerOptions): Pro
   app.setNotFoundHandler((req, reply) => sendProblem(req, reply, 404, `No route ${req.method} ${pathOf(req.url)}.`));
 
   const guards = registerGuards(app, ctx, options.rateLimit, options.traffic);
-  if (options.maxPageSize !== undefined) capPageSizes(app, options.maxPageSize);
+  capPageSizes(app, options.pageCap);
 
   const validator = options.validator;
   if (validator) {
@@ -93,8 +94,10 @@ export async function buildServer(ctx: CoreContext, options: ServerOptions): Pro
  * default) answers with at most N items and says nothing. Applied before validation, to the
  * query's `pageSize` and to a search body's.
  */
-function capPageSizes(app: FastifyInstance, max: number): void {
+function capPageSizes(app: FastifyInstance, cap: PageCap): void {
   app.addHook('preValidation', async (req) => {
+    const max = cap.max;
+    if (max === undefined) return;
     const schema = req.routeOptions.schema as { querystring?: { properties?: Record<string, unknown> }; body?: { properties?: Record<string, unknown> } } | undefined;
     const query = req.query as Record<string, unknown> | undefined;
     if (query && schema?.querystring?.properties?.pageSize) {

@@ -5,11 +5,9 @@ import type { Project, ProjectAnalytics, ProjectInput, Query } from '../types.js
 
 type ListQuery = Omit<Query<'listProjects'>, 'pageNumber' | 'pageSize'>;
 
-/**
- * Projects named so are ferry's lease records (src/backends/project/lease-board.ts), never the
- * user's: a listing leaves them out unless asked for them.
- */
-export const LEASE_RECORD_PREFIX = '.ferry-lease ';
+import { LEASE_RECORD_PREFIX } from '../../contract/conventions.js';
+
+export { LEASE_RECORD_PREFIX };
 
 export function isLeaseRecord(project: Pick<Project, 'name'>): boolean {
   return typeof project.name === 'string' && project.name.startsWith(LEASE_RECORD_PREFIX);

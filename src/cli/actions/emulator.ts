@@ -34,6 +34,9 @@ interface EmulatorCliOptions {
   range?: 'honoured' | 'ignored';
   formOrder?: 'any' | 'fields-first';
   metadata?: 'kept' | 'dropped';
+  adminToken?: string;
+  /** False under --no-control. */
+  control: boolean;
 }
 
 export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Promise<void> {
@@ -49,6 +52,9 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
   const timeResolutionMs = opts.timeResolution === undefined ? undefined : wholeAtLeastOne('--time-resolution', opts.timeResolution);
   const linkTtlSeconds = opts.linkTtl === undefined ? undefined : wholeAtLeastOne('--link-ttl', opts.linkTtl);
   const faults = opts.faults ? asConfig('--faults', () => parseFaultSpec(opts.faults as string)) : undefined;
+  if (opts.adminToken !== undefined && !/^[\x21-\x7e]+$/.test(opts.adminToken)) {
+    throw new ConfigurationError('--admin-token (or FERRY_EMULATOR_ADMIN_TOKEN) must be printable ASCII without spaces (it is sent as a bearer token)');
+  }
   const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
   // Logs to stderr only, warnings and worse unless asked: stdout carries exactly the one ready line.
   const g = globalOptions(cmd);
@@ -76,6 +82,8 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     ...(opts.range ? { range: opts.range } : {}),
     ...(opts.formOrder ? { formOrder: opts.formOrder } : {}),
     ...(opts.metadata ? { metadata: opts.metadata } : {}),
+    control: opts.control,
+    ...(opts.adminToken ? { adminToken: opts.adminToken } : {}),
   });
   const described = handle.describe();
   let written: string[] = [];
@@ -103,7 +111,8 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
   else {
     const tenants = described.tenants.map((t) => `${t.name} (${t.region})`).join(', ');
     const profiles = opts.writeProfiles ? `; profiles ${written.join(', ')} in ${visible(opts.writeProfiles)} (export FERRY_CONFIG=${visible(opts.writeProfiles)})` : '; --write-profiles FILE writes its clients as ferry profiles';
-    process.stdout.write(`ferry emulator: ready at ${described.baseUrl}, tenants ${tenants}${profiles}; Ctrl-C or SIGTERM stops it\n`);
+    const control = described.adminToken ? `; control API at ${described.baseUrl}/_emulator/ (its token: --admin-token, or adminToken in --ready-json)` : '';
+    process.stdout.write(`ferry emulator: ready at ${described.baseUrl}, tenants ${tenants}${profiles}${control}; Ctrl-C or SIGTERM stops it\n`);
   }
   await stopped;
   await handle.close();

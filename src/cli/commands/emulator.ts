@@ -30,5 +30,7 @@ export function registerEmulator(program: Command): void {
     .addOption(new Option('--range <mode>', 'whether a content download answers a Range request with 206 and those bytes (honoured, the default) or with 200 and the whole body (ignored)').choices(['honoured', 'ignored']))
     .addOption(new Option('--form-order <order>', "whether an upload's form fields are read wherever they come (any, the default) or only before the file part (fields-first: those after it are ignored)").choices(['any', 'fields-first']))
     .addOption(new Option('--metadata <kept>', "whether an upload's metadataJson is kept as the document's metadata").choices(['kept', 'dropped']))
+    .addOption(new Option('--admin-token <token>', 'the token the control API under /_emulator/ wants (default: one made up at start, given as adminToken by --ready-json)').env('FERRY_EMULATOR_ADMIN_TOKEN'))
+    .option('--no-control', 'serve no control API (/_emulator/: reset, snapshots, faults, lag, modes, processing, clock, credits, traffic)')
     .action(later(() => import('../actions/emulator.js'), 'emulatorAction'));
 }

@@ -65,7 +65,7 @@ export const assemblyRoutes: RoutePlugin = (app, ctx) => {
     ctx.requireWrite(req);
     const playbook = visiblePlaybook(ctx, stores, req, req.params.playbookIdentifier);
     const objectIdentifier = ctx.newId();
-    const form = await readForm(req, ctx.blobs, { File: fileKey(ctx, objectIdentifier) });
+    const form = await readForm(req, ctx, { File: fileKey(ctx, objectIdentifier) });
     const fields = checkedAssemblyFields(ctx.blobs, form);
     const now = ctx.now();
     const file = form.files.File;
@@ -112,7 +112,7 @@ export const assemblyRoutes: RoutePlugin = (app, ctx) => {
   app.put<{ Params: PlaybookItemParams }>(`${ONE}/content`, { schema: { params: playbookItemParams } }, async (req) => {
     ctx.requireWrite(req);
     const assembly = assemblyOf(req);
-    const form = await readForm(req, ctx.blobs, { file: fileKey(ctx, assembly.objectIdentifier) });
+    const form = await readForm(req, ctx, { file: fileKey(ctx, assembly.objectIdentifier) });
     const file = form.files.file;
     if (!file) throw malformed('The form has no "file" part.');
     const stored = { blobKey: file.blobKey, fileName: file.fileName, size: file.size };

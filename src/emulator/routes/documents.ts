@@ -326,7 +326,7 @@ interface ReceivedUpload {
 /** Streams the `file` part into the blob store, then checks the other form fields (which may come before or after it). */
 async function receiveUpload(ctx: CoreContext, req: FastifyRequest): Promise<ReceivedUpload> {
   const objectIdentifier = ctx.newId();
-  const form = await readForm(req, ctx.blobs, { file: `documents/${objectIdentifier}` }, ctx.modes.formOrder);
+  const form = await readForm(req, ctx, { file: `documents/${objectIdentifier}` }, ctx.modes.formOrder);
   try {
     const file = form.files.file;
     if (!file) throw malformed('The form has no "file" part.');

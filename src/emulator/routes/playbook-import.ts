@@ -12,15 +12,18 @@ export const playbookImportRoutes: RoutePlugin = (app, ctx) => {
   const importer = new PlaybookImporter(ctx, stores, app.log);
 
   // Tasks a previous run (same dataDir) left queued or running start over.
-  app.addHook('onReady', async () => {
+  const enqueueUnfinished = () => {
     for (const task of stores.imports.unfinished()) importer.enqueue(task);
-  });
+  };
+  app.addHook('onReady', async () => enqueueUnfinished());
+  // A state reset or restored holds tasks of its own: they start as they would after a restart.
+  ctx.events.on('stateReplaced', enqueueUnfinished);
   app.addHook('onClose', async () => importer.close());
 
   app.post('/playbooks/import', async (req, reply) => {
     ctx.requireWrite(req);
     const taskIdentifier = ctx.newId();
-    const form = await readForm(req, ctx.blobs, { importZip: `playbook-imports/${taskIdentifier}.zip` });
+    const form = await readForm(req, ctx, { importZip: `playbook-imports/${taskIdentifier}.zip` });
     const zip = form.files.importZip;
     if (!zip) {
       discardForm(ctx.blobs, form);

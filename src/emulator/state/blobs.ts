@@ -3,7 +3,7 @@
 // for-await rather than stream.pipeline: on Node 20 a pipeline aborts an AbortController of its own
 // when it ends, and the DOMException that builds cost ~85 us of the ~1.6 ms an upload of 16 KiB
 // costs this process (profiled, 4,000 uploads).
-import { createReadStream, createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
@@ -20,6 +20,28 @@ const READ_BLOCK = 1 << 20;
  */
 const WRITE_BUFFERED = 4 << 20;
 
+/**
+ * The whole store kept aside and put back, for the control API's snapshots and reset
+ * (src/emulator/control/). Each call is synchronous, so that it happens between two requests and
+ * beside the database's own copy. A blob is never changed once stored (a new upload is a new key),
+ * so a disk store keeps a copy as hard links: no bytes copied, and none shared with a later write.
+ */
+export interface BlobCopies {
+  /** Keeps every blob stored now under `dir` (a memory store keeps the same buffers under that name); how many and their bytes. */
+  saveCopy(dir: string): { files: number; bytes: number };
+  /** Makes the store hold exactly what `saveCopy(dir)` kept. */
+  loadCopy(dir: string): void;
+  /** Forgets what `saveCopy(dir)` kept. */
+  dropCopy(dir: string): void;
+  /** Removes every blob. */
+  clear(): void;
+}
+
+export type KeptBlobStore = BlobStore & BlobCopies;
+
+/** Files whose writes are under way end so: never part of a copy. */
+const PARTIAL = '.partial';
+
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
 function checkKey(key: string): string {
@@ -27,7 +49,7 @@ function checkKey(key: string): string {
   return key;
 }
 
-export function createDiskBlobStore(root: string): BlobStore {
+export function createDiskBlobStore(root: string): KeptBlobStore {
   mkdirSync(root, { recursive: true });
   const pathOf = (key: string) => join(root, checkKey(key));
   return {
@@ -66,11 +88,46 @@ export function createDiskBlobStore(root: string): BlobStore {
     has: (key) => existsSync(pathOf(key)),
     size: (key) => statSync(pathOf(key), { throwIfNoEntry: false })?.size,
     delete: (key) => rmSync(pathOf(key), { force: true }),
+    saveCopy: (dir) => linkTree(root, dir),
+    dropCopy: (dir) => rmSync(dir, { recursive: true, force: true }),
+    loadCopy(dir) {
+      // The old tree is moved aside whole, then removed: an upload still finishing in it (its
+      // state gate ends it) writes nowhere that is served.
+      const old = `${root}.replaced-${process.pid}-${Date.now()}`;
+      renameSync(root, old);
+      mkdirSync(root, { recursive: true });
+      linkTree(dir, root);
+      rmSync(old, { recursive: true, force: true });
+    },
+    clear() {
+      const old = `${root}.replaced-${process.pid}-${Date.now()}`;
+      renameSync(root, old);
+      mkdirSync(root, { recursive: true });
+      rmSync(old, { recursive: true, force: true });
+    },
   };
 }
 
-export function createMemoryBlobStore(): BlobStore {
+/** Hard-links every stored file under `from` to the same place under `to` (made as needed); how many and their bytes. */
+function linkTree(from: string, to: string): { files: number; bytes: number } {
+  mkdirSync(to, { recursive: true });
+  let files = 0;
+  let bytes = 0;
+  for (const entry of readdirSync(from, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || entry.name.endsWith(PARTIAL)) continue;
+    const path = join(entry.parentPath, entry.name);
+    const target = join(to, path.slice(from.length));
+    mkdirSync(dirname(target), { recursive: true });
+    linkSync(path, target);
+    files++;
+    bytes += statSync(target).size;
+  }
+  return { files, bytes };
+}
+
+export function createMemoryBlobStore(): KeptBlobStore {
   const blobs = new Map<string, Buffer[]>();
+  const copies = new Map<string, Map<string, Buffer[]>>();
   return {
     async put(key, source) {
       const chunks: Buffer[] = [];
@@ -92,6 +149,22 @@ export function createMemoryBlobStore(): BlobStore {
     delete: (key) => {
       blobs.delete(key);
     },
+    saveCopy: (dir) => {
+      copies.set(dir, new Map(blobs));
+      let bytes = 0;
+      for (const chunks of blobs.values()) for (const chunk of chunks) bytes += chunk.length;
+      return { files: blobs.size, bytes };
+    },
+    dropCopy: (dir) => {
+      copies.delete(dir);
+    },
+    loadCopy: (dir) => {
+      const kept = copies.get(dir);
+      if (!kept) throw new Error(`No copy of the blobs is kept under ${dir}`);
+      blobs.clear();
+      for (const [key, chunks] of kept) blobs.set(key, chunks);
+    },
+    clear: () => blobs.clear(),
   };
 }
 
