@@ -5,7 +5,6 @@
 import type Database from 'better-sqlite3';
 import type { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { StateGate } from './state-gate.js';
 
 /** What the bearer token says about the caller (verified by the core before any route runs). */
 export interface Caller {
@@ -142,7 +141,19 @@ export interface EmulatorContext {
   /** Blob storage shared by parts (memory or --data dir). */
   blobs: BlobStore;
   /** Tells work under way that the state was reset or restored meanwhile (src/emulator/state-gate.ts). */
-  gate: StateGate;
+  gate: Gate;
+}
+
+/** What work under way asks of the state gate (src/emulator/state-gate.ts). */
+export interface Gate {
+  /** The generation of the state now. */
+  readonly now: number;
+  /** Whether nothing replaced the state since `since`. */
+  stillCurrent(since: number): boolean;
+  /** Throws the 503 of a request whose state was replaced since `since`. */
+  check(since: number): void;
+  /** A body streaming into the state, ended if the state is replaced first; returns its release. */
+  track(stream: { destroy(error?: Error): unknown }): () => void;
 }
 
 export interface BlobStore {

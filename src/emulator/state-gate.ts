@@ -4,13 +4,13 @@
 // must not land in the new state. Each such piece of work notes the generation it began in and
 // asks `stillCurrent` before it writes; a body still streaming in is ended at once, so that a long
 // upload fails when the state is replaced rather than minutes later.
-import { HttpError } from './context.js';
+import { type Gate, HttpError } from './context.js';
 
 interface Streaming {
   destroy(error?: Error): unknown;
 }
 
-export class StateGate {
+export class StateGate implements Gate {
   private generation = 0;
   private readonly streaming = new Set<Streaming>();
 
