@@ -4,7 +4,7 @@
 # (docs/scale-out.md, "The container image"). The run stage holds Node, tini, and ferry with its
 # production dependencies under /opt/ferry; it runs as user 65532, writes only to
 # /var/lib/ferry (FERRY_STATE_DIR, a volume) and /tmp, and so works with a read-only root.
-# test/deploy/image.test.ts lays out the same tree with deploy/image/layout.sh and runs it.
+# test/deploy/install.test.ts lays out the same tree with deploy/image/layout.sh and runs it.
 
 ARG NODE_VERSION=20.19
 
@@ -21,12 +21,13 @@ COPY . .
 RUN node deploy/package/pack.mjs --out /tmp \
   && sh deploy/image/layout.sh /tmp/ferry-*.tgz /image
 
-FROM node:${NODE_VERSION}-bookworm-slim
+FROM node:${NODE_VERSION}-bookworm-slim AS run
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \
   && rm -rf /var/lib/apt/lists/*
 COPY --from=build /image/opt/ferry /opt/ferry
 COPY --from=build --chown=65532:65532 /image/var/lib/ferry /var/lib/ferry
+COPY --from=build /src/deploy/image/emulator-health.mjs /opt/ferry/emulator-health.mjs
 ENV PATH=/opt/ferry/bin:$PATH \
     FERRY_STATE_DIR=/var/lib/ferry \
     HOME=/var/lib/ferry \
@@ -38,3 +39,16 @@ VOLUME ["/var/lib/ferry"]
 # resumable store, and it reaps any child.
 ENTRYPOINT ["/usr/bin/tini", "--", "ferry"]
 CMD ["--help"]
+
+# The emulator alone, for other teams' CI (docs/emulator.md, "In your own tests"):
+#   docker build --target emulator -t ferry-emulator .
+# Its command is the emulator, since a CI service container cannot be given one. State is in
+# memory unless `--data /var/lib/ferry/emulator` is added; the admin token comes from
+# FERRY_EMULATOR_ADMIN_TOKEN, or is made up and given in the ready line (`--ready-json`).
+FROM run AS emulator
+EXPOSE 4010
+HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 CMD ["node", "/opt/ferry/emulator-health.mjs"]
+CMD ["emulator", "--host", "0.0.0.0", "--port", "4010"]
+
+# The default target: ferry itself (the CronJob and the sharded Job in deploy/kubernetes).
+FROM run

@@ -19,8 +19,8 @@ interface Started {
   stderr: () => string;
 }
 
-async function startCli(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--ready-json', ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'info' } });
+async function startCli(args: string[], env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--ready-json', ...args], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'info', ...env } });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const lines = createInterface({ input: child.stdout! });
@@ -51,7 +51,7 @@ describe('ferry emulator (CLI)', () => {
   it('prints one JSON line when ready (--ready-json), serves the API, keeps state with --data, and stops on SIGTERM', async () => {
     const data = await mkdtemp(join(tmpdir(), 'ferry-emu-cli-'));
     const first = await startCli(['--data', data]);
-    expect(Object.keys(first.ready).sort()).toEqual(['audience', 'authUrl', 'baseUrl', 'settingsUrl', 'tenants']);
+    expect(Object.keys(first.ready).sort()).toEqual(['adminToken', 'audience', 'authUrl', 'baseUrl', 'settingsUrl', 'tenants']);
     expect(first.ready.tenants).toHaveLength(2);
     expect(new Set(first.ready.tenants.map((t: { region: string }) => t.region)).size).toBe(2);
     for (const t of first.ready.tenants) {
@@ -165,6 +165,40 @@ describe('ferry emulator --write-profiles', () => {
     expect(await readFile(mine, 'utf8')).toBe('profiles: {}\n');
   });
 
+  it('gives the control API a token of its own (made up, --admin-token or FERRY_EMULATOR_ADMIN_TOKEN), never logs it, and serves none with --no-control', async () => {
+    const call = async (ready: Record<string, any>, token?: string) =>
+      (await fetch(`${ready.baseUrl}/_emulator/traffic`, token ? { headers: { authorization: `Bearer ${token}` } } : {})).status;
+    const made = await startCli(['--log-level', 'debug']);
+    expect(made.ready.adminToken).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(await call(made.ready, made.ready.adminToken)).toBe(200);
+    expect(await call(made.ready)).toBe(401);
+    await fetch(`${made.ready.baseUrl}/_emulator/reset`, { method: 'POST', headers: { authorization: `Bearer ${made.ready.adminToken}` } });
+    await fetch(`${made.ready.baseUrl}/_emulator/reset`, { method: 'POST', headers: { authorization: 'Bearer wrong-token' } });
+    expect(await stop(made)).toBe(0);
+    expect(made.stderr()).not.toContain(made.ready.adminToken);
+
+    const flagged = await startCli(['--admin-token', 'flag-admin-token-1']);
+    expect(flagged.ready.adminToken).toBe('flag-admin-token-1');
+    expect(await call(flagged.ready, 'flag-admin-token-1')).toBe(200);
+    await stop(flagged);
+    const fromEnv = await startCli([], { FERRY_EMULATOR_ADMIN_TOKEN: 'env-admin-token-2' });
+    expect(await call(fromEnv.ready, 'env-admin-token-2')).toBe(200);
+    await stop(fromEnv);
+
+    const off = await startCli(['--no-control']);
+    expect(off.ready.adminToken).toBeUndefined();
+    expect((await fetch(`${off.ready.baseUrl}/_emulator/health`)).status).toBe(404);
+    await stop(off);
+
+    const bad = spawn(process.execPath, [bin, 'emulator', '--port', '0', '--admin-token', 'has a space'], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent' } });
+    let err = '';
+    bad.stderr.on('data', (d) => (err += d));
+    const [code] = await once(bad, 'exit');
+    expect(code).toBe(2);
+    expect(err).toContain('--admin-token');
+    expect(err).not.toContain('has a space');
+  });
+
   it('without --ready-json, says it is ready in one plain line with no secret, and logs nothing below a warning', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-emu-plain-'));
     const file = join(dir, 'profiles.yaml');
@@ -172,7 +206,7 @@ describe('ferry emulator --write-profiles', () => {
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-    expect(line).toMatch(new RegExp(`^ferry emulator: ready at http://127\\.0\\.0\\.1:\\d+, tenants contoso \\(uk\\), fabrikam \\(us\\); profiles contoso, contoso-reader, fabrikam, fabrikam-reader in ${file.replace(/[.]/g, '\\.')} \\(export FERRY_CONFIG=.*\\); Ctrl-C or SIGTERM stops it$`));
+    expect(line).toMatch(new RegExp(`^ferry emulator: ready at http://127\\.0\\.0\\.1:\\d+, tenants contoso \\(uk\\), fabrikam \\(us\\); profiles contoso, contoso-reader, fabrikam, fabrikam-reader in ${file.replace(/[.]/g, '\\.')} \\(export FERRY_CONFIG=.*\\); control API at http://127\\.0\\.0\\.1:\\d+/_emulator/ \\(its token: --admin-token, or adminToken in --ready-json\\); Ctrl-C or SIGTERM stops it$`));
     expect(line).not.toMatch(/secret/i);
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
