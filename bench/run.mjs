@@ -1293,7 +1293,7 @@ async function benchEmulatorPages(sizes = [10_000, 100_000, 1_000_000]) {
   record(`emulator: a whole listing walked page by page, time per document at ${large.size} over ${small.size}`, Number((large.perItem * 1000).toFixed(1)), Number((small.perItem * 1000).toFixed(1)), 'µs', large.perItem / small.perItem, '<= 1.2', `bare: a plain SELECT of each seq range, no count, no join (${detail})`);
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, manifest, scan, playbooks, pull, copies (only when named: it mounts an NTFS image), ratelimit, faults, bwlimit, migrate, lease, lag, pages).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, manifest, scan, playbooks, pull, copies (only when named: it mounts an NTFS image), ratelimit, faults, bwlimit, migrate, lease, lag, pages, control).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -1322,6 +1322,7 @@ try {
   if (wanted('lease')) await benchLease();
   if (wanted('lag')) await benchLag();
   if (wanted('pages')) await benchEmulatorPages();
+  if (wanted('control')) await (await import('./control.mjs')).benchControl({ work, record, results });
 } finally {
   await rm(work, { recursive: true, force: true });
 }
