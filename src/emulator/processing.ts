@@ -54,6 +54,8 @@ export class DocumentProcessor {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** The documents being processed now, by id. */
   private readonly running = new Map<string, Promise<void>>();
+  /** Runs begun in a state since replaced: they complete nothing (the gate), but close() waits for them. */
+  private readonly stale = new Set<Promise<void>>();
   private readonly random;
   private delays: ProcessingDelays;
   private readonly ocrPageLimit: number;
@@ -105,6 +107,12 @@ export class DocumentProcessor {
   /** The state was replaced: forget what was scheduled in the old one and schedule what the new one holds. */
   restart(): void {
     this.stopTimers();
+    // A document of the new state may share its id with one still being scanned in the old: it is scheduled anew.
+    for (const run of this.running.values()) {
+      this.stale.add(run);
+      void run.finally(() => this.stale.delete(run));
+    }
+    this.running.clear();
     this.resumePending();
   }
 
@@ -112,7 +120,7 @@ export class DocumentProcessor {
   async close(): Promise<void> {
     this.closed = true;
     this.stopTimers();
-    await Promise.allSettled([...this.running.values()]);
+    await Promise.allSettled([...this.running.values(), ...this.stale]);
   }
 
   private stopTimers(): void {
@@ -122,7 +130,9 @@ export class DocumentProcessor {
 
   private start(document: DocumentRecord): void {
     if (this.running.has(document.objectIdentifier)) return;
-    const run = this.process(document).finally(() => this.running.delete(document.objectIdentifier));
+    const run: Promise<void> = this.process(document).finally(() => {
+      if (this.running.get(document.objectIdentifier) === run) this.running.delete(document.objectIdentifier);
+    });
     this.running.set(document.objectIdentifier, run);
   }
 

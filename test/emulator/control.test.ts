@@ -121,6 +121,22 @@ describe('the control API', () => {
     await admin.put('/_emulator/processing', { minDelayMs: 1, maxDelayMs: 5 });
   });
 
+  it('keeps a document still processing in a snapshot, and processes it again once restored', async () => {
+    await admin.put('/_emulator/processing', { minDelayMs: 600_000, maxDelayMs: 600_000 });
+    const upload = randomUUID();
+    expect((await tenant.upload(projectOf(handle), 'pending-in-snapshot.txt', 'hello', { uploadIdentifier: upload })).status).toBe(200);
+    const one = async () => (await tenant.get(`/projects/${projectOf(handle)}/documents`, { uploadObjectIdentifier: upload, flattenList: true })).body.items[0];
+    await admin.post('/_emulator/snapshots', { name: 'pending', replace: true });
+    await admin.post('/_emulator/processing/drain');
+    expect(await one()).toMatchObject({ uploadInProgress: false });
+    await admin.post('/_emulator/snapshots/pending/restore');
+    expect(await one()).toMatchObject({ uploadInProgress: true });
+    expect((await admin.post('/_emulator/processing/drain')).body.processed).toBe(1);
+    expect(await one()).toMatchObject({ uploadInProgress: false, uploadSuccessful: true });
+    await admin.delete('/_emulator/snapshots/pending');
+    await admin.put('/_emulator/processing', { minDelayMs: 1, maxDelayMs: 5 });
+  });
+
   it('advances the clock past a token\'s life (refused then), and refuses a step back', async () => {
     const client = await clientFor(handle);
     expect((await client.get('/projects')).status).toBe(200);
