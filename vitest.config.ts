@@ -7,7 +7,7 @@ const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/backends/project-*.test.ts',
  * between overlapping runs is local to the checkpoint store; a kept partial download is the local
  * folder's alone. Run once, against the default.
  */
-const NOT_MODE_DEPENDENT = ['test/jobs/overlap.test.ts', 'test/jobs/listing-lag.test.ts', 'test/pull/resume-partials.test.ts'];
+const NOT_MODE_DEPENDENT = ['test/jobs/overlap.test.ts', 'test/jobs/listing-lag.test.ts', 'test/pull/resume-partials.test.ts', 'test/jobs/snapshot-during-mirror.test.ts'];
 /**
  * Suites about the local file systems a pull writes to (real NTFS and exFAT mounts): what they test
  * is the same whichever way the service hands out content, which the pull suites under test/pull

@@ -204,11 +204,12 @@ describe('the image (the tree deploy/image/layout.sh lays out, run as the Docker
 
 describe('the Dockerfile and the Kubernetes manifests agree with the tree', () => {
   const dockerfile = readFileSync(join(repo, 'Dockerfile'), 'utf8');
-  /** The run stage's instructions (after the last FROM), continuation lines joined. */
-  const runStage = dockerfile.replace(/\\\n\s*/g, ' ').split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
-  const last = runStage.map((l) => l.startsWith('FROM ')).lastIndexOf(true);
-  const stage = runStage.slice(last);
-  const build = runStage.slice(0, last);
+  /** The instructions, continuation lines joined; the run stage's (`AS run`, up to the next FROM) and those before it. */
+  const lines = dockerfile.replace(/\\\n\s*/g, ' ').split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+  const runAt = lines.findIndex((l) => /^FROM \S+ AS run$/.test(l));
+  const runEnd = lines.findIndex((l, i) => i > runAt && l.startsWith('FROM '));
+  const stage = lines.slice(runAt, runEnd === -1 ? undefined : runEnd);
+  const build = lines.slice(0, runAt);
   const env = Object.fromEntries(stage.filter((l) => l.startsWith('ENV ')).flatMap((l) => [...l.slice(4).matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])));
   const user = /^USER (\d+):(\d+)$/m.exec(stage.join('\n'));
 
@@ -216,8 +217,11 @@ describe('the Dockerfile and the Kubernetes manifests agree with the tree', () =
     expect(build.some((l) => /sh deploy\/image\/layout\.sh \S+ \/image/.test(l))).toBe(true);
     expect(build.some((l) => /node deploy\/package\/pack\.mjs --out \/tmp/.test(l))).toBe(true);
     const copies = stage.filter((l) => l.startsWith('COPY --from=build')).map((l) => l.split(/\s+/).slice(-2) as [string, string]);
-    expect(copies).toEqual([['/image/opt/ferry', '/opt/ferry'], ['/image/var/lib/ferry', '/var/lib/ferry']]);
-    for (const [from] of copies) expect(existsSync(join(root, from.replace('/image/', ''))), from).toBe(true);
+    expect(copies).toEqual([['/image/opt/ferry', '/opt/ferry'], ['/image/var/lib/ferry', '/var/lib/ferry'], ['/src/deploy/image/emulator-health.mjs', '/opt/ferry/emulator-health.mjs']]);
+    for (const [from] of copies.slice(0, 2)) expect(existsSync(join(root, from.replace('/image/', ''))), from).toBe(true);
+    expect(existsSync(join(repo, 'deploy/image/emulator-health.mjs'))).toBe(true);
+    // The default target (the last stage) is the run stage itself: `docker build .` is ferry, not the emulator.
+    expect(lines[lines.length - 1]).toBe('FROM run');
     expect(existsSync(join(root, 'opt/ferry/bin/ferry'))).toBe(true);
   });
 
