@@ -45,14 +45,13 @@ export class PlaybookImporter {
     const { ctx, stores } = this;
     // A task of a state since reset or restored is not this state's (the new one's are enqueued anew).
     if (!ctx.gate.stillCurrent(generation)) return;
-    const began = generation;
     stores.imports.running(task.taskIdentifier);
     let archive: PlaybookArchive | undefined;
     try {
       const zip = ctx.blobs.get(task.blobKey);
       if (!zip) throw new ImportError('The uploaded archive is no longer stored.');
       archive = await readPlaybookArchive(zip, ctx.blobs, (n) => `playbook-imports/${task.taskIdentifier}/${n}`);
-      if (!ctx.gate.stillCurrent(began)) {
+      if (!ctx.gate.stillCurrent(generation)) {
         for (const file of archive.files.values()) ctx.blobs.delete(file.blobKey);
         return;
       }
@@ -61,7 +60,7 @@ export class PlaybookImporter {
       for (const file of archive.files.values()) if (!used.has(file.blobKey)) ctx.blobs.delete(file.blobKey);
     } catch (error) {
       for (const file of archive?.files.values() ?? []) ctx.blobs.delete(file.blobKey);
-      if (!ctx.gate.stillCurrent(began)) return;
+      if (!ctx.gate.stillCurrent(generation)) return;
       const reason = error instanceof HttpError ? (error.detail ?? error.title) : (error as Error).message;
       ctx.db.transaction(() => {
         stores.imports.failed(task.taskIdentifier, reason);

@@ -3,10 +3,9 @@
 // Pending documents are in SQLite, so processing resumes after a restart.
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { BlobStore, EmulatorEvents } from './context.js';
+import type { BlobStore, EmulatorEvents, Gate } from './context.js';
 import { scanContent, type ContentScan } from './content-scan.js';
 import type { FaultInjector } from './faults.js';
-import type { StateGate } from './state-gate.js';
 import { extensionOf, SUPPORTED_EXTENSIONS } from './file-kinds.js';
 import { seededRandom } from './random.js';
 import {
@@ -33,7 +32,7 @@ interface Dependencies {
   events: EventEmitter;
   faults: FaultInjector;
   logger: Logger;
-  gate: StateGate;
+  gate: Gate;
 }
 
 /** How long a document waits before it is processed, drawn in [min, max] from the seeded sequence. */

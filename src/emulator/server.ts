@@ -2,13 +2,13 @@
 // /settings) and the auth host (under /auth), told apart by path prefix.
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
-import { Readable } from 'node:stream';
 import type { PageCap } from './control/control.js';
+import { holdToContract } from './contract-hook.js';
 import type { CoreContext, CoreRoutePlugin } from './core-context.js';
 import { HttpError } from './context.js';
 import { registerGuards, type Traffic } from './guards.js';
 import { MULTIPART_LIMITS } from './multipart-form.js';
-import { pathOf, problem, sendProblem } from './problem.js';
+import { pathOf, sendProblem } from './problem.js';
 import type { RateLimitSettings } from './rate-limit.js';
 import type { ContractValidator, ContractViolation } from './validate.js';
 
@@ -64,24 +64,14 @@ export async function buildServer(ctx: CoreContext, options: ServerOptions): Pro
   const guards = registerGuards(app, ctx, options.rateLimit, options.traffic);
   capPageSizes(app, options.pageCap);
 
-  const validator = options.validator;
-  if (validator) {
-    app.addHook('onSend', async (req, reply, payload) => {
-      const route = req.routeOptions.url;
-      // HEAD routes are fastify's automatic twins of GET routes; the contract describes the GETs.
-      if (!route || req.method === 'HEAD' || req.routeOptions.config.contract === false || guards.faultInjected(req)) return payload;
-      const body =
-        typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload instanceof Readable ? 'stream' : undefined;
-      const contentType = reply.getHeader('content-type') as string | undefined;
-      const result = validator.check(req.method, route.replace(HOST_PREFIXES, ''), reply.statusCode, contentType, body);
-      if (!result.problem) return payload;
-      const violation = { method: req.method, path: pathOf(req.url), status: reply.statusCode, operation: result.operation, problem: result.problem };
-      options.violations.push(violation);
-      ctx.logger.warn(violation, 'response does not match the contract');
-      if (options.validationMode !== 'throw') return payload;
-      if (payload instanceof Readable) payload.destroy();
-      reply.code(500).type('application/json; charset=utf-8');
-      return JSON.stringify(problem(500, `Contract violation in ${violation.operation} (${violation.status}): ${violation.problem}`, violation.path));
+  if (options.validator) {
+    holdToContract(app, {
+      validator: options.validator,
+      mode: options.validationMode,
+      violations: options.violations,
+      logger: ctx.logger,
+      skip: (req) => req.routeOptions.config.contract === false || guards.faultInjected(req),
+      operationPath: (route) => route.replace(HOST_PREFIXES, ''),
     });
   }
 

@@ -6,11 +6,11 @@
 // test can always clear the faults it set.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Readable } from 'node:stream';
 import { verifyToken } from '../auth.js';
 import { CONTROL_PREFIX } from '../guards.js';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
-import { pathOf, problem, sendProblem } from '../problem.js';
+import { holdToContract } from '../contract-hook.js';
+import { sendProblem } from '../problem.js';
 import type { ContractValidator, ContractViolation } from '../validate.js';
 import type { Control } from './control.js';
 
@@ -58,21 +58,7 @@ export function controlRoutes(options: ControlRouteOptions): CoreRoutePlugin {
       return sendProblem(req, reply, 401, 'That is not the admin token.');
     });
 
-    const validator = options.validator;
-    if (validator) {
-      app.addHook('onSend', async (req, reply, payload) => {
-        const route = req.routeOptions.url;
-        if (!route || req.method === 'HEAD') return payload;
-        const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload instanceof Readable ? 'stream' : undefined;
-        const result = validator.check(req.method, route, reply.statusCode, reply.getHeader('content-type') as string | undefined, body);
-        if (!result.problem) return payload;
-        const violation = { method: req.method, path: pathOf(req.url), status: reply.statusCode, operation: result.operation, problem: result.problem };
-        options.violations.push(violation);
-        if (options.validationMode !== 'throw') return payload;
-        reply.code(500).type('application/json; charset=utf-8');
-        return JSON.stringify(problem(500, `Contract violation in ${violation.operation} (${violation.status}): ${violation.problem}`, violation.path));
-      });
-    }
+    if (options.validator) holdToContract(app, { validator: options.validator, mode: options.validationMode, violations: options.violations, logger: ctx.logger });
 
     const config = { contract: false as const };
     const route = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, handler: (req: FastifyRequest, reply: FastifyReply) => unknown, open = false) =>
