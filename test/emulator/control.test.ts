@@ -1,7 +1,7 @@
 // The emulator's control API (/_emulator/) over real HTTP: its guard, each lever, bad input, and a
 // reset while an upload streams in. Every response is held to docs/emulator-control.openapi.yaml
 // (validateResponses 'throw' turns a mismatch into a 500, and contractViolations stays empty).
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -68,6 +68,8 @@ describe('the control API', () => {
     expect((await tenant.get(`/projects/${made.body.objectIdentifier}`)).status).toBe(404);
     // The blob of the document made after the snapshot went with it.
     expect(blobFiles().some((f) => f.includes(up.body.objectIdentifier))).toBe(false);
+    // The tree the restore moved aside is gone with it.
+    expect(readdirSync(data).filter((n) => n.includes('.replaced-'))).toEqual([]);
 
     const unknown = await admin.post('/_emulator/snapshots/nope/restore');
     expect(unknown.status).toBe(404);
@@ -237,10 +239,15 @@ describe('the control API', () => {
   it('keeps snapshots made with --data across a restart, and serves no control API when turned off', async () => {
     await admin.post('/_emulator/snapshots', { name: 'across-restart', replace: true });
     await handle.close();
+    // What a restore killed half way would leave: a tree moved aside, and a snapshot without its info.
+    mkdirSync(join(data, 'blobs.replaced-1-2', 'documents'), { recursive: true });
+    mkdirSync(join(data, 'snapshots', 'cut-off'), { recursive: true });
     handle = await startTestEmulator({ dataDir: data, adminToken: ADMIN });
     admin = new Client(handle.baseUrl, ADMIN);
     tenant = await clientFor(handle);
-    expect((await admin.get('/_emulator/snapshots')).body.snapshots.map((s: { name: string }) => s.name)).toContain('across-restart');
+    expect((await admin.get('/_emulator/snapshots')).body.snapshots.map((s: { name: string }) => s.name)).toEqual(['across-restart', 'kept']);
+    expect(readdirSync(data).filter((n) => n.includes('.replaced-'))).toEqual([]);
+    expect(readdirSync(join(data, 'snapshots')).sort()).toEqual(['across-restart', 'kept']);
     expect((await admin.post('/_emulator/snapshots/across-restart/restore')).status).toBe(200);
 
     const off = await startTestEmulator({ control: false });
