@@ -14,7 +14,14 @@
 // undici's own client would (onConnect, onHeaders, onData with backpressure, onComplete, onError),
 // with undici's own error classes so that retries and timeouts read the same. Anything else (a
 // body to send, chunked transfer coding, 1xx) goes to the dispatcher it wraps.
+//
+// A caller that writes the body at once (a file) can take it from the read buffer itself (a
+// BulkTap given as the request's `opaque`, then `drain`): no block is made at all. Measured on one
+// 1.5 GiB pull: a synchronous write from the reused read buffer took 0.6 s of system time where
+// writes of fresh blocks from the thread pool took 1.9-3.2 s (and reused blocks written from it as
+// much), as curl's loop of read and write does.
 import { connect, type Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { Dispatcher, errors } from 'undici';
 
 const BLOCK = 1024 * 1024;
@@ -33,6 +40,27 @@ type LegacyHandler = Dispatcher.DispatchHandler & {
 function isLegacy(handler: Dispatcher.DispatchHandler): handler is LegacyHandler {
   const h = handler as Partial<LegacyHandler>;
   return typeof h.onConnect === 'function' && typeof h.onHeaders === 'function' && typeof h.onData === 'function' && typeof h.onComplete === 'function' && typeof h.onError === 'function';
+}
+
+/** Bytes of a body as they arrive, valid only during the call: written or copied before it returns. */
+export type BodySink = (bytes: Buffer) => void;
+
+/**
+ * Given as a request's `opaque`: learns the bulk reader the request went to, so that the caller can
+ * take the body from it (drain). A request that went elsewhere leaves it empty.
+ */
+export class BulkTap {
+  reader: { drain(body: Readable, sink: BodySink): Promise<void> } | undefined;
+
+  /**
+   * The body's bytes handed to `sink` as they arrive, in order, instead of through `body`: what
+   * `body` holds already first. Resolves when the body has ended; a sink that throws ends the request
+   * with its error. Undefined when the request was not read by the bulk reader.
+   */
+  drainer(body: Readable): ((sink: BodySink) => Promise<void>) | undefined {
+    const reader = this.reader;
+    return reader ? (sink) => reader.drain(body, sink) : undefined;
+  }
 }
 
 export class BulkDispatcher extends Dispatcher {
@@ -80,6 +108,10 @@ class BulkGet {
   /** Body bytes still to come; null: until the connection ends. */
   private remaining: number | null = null;
   private paused = false;
+  /** Where the body goes once a caller drains it, instead of into blocks. */
+  private sink: BodySink | undefined;
+  private outcome: { error?: Error } | undefined;
+  private settled: ((error?: Error) => void) | undefined;
 
   constructor(
     private readonly origin: URL,
@@ -188,6 +220,8 @@ class BulkGet {
       this.remaining = Number(length);
     }
     this.phase = 'body';
+    const tap = (this.opts as { opaque?: unknown }).opaque;
+    if (tap instanceof BulkTap) tap.reader = this;
     this.socket?.setTimeout(this.opts.bodyTimeout ?? 300_000);
     this.handler.onHeaders(code, raw, () => this.resume(), status[2] ?? '');
     if (this.remaining === 0) this.complete();
@@ -196,6 +230,7 @@ class BulkGet {
 
   /** Body bytes copied into the block; each full block handed on. */
   private body(bytes: Buffer): boolean {
+    if (this.sink) return this.toSink(bytes);
     let at = 0;
     while (at < bytes.length && this.phase === 'body') {
       const want = this.remaining === null ? BLOCK - this.filled : Math.min(BLOCK - this.filled, this.remaining);
@@ -217,6 +252,46 @@ class BulkGet {
     }
     // Bytes past the body's length on a connection that closes after it: none are expected; dropped.
     return !this.paused;
+  }
+
+  /** Body bytes handed to the sink from the read buffer itself; false once the body is whole or failed. */
+  private toSink(bytes: Buffer): boolean {
+    const n = this.remaining === null ? bytes.length : Math.min(bytes.length, this.remaining);
+    try {
+      if (n > 0) (this.sink as BodySink)(n === bytes.length ? bytes : bytes.subarray(0, n));
+    } catch (err) {
+      this.fail(err as Error);
+      return false;
+    }
+    if (this.remaining !== null) this.remaining -= n;
+    if (this.remaining === 0) {
+      this.complete();
+      return false;
+    }
+    return true;
+  }
+
+  /** See BulkTap.drainer. */
+  drain(body: Readable, sink: BodySink): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error?: Error) => (error ? reject(error) : resolve());
+      if (this.sink) return reject(new Error('this body is drained already'));
+      // Its failure is this promise's; the stream, read by nobody now, must not throw it again.
+      body.on('error', () => undefined);
+      try {
+        // Blocks handed on before the caller asked, then the one being filled, then every read.
+        for (let held = body.read() as Buffer | null; held !== null; held = body.read() as Buffer | null) sink(held);
+        this.sink = sink;
+        if (this.phase === 'body' && this.filled > 0) sink(this.block.subarray(0, this.filled));
+      } catch (err) {
+        this.fail(err as Error);
+        return reject(err as Error);
+      }
+      this.filled = 0;
+      if (this.outcome) return settle(this.outcome.error);
+      this.settled = settle;
+      this.resume();
+    });
   }
 
   /** The block handed on; false when the reader asks for a pause. */
@@ -249,6 +324,8 @@ class BulkGet {
     if (this.phase === 'done') return;
     this.phase = 'done';
     this.socket?.destroy();
+    this.outcome = {};
+    this.settled?.();
     this.handler.onComplete([]);
   }
 
@@ -256,6 +333,8 @@ class BulkGet {
     if (this.phase === 'done') return;
     this.phase = 'done';
     this.socket?.destroy();
+    this.outcome = { error: err };
+    this.settled?.(err);
     this.handler.onError(err);
   }
 }

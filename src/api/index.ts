@@ -1,6 +1,7 @@
 export { FerryClient } from './client.js';
 export * from './errors.js';
 export type { ClientOptions, CallOptions, RequestSpec, StreamResponse, Host } from './transport.js';
+export type { BodySink } from './bulk-dispatcher.js';
 export type { AddressInput, ResolvedAddress, TenantAddress, ExplicitAddress, Region } from './addresses.js';
 export { resolveAddress, REGIONS } from './addresses.js';
 export type { FileInput } from './multipart.js';

@@ -38,7 +38,7 @@ import { ListingLagWatch } from './listing-lag.js';
 import { PageWatch } from './paging.js';
 import { noteWaited, type Slot, waitOutsideSlot } from '../slots.js';
 import { silentLogger } from '../log.js';
-import { BulkDispatcher } from './bulk-dispatcher.js';
+import { BulkDispatcher, BulkTap, type BodySink } from './bulk-dispatcher.js';
 
 export type Host = 'base' | 'settings';
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
@@ -188,6 +188,12 @@ export interface StreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Readable;
+  /**
+   * A large body over plain http read by the bulk reader (bulk-dispatcher.ts): its bytes handed to
+   * `sink` from the read buffer as they arrive, instead of through `body`; each is valid only during
+   * the call. Resolves when the body has ended. For a caller that writes at once (a file).
+   */
+  drain?: (sink: BodySink) => Promise<void>;
 }
 
 const USER_AGENT = 'ferry/0.1 (+undici)';
@@ -376,7 +382,8 @@ export class Transport {
     for (;;) {
       const started = Date.now();
       let token: string | undefined;
-      let res: Dispatcher.ResponseData;
+      let res: Dispatcher.ResponseData<unknown>;
+      let tap: BulkTap | undefined;
       let onWire = false;
       // Waits before sending end when the job stops; a request once sent is let finish.
       const beforeSend = anySignal(signal, opts.stopBeforeSend);
@@ -401,6 +408,7 @@ export class Transport {
         if (method !== 'GET' && method !== 'HEAD') this.writesSent++;
         const streamed = spec.json === undefined && !smallBody && multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined;
         const ended = this.reachability.begin(url);
+        tap = dispatcher === this.bulk ? new BulkTap() : undefined;
         try {
           res = await request(url, {
             method: method as Dispatcher.HttpMethod,
@@ -411,6 +419,7 @@ export class Transport {
             headersTimeout: timeoutMs,
             bodyTimeout: timeoutMs,
             ...(opts.bulk ? { highWaterMark: BULK_BUFFERED } : {}),
+            ...(tap ? { opaque: tap } : {}),
           });
         } finally {
           ended();
@@ -452,7 +461,7 @@ export class Transport {
       this.stats.responses[`${Math.min(5, Math.max(1, Math.floor(status / 100)))}xx` as keyof TransportStats['responses']]++;
       if (status === 429 || status === 503) this.pacer.refused(status === 503);
       else if (status < 500) this.pacer.ok();
-      if (status >= 200 && status < 300) return this.decode(res, kind, method, path);
+      if (status >= 200 && status < 300) return this.decode(res, kind, method, path, tap);
 
       const bodyText = await readSmall(res.body);
       const requestId = header(res.headers, 'x-request-id') ?? header(res.headers, 'request-id') ?? header(res.headers, 'x-correlation-id');
@@ -557,8 +566,11 @@ export class Transport {
     return h;
   }
 
-  private async decode(res: Dispatcher.ResponseData, kind: ResponseKind, method: string, path: string): Promise<unknown> {
-    if (kind === 'stream') return { status: res.statusCode, headers: res.headers, body: res.body };
+  private async decode(res: Dispatcher.ResponseData<unknown>, kind: ResponseKind, method: string, path: string, tap?: BulkTap): Promise<unknown> {
+    if (kind === 'stream') {
+      const drain = tap?.drainer(res.body);
+      return { status: res.statusCode, headers: res.headers, body: res.body, ...(drain ? { drain } : {}) };
+    }
     const text = await bodyText(res.body);
     if (kind === 'text') return text;
     if (text.trim() === '') return undefined;

@@ -37,6 +37,12 @@ export interface EntryAttributes {
 /** Content from `from` on, as FileEntry.openFrom gives it. */
 export interface PartialContent {
   body: Readable;
+  /**
+   * The same bytes handed to `sink` as they arrive, instead of read from `body` (one or the other):
+   * each valid only during the call, for a destination that writes at once. Resolves at the end;
+   * a sink that throws ends the transfer with its error.
+   */
+  drain?: (sink: (bytes: Buffer) => void) => Promise<void>;
   from: number;
   version?: string;
 }

@@ -154,7 +154,8 @@ async function limited(entry: FileEntry, bandwidth: Bandwidth): Promise<FileEntr
     ...(openFrom
       ? {
           openFrom: async (offset: number, slot?: Slot) => {
-            const part = await openFrom(offset, slot);
+            // Only the stream goes through the budget: a drain would pass it by.
+            const { drain: _unmetered, ...part } = await openFrom(offset, slot);
             return { ...part, body: bandwidth.throttle(part.body) };
           },
         }

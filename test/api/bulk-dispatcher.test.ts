@@ -52,6 +52,47 @@ describe('a large document from the emulator', () => {
     expect(sha(Buffer.concat(await chunksOf(got.body)))).toBe(sha(content.subarray(13 * MiB + 7)));
   });
 
+  it('drained: every byte to the sink in order, what the body held first; the body itself ends empty', async () => {
+    const res = await client.documents.download(doc);
+    // Let a block reach the body's buffer (and the socket pause) before the caller drains it.
+    while (res.body.readableLength === 0) await new Promise((r) => setImmediate(r));
+    expect(res.drain).toBeTypeOf('function');
+    const hash = createHash('sha256');
+    let bytes = 0;
+    await res.drain!((b) => {
+      hash.update(b);
+      bytes += b.length;
+    });
+    expect(bytes).toBe(content.length);
+    expect(hash.digest('hex')).toBe(sha(content));
+    expect(await chunksOf(res.body)).toEqual([]);
+  });
+
+  it('drained from a range: the bytes asked', async () => {
+    const got = await client.documents.downloadFrom(doc, doc.size, 5 * MiB + 3);
+    const parts: Buffer[] = [];
+    await got.drain!((b) => parts.push(Buffer.from(b)));
+    expect(sha(Buffer.concat(parts))).toBe(sha(content.subarray(5 * MiB + 3)));
+  });
+
+  it('a sink that throws ends the request with its error, and nothing more reaches it', async () => {
+    const res = await client.documents.download(doc);
+    const full = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    let bytes = 0;
+    let after = 0;
+    await expect(
+      res.drain!((b) => {
+        if (bytes >= 3 * MiB) {
+          after++;
+          throw full;
+        }
+        bytes += b.length;
+      }),
+    ).rejects.toBe(full);
+    expect(after).toBe(1);
+    await expect(chunksOf(res.body)).rejects.toBe(full);
+  });
+
   it('a small one is read through the pool as before', async () => {
     const res = await client.documents.download({ ...doc, size: 1024 });
     const chunks = await chunksOf(res.body);
@@ -73,6 +114,8 @@ describe('a large body from a server that answers otherwise', () => {
       res.end(body);
     });
     const res = await t.client.documents.download({ url: url(), name: 'd', size: LARGE });
+    // Read by undici: no read buffer to drain from.
+    expect(res.drain).toBeUndefined();
     expect(sha(Buffer.concat(await chunksOf(res.body)))).toBe(sha(body));
     expect(asked).toBe(2);
   });
@@ -86,6 +129,17 @@ describe('a large body from a server that answers otherwise', () => {
     });
     const res = await t.client.documents.download({ url: url(), name: 'd', size: LARGE });
     expect(sha(Buffer.concat(await chunksOf(res.body)))).toBe(sha(body));
+  });
+
+  it('cut short while drained: the drain fails, as a dropped connection', async () => {
+    t.server.handle('GET', '/content/doc', ({ res }) => {
+      res.writeHead(200, { 'content-length': String(10 * MiB) });
+      res.write(body, () => res.destroy());
+    });
+    const res = await t.client.documents.download({ url: url(), name: 'd', size: LARGE });
+    let bytes = 0;
+    await expect(res.drain!((b) => void (bytes += b.length))).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
+    expect(bytes).toBeLessThanOrEqual(body.length);
   });
 
   it('cut short: the body fails, as a dropped connection (never shorter and quiet)', async () => {

@@ -128,6 +128,8 @@ export class Documents extends Resource {
 /** Content from `from` on, as downloadFrom gives it. */
 export interface RangedContent {
   body: StreamResponse['body'];
+  /** As StreamResponse.drain: the body taken from the read buffer instead of through `body`. */
+  drain?: StreamResponse['drain'];
   from: number;
   version?: string;
   /** Why a range asked for was not the one given, when it was not. */
@@ -136,7 +138,7 @@ export interface RangedContent {
 
 function whole(res: StreamResponse): RangedContent {
   const version = headerOf(res.headers, 'etag') ?? headerOf(res.headers, 'last-modified');
-  return { body: res.body, from: 0, ...(version !== undefined ? { version } : {}) };
+  return { body: res.body, from: 0, ...(res.drain ? { drain: res.drain } : {}), ...(version !== undefined ? { version } : {}) };
 }
 
 function headerOf(headers: StreamResponse['headers'], name: string): string | undefined {

@@ -1,7 +1,9 @@
 // A large body written to a file descriptor a block at a time, each block's writev overlapping the
 // reading of the next: a write per network chunk, awaited before the next read, made a pull of one
 // 1.5 GiB file half the speed of a plain undici pipe (issue 63). At most two blocks are held.
-import { writev as writevFd } from 'node:fs';
+// A source that can hand its bytes over as they arrive (PartialContent.drain) is written with
+// synchronous writes from its own read buffer instead (writeDrained).
+import { writeSync, writev as writevFd } from 'node:fs';
 
 const WRITE_BLOCK = 1024 * 1024;
 
@@ -41,6 +43,23 @@ export async function writeOverlapped(fd: number, body: AsyncIterable<Buffer>, c
     // A failure while reading leaves no write running on a descriptor about to be closed.
     await writing?.catch(() => undefined);
   }
+}
+
+/**
+ * The bytes `drain` hands over written to `fd` at once, each before the next read of the socket,
+ * from the reader's own buffer; the bytes written. Measured on one 1.5 GiB pull: 0.6 s of system
+ * time, where writes of blocks from the thread pool took 1.9-3.2 s, fresh blocks or reused ones
+ * (the loop curl runs). The event loop waits on each write, as long as the page cache takes one
+ * (about 0.3 ms a MiB here). A cut-off stops it between reads, as above.
+ */
+export async function writeDrained(fd: number, drain: (sink: (bytes: Buffer) => void) => Promise<void>, cancel: AbortSignal | undefined): Promise<number> {
+  let bytes = 0;
+  await drain((chunk) => {
+    cancel?.throwIfAborted();
+    for (let done = 0; done < chunk.length; ) done += writeSync(fd, chunk, done, chunk.length - done);
+    bytes += chunk.length;
+  });
+  return bytes;
 }
 
 /** Every byte of `buffers` at the descriptor's position, however many calls it takes. */

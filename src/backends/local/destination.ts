@@ -29,7 +29,7 @@ import type { Mark } from '../../marks.js';
 import { promisify } from 'node:util';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { ConfigurationError, FerryError } from '../../api/errors.js';
-import type { FileEntry } from '../../sync/types.js';
+import type { FileEntry, PartialContent } from '../../sync/types.js';
 import { visible } from '../names.js';
 import type { CheckpointStore, ItemRecord, WrittenItem } from '../../store/types.js';
 import type { Drifted } from '../../sync/drift.js';
@@ -40,7 +40,7 @@ import { probeFolder, rulesFor } from './probe.js';
 import type { Slot } from '../../slots.js';
 import type { Destination, Placement, WriteContext } from '../../sync/engine.js';
 import { keptPartial, partialName, removePartials, resumableName, RESUMABLE_MIN, type ResumeIdentity } from '../partials.js';
-import { writeOverlapped } from './block-write.js';
+import { writeDrained, writeOverlapped } from './block-write.js';
 
 /** Files up to this size are written with synchronous calls once their bytes are in (writeSmall). */
 const SYNC_WRITE_MAX = 64 * 1024;
@@ -357,7 +357,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     if (kept && got.from === 0) await rm(kept.path, { force: true });
     const temp = got.from > 0 ? (kept as { path: string }).path : join(dir, resumableName(this.o.jobKey, id, got.version ?? ''));
     try {
-      return await this.writeBody(entry, placement, { path: temp, flags: got.from > 0 ? 'a' : 'w', from: got.from }, got.body, ctx?.cancel);
+      return await this.writeBody(entry, placement, { path: temp, flags: got.from > 0 ? 'a' : 'w', from: got.from }, got.body, ctx?.cancel, got.drain);
     } catch (err) {
       // Bytes that are not the document's are never continued from.
       if (err instanceof WrongSizeError) await rm(temp, { force: true });
@@ -371,13 +371,13 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
    * descriptor, not a FileHandle: measured on 10,000 files of 4 KiB, the handle's bookkeeping made
    * the same five system calls 25 % slower.
    */
-  private async writeBody(entry: FileEntry, placement: LocalPlacement, file: { path: string; flags: string; from: number }, body: Readable, cancel: AbortSignal | undefined): Promise<{ remoteId: string }> {
+  private async writeBody(entry: FileEntry, placement: LocalPlacement, file: { path: string; flags: string; from: number }, body: Readable, cancel: AbortSignal | undefined, drain?: PartialContent['drain']): Promise<{ remoteId: string }> {
     let fd: number | undefined;
     try {
       fd = await openAsync(file.path, file.flags);
       let bytes = file.from;
       try {
-        bytes += await writeOverlapped(fd, body as AsyncIterable<Buffer>, cancel);
+        bytes += drain ? await writeDrained(fd, drain, cancel) : await writeOverlapped(fd, body as AsyncIterable<Buffer>, cancel);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOSPC') throw this.diskFull(entry, fd);
         throw err;

@@ -390,7 +390,7 @@ export class ProjectSource implements Source {
     try {
       const got = await this.client.documents.downloadFrom(doc, size, offset, slot ? { slot } : {});
       if (got.mismatch) this.client.transport.logger.warn({ key, document: doc.objectIdentifier }, `the content did not come from byte ${offset} as asked (${got.mismatch}): downloaded whole`);
-      return { body: got.body, from: got.from, ...(got.version !== undefined ? { version: got.version } : {}) };
+      return { body: got.body, from: got.from, ...(got.drain ? { drain: got.drain } : {}), ...(got.version !== undefined ? { version: got.version } : {}) };
     } catch (err) {
       throw goneIfNotFound(err);
     }
