@@ -18,7 +18,7 @@ if (process.argv.includes('--shapes')) {
 }
 import { execFile } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { tmpdir, cpus, totalmem } from 'node:os';
 import { promisify } from 'node:util';
@@ -44,6 +44,7 @@ import { runFerry as runFerryProcess } from './ferry-process.mjs';
 const run = promisify(execFile);
 const large = process.argv.includes('--large');
 const CONCURRENCY = 16;
+const exitTail = new URL('./workers/exit-tail.mjs', import.meta.url).pathname;
 const results = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, memGiB: Math.round(totalmem() / 2 ** 30), benches: [] };
 const work = await mkdtemp(join(tmpdir(), 'ferry-bench-'));
 const MiB = 1024;
@@ -922,6 +923,26 @@ async function benchStartup(rounds = 7) {
     results.spreads ??= {};
     results.spreads[`start-up: ${name}`] = { ratio: r, ferryMs: f };
   }
+  // The time a process takes after it asks to exit: Node waits there for work on its own threads
+  // (undici's WebAssembly compiled again by the optimizing compiler: bin/ferry.js).
+  const exitFile = join(work, 'exit-at');
+  const tailOf = async (argv) => {
+    await rm(exitFile, { force: true });
+    const [node, ...rest] = argv;
+    await wallOf([node, '--import', exitTail, ...rest], { ...env, BENCH_EXIT_FILE: exitFile });
+    const ended = Date.now();
+    return ended - Number(await readFile(exitFile, 'utf8'));
+  };
+  const tails = [];
+  const bareTails = [];
+  for (let i = 0; i < rounds; i++) {
+    tails.push(await tailOf(cases[2][1]));
+    bareTails.push(await tailOf([process.execPath, '-e', 'process.exit(0)']));
+  }
+  const t = spread(tails);
+  const bt = spread(bareTails);
+  console.error(`exit of a no-op mirror: ${t.median} ms (${t.min}-${t.max}); node -e 'process.exit(0)': ${bt.median} ms`);
+  record('start-up: exit of a no-op mirror (from process.exit to its end)', t.median, bt.median, 'ms', t.median / Math.max(bt.median, 1), undefined, `bare: node -e 'process.exit(0)'; ${rounds} pairs; ferry ${t.min}-${t.max} ms, bare ${bt.min}-${bt.max} ms (ms resolution)`);
   await emu.stop();
 }
 
