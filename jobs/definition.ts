@@ -19,7 +19,7 @@ import { visible } from '../src/backends/names.js';
 import { OWN_METADATA } from '../src/backends/project/identity.js';
 import { JOB_KINDS, SETTINGS, type JobKind, type SettingName } from '../src/settings/declared.js';
 import { getPath, nameOf, setPath, type Form } from '../src/settings/form.js';
-import { jobKeys, jobSettings, kindSchema } from '../src/settings/schema.js';
+import { flagProblems, jobKeys, jobSettings, kindSchema } from '../src/settings/schema.js';
 import { resumeRecord } from '../src/settings/resume.js';
 import { writableFile } from '../src/settings/files.js';
 import type { MirrorOptions } from './mirror.js';
@@ -98,6 +98,12 @@ function definitionOf(raw: unknown, base: string | undefined, origin: Origin): L
   if (kind === undefined) throw new ConfigurationError(`${where}job: required, one of ${JOB_KINDS.join(', ')}`);
   if (!(JOB_KINDS as readonly unknown[]).includes(kind)) throw new ConfigurationError(`${where}job: ${JSON.stringify(kind)} is not a kind of job; one of ${JOB_KINDS.join(', ')}`);
   const job = kind as JobKind;
+  // Flags were read by their kinds one by one (settings/form.ts): no schema to load for them.
+  if (origin.from === 'flags') {
+    const problems = flagProblems(job, raw as Form);
+    if (problems.length > 0) throw new ConfigurationError(problems.join('; '));
+    return new Reader(job, raw as Form & { job: JobKind }, base, origin, where).loaded();
+  }
   const taken = origin.from === 'file' ? 'file' : 'flags';
   let schema = schemas.get(`${job}|${taken}`);
   if (!schema) schemas.set(`${job}|${taken}`, (schema = kindSchema(job, taken)));
@@ -105,7 +111,7 @@ function definitionOf(raw: unknown, base: string | undefined, origin: Origin): L
   if (!parsed.success) throw new ConfigurationError(`${where}${formatIssues(parsed.error)}${keyHint(job, parsed.error)}`);
   const d = parsed.data as Form & { job: JobKind };
   // A migration names what it copies: projects, playbooks, or both (the command line says it in its own words).
-  if (job === 'migrate' && origin.from !== 'flags' && d.projects === undefined && d.playbooks === undefined) throw new ConfigurationError(`${where}projects: name projects or playbooks (ids, or all)`);
+  if (job === 'migrate' && d.projects === undefined && d.playbooks === undefined) throw new ConfigurationError(`${where}projects: name projects or playbooks (ids, or all)`);
   return new Reader(job, d, base, origin, where).loaded();
 }
 

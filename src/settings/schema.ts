@@ -5,7 +5,7 @@ import type { z as Z } from 'zod';
 import { zod } from '../libraries.js';
 import { Unreadable } from './kinds.js';
 import { JOB_SETTINGS, SETTINGS, type JobKind, type Setting } from './declared.js';
-import { outOfRange } from './form.js';
+import { getPath, outOfRange } from './form.js';
 
 const REASONS = ['outOfMemory', 'unsupportedFileType', 'badFile', 'uploadFailure', 'ocrPageLimitExceeded', 'unknownException', 'insufficientCredits', 'maliciousFile', 'fileScanTimedOut'] as const;
 
@@ -19,27 +19,53 @@ export function jobKeys(kind: JobKind): string[] {
   return jobSettings(kind).map((s) => s.key);
 }
 
+/** Settings whose values zod's own shapes check (and name by element), not their kind's reader. */
+function shapedByZod(s: Setting, origin: SchemaOrigin): boolean {
+  return s.key === 'retryPolicy.reasons' || kindOf(s, origin).arg === '<ids>';
+}
+
+function kindOf(s: Setting, origin: SchemaOrigin) {
+  return origin === 'file' ? (s.jobKind ?? s.kind) : s.kind;
+}
+
+/** What is wrong with one setting's value, as a job file's error says it; undefined when nothing. */
+function valueProblem(s: Setting, value: unknown, origin: SchemaOrigin): string | undefined {
+  if (value === undefined) return s.required ? 'required' : undefined;
+  try {
+    kindOf(s, origin).check(value);
+  } catch (err) {
+    if (!(err instanceof Unreadable)) throw err;
+    return `must be ${err.expected}${err.detail !== undefined ? ` (${err.detail})` : ''}`;
+  }
+  const range = outOfRange(s, value as Parameters<typeof outOfRange>[1]);
+  return range !== undefined ? `must be ${range}` : undefined;
+}
+
 function valueSchema(z: typeof Z, s: Setting, origin: SchemaOrigin): Z.ZodType {
-  const kind = origin === 'file' ? (s.jobKind ?? s.kind) : s.kind;
   // The retry policy's reasons keep zod's own paths (`retryPolicy.reasons.badFile`).
   if (s.key === 'retryPolicy.reasons') return z.partialRecord(z.enum(REASONS), z.enum(['retry', 'never', 'fallback', 'stop']));
   // Ids keep zod's own element paths (`projects.0: must be a uuid`).
-  if (kind.arg === '<ids>') return z.union([z.literal('all'), z.array(z.uuid({ error: 'must be a uuid' })).min(1)], { error: 'must be a list of uuids, or all' });
+  if (shapedByZod(s, origin)) return z.union([z.literal('all'), z.array(z.uuid({ error: 'must be a uuid' })).min(1)], { error: 'must be a list of uuids, or all' });
   return z.any().superRefine((value, ctx) => {
-    if (value === undefined) {
-      if (s.required) ctx.addIssue({ code: 'custom', message: 'required' });
-      return;
-    }
-    try {
-      kind.check(value);
-    } catch (err) {
-      if (!(err instanceof Unreadable)) throw err;
-      ctx.addIssue({ code: 'custom', message: `must be ${err.expected}${err.detail !== undefined ? ` (${err.detail})` : ''}` });
-      return;
-    }
-    const range = outOfRange(s, value);
-    if (range !== undefined) ctx.addIssue({ code: 'custom', message: `must be ${range}` });
+    const problem = valueProblem(s, value, origin);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
+}
+
+/**
+ * What is wrong with a command line's form (settings/form.ts), in the words kindSchema's would use,
+ * without zod (a fifth of a run's start-up to load): every flag's text was read by its kind
+ * already (readFlag, which also reads the ids and reasons zod's shapes hold a file to), so what
+ * is left to check are the command's arguments and the settings it requires.
+ */
+export function flagProblems(kind: JobKind, form: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const s of jobSettings(kind)) {
+    if (shapedByZod(s, 'flags')) continue;
+    const problem = valueProblem(s, getPath(form, s.key), 'flags');
+    if (problem !== undefined) problems.push(`${s.key}: ${problem}`);
+  }
+  return problems;
 }
 
 /** A job file holds what its author wrote; flags and a run's record hold what the command line took (a project's name too). */
