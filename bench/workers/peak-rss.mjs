@@ -6,3 +6,9 @@ import { peakRssKiB } from './peak.mjs';
 
 const file = process.env.BENCH_RSS_FILE;
 if (file) process.on('exit', () => writeFileSync(file, String(peakRssKiB())));
+// Its CPU time (user and system, every thread), ms: where wall time is noise, the work done.
+const cpuFile = process.env.BENCH_CPU_FILE;
+if (cpuFile) process.on('exit', () => {
+  const { user, system } = process.cpuUsage();
+  writeFileSync(cpuFile, String((user + system) / 1000));
+});
