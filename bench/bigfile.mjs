@@ -199,9 +199,10 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
       });
     const mbps = (t) => Math.round(size / 1e6 / (spread(t).median / 1000));
     // Pinned: the emulator on a core of its own, every client on the other, as when the service
-    // runs elsewhere. Unpinned, the three sides' rounds spread from 0.4 to 2.4 of curl by which
-    // side followed which (a side's system time tripled after another's 1.5 GiB, the same side
-    // pinned not): the ratio the target is read from is the pinned one, where the machine allows it.
+    // runs elsewhere; the ratio the target is read from, where the machine allows it. Pinned or
+    // not, ferry's rounds were 1.3-1.5 s or 3.9-6.0 s here, the slow ones those run right after
+    // the undici pipe's (its CPU time tripled then; curl's after the same pipe did not): see
+    // bench/NOTES.md, *Big files*.
     const pinnable = await canPin();
     let pinnedRatio;
     if (pinnable) {
