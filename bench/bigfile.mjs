@@ -19,7 +19,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { FerryClient } from '../dist/src/index.js';
-import { startEmulatorProcess } from './lib.mjs';
+import { canPin, startEmulatorProcess } from './lib.mjs';
 import { emulatorEnv, ferryEnv, runFerry } from './ferry-process.mjs';
 
 const run = promisify(execFile);
@@ -128,18 +128,6 @@ async function settleDisk() {
   await run('sync', []);
 }
 
-/** Whether processes can be pinned to cores here (Linux's taskset, two cores or more). */
-async function canPin() {
-  if (cpus().length < 2) return false;
-  try {
-    await run('taskset', ['-p', String(process.pid)]);
-    return true;
-  } catch {
-    console.error('taskset is not available: the pinned big-file pull is left out');
-    return false;
-  }
-}
-
 /** `fn` run with the emulator on the last core and this process (and what it starts) on the others. */
 async function pinnedTo(emulatorPid, fn) {
   const last = cpus().length - 1;
@@ -203,7 +191,7 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
     // not, ferry's rounds were 1.3-1.5 s or 3.9-6.0 s here, the slow ones those run right after
     // the undici pipe's (its CPU time tripled then; curl's after the same pipe did not): see
     // bench/NOTES.md, *Big files*.
-    const pinnable = await canPin();
+    const pinnable = await canPin('the pinned big-file pull');
     let pinnedRatio;
     if (pinnable) {
       const p = await pinnedTo(held.emu.pid, () => pullRounds('pinned'));

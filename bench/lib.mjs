@@ -1,10 +1,24 @@
 // Shared plumbing of the benchmarks: an emulator in its own process, temp trees, timing.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync as writeFileSyncFs } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { cpus } from 'node:os';
+import { promisify } from 'node:util';
+
+/** Whether processes can be pinned to cores here (Linux's taskset, two cores or more); `what` is said when not. */
+export async function canPin(what) {
+  if (cpus().length < 2) return false;
+  try {
+    await promisify(execFile)('taskset', ['-p', String(process.pid)]);
+    return true;
+  } catch {
+    console.error(`taskset is not available: ${what} is left out`);
+    return false;
+  }
+}
 
 export async function startEmulatorProcess(dataDir, env = {}) {
   const child = spawn(process.execPath, [new URL('./workers/emulator.mjs', import.meta.url).pathname, ...(dataDir ? [dataDir] : [])], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });

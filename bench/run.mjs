@@ -38,7 +38,7 @@ import { identityMetadata } from '../dist/src/backends/project/identity.js';
 import { startEmulator } from '../dist/src/emulator/index.js';
 import { Readable } from 'node:stream';
 import { once } from 'node:events';
-import { makeTree, startEmulatorProcess, timed } from './lib.mjs';
+import { canPin, makeTree, startEmulatorProcess, timed } from './lib.mjs';
 import { runFerry as runFerryProcess } from './ferry-process.mjs';
 
 const run = promisify(execFile);
@@ -185,17 +185,6 @@ function countingClient(emu, extra = {}) {
     return dispatch(options, handler);
   });
   return { client: new FerryClient({ address: emu.address, credentials: emu.credentials, dispatcher, ...extra }), counts };
-}
-
-/** Whether processes can be pinned to cores here (Linux's taskset). */
-async function canPin() {
-  try {
-    await run('taskset', ['-p', String(process.pid)]);
-    return true;
-  } catch {
-    console.error('taskset is not available: the pinned cold start is left out');
-    return false;
-  }
 }
 
 /**
@@ -1325,7 +1314,7 @@ try {
   if (wanted('noop')) await benchNoop(100_000);
   if (wanted('coldstart')) {
     await benchColdStart(10_000);
-    if (cpus().length >= 2 && (await canPin())) await benchColdStart(10_000, true);
+    if (await canPin('the pinned cold start')) await benchColdStart(10_000, true);
   }
   if (wanted('incremental')) await benchIncremental(10_000, 100);
   if (wanted('bigfile')) await (await import('./bigfile.mjs')).benchBigFile({ work, record, results });
