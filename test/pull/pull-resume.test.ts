@@ -1,4 +1,5 @@
-// A pull of a big file killed with kill -9 part-way continues from the bytes already on disk where
+// A pull of a big file killed with kill -9 part-way (slowed by --bwlimit, or at full speed, where
+// the file is written from the socket's own buffer) continues from the bytes already on disk where
 // the service honours Range, and starts over where it does not, or where the document at that
 // path is another one now (issue 63). `ferry pull` runs as its own process against the emulator;
 // what each run cost is counted as the bytes the emulator wrote to its connections.
@@ -87,6 +88,23 @@ describe('a pull of a big file killed part-way', () => {
       const restore = onlyJson(await runFerry(['mirror', out, '--project', restored.objectIdentifier, '--state', join(dir, 'restore.sqlite'), '--json'], service.env()));
       expect(JSON.stringify(restore.problems)).toMatch(/a pull's temporary file \(a download that stopped part-way/);
       expect(restore).toMatchObject({ exitCode: 0, counts: { uploaded: 0, skipped: 1 } });
+      const sent = await pullAgain(service, project, out, state);
+      expect(sent).toBeGreaterThanOrEqual(SIZE - kept);
+      expect(sent).toBeLessThan(SIZE - kept + SLACK);
+      await checkPulled(service, project, out, content);
+    });
+
+    it('killed at full speed, where the file is written from the socket\'s own buffer (no --bwlimit): the next run downloads only the rest', async () => {
+      const dir = await tempDir('ferry-pull-resume-');
+      const project = await mirroredProject(service.client(), join(dir, 'src'), { 'big.bin': content }, 'drained');
+      const out = join(dir, 'out');
+      const state = join(dir, 'state.sqlite');
+      // Killed as soon as its file holds a byte: at this speed a later moment could be the end.
+      const result = await killedWhen(['pull', project, out, '--state', state, '--json'], service.env(), async () => ((await partial(out))?.size ?? 0) > 0);
+      expect(result.code, `the pull ended before it was killed: ${result.stdout} ${result.stderr}`).toBeNull();
+      const kept = (await partial(out))?.size ?? 0;
+      expect(kept).toBeGreaterThan(0);
+      expect(kept).toBeLessThan(SIZE);
       const sent = await pullAgain(service, project, out, state);
       expect(sent).toBeGreaterThanOrEqual(SIZE - kept);
       expect(sent).toBeLessThan(SIZE - kept + SLACK);
