@@ -12,8 +12,14 @@
 // Its scope is narrow: GET over http, one connection per request (`connection: close`, so the body
 // ends at Content-Length or with the connection), handed to the caller's undici handler exactly as
 // undici's own client would (onConnect, onHeaders, onData with backpressure, onComplete, onError),
-// with undici's own error classes so that retries and timeouts read the same. Anything else (a
-// body to send, chunked transfer coding, 1xx) goes to the dispatcher it wraps.
+// with undici's own error classes so that retries and timeouts read the same. A GET answered with
+// chunked transfer coding or a 1xx goes to the dispatcher it wraps; so does any other request.
+//
+// Uploads the same way: a POST or PUT whose body is a BulkBody (a multipart body whose files are on
+// disk) is sent from three reused buffers filled by synchronous reads, each filled again once the
+// socket has taken it. Measured on 1.5 GiB: undici writing a file stream's fresh 256 KiB buffers,
+// read in the thread pool, took 3.4-3.9 s of CPU; this loop 2.0-2.1 s, its sha256 included (curl
+// 1.0-1.5 s without one). Its answer is short: a 1xx is passed over and a chunked one decoded.
 //
 // A caller that writes the body at once (a file) can take it from the read buffer itself (a
 // BulkTap given as the request's `opaque`, then `drain`): no block is made at all. Measured on one
@@ -23,6 +29,7 @@
 import { connect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Dispatcher, errors } from 'undici';
+import type { BodyReader } from './multipart.js';
 
 const BLOCK = 1024 * 1024;
 /** The most a response's status line and headers may take. */
@@ -63,6 +70,38 @@ export class BulkTap {
   }
 }
 
+/**
+ * A request body the bulk sender reads itself, synchronously into three reused buffers, each filled
+ * again only once the socket has taken it (as curl's loop of read and write does); to any other
+ * dispatcher (https, a method it does not send) a stream. Either way once: one per attempt.
+ */
+export class BulkBody {
+  private stream: Readable | undefined;
+  private reading: BodyReader | undefined;
+
+  constructor(
+    readonly length: number,
+    private readonly makeReader: () => BodyReader,
+    private readonly makeStream: () => Readable,
+  ) {}
+
+  reader(): BodyReader {
+    this.reading = this.makeReader();
+    return this.reading;
+  }
+
+  readable(): Readable {
+    this.stream = this.makeStream();
+    return this.stream;
+  }
+
+  /** What the attempt did not send is let go of: its file closed. */
+  destroy(): void {
+    this.stream?.destroy();
+    this.reading?.close();
+  }
+}
+
 export class BulkDispatcher extends Dispatcher {
   private readonly open = new Set<Socket>();
 
@@ -72,8 +111,14 @@ export class BulkDispatcher extends Dispatcher {
 
   override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     const origin = new URL(String(opts.origin));
-    if (opts.method !== 'GET' || origin.protocol !== 'http:' || (opts.body !== undefined && opts.body !== null) || !isLegacy(handler)) return this.inner.dispatch(opts, handler);
-    new BulkGet(origin, opts, handler, this.open, () => this.inner.dispatch(opts, handler)).start();
+    const body = opts.body;
+    if (body instanceof BulkBody) {
+      if ((opts.method !== 'POST' && opts.method !== 'PUT') || origin.protocol !== 'http:' || !isLegacy(handler)) return this.inner.dispatch({ ...opts, body: body.readable() }, handler);
+      new BulkExchange(origin, opts, handler, this.open, undefined, body).start();
+      return true;
+    }
+    if (opts.method !== 'GET' || origin.protocol !== 'http:' || (body !== undefined && body !== null) || !isLegacy(handler)) return this.inner.dispatch(opts, handler);
+    new BulkExchange(origin, opts, handler, this.open, () => this.inner.dispatch(opts, handler)).start();
     return true;
   }
 
@@ -98,9 +143,22 @@ export class BulkDispatcher extends Dispatcher {
   }
 }
 
-/** One GET on its own connection: head, then body blocks, then the end. */
-class BulkGet {
+/** A response to a request with a body (which cannot go elsewhere) sent chunked: read whole, up to this. */
+const CHUNKED_MAX = 16 * 1024 * 1024;
+
+/**
+ * One request on its own connection: its body sent (when it has one) from reused buffers, then the
+ * response's head, body blocks and end.
+ */
+class BulkExchange {
   private socket: Socket | undefined;
+  /** The request body's reader while it is being sent; its buffers free to fill. */
+  private sending: BodyReader | undefined;
+  private spare: Buffer[] = [];
+  private sent = 0;
+  /** A chunked response to a request with a body: its raw bytes, decoded at the end. */
+  private chunked: Buffer[] | undefined;
+  private chunkedBytes = 0;
   private head: Buffer = Buffer.alloc(0);
   private phase: 'head' | 'body' | 'done' = 'head';
   private block = Buffer.allocUnsafe(BLOCK);
@@ -118,7 +176,9 @@ class BulkGet {
     private readonly opts: Dispatcher.DispatchOptions,
     private readonly handler: LegacyHandler,
     private readonly open: Set<Socket>,
-    private readonly elsewhere: () => void,
+    /** The same request through the wrapped dispatcher; only for one without a body (safe to send again). */
+    private readonly elsewhere: (() => void) | undefined,
+    private readonly sendBody?: BulkBody,
   ) {}
 
   start(): void {
@@ -129,12 +189,11 @@ class BulkGet {
       this.handler.onError(err as Error);
       return;
     }
-    this.handler.onConnect((err) => this.fail(err ?? new errors.RequestAbortedError()));
-    if (this.phase === 'done') return;
     const socket = connect({
       host: this.origin.hostname.replace(/^\[|\]$/g, ''),
       port: Number(this.origin.port || 80),
-      onread: { buffer: Buffer.allocUnsafe(BLOCK), callback: (n: number, buf: Buffer) => this.read(buf.subarray(0, n)) },
+      // A request with a body has a short answer: its reads need no block of their own.
+      onread: { buffer: Buffer.allocUnsafe(this.sendBody ? HEAD_MAX : BLOCK), callback: (n: number, buf: Buffer) => this.read(buf.subarray(0, n)) },
     });
     this.socket = socket;
     this.open.add(socket);
@@ -150,19 +209,78 @@ class BulkGet {
     });
     // Flowing, so that the end of the connection is told ('end') although no byte is read through the stream.
     socket.resume();
-    socket.write(request);
+    // Told once connected, as undici tells it: a write's fence (transport.ts) is asked with nothing
+    // left to wait for but the write itself.
+    socket.once('connect', () => {
+      this.handler.onConnect((err) => this.fail(err ?? new errors.RequestAbortedError()));
+      if (this.phase === 'done') return;
+      socket.write(request);
+      if (!this.sendBody) return;
+      const size = Math.max(1, Math.min(BLOCK, this.sendBody.length));
+      this.spare = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+      try {
+        this.sending = this.sendBody.reader();
+      } catch (err) {
+        this.fail(err as Error);
+        return;
+      }
+      this.pump();
+    });
   }
 
   private requestHead(): string {
     if (/[\s]/.test(this.opts.path)) throw new errors.InvalidArgumentError('invalid request path');
-    const lines = [`GET ${this.opts.path} HTTP/1.1`, `host: ${this.origin.host}`, 'connection: close'];
+    const lines = [`${this.opts.method} ${this.opts.path} HTTP/1.1`, `host: ${this.origin.host}`, 'connection: close'];
+    if (this.sendBody) lines.push(`content-length: ${this.sendBody.length}`);
     for (const [name, value] of headerPairs(this.opts.headers)) {
       const lower = name.toLowerCase();
-      if (lower === 'host' || lower === 'connection') continue;
+      if (lower === 'host' || lower === 'connection' || lower === 'content-length' || lower === 'transfer-encoding' || lower === 'expect') continue;
       if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) throw new errors.InvalidArgumentError(`invalid ${name} header`);
       lines.push(`${name}: ${value}`);
     }
     return `${lines.join('\r\n')}\r\n\r\n`;
+  }
+
+  /**
+   * The request body's next buffers read and written, each filled again once the socket has taken
+   * it; ends when the body is whole, or when the answer comes first (a refusal before the end).
+   */
+  private pump(): void {
+    const reader = this.sending;
+    const socket = this.socket;
+    const length = (this.sendBody as BulkBody).length;
+    while (reader && socket && this.sending === reader && this.phase === 'head') {
+      const buffer = this.spare.pop();
+      if (!buffer) return;
+      let n: number;
+      try {
+        n = reader.read(buffer);
+      } catch (err) {
+        this.fail(err as Error);
+        return;
+      }
+      this.sent += n;
+      if (n === 0 || this.sent > length) {
+        this.stopSending();
+        if (this.sent !== length) this.fail(new errors.RequestContentLengthMismatchError());
+        return;
+      }
+      socket.write(n === buffer.length ? buffer : buffer.subarray(0, n), (err) => {
+        if (err) return;
+        this.spare.push(buffer);
+        this.pump();
+      });
+      if (this.sent === length) {
+        this.stopSending();
+        return;
+      }
+    }
+  }
+
+  private stopSending(): void {
+    const reader = this.sending;
+    this.sending = undefined;
+    reader?.close();
   }
 
   /** One read from the socket (its buffer is reused after this returns); false pauses the socket. */
@@ -170,21 +288,31 @@ class BulkGet {
     if (this.phase === 'done') return false;
     if (this.phase === 'head') {
       this.head = Buffer.concat([this.head, bytes]);
-      const end = this.head.indexOf(HEAD_END);
-      if (end < 0) {
-        if (this.head.length > HEAD_MAX) this.fail(new errors.HeadersOverflowError());
-        return true;
+      for (;;) {
+        const end = this.head.indexOf(HEAD_END);
+        if (end < 0) {
+          if (this.head.length > HEAD_MAX) this.fail(new errors.HeadersOverflowError());
+          return true;
+        }
+        const rest = this.head.subarray(end + HEAD_END.length);
+        const read = this.headers(this.head.subarray(0, end));
+        if (read === 'interim') {
+          this.head = Buffer.from(rest);
+          continue;
+        }
+        if (!read) return false;
+        this.head = Buffer.alloc(0);
+        return this.body(rest);
       }
-      const rest = this.head.subarray(end + HEAD_END.length);
-      if (!this.headers(this.head.subarray(0, end))) return false;
-      this.head = Buffer.alloc(0);
-      return this.body(rest);
     }
     return this.body(bytes);
   }
 
-  /** The status and headers parsed and handed on; false when the request went elsewhere or failed. */
-  private headers(head: Buffer): boolean {
+  /**
+   * The status and headers parsed and handed on; false when the request went elsewhere or failed;
+   * 'interim' for a 1xx to a request with a body, passed over.
+   */
+  private headers(head: Buffer): boolean | 'interim' {
     const lines = head.toString('latin1').split('\r\n');
     const status = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
     if (!status) {
@@ -205,12 +333,20 @@ class BulkGet {
       if (lower === 'transfer-encoding') coded = true;
       raw.push(Buffer.from(name, 'latin1'), Buffer.from(value, 'latin1'));
     }
-    if (code < 200 || coded) {
+    if ((code < 200 || coded) && this.elsewhere) {
       // Not what this reader reads: the same GET through the wrapped dispatcher (safe to send again).
       this.phase = 'done';
       this.socket?.destroy();
       this.elsewhere();
       return false;
+    }
+    // A request with a body is never sent twice: a 1xx (100 Continue) is passed over, a chunked answer read whole.
+    if (code < 200) return 'interim';
+    // The answer ends the sending: the service has decided (a refusal before the end of the body).
+    this.stopSending();
+    if (coded) {
+      this.chunked = [];
+      length = undefined;
     }
     if (length !== undefined) {
       if (!/^\d+$/.test(length)) {
@@ -231,6 +367,15 @@ class BulkGet {
   /** Body bytes copied into the block; each full block handed on. */
   private body(bytes: Buffer): boolean {
     if (this.sink) return this.toSink(bytes);
+    if (this.chunked) {
+      this.chunkedBytes += bytes.length;
+      if (this.chunkedBytes > CHUNKED_MAX) {
+        this.fail(new errors.ResponseError(`a chunked answer of more than ${CHUNKED_MAX} bytes to a ${this.opts.method}`, 0, { headers: {}, body: null }));
+        return false;
+      }
+      this.chunked.push(Buffer.from(bytes));
+      return true;
+    }
     let at = 0;
     while (at < bytes.length && this.phase === 'body') {
       const want = this.remaining === null ? BLOCK - this.filled : Math.min(BLOCK - this.filled, this.remaining);
@@ -312,6 +457,17 @@ class BulkGet {
 
   private ended(): void {
     if (this.phase !== 'body') return;
+    if (this.chunked) {
+      const decoded = dechunk(Buffer.concat(this.chunked));
+      if (!decoded) {
+        this.fail(new errors.ResponseError('a chunked answer cut short or malformed', 0, { headers: {}, body: null }));
+        return;
+      }
+      this.chunked = undefined;
+      if (decoded.length > 0) this.handler.onData(decoded);
+      this.complete();
+      return;
+    }
     if (this.remaining !== null) {
       this.fail(new errors.SocketError('other side closed'));
       return;
@@ -323,6 +479,7 @@ class BulkGet {
   private complete(): void {
     if (this.phase === 'done') return;
     this.phase = 'done';
+    this.stopSending();
     this.socket?.destroy();
     this.outcome = {};
     this.settled?.();
@@ -332,10 +489,32 @@ class BulkGet {
   private fail(err: Error): void {
     if (this.phase === 'done') return;
     this.phase = 'done';
+    this.stopSending();
     this.socket?.destroy();
     this.outcome = { error: err };
     this.settled?.(err);
     this.handler.onError(err);
+  }
+}
+
+/**
+ * A chunked body decoded (RFC 9112 7.1): the chunks' data joined, extensions and trailers passed
+ * over; undefined when it is malformed or ends before its last chunk.
+ */
+export function dechunk(raw: Buffer): Buffer | undefined {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = raw.indexOf('\r\n', at);
+    if (eol < 0) return undefined;
+    const size = /^([0-9a-fA-F]+)[ \t]*(?:;.*)?$/.exec(raw.toString('latin1', at, eol));
+    if (!size) return undefined;
+    const n = parseInt(size[1] as string, 16);
+    at = eol + 2;
+    if (n === 0) return Buffer.concat(parts);
+    if (at + n + 2 > raw.length || raw[at + n] !== 13 || raw[at + n + 1] !== 10) return undefined;
+    parts.push(raw.subarray(at, at + n));
+    at += n + 2;
   }
 }
 

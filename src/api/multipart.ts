@@ -2,10 +2,10 @@
 // Written by hand rather than with undici's FormData because uploads need a known
 // Content-Length up front, a body that can be re-opened for a retry when it comes from a
 // path, and Readable sources that FormData (Blob-only) cannot take without buffering.
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { open as openFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { FerryError } from './errors.js';
 
@@ -36,6 +36,19 @@ export interface MultipartBody {
   open(): AsyncIterable<Uint8Array>;
   /** The whole body as one buffer: only for bodies up to SMALL_BODY bytes (one read chunk's worth). */
   materialize(): Promise<Buffer>;
+  /**
+   * The whole body read synchronously into the caller's buffers (the bulk sender's, bulk-dispatcher.ts);
+   * undefined unless every file part is a path on disk. Like `open`, once per attempt.
+   */
+  reader?(): BodyReader;
+}
+
+/** A body read synchronously, on the calling thread, into buffers its caller reuses. */
+export interface BodyReader {
+  /** Fills `into` from its start with the next bytes; 0 once the body is whole. Throws what `open` would. */
+  read(into: Buffer): number;
+  /** Lets go of what it holds open; safe to call twice. */
+  close(): void;
 }
 
 /**
@@ -47,6 +60,8 @@ export const SMALL_BODY = 256 * 1024;
 interface PreparedFile {
   header: Buffer;
   size: number;
+  /** Set for a file on disk: what a synchronous reader reads. */
+  path?: string;
   open(): AsyncIterable<Uint8Array>;
   read(): Promise<Buffer>;
   /** A field after it is made from its sha256. */
@@ -111,6 +126,7 @@ export async function buildMultipart(parts: readonly MultipartPart[]): Promise<M
     if (opened && !replayable) throw new FerryError('this upload body came from a stream and was already sent once');
     opened = true;
   };
+  const fromDisk = chunks.every((c) => !isFile(c) || c.path !== undefined);
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,
     length,
@@ -119,6 +135,14 @@ export async function buildMultipart(parts: readonly MultipartPart[]): Promise<M
       claim();
       return concat(chunks);
     },
+    ...(fromDisk
+      ? {
+          reader() {
+            claim();
+            return new SyncBody(chunks);
+          },
+        }
+      : {}),
     async materialize() {
       if (length > SMALL_BODY) throw new FerryError(`a ${length}-byte body is streamed, not read whole`);
       claim();
@@ -162,6 +186,88 @@ async function* concat(chunks: readonly Chunk[]): AsyncIterable<Uint8Array> {
   }
 }
 
+/**
+ * The body of one attempt read with synchronous reads into the caller's buffers: what `concat`
+ * yields, byte for byte, for a body whose files are all on disk. Reading on the sending thread into
+ * reused buffers is what makes a big upload cheap: measured on 1.5 GiB, a file stream's fresh
+ * buffers read in the thread pool and written through undici took 3.4-3.9 s of CPU, synchronous
+ * reads into three reused buffers 2.0-2.1 s (sha256 included), curl 1.0-1.5 s.
+ */
+class SyncBody implements BodyReader {
+  /** The body in order: a file's header is a segment of its own, before its content. */
+  private readonly segments: Chunk[];
+  private index = 0;
+  /** Bytes of the current segment already given. */
+  private at = 0;
+  /** The current digest field's bytes, once made. */
+  private text: Buffer | undefined;
+  private fd: number | undefined;
+  private hash: Hash | undefined;
+  private sha256 = '';
+
+  constructor(chunks: readonly Chunk[]) {
+    this.segments = chunks.flatMap((c): Chunk[] => (isFile(c) ? [c.header, c] : [c]));
+  }
+
+  read(into: Buffer): number {
+    let filled = 0;
+    while (filled < into.length && this.index < this.segments.length) {
+      const segment = this.segments[this.index] as Chunk;
+      if (!Buffer.isBuffer(segment) && isFile(segment)) {
+        filled += this.fromFile(segment, into, filled);
+        continue;
+      }
+      const bytes = Buffer.isBuffer(segment) ? segment : (this.text ??= Buffer.concat([segment.head, digestText(segment, this.sha256)]));
+      const n = bytes.copy(into, filled, this.at);
+      filled += n;
+      this.at += n;
+      if (this.at === bytes.length) this.nextSegment();
+    }
+    return filled;
+  }
+
+  private nextSegment(): void {
+    this.index++;
+    this.at = 0;
+    this.text = undefined;
+  }
+
+  /** The next bytes of a file on disk, hashed as they go by when a field after it is made from its sha256. */
+  private fromFile(file: PreparedFile, into: Buffer, offset: number): number {
+    const path = file.path as string;
+    try {
+      if (this.fd === undefined) {
+        this.fd = openSync(path, 'r');
+        if (file.hashed) this.hash = createHash('sha256');
+      }
+      const want = Math.min(into.length - offset, file.size - this.at);
+      const n = want > 0 ? readSync(this.fd, into, offset, want, this.at) : 0;
+      if (n === 0 && this.at < file.size) throw new FerryError(`${path} shrank while it was being uploaded (expected ${file.size} bytes, read ${this.at})`);
+      this.hash?.update(into.subarray(offset, offset + n));
+      this.at += n;
+      if (this.at === file.size) {
+        if (readSync(this.fd, Buffer.allocUnsafe(1), 0, 1, file.size) > 0) throw new FerryError(`${path} grew while it was being uploaded (expected ${file.size} bytes)`);
+        if (this.hash) this.sha256 = this.hash.digest('hex');
+        this.hash = undefined;
+        this.close();
+        this.nextSegment();
+      }
+      return n;
+    } catch (err) {
+      this.close();
+      if (err instanceof FerryError) throw err;
+      throw new SourceReadError(path, err);
+    }
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    closeSync(fd);
+  }
+}
+
 async function prepareFile(field: string, file: FileInput, boundary: string): Promise<PreparedFile> {
   const filename = file.filename ?? ('path' in file ? basename(file.path) : 'file');
   const type = file.contentType ?? 'application/octet-stream';
@@ -175,6 +281,7 @@ async function prepareFile(field: string, file: FileInput, boundary: string): Pr
     return {
       header,
       size,
+      path,
       open: () => exactly(createReadStream(path, { end: Math.max(0, size - 1), highWaterMark: 256 * 1024 }), size, path, size === 0),
       read: () => readExactly(path, size),
     };

@@ -21,7 +21,7 @@ import {
 } from './errors.js';
 import { Reachability } from './reachability.js';
 import { settledAfter, settledInstant } from './settled.js';
-import { SMALL_BODY, buildMultipart, type MultipartBody, type MultipartPart } from './multipart.js';
+import { SMALL_BODY, buildMultipart, type BodyReader, type MultipartBody, type MultipartPart } from './multipart.js';
 import {
   DEFAULT_RETRY,
   RETRYABLE_STATUSES,
@@ -38,7 +38,7 @@ import { ListingLagWatch } from './listing-lag.js';
 import { PageWatch } from './paging.js';
 import { noteWaited, type Slot, waitOutsideSlot } from '../slots.js';
 import { silentLogger } from '../log.js';
-import { BulkDispatcher, BulkTap, type BodySink } from './bulk-dispatcher.js';
+import { BulkBody, BulkDispatcher, BulkTap, type BodySink } from './bulk-dispatcher.js';
 
 export type Host = 'base' | 'settings';
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
@@ -378,7 +378,10 @@ export class Transport {
     let refreshedAfter401 = false;
     let attempt = 0;
     let fenced = 0;
-    const dispatcher = opts.fence ? fencedDispatcher(this.dispatcher, opts.fence) : opts.bulk && this.bulk ? this.bulk : this.dispatcher;
+    // A big body from files on disk is sent by the bulk sender, as a big content is read by it.
+    const sendable = multipart && !smallBody && multipart.reader && this.bulk ? multipart : undefined;
+    const base = (opts.bulk || sendable) && this.bulk ? this.bulk : this.dispatcher;
+    const dispatcher = opts.fence ? fencedDispatcher(base, opts.fence) : base;
     for (;;) {
       const started = Date.now();
       let token: string | undefined;
@@ -406,7 +409,8 @@ export class Transport {
         }
         onWire = true;
         if (method !== 'GET' && method !== 'HEAD') this.writesSent++;
-        const streamed = spec.json === undefined && !smallBody && multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined;
+        const bulkBody = sendable ? new BulkBody(sendable.length, () => (sendable.reader as () => BodyReader)(), () => Readable.from(sendable.open(), { objectMode: false })) : undefined;
+        const streamed = !bulkBody && spec.json === undefined && !smallBody && multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined;
         const ended = this.reachability.begin(url);
         tap = dispatcher === this.bulk ? new BulkTap() : undefined;
         try {
@@ -414,7 +418,8 @@ export class Transport {
             method: method as Dispatcher.HttpMethod,
             dispatcher,
             headers: this.headers(token, spec, multipart, kind, opts.headers),
-            body: spec.json !== undefined ? JSON.stringify(spec.json) : (smallBody ?? streamed),
+            // A BulkBody is the bulk dispatcher's to read (undici's request hands a body on as it is); it gives any other a stream.
+            body: spec.json !== undefined ? JSON.stringify(spec.json) : (smallBody ?? (bulkBody as unknown as Readable | undefined) ?? streamed),
             signal,
             headersTimeout: timeoutMs,
             bodyTimeout: timeoutMs,
@@ -425,6 +430,7 @@ export class Transport {
           ended();
           // Answered or failed, the attempt is over: what it did not send of a streamed body is let go (multipart.ts, exactly).
           streamed?.destroy();
+          bulkBody?.destroy();
         }
       } catch (err) {
         if (err instanceof Refused) throw err.reason;

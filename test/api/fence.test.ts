@@ -2,6 +2,10 @@
 // everything the request waited for (a connection, a paused process). Closed, the request is never
 // written and the attempt goes back through beforeSend, which decides again (src/api/transport.ts).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { FerryClient } from '../../src/api/index.js';
 import { clientOptionsFor, json, startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -35,6 +39,27 @@ describe('the fence of a write', () => {
     expect(fenceAsked).toBe(3);
     expect(beforeSendAsked).toBe(3);
     expect(received).toBe(1);
+  });
+
+  it('a big upload from disk (the bulk sender, bulk-dispatcher.ts): closed, not a byte of it is written; open, it goes whole once', async () => {
+    const content = randomBytes(2 * 1024 * 1024 + 9);
+    const path = join(await mkdtemp(join(tmpdir(), 'ferry-fence-')), 'big.bin');
+    await writeFile(path, content);
+    const bodies: { connection: string | undefined; body: Buffer }[] = [];
+    server.handle('POST', '/projects/p/documents', async ({ req, res, body }) => {
+      bodies.push({ connection: req.headers.connection, body: await body() });
+      json(res, 200, { objectIdentifier: 'd1', name: 'big.bin', isDirectory: false });
+    });
+    let fenceAsked = 0;
+    try {
+      await client.documents.upload('p', { path }, { documentUploadIdentifier: 'u1' }, { fence: () => ++fenceAsked > 2 });
+    } finally {
+      await rm(dirname(path), { recursive: true, force: true });
+    }
+    expect(fenceAsked).toBe(3);
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]?.connection).toBe('close');
+    expect(bodies[0]?.body.includes(content)).toBe(true);
   });
 
   it('what beforeSend throws when asked again ends the write unsent (a lease found lost)', async () => {

@@ -1,10 +1,11 @@
 // TLS as users meet it: verification is always on; a private CA is trusted only when given.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { FerryClient, ConnectionError } from '../../src/api/index.js';
 import { AUDIENCE, CLIENT_ID, SECRET } from '../helpers/test-server.js';
@@ -12,6 +13,8 @@ import { AUDIENCE, CLIENT_ID, SECRET } from '../helpers/test-server.js';
 let server: Server;
 let url: string;
 let cert: Buffer;
+/** The content of the big upload's file. */
+const uploaded = randomBytes(3 * 1024 * 1024 + 7);
 
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-tls-'));
@@ -23,6 +26,14 @@ beforeAll(async () => {
     if (req.url === '/auth/oauth/token') {
       const payload = Buffer.from(JSON.stringify({ exp: Math.floor(Date.now() / 1000) + 3600 })).toString('base64url');
       return res.end(JSON.stringify({ access_token: `e30.${payload}.sig`, token_type: 'Bearer', expires_in: 3600 }));
+    }
+    if (req.method === 'POST') {
+      // An upload: what arrived, said back (whether it holds the file whole, and how it came).
+      void req.toArray().then((chunks) => {
+        const body = Buffer.concat(chunks);
+        res.end(JSON.stringify({ objectIdentifier: 'd1', name: body.includes(uploaded) ? 'whole' : 'not whole', isDirectory: false, size: body.length, contentType: String(req.headers.connection ?? 'none') }));
+      });
+      return;
     }
     res.end(JSON.stringify({ items: [{ objectIdentifier: 'p1' }], totalCount: 1 }));
   });
@@ -55,5 +66,21 @@ describe('TLS', () => {
     const page = await client.projects.list().page(1);
     await client.close();
     expect(page.items).toEqual([{ objectIdentifier: 'p1' }]);
+  });
+
+  it('a big upload from disk goes through undici (the bulk sender speaks plain http only), whole', async () => {
+    const path = join(await mkdtemp(join(tmpdir(), 'ferry-tls-up-')), 'big.bin');
+    await writeFile(path, uploaded);
+    const client = new FerryClient({ ...options(), ca: cert });
+    try {
+      const doc = await client.documents.upload('p', { path }, { documentUploadIdentifier: 'u1' });
+      expect(doc.name).toBe('whole');
+      // undici's own connection, kept alive: not the bulk sender's (`connection: close`).
+      expect(doc.contentType).toBe('keep-alive');
+      expect(doc.size).toBeGreaterThan(uploaded.length);
+    } finally {
+      await client.close();
+      await rm(dirname(path), { recursive: true, force: true });
+    }
   });
 });
