@@ -113,24 +113,29 @@ describe('a mirror killed with kill -9 while a file hashed as it is sent goes up
   });
   afterAll(() => service.close());
 
-  /** `ferry mirror` slowed to 40 MB/s, killed once the emulator has read more than half the file. */
-  async function killedMirror(src: string, project: string, state: string): Promise<void> {
+  /**
+   * `ferry mirror` killed mid-file: slowed to 40 MB/s (the metered stream) once the emulator has
+   * read more than half the file, or at full speed (the bulk sender's reused buffers) once it has
+   * read a MiB of it; at that speed a later moment could be the end.
+   */
+  async function killedMirror(src: string, project: string, state: string, speed: 'slowed' | 'full'): Promise<void> {
     const before = service.emulator.traffic().bytesReceived;
     // A short lease: a run from a fresh store cannot tell its holder is gone, and waits it out.
-    const args = ['mirror', src, '--project', project, '--bwlimit', '40M', '--lock-ttl', '2s', '--state', state, '--json'];
-    const result = await killedWhen(args, { ...service.env(), FERRY_FORM_ORDER: 'any' }, () => service.emulator.traffic().bytesReceived - before > SIZE / 2);
+    const args = ['mirror', src, '--project', project, ...(speed === 'slowed' ? ['--bwlimit', '40M'] : []), '--lock-ttl', '2s', '--state', state, '--json'];
+    const read = speed === 'slowed' ? SIZE / 2 : MiB;
+    const result = await killedWhen(args, { ...service.env(), FERRY_FORM_ORDER: 'any' }, () => service.emulator.traffic().bytesReceived - before > read);
     expect(result.code, `the mirror ended before it was killed: ${result.stdout} ${result.stderr}`).toBeNull();
     // Killed mid-file: nothing landed.
     expect(await remoteFiles(service.client(), project)).toEqual([]);
   }
 
-  for (const store of ['the same store', 'a fresh store'] as const) {
-    it(`the next run from ${store} uploads it once, naming its content`, async () => {
+  for (const [store, speed] of [['the same store', 'slowed'], ['a fresh store', 'slowed'], ['the same store', 'full'], ['a fresh store', 'full']] as const) {
+    it(`${speed === 'full' ? 'at full speed (no --bwlimit), ' : ''}the next run from ${store} uploads it once, naming its content`, async () => {
       const dir = await tempDir('ferry-hash-killed-');
       const src = join(dir, 'src');
       await writeTree(src, { 'big.bin': content });
-      const project = (await service.client().projects.create({ name: `killed mid-file, ${store}`, description: '' })).objectIdentifier;
-      await killedMirror(src, project, join(dir, 'state.sqlite'));
+      const project = (await service.client().projects.create({ name: `killed mid-file, ${store}, ${speed}`, description: '' })).objectIdentifier;
+      await killedMirror(src, project, join(dir, 'state.sqlite'), speed);
       const state = store === 'the same store' ? join(dir, 'state.sqlite') : join(dir, 'fresh.sqlite');
       const next = onlyJson(await runFerry(['mirror', src, '--project', project, '--wait-lock', '20s', '--state', state, '--json'], { ...service.env(), FERRY_FORM_ORDER: 'any' }));
       expect(next, JSON.stringify(next)).toMatchObject({ exitCode: 0, counts: { uploaded: 1, failed: 0 } });
