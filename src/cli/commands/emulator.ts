@@ -1,6 +1,7 @@
 // `ferry emulator`: the service itself, on this machine, for tests and offline scripts.
 // Its definition (arguments, flags, help); the action is in ../actions and loads when it runs.
 import { Option, type Command } from 'commander';
+import { MODE_CHOICES } from '../../emulator/mode-choices.js';
 import { later } from '../later.js';
 
 export function registerEmulator(program: Command): void {
@@ -19,17 +20,17 @@ export function registerEmulator(program: Command): void {
     .option('--max-page-size <n>', 'answer every list with at most n items per page, silently, as services that cap page sizes do')
     .option('--strict', 'the interface exactly as the spec shows it: no folder creation, no document-content route (url is a signed link)')
     .addOption(new Option('--folders <mode>', 'folder creation: the extension, or none (404)').choices(['extension', 'none']))
-    .addOption(new Option('--date-completed <when>', "when a document upload's dateCompleted is set").choices(['when-processed', 'at-patch']))
-    .addOption(new Option('--stream-format <format>', 'what stream: true answers: events, plain json, or events without the final message').choices(['events', 'json', 'no-final']))
-    .addOption(new Option('--search <match>', 'how searchText matches a name: anywhere in it, at its start, or whole words').choices(['substring', 'prefix', 'word']))
-    .addOption(new Option('--search-case <case>', 'whether searchText tells upper from lower case').choices(['insensitive', 'sensitive']))
-    .addOption(new Option('--folder-case <case>', 'whether folder names that differ only by case are two folders (sensitive) or one, the second a 409 (insensitive, the default)').choices(['insensitive', 'sensitive']))
+    .addOption(new Option('--date-completed <when>', "when a document upload's dateCompleted is set").choices([...MODE_CHOICES.dateCompleted]))
+    .addOption(new Option('--stream-format <format>', 'what stream: true answers: events, plain json, or events without the final message').choices([...MODE_CHOICES.streamFormat]))
+    .addOption(new Option('--search <match>', 'how searchText matches a name: anywhere in it, at its start, or whole words').choices([...MODE_CHOICES.search]))
+    .addOption(new Option('--search-case <case>', 'whether searchText tells upper from lower case').choices([...MODE_CHOICES.searchCase]))
+    .addOption(new Option('--folder-case <case>', 'whether folder names that differ only by case are two folders (sensitive) or one, the second a 409 (insensitive, the default)').choices([...MODE_CHOICES.folderCase]))
     .option('--time-resolution <ms>', 'give times (dateAdded…) cut to this many milliseconds, as a service storing whole seconds would (1000)')
     .option('--link-ttl <seconds>', 'how long a signed document link works (with --strict; default 3600)')
-    .addOption(new Option('--link-auth <auth>', 'whether a signed document link also wants the bearer token').choices(['none', 'token']))
-    .addOption(new Option('--range <mode>', 'whether a content download answers a Range request with 206 and those bytes (honoured, the default) or with 200 and the whole body (ignored)').choices(['honoured', 'ignored']))
-    .addOption(new Option('--form-order <order>', "whether an upload's form fields are read wherever they come (any, the default) or only before the file part (fields-first: those after it are ignored)").choices(['any', 'fields-first']))
-    .addOption(new Option('--metadata <kept>', "whether an upload's metadataJson is kept as the document's metadata").choices(['kept', 'dropped']))
+    .addOption(new Option('--link-auth <auth>', 'whether a signed document link also wants the bearer token').choices([...MODE_CHOICES.linkAuth]))
+    .addOption(new Option('--range <mode>', 'whether a content download answers a Range request with 206 and those bytes (honoured, the default) or with 200 and the whole body (ignored)').choices([...MODE_CHOICES.range]))
+    .addOption(new Option('--form-order <order>', "whether an upload's form fields are read wherever they come (any, the default) or only before the file part (fields-first: those after it are ignored)").choices([...MODE_CHOICES.formOrder]))
+    .addOption(new Option('--metadata <kept>', "whether an upload's metadataJson is kept as the document's metadata").choices([...MODE_CHOICES.metadata]))
     .addOption(new Option('--admin-token <token>', 'the token the control API under /_emulator/ wants (default: one made up at start, given as adminToken by --ready-json)').env('FERRY_EMULATOR_ADMIN_TOKEN'))
     .option('--no-control', 'serve no control API (/_emulator/: reset, snapshots, faults, lag, modes, processing, clock, credits, traffic)')
     .action(later(() => import('../actions/emulator.js'), 'emulatorAction'));

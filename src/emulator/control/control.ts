@@ -15,6 +15,7 @@ import type { KeptBlobStore } from '../state/blobs.js';
 import type { Stores } from '../state/index.js';
 import type { ListingLag } from '../state/listing-lag.js';
 import { replaceData, type SnapshotInfo, type Snapshots } from '../state/snapshots.js';
+import { MODE_CHOICES as CHOICES } from '../mode-choices.js';
 
 /** The modes fixed when the emulator starts: they decide which routes exist, or how every stored time was cut. */
 export const FIXED_MODES = ['folders', 'contentRoute', 'timeResolutionMs'] as const;
@@ -189,19 +190,8 @@ export class Control {
   }
 }
 
-/** Each changeable mode's choices (the same as the CLI flags'). */
-const MODE_CHOICES: { [K in keyof ChangeableModes]: readonly ChangeableModes[K][] | 'seconds' } = {
-  dateCompleted: ['when-processed', 'at-patch'],
-  streamFormat: ['events', 'json', 'no-final'],
-  search: ['substring', 'prefix', 'word'],
-  searchCase: ['insensitive', 'sensitive'],
-  folderCase: ['insensitive', 'sensitive'],
-  linkTtlSeconds: 'seconds',
-  linkAuth: ['none', 'token'],
-  metadata: ['kept', 'dropped'],
-  range: ['honoured', 'ignored'],
-  formOrder: ['any', 'fields-first'],
-};
+/** Each changeable mode's choices (mode-choices.ts), held here to the modes' own types. */
+const MODE_CHOICES: { [K in keyof ChangeableModes]: readonly ChangeableModes[K][] | 'seconds' } = CHOICES;
 
 function changeable(modes: EmulatorModes): Partial<ChangeableModes> {
   return Object.fromEntries(Object.keys(MODE_CHOICES).map((name) => [name, modes[name as keyof ChangeableModes]]));
