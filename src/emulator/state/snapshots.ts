@@ -95,12 +95,12 @@ export class Snapshots {
     try {
       this.db.prepare('VACUUM INTO ?').run(join(dir, STATE));
       const blobs = this.blobs.saveCopy(join(dir, 'blobs'));
-      const count = (sql: string) => this.db.prepare<[], number>(sql).pluck().get() ?? 0;
+      const count = (sql: string, ...params: (string | number)[]) => this.db.prepare<(string | number)[], number>(sql).pluck().get(...params) ?? 0;
       const info: SnapshotInfo = {
         name,
         createdAt,
         documents: count('SELECT count(*) FROM documents WHERE is_directory = 0'),
-        projects: count(`SELECT count(*) FROM projects WHERE removed_at IS NULL AND substr(name, 1, ${LEASE_RECORD_PREFIX.length}) <> '${LEASE_RECORD_PREFIX}'`),
+        projects: count('SELECT count(*) FROM projects WHERE removed_at IS NULL AND substr(name, 1, ?) <> ?', LEASE_RECORD_PREFIX.length, LEASE_RECORD_PREFIX),
         stateBytes: statSync(join(dir, STATE)).size,
         blobs: blobs.files,
         blobBytes: blobs.bytes,
