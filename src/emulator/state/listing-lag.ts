@@ -23,13 +23,42 @@ export class ListingLag {
 
   set(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) throw new Error(`a listing lag must be a duration of 0 or more, not ${ms}`);
+    const now = this.nowMs();
     this.maxMs = ms;
-    this.history.push({ fromMs: this.nowMs(), ms });
+    this.history.push({ fromMs: now, ms });
+    this.prune(now);
   }
 
-  /** The longest lag ever in force: how long a removed item may still be listed. */
+  /**
+   * A span whose every item is listed (or gone from lists) by now answers as one with no lag, and
+   * spans with the same lag are one: the history holds only what some item may still wait on,
+   * where an emulator whose lag a test suite set before each test had grown by one entry a test.
+   */
+  private prune(now: number): void {
+    const h = this.history;
+    for (let i = 0; i + 1 < h.length; i++) {
+      const span = h[i] as { fromMs: number; ms: number };
+      // Made (or removed) before the next span began, so shown (or gone) by its start plus this lag.
+      if ((h[i + 1] as { fromMs: number }).fromMs + span.ms < now) span.ms = 0;
+    }
+    const kept: { fromMs: number; ms: number }[] = [];
+    for (const span of h) {
+      const last = kept[kept.length - 1];
+      if (last ? last.ms !== span.ms : span.ms !== 0) kept.push(span);
+    }
+    h.splice(0, h.length, ...kept);
+  }
+
+  /** The longest lag an item may still wait on: how long a removed item may still be listed. */
   get longestMs(): number {
-    return Math.max(0, ...this.history.map((h) => h.ms));
+    let longest = 0;
+    for (const span of this.history) longest = Math.max(longest, span.ms);
+    return longest;
+  }
+
+  /** How many spans of lag it keeps (for its tests). */
+  get spans(): number {
+    return this.history.length;
   }
 
   /** The lag in force at a moment. */
