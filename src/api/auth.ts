@@ -1,6 +1,7 @@
 // OAuth 2.0 client-credentials tokens: cached, renewed ahead of expiry, one refresh in flight.
 import { createHash } from 'node:crypto';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { request } from './undici.js';
 import type { Logger } from 'pino';
 import { ApiError, AuthenticationError, ConnectionError, FerryError } from './errors.js';
 import { DEFAULT_RETRY, RETRYABLE_STATUSES, isTransientConnectionError, nextDelay, parseRetryAfter, type RetryOptions } from './backoff.js';

@@ -28,7 +28,8 @@
 // much), as curl's loop of read and write does.
 import { connect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { Dispatcher, errors } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Dispatcher as DispatcherBase, errors } from './undici.js';
 import type { BodyReader } from './multipart.js';
 
 const BLOCK = 1024 * 1024;
@@ -102,7 +103,7 @@ export class BulkBody {
   }
 }
 
-export class BulkDispatcher extends Dispatcher {
+export class BulkDispatcher extends DispatcherBase {
   private readonly open = new Set<Socket>();
 
   constructor(private readonly inner: Dispatcher) {

@@ -1,7 +1,8 @@
 // The one transport core every API part goes through: addresses, auth, rate limit, retries,
 // timeouts, error mapping and response decoding.
 import type { Mark } from '../marks.js';
-import { request, Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, request } from './undici.js';
 import PQueue from 'p-queue';
 import { Pacer } from './pacing.js';
 import { Readable } from 'node:stream';

@@ -5,7 +5,7 @@
 // A ping URL is a secret (whoever has it can report for the job): only its scheme and host are
 // ever said. A receiver that is down or slow never changes the run's result: each ping gives up
 // after a few seconds, and the first failure is one warning.
-import { request } from 'undici';
+import { request } from '../api/undici.js';
 
 /** How long one ping may take before it is given up. */
 export const PING_TIMEOUT_MS = 5_000;
