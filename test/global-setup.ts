@@ -4,11 +4,9 @@
 // stamp the build is skipped.
 // Two suites started at once in one checkout must not rewrite dist/ under each other's running
 // CLIs: the build is done under a lock (a directory, created atomically), and the second suite
-// finds the stamp fresh and leaves dist/ alone. It also gives the suite a temp folder of its own.
+// finds the stamp fresh and leaves dist/ alone.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,28 +31,7 @@ function fresh(): boolean {
   }
 }
 
-/**
- * The suite's own temp folder, removed when it ends: every test and every `ferry` it starts makes
- * its temp folders under it (TMPDIR, which the workers and their children inherit). Tests that
- * made theirs with mkdtemp and no cleanup had left 8,000 entries in /tmp over a day of runs.
- */
-function ownTempFolder(): () => Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-suite-'));
-  process.env.TMPDIR = dir;
-  return async () => {
-    await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) => {
-      // A file system a failed test left mounted under it: said, and left for the machine's cleaning.
-      process.stderr.write(`the suite's temp folder ${dir} was not wholly removed: ${(err as Error).message}\n`);
-    });
-  };
-}
-
-export default async function setup(): Promise<() => Promise<void>> {
-  await build();
-  return ownTempFolder();
-}
-
-async function build(): Promise<void> {
+export default async function setup(): Promise<void> {
   mkdirSync(join(root, 'dist'), { recursive: true });
   for (;;) {
     try {
