@@ -23,13 +23,13 @@ async function loaded(args: string[], env: Record<string, string> = {}): Promise
   return { code, urls, stdout };
 }
 
-/** What a definition may load: commander and ferry's own light modules. */
+/** What a definition may load: commander and ferry's own light modules (the emulator's mode choices are data alone). */
 function heavy(urls: string[]): string[] {
   return [...new Set(urls)].filter((u) => {
     if (u.startsWith('node:')) return false;
     const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1];
     if (pkg) return pkg !== 'commander';
-    return /\/dist\/(jobs\/|src\/(api\/(client|transport|auth)|store\/|config\/profile|emulator\/|sync\/engine|backends\/(folder|zip|local)\/|backends\/project\/(?!identity)|cli\/(actions|shared|context)))/.test(u);
+    return /\/dist\/(jobs\/|src\/(api\/(client|transport|auth)|store\/|config\/profile|emulator\/(?!mode-choices\.js$)|sync\/engine|backends\/(folder|zip|local)\/|backends\/project\/(?!identity)|cli\/(actions|shared|context)))/.test(u);
   });
 }
 
