@@ -1,7 +1,7 @@
 // A big upload from a file on disk over plain http is sent by the bulk sender (src/api/bulk-dispatcher.ts):
 // from three reused buffers filled by synchronous reads, on a connection of its own. What it must
 // keep: every byte in order with the sha256 field after them made from them, against the emulator
-// and a server of the test's; an answer that comes first (a refusal), a 100 Continue, a chunked
+// and a server of the test's; an answer that comes first (a refusal; a 503, then sent again), a 100 Continue, a chunked
 // answer; a file that is shorter or longer than counted; a connection cut mid-body; the file never
 // left open.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -142,6 +142,30 @@ describe('a big upload to a server that answers otherwise', () => {
     });
     await expect(upload(t.client, { path })).rejects.toThrow(/takes no more today/);
     expect(received).toBeLessThan(24 * MiB);
+    expect(openOn(path)).toBe(0);
+  });
+
+  it('a 503 given before the end of the body, the upload known not to have landed: sent again from the start, whole', async () => {
+    const { path, content } = await bigFile(24 * MiB);
+    const bodies: Buffer[] = [];
+    t.server.handle('POST', route, async ({ req, res, seen, body }) => {
+      if (seen === 0) {
+        req.once('data', () => json(res, 503, { title: 'Service Unavailable', status: 503, detail: 'busy' }, { 'retry-after': '0' }));
+        return;
+      }
+      bodies.push(await body());
+      json(res, 200, document);
+    });
+    const client = new FerryClient({ ...clientOptionsFor(t.server), retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    try {
+      // An upload is retried only where it can be told whether the first attempt landed (it did not).
+      const answer = client.documents.upload('p', { path }, { documentUploadIdentifier: 'u-1', metadataAfterFile: (sha256) => ({ 'ferry.sha256': sha256 }) }, { didItLand: async () => undefined });
+      await expect(answer).resolves.toMatchObject({ objectIdentifier: 'd-1' });
+    } finally {
+      await client.close();
+    }
+    expect(bodies).toHaveLength(1);
+    expect(sha(formParts(bodies[0]!, `boundary=${/^--(\S+)\r\n/.exec(bodies[0]!.toString('latin1', 0, 200))![1]}`).get('file')!)).toBe(sha(content));
     expect(openOn(path)).toBe(0);
   });
 
