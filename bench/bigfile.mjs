@@ -93,6 +93,18 @@ async function emulatorWithProject(work, name) {
   };
 }
 
+/** `curl -F` sending the file to a new document of `project` on the emulator `e`, its arguments. */
+function curlUpload(e, project, file) {
+  return ['-sS', '-f', '-o', '/dev/null', '-H', `authorization: Bearer ${e.bearer}`, '-F', `file=@${file}`, `${e.emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${randomUUID()}`];
+}
+
+/** `ferry mirror` of `src` into `project` on the emulator `e`, which must upload one file. */
+async function ferryMirrorOne(work, e, src, project, stateDir) {
+  const r = await runFerry(work, 'mirror', ['mirror', src, '--project', project], { ...ferryEnv(work, stateDir), ...emulatorEnv(e.emu), ...FORM_ORDER });
+  if (r.code !== 0 || r.json?.counts?.uploaded !== 1) throw new Error(`bigfile mirror (${stateDir}): exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+  return r;
+}
+
 async function documentsOf(client, project) {
   const docs = [];
   for await (const d of client.documents.list(project, { flattenList: true })) if (!d.isDirectory) docs.push(d);
@@ -159,7 +171,7 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
   const held = await emulatorWithProject(work, 'bigfile-pull');
   try {
     const project = await held.project('held');
-    await timedProcess('curl', ['-sS', '-f', '-o', '/dev/null', '-H', `authorization: Bearer ${held.bearer}`, '-F', `file=@${big}`, `${held.emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${randomUUID()}`]);
+    await timedProcess('curl', curlUpload(held, project, big));
     const [doc] = await documentsOf(held.client, project);
     const out = join(work, 'bigfile-out');
     const fresh = async () => {
@@ -229,7 +241,7 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
       const sides = {
         curl: async () => {
           const project = await e.project(`curl ${round}`);
-          const r = await timedWithCpu('curl', ['-sS', '-f', '-o', '/dev/null', '-H', `authorization: Bearer ${e.bearer}`, '-F', `file=@${big}`, `${e.emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${randomUUID()}`], {}, upCpuFile);
+          const r = await timedWithCpu('curl', curlUpload(e, project, big), {}, upCpuFile);
           upCpu.curl.push(r.cpuMs);
           return r.ms;
         },
@@ -242,8 +254,7 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
         },
         ferry: async () => {
           const project = await e.project(`ferry ${round}`);
-          const r = await runFerry(work, 'mirror', ['mirror', src, '--project', project], { ...ferryEnv(work, `bigfile-mirror-state-${round}`), ...emulatorEnv(e.emu), ...FORM_ORDER });
-          if (r.code !== 0 || r.json?.counts?.uploaded !== 1) throw new Error(`bigfile mirror: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+          const r = await ferryMirrorOne(work, e, src, project, `bigfile-mirror-state-${round}`);
           mirrorRss.push(r.rssKiB);
           upCpu.ferry.push(r.cpuMs);
           return r.ms;
@@ -275,12 +286,10 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
             await settleDisk();
             const project = await e.project(`${name} pinned ${round}`);
             if (name === 'curl') {
-              pinnedUp.curl.push((await timedWithCpu('curl', ['-sS', '-f', '-o', '/dev/null', '-H', `authorization: Bearer ${e.bearer}`, '-F', `file=@${big}`, `${e.emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${randomUUID()}`], {}, upCpuFile)).ms);
+              pinnedUp.curl.push((await timedWithCpu('curl', curlUpload(e, project, big), {}, upCpuFile)).ms);
               continue;
             }
-            const r = await runFerry(work, 'mirror', ['mirror', src, '--project', project], { ...ferryEnv(work, `bigfile-mirror-pinned-state-${round}`), ...emulatorEnv(e.emu), ...FORM_ORDER });
-            if (r.code !== 0 || r.json?.counts?.uploaded !== 1) throw new Error(`bigfile pinned mirror: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
-            pinnedUp.ferry.push(r.ms);
+            pinnedUp.ferry.push((await ferryMirrorOne(work, e, src, project, `bigfile-mirror-pinned-state-${round}`)).ms);
           }
         });
       } finally {
