@@ -316,5 +316,5 @@ function controlContractPath(): string {
 
 function loadValidator(path = contractPath()): ContractValidator {
   if (!existsSync(path)) throw new Error(`validateResponses needs the contract at ${path}, which does not exist.`);
-  return new ContractValidator(path);
+  return ContractValidator.of(path);
 }

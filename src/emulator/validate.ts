@@ -1,6 +1,6 @@
 // Checks the emulator's own responses against the OpenAPI contract
 // (src/contract/openapi.yaml): declared status, declared media type, body schema.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ajv2020Module, { type ValidateFunction } from 'ajv/dist/2020.js';
@@ -56,7 +56,26 @@ function pointerSegment(segment: string): string {
   return encodeURIComponent(segment.replace(/~/g, '~0').replace(/\//g, '~1'));
 }
 
+/** Compiled contracts by file, as last read (its mtime): see ContractValidator.of. */
+const compiled = new Map<string, { mtimeMs: number; validator: ContractValidator }>();
+
 export class ContractValidator {
+  /**
+   * The contract at `path`, compiled once per process while the file is unchanged: a validator
+   * holds nothing of one emulator's (its caches are compiled schemas), and a process that starts
+   * many emulators (the test suite starts hundreds) paid ~120 ms of CPU each to parse and compile
+   * it again, and again for each response schema on first use.
+   */
+  static of(path: string): ContractValidator {
+    const mtimeMs = statSync(path).mtimeMs;
+    const known = compiled.get(path);
+    if (known?.mtimeMs === mtimeMs) return known.validator;
+    const validator = new ContractValidator(path);
+    compiled.set(path, { mtimeMs, validator });
+    return validator;
+  }
+
+
   private readonly ajv: InstanceType<typeof Ajv2020>;
   private readonly operations = new Map<string, Operation>();
   private readonly validators = new Map<string, ValidateFunction>();

@@ -1,11 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSeed, type EmulatorHandle, loadSeedFile } from '../../src/emulator/index.js';
-import { ContractValidator } from '../../src/emulator/validate.js';
+import { ContractValidator, contractPath } from '../../src/emulator/validate.js';
 import { clientFor, expectNoContractViolations, projectOf, startTestEmulator } from './helpers.js';
 
 const running: EmulatorHandle[] = [];
@@ -114,6 +114,26 @@ describe('contract validator', () => {
     expect(validator.check('GET', '/projects', 200, 'text/html', '<p>').problem).toMatch(/Content type text\/html is not declared/);
     expect(validator.check('GET', '/nowhere', 200, 'application/json', '{}').problem).toMatch(/not in the contract/);
     expect(validator.check('DELETE', '/projects/:projectIdentifier', 204, undefined, undefined).problem).toBeUndefined();
+  });
+
+  it('is compiled once per file while the file is unchanged, and read again once it changes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-contract-'));
+    try {
+      const path = join(dir, 'openapi.yaml');
+      await copyFile(contractPath(), path);
+      const first = ContractValidator.of(path);
+      expect(ContractValidator.of(path)).toBe(first);
+      // The same file changed: a status the projects listing never had is declared now.
+      const text = await readFile(path, 'utf8');
+      await writeFile(path, text.replace(/(\n {2}\/projects:\n {4}get:\n(?:.*\n)*? {6}responses:\n)/, "$1        '418':\n          description: teapot\n"));
+      await utimes(path, new Date(), new Date(Date.now() + 5_000));
+      const changed = ContractValidator.of(path);
+      expect(changed).not.toBe(first);
+      expect(first.check('GET', '/projects', 418, undefined, undefined).problem).toMatch(/Status 418 is not declared/);
+      expect(changed.check('GET', '/projects', 418, undefined, undefined).problem).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('turns a mismatch into a 500 naming it in throw mode', async () => {
