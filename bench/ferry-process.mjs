@@ -8,14 +8,14 @@ import { join } from 'node:path';
 const ferryBin = new URL('../bin/ferry.js', import.meta.url).pathname;
 const preload = new URL('./workers/peak-rss.mjs', import.meta.url).pathname;
 
-/** One ferry process: wall ms, exit code, its peak RSS (KiB), its CPU ms and its --json answer. `started` sees the child. */
+/** One ferry process: wall ms, exit code, its peak RSS (KiB), its CPU ms, when it first connected (ms from its start) and its --json answer. `started` sees the child. */
 export async function runFerry(work, step, argv, env, started) {
   const rssFile = join(work, 'rss');
   const cpuFile = join(work, 'cpu');
-  await rm(rssFile, { force: true });
-  await rm(cpuFile, { force: true });
+  const startupFile = join(work, 'startup');
+  for (const f of [rssFile, cpuFile, startupFile]) await rm(f, { force: true });
   const begun = process.hrtime.bigint();
-  const child = spawn(process.execPath, ['--import', preload, ferryBin, ...argv, '--json'], { env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile, BENCH_CPU_FILE: cpuFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', preload, ferryBin, ...argv, '--json'], { env: { ...process.env, ...env, BENCH_RSS_FILE: rssFile, BENCH_CPU_FILE: cpuFile, BENCH_STARTUP_FILE: startupFile }, stdio: ['ignore', 'pipe', 'pipe'] });
   started?.(child);
   let stdout = '';
   let stderr = '';
@@ -30,7 +30,8 @@ export async function runFerry(work, step, argv, env, started) {
   } catch {
     throw new Error(`${step}: exit ${code}, no JSON answer: ${stderr}`);
   }
-  return { code, ms, json, rssKiB: Number(await readFile(rssFile, 'utf8')), cpuMs: Number(await readFile(cpuFile, 'utf8')) };
+  const startup = await readFile(startupFile, 'utf8');
+  return { code, ms, json, rssKiB: Number(await readFile(rssFile, 'utf8')), cpuMs: Number(await readFile(cpuFile, 'utf8')), startupMs: startup ? Number(startup) : undefined };
 }
 
 /** A ferry environment of its own under `work`: no user config, a state directory per name. */
