@@ -23,13 +23,15 @@ import { flagProblems, jobKeys, jobSettings, kindSchema } from '../src/settings/
 import { resumeRecord } from '../src/settings/resume.js';
 import { writableFile } from '../src/settings/files.js';
 import type { MirrorOptions } from './mirror.js';
-import { DEFAULT_RETRY_POLICY, type UploadOptions } from './upload.js';
-import { localFilesFrom, type PullOptions } from './pull.js';
+import type { UploadOptions } from './upload.js';
+import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
+import type { PullOptions } from './pull.js';
+import { localFilesFrom } from './pull-local-files.js';
 import type { BackupOptions } from './playbooks.js';
 import type { MigrateOptions } from './migrate.js';
 import type { LeaseSettings } from '../src/backends/project/lease-use.js';
 import { loadMapping } from '../src/playbooks/mapping.js';
-import { parseShard } from '../src/tenants/selection.js';
+import { parseShard } from '../src/tenants/shard.js';
 import { codePage } from '../src/backends/archive-encoding.js';
 
 export { JOB_KINDS, type JobKind };

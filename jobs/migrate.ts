@@ -38,7 +38,6 @@ import {
   checkPair,
   checkSelection,
   definitionsUsed,
-  shareOf,
   documentsKey,
   migrateJobKey,
   readIdMap,
@@ -47,6 +46,7 @@ import {
   type MigrateSelection,
   type PairDeps,
 } from '../src/tenants/selection.js';
+import { shareOf } from '../src/tenants/shard.js';
 import { Verification, type Difference, type VerifyCounts } from '../src/tenants/verify.js';
 
 export interface MigrateOptions extends MigrateSelection {

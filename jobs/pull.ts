@@ -3,9 +3,7 @@
 // one run of the runner (lock, signals, record).
 import type { BandwidthLimit } from '../src/sync/bandwidth.js';
 import type { LimitSettings } from '../src/runner/limits.js';
-import { isAbsolute, relative, resolve } from 'node:path';
-import { ConfigurationError } from '../src/api/errors.js';
-import { visible } from '../src/backends/names.js';
+import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteProblem, runJob, type JobSummary } from '../src/runner/job.js';
@@ -17,7 +15,7 @@ import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { LocalFolderDestination } from '../src/backends/local/destination.js';
-import { LOCAL_NAMES, type LocalNamesSetting } from '../src/backends/name-rules.js';
+import type { LocalNamesSetting } from '../src/backends/name-rules.js';
 import { ManifestWriter } from '../src/manifest/write.js';
 
 export interface PullOptions extends SizeAgeLimits {
@@ -116,22 +114,6 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
       await writer?.dispose();
     }
   });
-}
-
-/** --local-names, --overwrite-changed and --backup-dir as the job takes them; a backup folder inside DIR is refused (it would be part of the copy). */
-export function localFilesFrom(opts: { localNames?: string | undefined; overwriteChanged?: boolean | undefined; backupDir?: string | undefined }, dir: string): Pick<PullOptions, 'localNames' | 'overwriteChanged' | 'backupDir'> {
-  if (opts.localNames !== undefined && !(LOCAL_NAMES as readonly string[]).includes(opts.localNames)) {
-    throw new ConfigurationError(`local names "${visible(opts.localNames)}" are not rules ferry knows: ${LOCAL_NAMES.join(', ')}`);
-  }
-  if (opts.backupDir !== undefined) {
-    const rel = relative(resolve(dir), resolve(opts.backupDir));
-    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new ConfigurationError(`backup folder ${visible(opts.backupDir)} is inside ${visible(dir)}: the replaced files would become part of the copy; name a folder outside it`);
-  }
-  return {
-    ...(opts.localNames !== undefined ? { localNames: opts.localNames as LocalNamesSetting } : {}),
-    ...(opts.overwriteChanged ? { overwriteChanged: true } : {}),
-    ...(opts.backupDir !== undefined ? { backupDir: opts.backupDir } : {}),
-  };
 }
 
 /** What a pull would download, writing nothing. */

@@ -17,33 +17,7 @@ import { mirrorJobKey, mirrorParams, mirrorInRun, normaliseRemotePath, open, typ
 import { closing } from '../src/backends/index.js';
 import { sizeAgeFilter } from '../src/sync/filters.js';
 import { DEFAULT_PROCESSING_WAIT_MS } from '../src/settings/declared.js';
-
-/** What to do with the files of each failure reason when retrying. */
-export type RetryAction = 'retry' | 'never' | 'fallback' | 'stop';
-
-export interface RetryPolicy {
-  reasons: Record<UploadFailedReason, RetryAction>;
-  /** Retry batches at most (default 2). */
-  maxRounds: number;
-  /** The OCR strategy `fallback` files are sent with (e.g. `never`); without one they are not retried. */
-  ocrFallback?: OCRStrategy | undefined;
-}
-
-/** The documented default: transient reasons retried, permanent ones never, credits stop the job. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  reasons: {
-    uploadFailure: 'retry',
-    unknownException: 'retry',
-    fileScanTimedOut: 'retry',
-    outOfMemory: 'retry',
-    maliciousFile: 'never',
-    unsupportedFileType: 'never',
-    badFile: 'never',
-    ocrPageLimitExceeded: 'fallback',
-    insufficientCredits: 'stop',
-  },
-  maxRounds: 2,
-};
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 export const JOB = 'upload';
 

@@ -7,7 +7,8 @@ import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../backends/project/source.js';
 import { planTransfer, type PlannedItem } from '../sync/engine.js';
 import { TargetMetadata, type MetadataMapping } from '../mapping/metadata.js';
-import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, shareOf, type MigrateSelection, type PairDeps } from './selection.js';
+import { NOT_CARRIED, checkPair, checkSelection, definitionsUsed, documentsKey, migrateJobKey, readIdMap, selectPlaybooks, selectProjects, type MigrateSelection, type PairDeps } from './selection.js';
+import { shareOf } from './shard.js';
 import { resolveCounterparts } from './counterparts.js';
 
 export interface MigrationPlan {

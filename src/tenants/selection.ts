@@ -2,6 +2,7 @@
 // job key, its items, its lock), the projects and playbooks selected at the source, the
 // organization metadata they use, and what the interface cannot carry at all.
 import { isUuid } from '../ids.js';
+import type { Shard } from './shard.js';
 import type { FerryClient } from '../api/client.js';
 import { ConfigurationError, NotFoundError } from '../api/errors.js';
 import type { Playbook, Project } from '../api/types.js';
@@ -26,36 +27,6 @@ export interface MigrateSelection {
   shard?: Shard | undefined;
   /** Source and target may be the same tenant (a copy inside one tenant). */
   sameTenant?: boolean | undefined;
-}
-
-export interface Shard {
-  index: number;
-  count: number;
-}
-
-/** `K/N` with 1 <= K <= N: a usage error otherwise. */
-export function parseShard(text: string): Shard {
-  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
-  const index = Number(m?.[1]);
-  const count = Number(m?.[2]);
-  if (!m || count < 1 || index < 1 || index > count) throw new ConfigurationError(`--shard "${text}" must be K/N with 1 <= K <= N, like 2/3`);
-  return { index, count };
-}
-
-/**
- * The share of shard K of N: each object goes to one shard by a hash of its source id, the same in
- * every process, so N processes that never talk to each other split the selection exactly.
- */
-export function shareOf<T extends { objectIdentifier: string }>(all: T[], shard: Shard | undefined): T[] {
-  if (!shard || shard.count === 1) return all;
-  return all.filter((o) => shardOf(o.objectIdentifier, shard.count) === shard.index);
-}
-
-/** 1-based shard of an id (FNV-1a over its text). */
-export function shardOf(id: string, count: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0;
-  return (h % count) + 1;
 }
 
 /**

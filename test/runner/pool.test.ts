@@ -4,7 +4,7 @@ import { describeProgress, formatBytes, formatDuration, liveLine } from '../../s
 import { runPool, WAITING_PER_SLOT } from '../../src/runner/pool.js';
 import { noteWaited, waitOutsideSlot } from '../../src/slots.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
-import { parseShard, shareOf } from '../../src/tenants/selection.js';
+import { parseShard, shareOf } from '../../src/tenants/shard.js';
 
 describe('pool', () => {
   it('keeps the backlog bounded while the producer is faster than the work', async () => {

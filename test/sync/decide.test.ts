@@ -3,7 +3,7 @@ import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
 import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
 import { runPool } from '../../src/runner/pool.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
-import { parseShard, shareOf } from '../../src/tenants/selection.js';
+import { parseShard, shareOf } from '../../src/tenants/shard.js';
 
 describe('decide', () => {
   const known = { state: 'uploaded' as const, remoteId: 'd', size: 3, mtimeMs: 10, sha256: 'abc' };
