@@ -4,7 +4,7 @@
 // gives words; anything else is refused with how it reads in the likeliest code pages. The
 // decoding itself is iconv-lite's (Node's TextDecoder has no IBM code pages); the judgement of
 // "plainly words" is ferry's own, so it is written here.
-import iconv from 'iconv-lite';
+import { iconv } from '../libraries.js';
 import { ConfigurationError } from '../errors.js';
 import { checkDecodedName, visible, type NameVerdict } from './names.js';
 
@@ -27,7 +27,7 @@ export function archiveEncoding(name: string): string {
 /** A code page named by `flag` (--archive-encoding, --manifest-encoding): one list, one error, exit 2 naming what it takes. */
 export function codePage(flag: string, name: string): string {
   const wanted = name.trim().toLowerCase();
-  if (!wanted || NOT_A_CODE_PAGE.test(wanted.replace(/[^a-z0-9]/g, '')) || !iconv.encodingExists(wanted)) {
+  if (!wanted || NOT_A_CODE_PAGE.test(wanted.replace(/[^a-z0-9]/g, '')) || !iconv().encodingExists(wanted)) {
     throw new ConfigurationError(`${flag} "${visible(name)}" is not a code page ferry knows; it takes ${ARCHIVE_ENCODINGS.join(', ')} (and their usual aliases)`);
   }
   return wanted;
@@ -35,12 +35,12 @@ export function codePage(flag: string, name: string): string {
 
 /** Text in a code page, decoded as a stream (a manifest saved by old Excel's "CSV (Comma delimited)"). */
 export function decodingStream(encoding: string): NodeJS.ReadWriteStream {
-  return iconv.decodeStream(encoding);
+  return iconv().decodeStream(encoding);
 }
 
 /** The bytes in a code page, or undefined where a byte sequence has no character there. */
 export function decodeIn(raw: Buffer, encoding: string): string | undefined {
-  const text = iconv.decode(raw, encoding);
+  const text = iconv().decode(raw, encoding);
   return text.includes('\ufffd') ? undefined : text;
 }
 
@@ -136,7 +136,7 @@ export function decodeLegacyName(raw: Buffer, encoding: string | undefined, defa
     return { ...checkDecodedName(text), rule: 'code-page' };
   }
   if (defaultCp437) {
-    const text = iconv.decode(raw, 'cp437');
+    const text = iconv().decode(raw, 'cp437');
     if (plainlyWords(text)) return { ...checkDecodedName(text), rule: 'cp437-default' };
     return { ...refused, reason: `${ENCODING_UNKNOWN}. ${readingsText(raw)}` };
   }

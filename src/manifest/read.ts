@@ -7,8 +7,8 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { createInterface } from 'node:readline';
-import { parse, CsvError } from 'csv-parse';
-import { parse as parseSync } from 'csv-parse/sync';
+import type { CsvError } from 'csv-parse';
+import { csvParse, csvParseSync } from '../libraries.js';
 import { visible } from '../backends/names.js';
 import { codePage, decodeIn, decodingStream, plainlyWords } from '../backends/archive-encoding.js';
 import { columnName, readWorkbook } from './workbook-read.js';
@@ -219,7 +219,7 @@ class Utf8Check extends Transform {
 }
 
 async function* readCsv(file: string, input: NodeJS.ReadableStream, delimiter: string, delimiterGiven: boolean, head: Buffer): AsyncIterable<ManifestRow> {
-  const parser = parse({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: false });
+  const parser = csvParse().parse({ bom: true, delimiter, info: true, skip_empty_lines: true, relax_column_count: false });
   input.on('error', (err: Error) => parser.destroy(err));
   input.pipe(parser);
   let header: Header | undefined;
@@ -236,7 +236,7 @@ async function* readCsv(file: string, input: NodeJS.ReadableStream, delimiter: s
     }
   } catch (err) {
     if (err instanceof ManifestError) throw err;
-    if (err instanceof CsvError) {
+    if (err instanceof csvParse().CsvError) {
       // Early in the file, a parse error is most often the wrong separator: say the one that reads.
       const other = lastLine < 2 ? workingDelimiter(head, delimiter) : undefined;
       throw new ManifestError(`--manifest ${visible(file)}: ${csvProblem(err, lastLine)}${other ? `; read with ${other} as the separator it parses: give --manifest-delimiter ${other}` : ''}`);
@@ -274,7 +274,7 @@ function workingDelimiter(head: Buffer, tried: string): string | undefined {
   for (const candidate of [',', ';', '\t', '|']) {
     if (candidate === tried) continue;
     try {
-      const rows = parseSync(whole, { delimiter: candidate, relax_column_count: false, skip_empty_lines: true, to_line: 50 }) as string[][];
+      const rows = csvParseSync().parse(whole, { delimiter: candidate, relax_column_count: false, skip_empty_lines: true, to_line: 50 }) as string[][];
       const header = rows[0]?.map((c) => c.trim()) ?? [];
       if (header.length >= 2 && header.includes('path')) return candidate === '\t' ? 'tab' : `"${candidate}"`;
     } catch {

@@ -7,9 +7,9 @@
 // Memory stays flat: a sheet is never held, and shared strings past SPILL_BYTES go to a scratch
 // SQLite file rather than an array. Everything wrong is a ManifestError naming the cell.
 import { StringDecoder } from 'node:string_decoder';
-import { SaxesParser, type SaxesTagPlain } from 'saxes';
+import type { SaxesParser, SaxesTagPlain } from 'saxes';
 import type unzipper from 'unzipper';
-import { unzipper as loadUnzipper } from '../libraries.js';
+import { saxes, unzipper as loadUnzipper } from '../libraries.js';
 import { visible } from '../backends/names.js';
 import { openScratchDb } from '../store/scratch-db.js';
 import { numberTexts, type NumberText } from './cell-text.js';
@@ -118,7 +118,7 @@ async function* feed(label: string, part: Part, parser: SaxesParser): AsyncItera
 
 /** Parses a whole part; `on` attaches the handlers, `onChunk` runs between chunks. */
 async function parseXml(label: string, part: Part, on: (parser: SaxesParser) => void, onChunk?: () => void): Promise<void> {
-  const parser = new SaxesParser({ xmlns: false, position: true });
+  const parser = new (saxes().SaxesParser)({ xmlns: false, position: true });
   on(parser);
   for await (const _ of feed(label, part, parser)) onChunk?.();
 }
@@ -321,7 +321,7 @@ async function* readSheet(label: string, part: Part, context: SheetContext): Asy
     for (const r of rows) if (r.cells.some((c) => c !== undefined)) yield r;
   };
 
-  const parser = new SaxesParser({ xmlns: false, position: true });
+  const parser = new (saxes().SaxesParser)({ xmlns: false, position: true });
   parser.on('opentag', (tag) => {
     const name = local(tag.name);
     if (name === 'row') {

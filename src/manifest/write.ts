@@ -10,7 +10,7 @@ import { dirname, basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
-import { stringify } from 'csv-stringify';
+import { csvStringify } from '../libraries.js';
 import { scratchFolder } from '../scratch.js';
 import { LOCAL_PATH_COLUMN } from './read.js';
 import { writeWorkbook } from './workbook-write.js';
@@ -81,7 +81,7 @@ export class ManifestWriter {
       // a lone CR or LF is quoted too (csv-stringify quotes the record delimiter, CRLF, alone): Python's
       // csv and LibreOffice would otherwise read it as two rows.
       if (/\.xlsx$/i.test(this.file)) await writeWorkbook(rows(), temporary);
-      else await pipeline(rows(), stringify({ bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ }), createWriteStream(temporary));
+      else await pipeline(rows(), csvStringify().stringify({ bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ }), createWriteStream(temporary));
       await rename(temporary, this.file);
     } catch (err) {
       await rm(temporary, { force: true });

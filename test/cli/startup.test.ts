@@ -3,7 +3,7 @@
 // job or a shell loop pays start-up on every call). Read from the modules Node actually resolves.
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,17 @@ describe('start-up', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Usage: ferry/);
     expect(heavy(r.urls)).toEqual([]);
+  });
+
+  it('a mirror of a folder loads neither a manifest\'s parsers (csv-parse, saxes), a code page (iconv-lite), a pull nor an upload: they load when a run needs them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-startup-mirror-'));
+    // No service named: the command stops at its address (exit 2), after its action and job are loaded.
+    const r = await loaded(['mirror', dir, '--project', 'p', '--state', join(dir, 's.sqlite')]).finally(() => rm(dir, { recursive: true, force: true }));
+    expect(r.code).toBe(2);
+    const urls = [...new Set(r.urls)];
+    expect(urls).toEqual(expect.arrayContaining([expect.stringMatching(/\/dist\/src\/cli\/actions\/mirror\.js$/), expect.stringMatching(/\/dist\/jobs\/mirror\.js$/), expect.stringMatching(/\/dist\/jobs\/definition\.js$/)]));
+    const unwanted = urls.filter((u) => /\/node_modules\/(csv-parse|csv-stringify|saxes|iconv-lite)\/|\/dist\/jobs\/(pull|upload|migrate)\.js$|\/dist\/src\/(manifest\/write|backends\/local\/destination|tenants\/selection)\.js$/.test(u));
+    expect(unwanted).toEqual([]);
   });
 
   it('a command that runs does load its action (the trace would see a regression)', async () => {
