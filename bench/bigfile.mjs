@@ -125,7 +125,8 @@ async function alternate(rounds, sides) {
       if (r.cpuMs !== undefined) cpu[name].push(r.cpuMs);
       if (r.rssKiB) rss.push(r.rssKiB);
     }
-    console.error(`bigfile round ${round + 1}: ${names.map((n) => `${n} ${Math.round(ms[n][round])} ms`).join(', ')}`);
+    // With each side's CPU time: ferry's slow pull rounds (right after the undici pipe's) were slow in its own process.
+    console.error(`bigfile round ${round + 1}: ${names.map((n) => `${n} ${Math.round(ms[n][round])} ms${cpu[n][round] !== undefined ? ` (CPU ${Math.round(cpu[n][round])} ms)` : ''}`).join(', ')}`);
   }
   return { ms, cpu, rss };
 }
