@@ -3,8 +3,7 @@
 // that goes first alternating round by round; a ratio is the median of the rounds' ratios, with
 // their spread.
 //
-//   one file of 1.5 GiB (random bytes): `ferry pull` beside `curl -o`, and a bare undici pipe's
-//     rounds after theirs;
+//   one file of 1.5 GiB (random bytes): `ferry pull` beside `curl -o` and a bare undici pipe;
 //     `ferry mirror` beside `curl -F`, with the emulator's receiving rate (curl's) beside a plain
 //     `cp` of the file on the same disk; ferry's peak RSS both ways
 //   100 files of 20 MiB: `ferry pull` and `ferry mirror` (default concurrency) beside curl run 8 at
@@ -182,15 +181,15 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
       await settleDisk();
     };
     const cpuFile = join(work, 'bigfile-cpu');
-    const undici = async () => {
-      await fresh();
-      return timedWithCpu(process.execPath, [bareGet, held.bearer, doc.url, join(out, 'big.bin')], {}, cpuFile);
-    };
-    const pullRounds = async (tag) => {
-      const paired = await alternate(rounds, {
+    const pullRounds = (tag) =>
+      alternate(rounds, {
         curl: async () => {
           await fresh();
           return timedWithCpu('curl', ['-sS', '-f', '-o', join(out, 'big.bin'), '-H', `authorization: Bearer ${held.bearer}`, doc.url], {}, cpuFile);
+        },
+        undici: async () => {
+          await fresh();
+          return timedWithCpu(process.execPath, [bareGet, held.bearer, doc.url, join(out, 'big.bin')], {}, cpuFile);
         },
         ferry: async (round) => {
           await fresh();
@@ -199,23 +198,12 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
           return r;
         },
       });
-      // The bare undici pipe in rounds of its own, after: run between the others, the ferry round
-      // right after it was 3-4x slower in every bench run (not curl's), 77% of it in the kernel's
-      // copy of ferry's bytes into new page-cache pages (perf: copy_folio_from_iter_atomic; 10% in
-      // the other rounds), this VM's memory after the pipe and not ferry's code (bench/NOTES.md).
-      paired.ms.undici = [];
-      paired.cpu.undici = [];
-      for (let round = 0; round < rounds; round++) {
-        const r = await undici();
-        paired.ms.undici.push(r.ms);
-        paired.cpu.undici.push(r.cpuMs);
-      }
-      console.error(`bigfile undici pipe rounds: ${paired.ms.undici.map((ms) => Math.round(ms)).join(', ')} ms`);
-      return paired;
-    };
     const mbps = (t) => Math.round(size / 1e6 / (spread(t).median / 1000));
     // Pinned: the emulator on a core of its own, every client on the other, as when the service
-    // runs elsewhere; the ratio the target is read from, where the machine allows it.
+    // runs elsewhere; the ratio the target is read from, where the machine allows it. Pinned or
+    // not, ferry's rounds were 1.3-1.5 s or 3.9-6.0 s here, the slow ones those run right after
+    // the undici pipe's (its CPU time tripled then; curl's after the same pipe did not): see
+    // bench/NOTES.md, *Big files*.
     const pinnable = await canPin('the pinned big-file pull');
     let pinnedRatio;
     if (pinnable) {
@@ -231,7 +219,7 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
     const vsUndici = ratios(ms.undici, ms.ferry);
     results.spreads['bigfile pull'] = { curl: vsCurl, undici: vsUndici };
     record(`pull one ${label} file, ferry beside curl -o`, mbps(ms.ferry), mbps(ms.curl), 'MB/s', vsCurl.median, pinnable ? undefined : '>= 0.9', `${rounds} rounds alternating, unpinned${pinnable ? ' (information: the target is read pinned, above)' : ''}; per-round ratios ${vsCurl.min.toFixed(2)}-${vsCurl.max.toFixed(2)}; ${machine}`);
-    record(`pull one ${label} file, ferry beside a bare undici pipe`, mbps(ms.ferry), mbps(ms.undici), 'MB/s', vsUndici.median, undefined, `unpinned; the pipe in ${rounds} rounds of its own after the alternated ones; per-round ratios ${vsUndici.min.toFixed(2)}-${vsUndici.max.toFixed(2)}`);
+    record(`pull one ${label} file, ferry beside a bare undici pipe`, mbps(ms.ferry), mbps(ms.undici), 'MB/s', vsUndici.median, undefined, `unpinned; per-round ratios ${vsUndici.min.toFixed(2)}-${vsUndici.max.toFixed(2)}`);
     const cpuOf = (side) => spread(cpu[side]);
     results.spreads['bigfile pull cpu'] = { ferry: cpuOf('ferry'), curl: cpuOf('curl'), undici: cpuOf('undici') };
     record(`CPU time pulling one ${label} file, ferry beside curl -o`, Math.round(cpuOf('ferry').median), Math.round(cpuOf('curl').median), 'ms', cpuOf('ferry').median / cpuOf('curl').median, undefined, `unpinned; user and system time of the whole process, medians of ${rounds}; ferry ${Math.round(cpuOf('ferry').min)}-${Math.round(cpuOf('ferry').max)} ms (start-up and exit included), curl ${Math.round(cpuOf('curl').min)}-${Math.round(cpuOf('curl').max)} ms, the undici pipe ${Math.round(cpuOf('undici').median)} ms`);
