@@ -92,11 +92,23 @@ function digestText(field: DigestField, sha256: string): Buffer {
 
 const CRLF = '\r\n';
 // Unique per body without a random draw per request: a random prefix per process and a counter.
-const BOUNDARY_PREFIX = `----ferry${randomBytes(8).toString('hex')}`;
+// As long as RFC 2046 allows (70; ASP.NET Core refuses more than 128): a server finds the
+// delimiter with a skip search (Boyer-Moore-Horspool in busboy, through Node's indexOf), whose
+// steps through random content are as long as the delimiter. At 26 characters, that search took
+// 0.29 s of the emulator's CPU per 1.5 GiB received (perf; with curl's 40, 0.15 s).
+const BOUNDARY_LENGTH = 70;
+const BOUNDARY_COUNTER_DIGITS = 8;
+const BOUNDARY_PREFIX = `ferry${randomBytes(16).toString('hex')}`.padStart(BOUNDARY_LENGTH - BOUNDARY_COUNTER_DIGITS, '-');
 let boundaryCounter = 0;
 
+/** The next body's boundary, BOUNDARY_LENGTH characters (the counter wraps after 36^8 bodies). */
+export function nextBoundary(): string {
+  const counter = (boundaryCounter++ % 36 ** BOUNDARY_COUNTER_DIGITS).toString(36).padStart(BOUNDARY_COUNTER_DIGITS, '0');
+  return `${BOUNDARY_PREFIX}${counter}`;
+}
+
 export async function buildMultipart(parts: readonly MultipartPart[]): Promise<MultipartBody> {
-  const boundary = `${BOUNDARY_PREFIX}${(boundaryCounter++).toString(36)}`;
+  const boundary = nextBoundary();
   const chunks: Chunk[] = [];
   let replayable = true;
   for (const part of parts) {

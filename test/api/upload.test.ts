@@ -175,6 +175,18 @@ describe('streamed uploads', () => {
   });
 });
 
+describe('the boundary', () => {
+  it('is RFC 2046\'s longest, 70 characters it allows, and new for every body', async () => {
+    const bodies = await Promise.all([1, 2, 3].map(() => buildMultipart([{ name: 'ocrEngine', value: 'engineA' }])));
+    const boundaries = bodies.map((b) => /^multipart\/form-data; boundary=(.+)$/.exec(b.contentType)?.[1] ?? '');
+    for (const boundary of boundaries) {
+      // RFC 2046 5.1.1: 1-70 of its bchars, not ending in a space (a server parses it unquoted).
+      expect(boundary).toMatch(/^[0-9A-Za-z'()+_,./:=?-]{70}$/);
+    }
+    expect(new Set(boundaries).size).toBe(3);
+  });
+});
+
 describe('a field made from the file\'s sha256, after it', () => {
   const content = Buffer.alloc(300 * 1024, 'q');
   const sha = createHash('sha256').update(content).digest('hex');
