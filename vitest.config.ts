@@ -7,9 +7,10 @@ const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/backends/project-*.test.ts',
  * between overlapping runs is local to the checkpoint store; a kept partial download is the local
  * folder's alone; a file hashed as it is sent goes to a project's root and is told apart by its
  * metadata, never by folders or by where content is served (the form order it does depend on is
- * a mode of its own, which that suite sets both ways). Run once, against the default.
+ * a mode of its own, which that suite sets both ways); a zip's plan and its refusal make no folder
+ * and read nothing back. Run once, against the default.
  */
-const NOT_MODE_DEPENDENT = ['test/jobs/overlap.test.ts', 'test/jobs/listing-lag.test.ts', 'test/pull/resume-partials.test.ts', 'test/jobs/snapshot-during-mirror.test.ts', 'test/backends/project-hash-while-sending.test.ts'];
+const NOT_MODE_DEPENDENT = ['test/jobs/overlap.test.ts', 'test/jobs/listing-lag.test.ts', 'test/pull/resume-partials.test.ts', 'test/jobs/snapshot-during-mirror.test.ts', 'test/backends/project-hash-while-sending.test.ts', 'test/jobs/big-zip.test.ts'];
 /**
  * Suites about the local file systems a pull writes to (real NTFS and exFAT mounts): what they test
  * is the same whichever way the service hands out content, which the pull suites under test/pull
