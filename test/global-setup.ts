@@ -5,8 +5,10 @@
 // Two suites started at once in one checkout must not rewrite dist/ under each other's running
 // CLIs: the build is done under a lock (a directory, created atomically), and the second suite
 // finds the stamp fresh and leaves dist/ alone.
+// It also makes the run's temp folder (suiteTemp, below).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,7 +33,44 @@ function fresh(): boolean {
   }
 }
 
-export default async function setup(): Promise<void> {
+/** Names the suite's temp folder once it is made: each of vitest's projects runs this setup. */
+const SUITE_TEMP = 'FERRY_TEST_SUITE_TEMP';
+
+/**
+ * One temp folder for the whole run, the TMPDIR of every test and of what it starts, removed when
+ * the run ends: many files make folders with mkdtemp and leave them (a clean clone's `npm test`
+ * left 609 ferry-* folders and 14 checkpoint stores in /tmp). Made once for the three projects (not nested); a short name, for a test
+ * carries a path of 4,015 bytes under it; open to all as /tmp is (1777), so that the image's
+ * unprivileged user and Chromium reach into it.
+ */
+function suiteTemp(): (() => void) | undefined {
+  if (process.env[SUITE_TEMP]) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'f'));
+  chmodSync(dir, 0o1777);
+  process.env[SUITE_TEMP] = dir;
+  process.env.TMPDIR = dir;
+  return () => {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    } catch (err) {
+      // A file system a test left mounted in it: said, the rest removed.
+      process.stderr.write(`the suite's temp folder ${dir} was not removed whole: ${(err as Error).message}\n`);
+    }
+  };
+}
+
+export default async function setup(): Promise<(() => void) | undefined> {
+  const removeTemp = suiteTemp();
+  try {
+    await build();
+  } catch (err) {
+    removeTemp?.();
+    throw err;
+  }
+  return removeTemp;
+}
+
+async function build(): Promise<void> {
   mkdirSync(join(root, 'dist'), { recursive: true });
   for (;;) {
     try {
