@@ -11,9 +11,14 @@ export interface CliResult {
   stderr: string;
 }
 
-/** `as`: run as another user (root reads every file, so unreadable-file cases run as nobody). */
+/**
+ * `as`: run as another user (root reads every file, so unreadable-file cases run as nobody). The
+ * suite's TMPDIR goes along (test/global-setup.ts): ferry's scratch lands where the test looks for
+ * it, and is removed with the run.
+ */
 export function runFerry(args: string[], env: Record<string, string>, onSpawn?: (child: ChildProcess) => void, as: { uid?: number; gid?: number } = {}): Promise<CliResult> {
-  return runCommand(process.execPath, [FERRY_BIN, ...args], { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...env }, onSpawn, as);
+  const temp = process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {};
+  return runCommand(process.execPath, [FERRY_BIN, ...args], { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...temp, ...env }, onSpawn, as);
 }
 
 /** Any command (an installed `ferry`), with exactly `env`: its exit code and output. */
