@@ -39,9 +39,9 @@ const SUITE_TEMP = 'FERRY_TEST_SUITE_TEMP';
 /**
  * One temp folder for the whole run, the TMPDIR of every test and of what it starts, removed when
  * the run ends: many files make folders with mkdtemp and leave them (a clean clone's `npm test`
- * left 609 ferry-* folders and 14 checkpoint stores in /tmp). Made once for the three projects (not nested); a short name, for a test
- * carries a path of 4,015 bytes under it; open to all as /tmp is (1777), so that the image's
- * unprivileged user and Chromium reach into it.
+ * left 609 ferry-* folders and 14 checkpoint stores in /tmp). Made once for the three projects,
+ * not nested; a short name, for a test carries a path of 4,015 bytes under it; open to all as
+ * /tmp is (1777), so that the image's unprivileged user and Chromium reach into it.
  */
 function suiteTemp(): (() => void) | undefined {
   if (process.env[SUITE_TEMP]) return undefined;

@@ -102,7 +102,7 @@ const BOUNDARY_PREFIX = `ferry${randomBytes(16).toString('hex')}`.padStart(BOUND
 let boundaryCounter = 0;
 
 /** The next body's boundary, BOUNDARY_LENGTH characters (the counter wraps after 36^8 bodies). */
-export function nextBoundary(): string {
+function nextBoundary(): string {
   const counter = (boundaryCounter++ % 36 ** BOUNDARY_COUNTER_DIGITS).toString(36).padStart(BOUNDARY_COUNTER_DIGITS, '0');
   return `${BOUNDARY_PREFIX}${counter}`;
 }

@@ -176,7 +176,7 @@ describe('streamed uploads', () => {
 });
 
 describe('the boundary', () => {
-  it('is RFC 2046\'s longest, 70 characters it allows, and new for every body', async () => {
+  it('is 70 characters, the longest RFC 2046 allows, and new for every body', async () => {
     const bodies = await Promise.all([1, 2, 3].map(() => buildMultipart([{ name: 'ocrEngine', value: 'engineA' }])));
     const boundaries = bodies.map((b) => /^multipart\/form-data; boundary=(.+)$/.exec(b.contentType)?.[1] ?? '');
     for (const boundary of boundaries) {

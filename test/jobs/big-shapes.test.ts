@@ -66,5 +66,4 @@ describe('big shapes', () => {
     store.close();
     expect((await remoteFiles(client, project)).map((d) => d.path)).toEqual([`/${key}`]);
   });
-
 });
