@@ -75,7 +75,6 @@ export class ContractValidator {
     return validator;
   }
 
-
   private readonly ajv: InstanceType<typeof Ajv2020>;
   private readonly operations = new Map<string, Operation>();
   private readonly validators = new Map<string, ValidateFunction>();

@@ -11,9 +11,10 @@ const WRITE_BLOCK = 1024 * 1024;
  * the write. On this VM (Linux 6.18 under a hypervisor, virtio_balloon loaded) a pull's writes of
  * up to 1 MiB spent 76-78 % of a slow round in the copy into those folios (perf:
  * copy_folio_from_iter_atomic, some 30 times slower than in a fast round) and took 3-6 s instead
- * of 1.2 s; most likely large free blocks the balloon had handed back to the host, faulted in
- * again as they were touched (not proven). 1.5 GiB written after a freed file took 0.61-1.12 s in
- * writes of 1 MiB, 0.33 s in writes of 64 KiB, 0.64-0.68 s in writes of 16 KiB (curl's size).
+ * of 1.2 s; most likely large free blocks handed back to the host (the VM is a PVM guest with
+ * virtio free page reporting on, order 9) and faulted in again as they were touched (not
+ * proven). 1.5 GiB written after a freed file took 0.61-1.12 s in writes of 1 MiB, 0.33 s in
+ * writes of 64 KiB, 0.64-0.68 s in writes of 16 KiB (curl's size).
  */
 const WRITE_PIECE = 64 * 1024;
 
