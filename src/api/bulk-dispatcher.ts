@@ -19,7 +19,9 @@
 // disk) is sent from three reused buffers filled by synchronous reads, each filled again once the
 // socket has taken it. Measured on 1.5 GiB: undici writing a file stream's fresh 256 KiB buffers,
 // read in the thread pool, took 3.4-3.9 s of CPU; this loop 2.0-2.1 s, its sha256 included (curl
-// 1.0-1.5 s without one). Its answer is short: a 1xx is passed over and a chunked one decoded.
+// 1.0-1.5 s without one). Where a core is free the sha256 is taken on a thread of its own
+// (content-hash.ts), reading the same buffers. Its answer is short: a 1xx is passed over and a
+// chunked one decoded.
 //
 // A caller that writes the body at once (a file) can take it from the read buffer itself (a
 // BulkTap given as the request's `opaque`, then `drain`): no block is made at all. Measured on one
@@ -218,13 +220,14 @@ class BulkExchange {
       socket.write(request);
       if (!this.sendBody) return;
       const size = Math.max(1, Math.min(BLOCK, this.sendBody.length));
-      this.spare = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
       try {
         this.sending = this.sendBody.reader();
       } catch (err) {
         this.fail(err as Error);
         return;
       }
+      const reader = this.sending;
+      this.spare = [reader.allocate(size), reader.allocate(size), reader.allocate(size)];
       this.pump();
     });
   }
@@ -244,15 +247,16 @@ class BulkExchange {
 
   /**
    * The request body's next buffers read and written, each filled again once the socket has taken
-   * it; ends when the body is whole, or when the answer comes first (a refusal before the end).
+   * it and the reader has let go of it (a sha256 taken on another thread); ends when the body is
+   * whole, or when the answer comes first (a refusal before the end).
    */
   private pump(): void {
     const reader = this.sending;
     const socket = this.socket;
     const length = (this.sendBody as BulkBody).length;
     while (reader && socket && this.sending === reader && this.phase === 'head') {
-      const buffer = this.spare.pop();
-      if (!buffer) return;
+      if (this.spare.length === 0 || !reader.ready(() => this.pump())) return;
+      const buffer = this.spare.pop() as Buffer;
       let n: number;
       try {
         n = reader.read(buffer);
@@ -266,11 +270,17 @@ class BulkExchange {
         if (this.sent !== length) this.fail(new errors.RequestContentLengthMismatchError());
         return;
       }
-      socket.write(n === buffer.length ? buffer : buffer.subarray(0, n), (err) => {
-        if (err) return;
+      // Filled again once both the socket and the reader are done with it.
+      let holders = 2;
+      const free = () => {
+        if (--holders > 0) return;
         this.spare.push(buffer);
         this.pump();
+      };
+      socket.write(n === buffer.length ? buffer : buffer.subarray(0, n), (err) => {
+        if (!err) free();
       });
+      reader.settled(buffer, free);
       if (this.sent === length) {
         this.stopSending();
         return;

@@ -5,8 +5,9 @@
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { open as openFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { contentHash, hashableBuffer, hashesElsewhere, type ContentHash } from './content-hash.js';
 import { FerryError } from './errors.js';
 
 /**
@@ -43,10 +44,20 @@ export interface MultipartBody {
   reader?(): BodyReader;
 }
 
-/** A body read synchronously, on the calling thread, into buffers its caller reuses. */
+/**
+ * A body read synchronously, on the calling thread, into buffers its caller reuses. A file's sha256
+ * may be taken on another thread (content-hash.ts): a buffer read into is then written again only
+ * once `settled` says so, and a field made from the digest waits for it (`ready`).
+ */
 export interface BodyReader {
+  /** A buffer of `size` bytes to read into: shared memory where another thread hashes it. */
+  allocate(size: number): Buffer;
+  /** Calls `then` when the next bytes can be read: true if they can now (then is not called). */
+  ready(then: () => void): boolean;
   /** Fills `into` from its start with the next bytes; 0 once the body is whole. Throws what `open` would. */
   read(into: Buffer): number;
+  /** Calls `then` once `into`, just read into, may be written again. */
+  settled(into: Buffer, then: () => void): void;
   /** Lets go of what it holds open; safe to call twice. */
   close(): void;
 }
@@ -214,14 +225,32 @@ class SyncBody implements BodyReader {
   /** The current digest field's bytes, once made. */
   private text: Buffer | undefined;
   private fd: number | undefined;
-  private hash: Hash | undefined;
-  private sha256 = '';
+  private hash: ContentHash | undefined;
+  /** The last hashed file's digest; undefined while it is being taken. */
+  private sha256: string | undefined = '';
+  private failure: Error | undefined;
+  private waiting: (() => void) | undefined;
+  /** Buffers just read into: the bytes of each given to the hash, and whether it has let go. */
+  private readonly hashing = new Map<Buffer, { pending: number; then?: () => void }>();
+  private readonly shared: boolean;
 
   constructor(chunks: readonly Chunk[]) {
     this.segments = chunks.flatMap((c): Chunk[] => (isFile(c) ? [c.header, c] : [c]));
+    this.shared = this.segments.some((c) => !Buffer.isBuffer(c) && isFile(c) && c.hashed) && hashesElsewhere();
+  }
+
+  allocate(size: number): Buffer {
+    return hashableBuffer(size, this.shared);
+  }
+
+  ready(then: () => void): boolean {
+    if (this.failure || this.sha256 !== undefined || !this.atDigestField()) return true;
+    this.waiting = then;
+    return false;
   }
 
   read(into: Buffer): number {
+    if (this.failure) throw this.failure;
     let filled = 0;
     while (filled < into.length && this.index < this.segments.length) {
       const segment = this.segments[this.index] as Chunk;
@@ -229,13 +258,32 @@ class SyncBody implements BodyReader {
         filled += this.fromFile(segment, into, filled);
         continue;
       }
-      const bytes = Buffer.isBuffer(segment) ? segment : (this.text ??= Buffer.concat([segment.head, digestText(segment, this.sha256)]));
+      // A field made from a digest still being taken: the bytes before it go now, it when ready.
+      if (!Buffer.isBuffer(segment) && this.sha256 === undefined) {
+        if (filled === 0) throw new FerryError('a body was read before its digest was ready');
+        break;
+      }
+      const bytes = Buffer.isBuffer(segment) ? segment : (this.text ??= Buffer.concat([segment.head, digestText(segment, this.sha256 as string)]));
       const n = bytes.copy(into, filled, this.at);
       filled += n;
       this.at += n;
       if (this.at === bytes.length) this.nextSegment();
     }
     return filled;
+  }
+
+  settled(into: Buffer, then: () => void): void {
+    const held = this.hashing.get(into);
+    if (!held || held.pending === 0) {
+      this.hashing.delete(into);
+      return then();
+    }
+    held.then = then;
+  }
+
+  private atDigestField(): boolean {
+    const segment = this.segments[this.index];
+    return segment !== undefined && !Buffer.isBuffer(segment) && !isFile(segment);
   }
 
   private nextSegment(): void {
@@ -250,18 +298,18 @@ class SyncBody implements BodyReader {
     try {
       if (this.fd === undefined) {
         this.fd = openSync(path, 'r');
-        if (file.hashed) this.hash = createHash('sha256');
+        if (file.hashed) this.hash = contentHash();
       }
       const want = Math.min(into.length - offset, file.size - this.at);
       const n = want > 0 ? readSync(this.fd, into, offset, want, this.at) : 0;
       if (n === 0 && this.at < file.size) throw new FerryError(`${path} shrank while it was being uploaded (expected ${file.size} bytes, read ${this.at})`);
-      this.hash?.update(into.subarray(offset, offset + n));
+      if (this.hash && n > 0) this.hashFrom(into, offset, n);
       this.at += n;
       if (this.at === file.size) {
         if (readSync(this.fd, Buffer.allocUnsafe(1), 0, 1, file.size) > 0) throw new FerryError(`${path} grew while it was being uploaded (expected ${file.size} bytes)`);
-        if (this.hash) this.sha256 = this.hash.digest('hex');
+        if (this.hash) this.digestOf(this.hash);
         this.hash = undefined;
-        this.close();
+        this.closeFile();
         this.nextSegment();
       }
       return n;
@@ -272,11 +320,42 @@ class SyncBody implements BodyReader {
     }
   }
 
-  close(): void {
+  private hashFrom(into: Buffer, offset: number, n: number): void {
+    let held = this.hashing.get(into);
+    if (!held) this.hashing.set(into, (held = { pending: 0 }));
+    const h = held;
+    h.pending++;
+    (this.hash as ContentHash).update(into.subarray(offset, offset + n), () => {
+      if (--h.pending > 0 || !h.then) return;
+      this.hashing.delete(into);
+      const then = h.then;
+      h.then = undefined;
+      then();
+    });
+  }
+
+  private digestOf(hash: ContentHash): void {
+    this.sha256 = undefined;
+    hash.digest((result) => {
+      if (typeof result === 'string') this.sha256 = result;
+      else this.failure = result;
+      const waiting = this.waiting;
+      this.waiting = undefined;
+      waiting?.();
+    });
+  }
+
+  private closeFile(): void {
     if (this.fd === undefined) return;
     const fd = this.fd;
     this.fd = undefined;
     closeSync(fd);
+  }
+
+  close(): void {
+    this.hash?.abandon();
+    this.hash = undefined;
+    this.closeFile();
   }
 }
 

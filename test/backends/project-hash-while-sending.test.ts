@@ -2,14 +2,15 @@
 // where the profile says the service reads fields after the file (formOrder: any; issue 63); where
 // it does not (fields-first, the default), or a document at the path must be compared first, the
 // file is hashed before. An emulator that ignores fields after the file (`--form-order
-// fields-first`) tells which way a document went: sent after, its identity is not there. A mirror
-// killed with kill -9 mid-file uploads the file once, from the same store and from a fresh one.
+// fields-first`) tells which way a document went: sent after, its identity is not there. Hashed on
+// a thread of its own or, on one core, on the sending one: the same sha256. A mirror killed with
+// kill -9 mid-file uploads the file once, from the same store and from a fresh one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { useTempDirs } from '../helpers/temp.js';
 import { join } from 'node:path';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
-import { killedWhen, onlyJson, runFerry } from '../helpers/cli.js';
+import { FERRY_BIN, killedWhen, onlyJson, runCommand, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { readIdentity } from '../../src/backends/project/identity.js';
@@ -65,6 +66,18 @@ describe('a large file hashed as it is sent', () => {
       // A second run sends nothing: the file is known.
       const again = await mirrored(service, 'any', src, project, join(dir, 'state.sqlite'));
       expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
+    });
+
+    // Where the process has one core, the digest is taken on the sending thread (src/api/content-hash.ts); with more, on a thread of its own, as above.
+    it('on one core (taskset), names the same content, hashed on the sending thread', async () => {
+      const dir = await tempDir('ferry-hash-one-core-');
+      const src = join(dir, 'src');
+      await writeTree(src, { 'big.bin': big });
+      const project = (await service.client().projects.create({ name: 'hashed on one core', description: '' })).objectIdentifier;
+      const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...service.env(), FERRY_FORM_ORDER: 'any' };
+      const result = onlyJson(await runCommand('taskset', ['-c', '0', process.execPath, FERRY_BIN, 'mirror', src, '--project', project, '--state', join(dir, 'state.sqlite'), '--json'], env));
+      expect(result.counts).toMatchObject({ uploaded: 1, failed: 0 });
+      expect(await identities(service, project)).toEqual({ '/big.bin': sha(big) });
     });
   });
 
