@@ -19,7 +19,7 @@
 // disk) is sent from three reused buffers filled by synchronous reads, each filled again once the
 // socket has taken it. Measured on 1.5 GiB: undici writing a file stream's fresh 256 KiB buffers,
 // read in the thread pool, took 3.4-3.9 s of CPU; this loop 2.0-2.1 s, its sha256 included (curl
-// 1.0-1.5 s without one). Where a core is free the sha256 is taken on a thread of its own
+// 1.0-1.5 s without one). Where cores are free the sha256 is taken on a thread of its own
 // (content-hash.ts), reading the same buffers. Its answer is short: a 1xx is passed over and a
 // chunked one decoded.
 //

@@ -1,7 +1,8 @@
 // The sha256 of a file as it is sent (multipart.ts, the bulk sender): on the sending thread, or on
-// a worker thread where the process has a core to spare, so that hashing overlaps reading and
-// sending. On one thread, hashing took 1.0 s of the 2.2 s of CPU a 1.5 GiB upload cost (sha256 at
-// 1.65 GB/s here), which capped the sender near 0.7 GB/s, below a 10 Gb/s wire.
+// a worker thread where the process has cores to spare, so that hashing overlaps reading and
+// sending. On one thread, hashing took 1.0 s of the 1.7-1.8 s of CPU a 1.5 GiB upload cost here
+// (sha256 at 1.65 GB/s), which caps the sender near 0.9 GB/s, below a 10 Gb/s wire; with a thread
+// of its own, the sending thread took 0.72-0.75 s and the hashing thread 0.96-0.97 s.
 //
 // The worker reads the sender's own buffers (SharedArrayBuffer), so that it hashes exactly the
 // bytes sent, with no copy; a buffer is filled again only once the worker is done with it. The
@@ -20,14 +21,22 @@ export interface ContentHash {
   abandon(): void;
 }
 
-/** Whether a digest taken now would be taken off this thread: its buffers should then be shared ones. */
+/**
+ * The cores a process needs for a digest to be taken on a thread of its own: one to send, one to
+ * hash, one for the rest. On two, beside an emulator on the same machine, the thread took the
+ * receiver's core: 5 alternated rounds of a 1.5 GiB mirror ran at 0.77 of curl's speed with it and
+ * 0.97 without (bench/NOTES.md, *Big files*).
+ */
+const HASH_THREAD_MIN_CORES = 3;
+
+/** Whether a digest is best taken off this thread here: its buffers should then be shared ones. */
 export function hashesElsewhere(): boolean {
-  return !workerBroken && spareCore();
+  return !workerBroken && coresAvailable() >= HASH_THREAD_MIN_CORES;
 }
 
-/** A new digest: off this thread where hashesElsewhere(), else on it. */
-export function contentHash(): ContentHash {
-  return hashesElsewhere() ? new WorkerHash() : new InlineHash();
+/** A new digest: on a thread of its own (`elsewhere`, unless that thread has failed), else on this one. */
+export function contentHash(elsewhere = hashesElsewhere()): ContentHash {
+  return elsewhere && !workerBroken ? new WorkerHash() : new InlineHash();
 }
 
 /** A buffer the hashing thread can read: shared memory where it is another thread. */
@@ -52,9 +61,8 @@ class InlineHash implements ContentHash {
 
 let cores: number | undefined;
 /** Read once: the cores this process may run on (its affinity, as taskset sets it). */
-function spareCore(): boolean {
-  cores ??= availableParallelism();
-  return cores > 1;
+function coresAvailable(): number {
+  return (cores ??= availableParallelism());
 }
 
 const WORKER_SOURCE = `

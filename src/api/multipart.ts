@@ -39,9 +39,10 @@ export interface MultipartBody {
   materialize(): Promise<Buffer>;
   /**
    * The whole body read synchronously into the caller's buffers (the bulk sender's, bulk-dispatcher.ts);
-   * undefined unless every file part is a path on disk. Like `open`, once per attempt.
+   * undefined unless every file part is a path on disk. Like `open`, once per attempt. A file's
+   * sha256 is taken on a thread of its own where `hashElsewhere` (content-hash.ts decides by default).
    */
-  reader?(): BodyReader;
+  reader?(hashElsewhere?: boolean): BodyReader;
 }
 
 /**
@@ -160,9 +161,9 @@ export async function buildMultipart(parts: readonly MultipartPart[]): Promise<M
     },
     ...(fromDisk
       ? {
-          reader() {
+          reader(hashElsewhere = hashesElsewhere()) {
             claim();
-            return new SyncBody(chunks);
+            return new SyncBody(chunks, hashElsewhere);
           },
         }
       : {}),
@@ -234,9 +235,9 @@ class SyncBody implements BodyReader {
   private readonly hashing = new Map<Buffer, { pending: number; then?: () => void }>();
   private readonly shared: boolean;
 
-  constructor(chunks: readonly Chunk[]) {
+  constructor(chunks: readonly Chunk[], hashElsewhere: boolean) {
     this.segments = chunks.flatMap((c): Chunk[] => (isFile(c) ? [c.header, c] : [c]));
-    this.shared = this.segments.some((c) => !Buffer.isBuffer(c) && isFile(c) && c.hashed) && hashesElsewhere();
+    this.shared = hashElsewhere && this.segments.some((c) => !Buffer.isBuffer(c) && isFile(c) && c.hashed);
   }
 
   allocate(size: number): Buffer {
@@ -298,7 +299,7 @@ class SyncBody implements BodyReader {
     try {
       if (this.fd === undefined) {
         this.fd = openSync(path, 'r');
-        if (file.hashed) this.hash = contentHash();
+        if (file.hashed) this.hash = contentHash(this.shared);
       }
       const want = Math.min(into.length - offset, file.size - this.at);
       const n = want > 0 ? readSync(this.fd, into, offset, want, this.at) : 0;

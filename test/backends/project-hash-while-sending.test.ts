@@ -68,7 +68,7 @@ describe('a large file hashed as it is sent', () => {
       expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
     });
 
-    // Where the process has one core, the digest is taken on the sending thread (src/api/content-hash.ts); with more, on a thread of its own, as above.
+    // Where the process has one core, the digest is taken on the sending thread (src/api/content-hash.ts); with three or more, on a thread of its own.
     it('on one core (taskset), names the same content, hashed on the sending thread', async () => {
       const dir = await tempDir('ferry-hash-one-core-');
       const src = join(dir, 'src');
