@@ -235,6 +235,9 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
   const mirrorRss = [];
   const up = { curl: [], hashed: [], ferry: [] };
   const upCpu = { curl: [], ferry: [] };
+  /** The emulator's CPU time (ms) receiving each side's upload: what its receiving cost, whoever sent. */
+  const receiving = { curl: [], hashed: [], ferry: [] };
+  const pinnedReceiving = { curl: [], ferry: [] };
   const upCpuFile = join(work, 'bigfile-up-cpu');
   for (let round = 0; round < rounds; round++) {
     const sides = {
@@ -262,7 +265,9 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
       try {
         const project = await e.project(`${name} ${round}`);
         await settleDisk();
+        const before = e.emu.cpuMs();
         up[name].push(await sides[name](e, project));
+        receiving[name].push(e.emu.cpuMs() - before);
       } finally {
         await e.stop();
       }
@@ -288,16 +293,31 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
         try {
           const project = await e.project(`${name} pinned ${round}`);
           await settleDisk();
+          const before = e.emu.cpuMs();
           const r = await pinnedTo(e.emu.pid, async () => (name === 'curl' ? timedWithCpu('curl', curlUpload(e, project, big), {}, upCpuFile) : ferryMirrorOne(work, e, src, project, `bigfile-mirror-pinned-state-${round}`)));
+          pinnedReceiving[name].push(e.emu.cpuMs() - before);
           pinnedUp[name].push(r.ms);
           if (name === 'ferry') pinnedAfterStartup.push(r.ms - r.startupMs);
         } finally {
           await e.stop();
         }
       }
-      console.error(`bigfile pinned mirror round ${round + 1}: curl -F ${Math.round(pinnedUp.curl[round])} ms, ferry ${Math.round(pinnedUp.ferry[round])} ms`);
+      console.error(`bigfile pinned mirror round ${round + 1}: curl -F ${Math.round(pinnedUp.curl[round])} ms (the emulator's CPU ${Math.round(pinnedReceiving.curl[round])} ms), ferry ${Math.round(pinnedUp.ferry[round])} ms (${Math.round(pinnedReceiving.ferry[round])} ms)`);
     }
   }
+  /**
+   * The emulator's CPU time receiving each side's upload, beside that side's wall time: the
+   * emulator's own rate varied from round to round (fresh processes, a shared host), and where it
+   * set the pace, a ratio of wall times carries its noise; the same CPU for either side says the
+   * senders cost it the same.
+   */
+  const recordReceiving = (how, cpu, wall) => {
+    const c = spread(cpu.ferry);
+    const k = spread(cpu.curl);
+    results.spreads[`bigfile mirror receiving ${how}`] = { ferry: c, curl: k };
+    const share = (side) => spread(cpu[side].map((ms, i) => ms / wall[side][i]));
+    record(`the emulator's CPU receiving one ${label} file, ferry's upload beside curl -F's (${how})`, Math.round(c.median), Math.round(k.median), 'ms', c.median / k.median, undefined, `information: medians of ${cpu.ferry.length}; ferry's ${Math.round(c.min)}-${Math.round(c.max)} ms, curl's ${Math.round(k.min)}-${Math.round(k.max)} ms; busy ${Math.round(share('ferry').median * 100)}% of ferry's rounds and ${Math.round(share('curl').median * 100)}% of curl's`);
+  };
   const upRatio = ratios(up.curl, up.ferry);
   const hashedRatio = ratios(up.hashed, up.ferry);
   results.spreads['bigfile mirror'] = { curl: upRatio, hashed: hashedRatio, cp: spread(cpMs) };
@@ -310,7 +330,9 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
     results.spreads['bigfile mirror pinned after start-up'] = { curl: afterStartup, startupMs: startup };
     record(`mirror one ${label} file, ferry from its first connection beside curl -F, each on a core of its own`, rate(pinnedAfterStartup), rate(pinnedUp.curl), 'MB/s', afterStartup.median, undefined, `information: the same rounds less ferry's start-up (process start to its first connection: Node, its modules, the store), ${Math.round(startup.median)} ms (${Math.round(startup.min)}-${Math.round(startup.max)}); per-round ratios ${afterStartup.min.toFixed(2)}-${afterStartup.max.toFixed(2)}`);
     record(`mirror one ${label} file, ferry beside curl -F, each on a core of its own (taskset)`, rate(pinnedUp.ferry), rate(pinnedUp.curl), 'MB/s', pinnedRatio.median, '>= 0.9', `${rounds} rounds alternating; a fresh emulator for each side of each round on one core, the client on the other; per-round ratios ${pinnedRatio.min.toFixed(2)}-${pinnedRatio.max.toFixed(2)}; formOrder any`);
+    recordReceiving('pinned', pinnedReceiving, pinnedUp);
   }
+  recordReceiving('unpinned', receiving, up);
   record(`mirror one ${label} file, ferry beside curl -F`, rate(up.ferry), rate(up.curl), 'MB/s', upRatio.median, mirrorPinnable ? undefined : '>= 0.9', `${rounds} rounds alternating, unpinned${mirrorPinnable ? ' (information: the target is read pinned, above)' : ''}; per-round ratios ${upRatio.min.toFixed(2)}-${upRatio.max.toFixed(2)}; formOrder any (a file of 8 MiB or more hashed as it is sent); the emulator received at ${rate(up.curl)} MB/s (curl's rate), where cp copies the file on the same disk at ${rate(cpMs)} MB/s`);
   record(`mirror one ${label} file, ferry beside openssl dgst -sha256 then curl -F with the hash`, rate(up.ferry), rate(up.hashed), 'MB/s', hashedRatio.median, undefined, `the same work as ferry's (the content's sha256 sent with it, as ferry.sha256); per-round ratios ${hashedRatio.min.toFixed(2)}-${hashedRatio.max.toFixed(2)}`);
   const ferryUpCpu = spread(upCpu.ferry);

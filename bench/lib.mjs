@@ -1,5 +1,5 @@
 // Shared plumbing of the benchmarks: an emulator in its own process, temp trees, timing.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync as writeFileSyncFs } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -7,6 +7,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { cpus } from 'node:os';
 import { promisify } from 'node:util';
+
+/** Clock ticks per second, as /proc counts CPU time (USER_HZ: 100 on Linux nearly everywhere). */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
 
 /** Whether processes can be pinned to cores here (Linux's taskset, two cores or more); `what` is said when not. */
 export async function canPin(what) {
@@ -34,6 +43,12 @@ export async function startEmulatorProcess(dataDir, env = {}) {
     peakRssKiB() {
       const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) : 0;
+    },
+    /** Linux: the CPU time (user and system, ms) it has used so far, every thread, to a clock tick. */
+    cpuMs() {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
     },
     /** The requests it has been sent so far. */
     async requests() {
