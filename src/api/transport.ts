@@ -304,7 +304,7 @@ export class Transport {
     const pool = { connections: opts.connectionsPerHost ?? 32, keepAliveTimeout: 30_000, ...(opts.ca ? { connect: { ca: opts.ca } } : {}) };
     const proxied = proxyConfigured();
     this.dispatcher = opts.dispatcher ?? (proxied ? new EnvHttpProxyAgent(pool) : new Agent(pool));
-    this.bulk = opts.dispatcher || proxied ? undefined : new BulkDispatcher(this.dispatcher);
+    this.bulk = opts.dispatcher || proxied ? undefined : new BulkDispatcher(this.dispatcher, { ca: opts.ca });
     this.requestsPerSecond = opts.requestsPerSecond;
     this.listingLag = new ListingLagWatch(opts.listingLagMs ?? 0);
     this.pages = new PageWatch(new URL(this.address.baseUrl).host, opts.pageSize);
