@@ -89,6 +89,8 @@ export interface EmulatorOptions {
   control?: boolean;
   /** The token the control API wants; generated when absent (and given by describe()). */
   adminToken?: string;
+  /** Serve https with this key and certificate (PEM), as the real service does: its URLs say https. */
+  tls?: { key: string | Buffer; cert: string | Buffer };
 }
 
 /** What `ferry emulator` prints, as one JSON line. */
@@ -227,6 +229,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       validationMode,
       violations: contractViolations,
       pageCap,
+      ...(options.tls ? { tls: options.tls } : {}),
     });
     await app.listen({ host, port: options.port ?? 0 });
   } catch (error) {
@@ -245,7 +248,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
-  baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  baseUrl = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   processor.resumePending();
   logger.info({ baseUrl }, 'emulator listening');
 

@@ -23,6 +23,8 @@ export interface ServerOptions {
   violations: ContractViolation[];
   /** Largest page any list returns: larger (or absent) page sizes are cut to it without a word. Read at each request: the control API may change it. */
   pageCap: PageCap;
+  /** https with this key and certificate (PEM); plain http without. */
+  tls?: { key: string | Buffer; cert: string | Buffer };
 }
 
 /** Path prefixes of the other hosts, removed before looking an operation up in the contract. */
@@ -37,7 +39,9 @@ export async function buildServer(ctx: CoreContext, options: ServerOptions): Pro
     // close() must not wait for keep-alive connections: one whose response finishes just
     // after close() starts would otherwise hold it for the whole keep-alive timeout.
     forceCloseConnections: true,
-  });
+    // Typed as the plain http server's: the routes see the same requests either way.
+    ...(options.tls ? { https: options.tls } : {}),
+  }) as unknown as FastifyInstance;
 
   // Multipart bodies are read as streams by the routes that accept them (see multipartForm.ts).
   // preservePath: a file name is the client's to choose; busboy would otherwise cut it at the

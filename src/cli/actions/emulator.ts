@@ -1,6 +1,7 @@
 // `ferry emulator`: the service itself, on this machine, for tests and offline scripts.
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { ConfigurationError } from '../../api/errors.js';
 import { createLogger } from '../../log.js';
 import { loadSeedFile, parseFaultSpec, startEmulator } from '../../emulator/index.js';
@@ -35,6 +36,8 @@ interface EmulatorCliOptions {
   formOrder?: 'any' | 'fields-first';
   metadata?: 'kept' | 'dropped';
   adminToken?: string;
+  tlsCert?: string;
+  tlsKey?: string;
   /** False under --no-control. */
   control: boolean;
 }
@@ -56,6 +59,7 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     throw new ConfigurationError('--admin-token (or FERRY_EMULATOR_ADMIN_TOKEN) must be printable ASCII without spaces (it is sent as a bearer token)');
   }
   const seed = opts.seed ? asConfig(`--seed ${opts.seed}`, () => loadSeedFile(opts.seed as string)) : undefined;
+  const tls = tlsFiles(opts);
   // Logs to stderr only, warnings and worse unless asked: stdout carries exactly the one ready line.
   const g = globalOptions(cmd);
   const logger = createLogger({ level: flagLevel(g) ?? process.env.FERRY_LOG_LEVEL ?? 'warn', ...(g.logFile ? { file: g.logFile } : {}) });
@@ -84,6 +88,7 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
     ...(opts.metadata ? { metadata: opts.metadata } : {}),
     control: opts.control,
     ...(opts.adminToken ? { adminToken: opts.adminToken } : {}),
+    ...(tls ? { tls } : {}),
   });
   const described = handle.describe();
   let written: string[] = [];
@@ -118,6 +123,16 @@ export async function emulatorAction(opts: EmulatorCliOptions, cmd: Command): Pr
   await handle.close();
 }
 
+/** The key and certificate --tls-key and --tls-cert name, read; both or neither. */
+function tlsFiles(opts: EmulatorCliOptions): { key: Buffer; cert: Buffer } | undefined {
+  if (opts.tlsCert === undefined && opts.tlsKey === undefined) return undefined;
+  if (opts.tlsCert === undefined || opts.tlsKey === undefined) throw new ConfigurationError('--tls-cert and --tls-key go together: give the certificate and its private key (PEM files)');
+  const read = (flag: string, file: string) => asConfig(`${flag} ${visible(file)}`, () => readFileSync(file));
+  const files = { key: read('--tls-key', opts.tlsKey), cert: read('--tls-cert', opts.tlsCert) };
+  // Checked here, so that a wrong file is named rather than failing inside the server's start.
+  asConfig(`--tls-cert ${visible(opts.tlsCert)} with --tls-key ${visible(opts.tlsKey)}`, () => createSecureContext(files));
+  return files;
+}
 
 /**
  * Calls `gone` once npm's process that started this one has exited. npm runs a bin through a

@@ -33,5 +33,7 @@ export function registerEmulator(program: Command): void {
     .addOption(new Option('--metadata <kept>', "whether an upload's metadataJson is kept as the document's metadata").choices([...MODE_CHOICES.metadata]))
     .addOption(new Option('--admin-token <token>', 'the token the control API under /_emulator/ wants (default: one made up at start, given as adminToken by --ready-json)').env('FERRY_EMULATOR_ADMIN_TOKEN'))
     .option('--no-control', 'serve no control API (/_emulator/: reset, snapshots, faults, lag, modes, processing, clock, credits, traffic)')
+    .option('--tls-cert <file>', 'serve https with this certificate (PEM), as the real service does; with --tls-key. ferry trusts it through NODE_EXTRA_CA_CERTS')
+    .option('--tls-key <file>', "the certificate's private key (PEM), with --tls-cert")
     .action(later(() => import('../actions/emulator.js'), 'emulatorAction'));
 }
