@@ -1,6 +1,6 @@
-// Large files pulled in blocks (src/backends/local/destination.ts, writeOverlapped): one block on
-// its way to the disk while the next is read. Sizes on each side of the block (1 MiB) and of a
-// block plus a remainder come back byte for byte.
+// Large files pulled from a stream (src/backends/local/block-write.ts, writeFlowing): each chunk
+// written at once as it flows, in pieces of 64 KiB. Sizes on each side of a piece, of 1 MiB and of
+// several MiB plus a remainder come back byte for byte.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, readdir } from 'node:fs/promises';

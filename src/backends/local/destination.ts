@@ -40,7 +40,7 @@ import { probeFolder, rulesFor } from './probe.js';
 import type { Slot } from '../../slots.js';
 import type { Destination, Placement, WriteContext } from '../../sync/engine.js';
 import { keptPartial, partialName, removePartials, resumableName, RESUMABLE_MIN, type ResumeIdentity } from '../partials.js';
-import { writeDrained, writeOverlapped } from './block-write.js';
+import { writeDrained, writeFlowing } from './block-write.js';
 
 /** Files up to this size are written with synchronous calls once their bytes are in (writeSmall). */
 const SYNC_WRITE_MAX = 64 * 1024;
@@ -377,7 +377,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       fd = await openAsync(file.path, file.flags);
       let bytes = file.from;
       try {
-        bytes += drain ? await writeDrained(fd, drain, cancel) : await writeOverlapped(fd, body as AsyncIterable<Buffer>, cancel);
+        bytes += drain ? await writeDrained(fd, drain, cancel) : await writeFlowing(fd, body, cancel);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOSPC') throw this.diskFull(entry, fd);
         throw err;
