@@ -48,7 +48,12 @@ async function timedWithCpu(file, args, env = {}, cpuFile) {
   return { ms, cpuMs: (user + system) * 1000 };
 }
 
-async function bearerOf(emu) {
+async function bearerOf(emu, tls) {
+  if (tls) {
+    // Node's fetch cannot be told to trust the emulator's own certificate once this process runs: curl can.
+    const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: emu.credentials.clientId, client_secret: emu.credentials.clientSecret, audience: emu.audience }).toString();
+    return JSON.parse((await run('curl', ['-sS', '-f', '--cacert', tls.cert, '-d', body, `${emu.authUrl}/oauth/token`])).stdout).access_token;
+  }
   const res = await fetch(`${emu.authUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -72,19 +77,20 @@ async function machineOf(work) {
   return `${cpus().length} x ${cpu}; ${fs} on ${source} (${rotational})`;
 }
 
-/** A fresh emulator process on disk, its client, and a project in it; `stop` removes its data. */
-async function emulatorWithProject(work, name) {
+/** A fresh emulator process on disk, its client, and a project in it; `stop` removes its data. Over https with `tls` ({ cert, key }). */
+async function emulatorWithProject(work, name, tls) {
   const data = join(work, `${name}-emulator`);
   await rm(data, { recursive: true, force: true });
   await mkdir(data, { recursive: true });
-  const emu = await startEmulatorProcess(data);
-  const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
+  const emu = await startEmulatorProcess(data, tls ? { BENCH_TLS: `${tls.cert},${tls.key}` } : {});
+  const client = new FerryClient({ address: emu.address, credentials: emu.credentials, ...(tls ? { ca: readFileSync(tls.cert) } : {}) });
   const project = async (label) => (await client.projects.create({ name: label, description: 'bench bigfile' })).objectIdentifier;
   return {
     emu,
     client,
     project,
-    bearer: await bearerOf(emu),
+    tls,
+    bearer: await bearerOf(emu, tls),
     async stop() {
       await client.close();
       await emu.stop();
@@ -95,12 +101,18 @@ async function emulatorWithProject(work, name) {
 
 /** `curl -F` sending the file to a new document of `project` on the emulator `e`, its arguments. */
 function curlUpload(e, project, file) {
-  return ['-sS', '-f', '-o', '/dev/null', '-H', `authorization: Bearer ${e.bearer}`, '-F', `file=@${file}`, `${e.emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${randomUUID()}`];
+  return ['-sS', '-f', ...trusting(e), '-o', '/dev/null', '-H', `authorization: Bearer ${e.bearer}`, '-F', `file=@${file}`, `${e.emu.baseUrl}/projects/${project}/documents?documentUploadIdentifier=${randomUUID()}`];
 }
+
+/** curl's flag trusting the emulator's certificate, when it serves https. */
+const trusting = (e) => (e.tls ? ['--cacert', e.tls.cert] : []);
+
+/** ferry's environment toward the emulator `e`: its certificate trusted as users trust one (NODE_EXTRA_CA_CERTS). */
+const towards = (e) => ({ ...emulatorEnv(e.emu), ...(e.tls ? { NODE_EXTRA_CA_CERTS: e.tls.cert } : {}) });
 
 /** `ferry mirror` of `src` into `project` on the emulator `e`, which must upload one file. */
 async function ferryMirrorOne(work, e, src, project, stateDir) {
-  const r = await runFerry(work, 'mirror', ['mirror', src, '--project', project], { ...ferryEnv(work, stateDir), ...emulatorEnv(e.emu), ...FORM_ORDER });
+  const r = await runFerry(work, 'mirror', ['mirror', src, '--project', project], { ...ferryEnv(work, stateDir), ...towards(e), ...FORM_ORDER });
   if (r.code !== 0 || r.json?.counts?.uploaded !== 1) throw new Error(`bigfile mirror (${stateDir}): exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
   return r;
 }
@@ -341,6 +353,7 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
   record(`CPU time mirroring one ${label} file, ferry beside curl -F`, Math.round(ferryUpCpu.median), Math.round(curlUpCpu.median), 'ms', ferryUpCpu.median / curlUpCpu.median, undefined, `user and system time of the whole process, medians of ${rounds}; ferry ${Math.round(ferryUpCpu.min)}-${Math.round(ferryUpCpu.max)} ms (the content's sha256, start-up and exit included), curl ${Math.round(curlUpCpu.min)}-${Math.round(curlUpCpu.max)} ms`);
   const upPeak = Math.max(...mirrorRss) / 1024;
   record(`peak RSS mirroring one ${label} file`, Math.round(upPeak), 200, 'MiB', upPeak / 200, '<= 1', `the highest of ${mirrorRss.length} mirrors; ratio = peak / the 200 MiB budget`);
+  if (mirrorPinnable) await overHttps({ work, record, results, rounds, src, big, label, size });
   await rm(src, { recursive: true, force: true });
 
   // Many: 100 files of 20 MiB each way, beside curl 8 at a time.
@@ -402,4 +415,64 @@ export async function benchBigFile({ work, record, results, rounds = 5, sizeMiB 
   results.spreads['bigfile many'] = { mirror: manyUpRatio, pull: manyDownRatio };
   record(`pull ${files} files of ${fileMiB} MiB, ferry beside xargs -P8 curl -o`, manyRate(manyDown.ferry), manyRate(manyDown.curl), 'MB/s', manyDownRatio.median, undefined, `default concurrency; ${rounds} rounds alternating; per-round ratios ${manyDownRatio.min.toFixed(2)}-${manyDownRatio.max.toFixed(2)}`);
   record(`mirror ${files} files of ${fileMiB} MiB, ferry beside xargs -P8 curl -F`, manyRate(manyUp.ferry), manyRate(manyUp.curl), 'MB/s', manyUpRatio.median, undefined, `default concurrency; ${rounds} rounds alternating; per-round ratios ${manyUpRatio.min.toFixed(2)}-${manyUpRatio.max.toFixed(2)}`);
+}
+
+/**
+ * The same file over https, as the real service is reached (`ferry emulator --tls-cert`, a
+ * throwaway certificate ferry trusts through NODE_EXTRA_CA_CERTS, curl through --cacert): a pull
+ * and a mirror beside curl, pinned as above. Information: the targets are read over plain http.
+ */
+async function overHttps({ work, record, results, rounds, src, big, label, size }) {
+  const dir = join(work, 'bigfile-tls');
+  await mkdir(dir, { recursive: true });
+  const tls = { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', tls.key, '-out', tls.cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
+  const rate = (t) => Math.round(size / 1e6 / (spread(t).median / 1000));
+  const down = { curl: [], ferry: [] };
+  const held = await emulatorWithProject(work, 'bigfile-tls-pull', tls);
+  try {
+    const project = await held.project('held');
+    await timedProcess('curl', curlUpload(held, project, big));
+    const [doc] = await documentsOf(held.client, project);
+    const out = join(work, 'bigfile-tls-out');
+    for (let round = 0; round < rounds; round++) {
+      for (const name of round % 2 === 0 ? ['curl', 'ferry'] : ['ferry', 'curl']) {
+        await rm(out, { recursive: true, force: true });
+        await mkdir(out, { recursive: true });
+        await settleDisk();
+        const r = await pinnedTo(held.emu.pid, async () =>
+          name === 'curl'
+            ? { ms: await timedProcess('curl', ['-sS', '-f', ...trusting(held), '-o', join(out, 'big.bin'), '-H', `authorization: Bearer ${held.bearer}`, doc.url]) }
+            : runFerry(work, 'pull', ['pull', project, join(out, 'copy')], { ...ferryEnv(work, `bigfile-tls-pull-${round}`), ...towards(held) }),
+        );
+        if (name === 'ferry' && (r.code !== 0 || r.json?.counts?.downloaded !== 1)) throw new Error(`bigfile https pull: exit ${r.code}, ${JSON.stringify(r.json?.counts)}`);
+        down[name].push(r.ms);
+      }
+      console.error(`bigfile https pull round ${round + 1}: curl -o ${Math.round(down.curl[round])} ms, ferry ${Math.round(down.ferry[round])} ms`);
+    }
+    await rm(out, { recursive: true, force: true });
+  } finally {
+    await held.stop();
+  }
+  const up = { curl: [], ferry: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 === 0 ? ['curl', 'ferry'] : ['ferry', 'curl']) {
+      const e = await emulatorWithProject(work, 'bigfile-tls-mirror', tls);
+      try {
+        const project = await e.project(`${name} https ${round}`);
+        await settleDisk();
+        const r = await pinnedTo(e.emu.pid, async () => (name === 'curl' ? { ms: await timedProcess('curl', curlUpload(e, project, big)) } : ferryMirrorOne(work, e, src, project, `bigfile-tls-mirror-${round}`)));
+        up[name].push(r.ms);
+      } finally {
+        await e.stop();
+      }
+    }
+    console.error(`bigfile https mirror round ${round + 1}: curl -F ${Math.round(up.curl[round])} ms, ferry ${Math.round(up.ferry[round])} ms`);
+  }
+  const downRatio = ratios(down.curl, down.ferry);
+  const upRatio = ratios(up.curl, up.ferry);
+  results.spreads['bigfile https'] = { pull: downRatio, mirror: upRatio };
+  record(`pull one ${label} file over https, ferry beside curl -o, each on a core of its own`, rate(down.ferry), rate(down.curl), 'MB/s', downRatio.median, undefined, `information; the emulator with --tls-cert; ${rounds} rounds alternating; per-round ratios ${downRatio.min.toFixed(2)}-${downRatio.max.toFixed(2)}`);
+  record(`mirror one ${label} file over https, ferry beside curl -F, each on a core of its own`, rate(up.ferry), rate(up.curl), 'MB/s', upRatio.median, undefined, `information; a fresh emulator with --tls-cert for each side of each round; per-round ratios ${upRatio.min.toFixed(2)}-${upRatio.max.toFixed(2)}; formOrder any`);
+  await rm(dir, { recursive: true, force: true });
 }
