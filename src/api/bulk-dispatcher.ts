@@ -1,6 +1,7 @@
-// A dispatcher for large bodies over plain http (a document's content from the emulator, or from a
-// service behind a proxy that ends TLS): the response is read from its socket straight into blocks
-// of 1 MiB, with one buffer reused for every read (Node's `onread`), and handed on a block at a time.
+// A dispatcher for large bodies: over plain http (a document's content from the emulator, or from a
+// service behind a proxy that ends TLS) the response is read from its socket straight into blocks
+// of 1 MiB, with one buffer reused for every read (Node's `onread`), and handed on a block at a
+// time; large uploads, over http or https, are sent from reused buffers (below).
 //
 // Why by hand: undici, like node:http, reads a socket 64 KiB at a time into a fresh buffer and
 // passes each through its parser and its body stream. Measured here on one 512 MiB download over
