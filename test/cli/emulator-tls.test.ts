@@ -1,7 +1,8 @@
 // `ferry emulator --tls-cert --tls-key`: the service over https, as the real one is, so that the
 // paths ferry takes to it (TLS on every request; a big upload by the bulk sender on a TLS
 // connection of its own) run end to end. ferry trusts its certificate only when told
-// (NODE_EXTRA_CA_CERTS); a key and certificate that do not go together are refused up front.
+// (NODE_EXTRA_CA_CERTS); a key and certificate that do not go together are refused up front. A
+// mirror killed with kill -9 mid-file over TLS uploads the file once next time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -9,8 +10,11 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { FERRY_BIN, onlyJson, runFerry } from '../helpers/cli.js';
-import { writeTree } from '../helpers/service.js';
+import { Agent, request } from 'undici';
+import { FERRY_BIN, killedWhen, onlyJson, runFerry } from '../helpers/cli.js';
+import { remoteFiles, writeTree } from '../helpers/service.js';
+import { FerryClient } from '../../src/api/index.js';
+import { readIdentity } from '../../src/backends/project/identity.js';
 import { useTempDirs } from '../helpers/temp.js';
 
 const tempDir = useTempDirs();
@@ -66,6 +70,40 @@ describe('ferry emulator over https', () => {
     expect(down.counts).toMatchObject({ failed: 0 });
     expect(sha(await readFile(join(dir, 'copy', 'tls', 'big.bin')))).toBe(sha(big));
     expect(await readFile(join(dir, 'copy', 'tls', 'notes', 'small.txt'))).toEqual(small);
+  });
+
+  it('a mirror killed with kill -9 mid-file over TLS: the next run, from the same store and from a fresh one, uploads it once', async () => {
+    const ca = await readFile(files.cert);
+    const agent = new Agent({ connect: { ca } });
+    const tenant = ready.tenants[0];
+    const client = new FerryClient({ address: { baseUrl: ready.baseUrl, settingsUrl: ready.settingsUrl, authUrl: ready.authUrl }, credentials: { clientId: tenant.clientId, clientSecret: tenant.clientSecret, audience: ready.audience }, ca });
+    const received = async () => {
+      const res = await request(`${ready.baseUrl}/_emulator/traffic`, { dispatcher: agent, headers: { authorization: `Bearer ${ready.adminToken}` } });
+      return ((await res.body.json()) as { bytesReceived: number }).bytesReceived;
+    };
+    try {
+      for (const store of ['the same store', 'a fresh store']) {
+        const dir = await tempDir('ferry-emu-tls-killed-');
+        const content = randomBytes(96 * 1024 * 1024);
+        await writeTree(join(dir, 'src'), { 'big.bin': content });
+        const trusted = { ...env, NODE_EXTRA_CA_CERTS: files.cert, FERRY_FORM_ORDER: 'any' };
+        const project = ready.tenants[0].assistants[0].projectIdentifier as string;
+        const to = `killed over tls, ${store}`;
+        const before = await received();
+        const args = ['mirror', join(dir, 'src'), '--project', project, '--to', to, '--lock-ttl', '2s', '--state', join(dir, 'state.sqlite'), '--json'];
+        const killed = await killedWhen(args, trusted, async () => (await received()) - before > 1024 * 1024);
+        expect(killed.code, `the mirror ended before it was killed: ${killed.stdout} ${killed.stderr}`).toBeNull();
+        const state = store === 'the same store' ? join(dir, 'state.sqlite') : join(dir, 'fresh.sqlite');
+        const next = onlyJson(await runFerry(['mirror', join(dir, 'src'), '--project', project, '--to', to, '--wait-lock', '20s', '--state', state, '--json'], trusted));
+        expect(next.counts).toMatchObject({ uploaded: 1, failed: 0 });
+        const landed = (await remoteFiles(client, project)).filter((d) => d.path === `/${to}/big.bin`);
+        expect(landed).toHaveLength(1);
+        expect(readIdentity(landed[0]!.metadata)?.sha256).toBe(sha(content));
+      }
+    } finally {
+      await agent.close();
+      await client.close();
+    }
   });
 
   it('is refused by a ferry not told to trust its certificate, saying why', async () => {
