@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { useTempDirs } from '../helpers/temp.js';
 import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
 import { FERRY_BIN, killedWhen, onlyJson, runCommand, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
@@ -18,6 +20,7 @@ import type { FormOrder } from '../../src/api/transport.js';
 
 
 const tempDir = useTempDirs();
+const MANY_CORES = fileURLToPath(new URL('../helpers/many-cores/preload.cjs', import.meta.url));
 const MiB = 1024 * 1024;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -68,7 +71,24 @@ describe('a large file hashed as it is sent', () => {
       expect(again.counts).toMatchObject({ uploaded: 0, failed: 0 });
     });
 
-    // Where the process has one core, the digest is taken on the sending thread (src/api/content-hash.ts); with three or more, on a thread of its own.
+    // With three cores or more, the digest is taken on a thread of its own (src/api/content-hash.ts):
+    // this machine has two, so the process is told it has four (test/helpers/many-cores/preload.cjs).
+    it('on four cores, hashed on a thread of its own: two big files sent at once each name their own content', async () => {
+      const dir = await tempDir('ferry-hash-thread-');
+      const src = join(dir, 'src');
+      const other = randomBytes(big.length + 7);
+      await writeTree(src, { 'big.bin': big, 'other.bin': other });
+      const project = (await service.client().projects.create({ name: 'hashed on a thread', description: '' })).objectIdentifier;
+      const mark = join(dir, 'threads');
+      const env = { ...service.env(), FERRY_FORM_ORDER: 'any', NODE_OPTIONS: `--require ${MANY_CORES}`, FERRY_TEST_THREAD_MARK: mark };
+      const result = onlyJson(await runFerry(['mirror', src, '--project', project, '--state', join(dir, 'state.sqlite'), '--json'], env));
+      expect(result.counts).toMatchObject({ uploaded: 2, failed: 0 });
+      expect(await identities(service, project)).toEqual({ '/big.bin': sha(big), '/other.bin': sha(other) });
+      // One hashing thread, started once for both.
+      expect(await readFile(mark, 'utf8')).toBe('started\n');
+    });
+
+    // Where the process has one core, the digest is taken on the sending thread.
     it('on one core (taskset), names the same content, hashed on the sending thread', async () => {
       const dir = await tempDir('ferry-hash-one-core-');
       const src = join(dir, 'src');
