@@ -88,6 +88,20 @@ describe('a large file hashed as it is sent', () => {
       expect(await readFile(mark, 'utf8')).toBe('started\n');
     });
 
+    it('a hashing thread that dies mid-file: the upload is sent again with the digest taken inline, and lands once', async () => {
+      const dir = await tempDir('ferry-hash-thread-dies-');
+      const src = join(dir, 'src');
+      await writeTree(src, { 'big.bin': big });
+      const project = (await service.client().projects.create({ name: 'hashing thread dies', description: '' })).objectIdentifier;
+      const mark = join(dir, 'threads');
+      const env = { ...service.env(), FERRY_FORM_ORDER: 'any', NODE_OPTIONS: `--require ${MANY_CORES}`, FERRY_TEST_THREAD_MARK: mark, FERRY_TEST_THREAD_END: '3' };
+      const result = onlyJson(await runFerry(['mirror', src, '--project', project, '--state', join(dir, 'state.sqlite'), '--json'], env));
+      // The thread started, and ended mid-file; no other was started after it.
+      expect(await readFile(mark, 'utf8')).toBe('started\nended\n');
+      expect(result.counts).toMatchObject({ uploaded: 1, failed: 0 });
+      expect(await identities(service, project)).toEqual({ '/big.bin': sha(big) });
+    });
+
     // Where the process has one core, the digest is taken on the sending thread.
     it('on one core (taskset), names the same content, hashed on the sending thread', async () => {
       const dir = await tempDir('ferry-hash-one-core-');
