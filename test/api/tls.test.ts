@@ -2,7 +2,6 @@
 // upload (8 MiB or more) goes by the bulk sender on a TLS connection of its own (src/api/bulk-dispatcher.ts),
 // verified the same way: an unknown CA and a name the certificate does not carry are refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
@@ -11,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { FerryClient, ConnectionError } from '../../src/api/index.js';
 import { AUDIENCE, CLIENT_ID, SECRET } from '../helpers/test-server.js';
+import { throwawayCertificate } from '../helpers/certificates.js';
 
 let server: Server;
 let url: string;
@@ -25,10 +25,10 @@ const uploaded = randomBytes(3 * 1024 * 1024 + 7);
 const big = randomBytes(9 * 1024 * 1024 + 3);
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** A throwaway self-signed certificate for `ip`, made with the system's openssl: its key and certificate. */
+/** A throwaway certificate for `ip` (test/helpers/certificates.ts): its key and certificate. */
 async function certificateFor(dir: string, ip: string): Promise<{ key: Buffer; cert: Buffer }> {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, `${ip}.key`), '-out', join(dir, `${ip}.pem`), '-days', '1', '-subj', `/CN=${ip}`, '-addext', `subjectAltName=IP:${ip}`], { stdio: 'ignore' });
-  return { key: await readFile(join(dir, `${ip}.key`)), cert: await readFile(join(dir, `${ip}.pem`)) };
+  const files = throwawayCertificate(dir, ip);
+  return { key: await readFile(files.key), cert: await readFile(files.cert) };
 }
 
 beforeAll(async () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { remoteFiles, startService, writeTree, type Service } from '../helpers/service.js';
-import { FERRY_BIN, killedWhen, onlyJson, runCommand, runFerry } from '../helpers/cli.js';
+import { FERRY_BIN, ferryTestEnv, killedWhen, onlyJson, runCommand, runFerry } from '../helpers/cli.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { readIdentity } from '../../src/backends/project/identity.js';
@@ -108,7 +108,7 @@ describe('a large file hashed as it is sent', () => {
       const src = join(dir, 'src');
       await writeTree(src, { 'big.bin': big });
       const project = (await service.client().projects.create({ name: 'hashed on one core', description: '' })).objectIdentifier;
-      const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...service.env(), FERRY_FORM_ORDER: 'any' };
+      const env = ferryTestEnv({ ...service.env(), FERRY_FORM_ORDER: 'any' });
       const result = onlyJson(await runCommand('taskset', ['-c', '0', process.execPath, FERRY_BIN, 'mirror', src, '--project', project, '--state', join(dir, 'state.sqlite'), '--json'], env));
       expect(result.counts).toMatchObject({ uploaded: 1, failed: 0 });
       expect(await identities(service, project)).toEqual({ '/big.bin': sha(big) });

@@ -4,7 +4,7 @@
 // (NODE_EXTRA_CA_CERTS); a key and certificate that do not go together are refused up front. A
 // mirror killed with kill -9 mid-file over TLS uploads the file once next time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
@@ -16,17 +16,11 @@ import { remoteFiles, writeTree } from '../helpers/service.js';
 import { FerryClient } from '../../src/api/index.js';
 import { readIdentity } from '../../src/backends/project/identity.js';
 import { useTempDirs } from '../helpers/temp.js';
+import { throwawayCertificate } from '../helpers/certificates.js';
 
 const tempDir = useTempDirs();
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** A throwaway self-signed certificate for 127.0.0.1 (the system's openssl): the files' paths. */
-function certificate(dir: string, name = 'emulator'): { cert: string; key: string } {
-  const cert = join(dir, `${name}.pem`);
-  const key = join(dir, `${name}.key`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-  return { cert, key };
-}
 
 describe('ferry emulator over https', () => {
   let child: ChildProcess;
@@ -35,7 +29,7 @@ describe('ferry emulator over https', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    files = certificate(await tempDir('ferry-emu-tls-'));
+    files = throwawayCertificate(await tempDir('ferry-emu-tls-'), '127.0.0.1', 'emulator');
     child = spawn(process.execPath, [FERRY_BIN, 'emulator', '--port', '0', '--ready-json', '--tls-cert', files.cert, '--tls-key', files.key], { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'warn' } });
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
@@ -119,8 +113,8 @@ describe('ferry emulator over https', () => {
 describe('ferry emulator refuses TLS files that cannot serve', () => {
   it('--tls-cert without --tls-key, a missing file, and a key that is not the certificate\'s: exit 2, naming them', async () => {
     const dir = await tempDir('ferry-emu-tls-bad-');
-    const one = certificate(dir, 'one');
-    const other = certificate(dir, 'other');
+    const one = throwawayCertificate(dir, '127.0.0.1', 'one');
+    const other = throwawayCertificate(dir, '127.0.0.1', 'other');
     const cases: [string[], RegExp][] = [
       [['--tls-cert', one.cert], /--tls-cert and --tls-key go together/],
       [['--tls-cert', join(dir, 'absent.pem'), '--tls-key', one.key], /--tls-cert .*absent\.pem.*ENOENT/],

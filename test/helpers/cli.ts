@@ -17,8 +17,13 @@ export interface CliResult {
  * it, and is removed with the run.
  */
 export function runFerry(args: string[], env: Record<string, string>, onSpawn?: (child: ChildProcess) => void, as: { uid?: number; gid?: number } = {}): Promise<CliResult> {
+  return runCommand(process.execPath, [FERRY_BIN, ...args], ferryTestEnv(env), onSpawn, as);
+}
+
+/** The environment a test's ferry runs with: `env` over a PATH, no home, no logs and the suite's TMPDIR. */
+export function ferryTestEnv(env: Record<string, string>): Record<string, string> {
   const temp = process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {};
-  return runCommand(process.execPath, [FERRY_BIN, ...args], { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...temp, ...env }, onSpawn, as);
+  return { PATH: process.env.PATH ?? '', HOME: '/nonexistent', FERRY_LOG_LEVEL: 'silent', ...temp, ...env };
 }
 
 /** Any command (an installed `ferry`), with exactly `env`: its exit code and output. */
