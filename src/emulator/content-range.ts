@@ -4,6 +4,7 @@
 // `If-Range` with another entity tag, several ranges, or a header it cannot read: the whole body.
 // One range past the end: 416 with `Content-Range: bytes */size`. Written by hand: fastify's
 // @fastify/send serves files from a root folder, and the blobs may be held in memory.
+import { Transform } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { BlobStore, EmulatorModes } from './context.js';
 
@@ -34,7 +35,29 @@ export function askedRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
-export function sendContent(req: FastifyRequest, reply: FastifyReply, blobs: BlobStore, modes: Pick<EmulatorModes, 'range'>, served: Served, whole: NodeJS.ReadableStream): FastifyReply {
+/**
+ * The body with its first byte flipped (the `corrupt` fault): the same length and status. Each chunk
+ * is copied, since a stored file is read into buffers reused once written (served-file.ts).
+ */
+function corrupted(body: NodeJS.ReadableStream): Transform {
+  let flipped = false;
+  const out = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      const copy = Buffer.from(chunk);
+      if (!flipped && copy.length > 0) {
+        copy[0] = (copy[0] as number) ^ 0xff;
+        flipped = true;
+      }
+      done(null, copy);
+    },
+  });
+  body.on('error', (err: Error) => out.destroy(err));
+  return body.pipe(out);
+}
+
+/** `corrupt`: the body served (whole or its range) with one byte flipped, as a faulty proxy would. */
+export function sendContent(req: FastifyRequest, reply: FastifyReply, blobs: BlobStore, modes: Pick<EmulatorModes, 'range'>, served: Served, stored: NodeJS.ReadableStream, corrupt = false): FastifyReply {
+  const whole = corrupt ? corrupted(stored) : stored;
   reply.type(served.type).header('etag', served.etag);
   if (served.lastModified) reply.header('last-modified', served.lastModified.toUTCString());
   if (modes.range === 'ignored') return reply.header('content-length', String(served.size)).send(whole);
@@ -42,9 +65,10 @@ export function sendContent(req: FastifyRequest, reply: FastifyReply, blobs: Blo
   const ifRange = req.headers['if-range'];
   const asked = ifRange !== undefined && ifRange !== served.etag ? 'whole' : askedRange(req.headers.range, served.size);
   if (asked === 'whole') return reply.header('content-length', String(served.size)).send(whole);
-  (whole as { destroy?: () => void }).destroy?.();
+  (stored as { destroy?: () => void }).destroy?.();
   if (asked === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${served.size}`).header('content-length', '0').send('');
-  const part = blobs.get(served.key, asked);
+  const held = blobs.get(served.key, asked);
+  const part = corrupt && held ? corrupted(held) : held;
   return reply
     .code(206)
     .header('content-range', `bytes ${asked.start}-${asked.end}/${served.size}`)

@@ -32,6 +32,12 @@ export interface FaultSettings {
   rules?: FaultRule[];
   /** Per-document probability of each processing failure reason. */
   failReasons?: Partial<Record<UploadFailedReason, number>>;
+  /**
+   * Per-download probability that a content response (200 or 206) carries one byte flipped: the
+   * same length and status, as a faulty proxy, cache or NIC would serve it. Drawn apart from the
+   * HTTP faults, which end a request; this one lets it succeed wrongly.
+   */
+  corrupt?: number;
 }
 
 export interface FaultDecision {
@@ -41,7 +47,7 @@ export interface FaultDecision {
 
 const FAIL_PREFIX = 'fail.';
 
-/** Parses `429=0.05,500=0.01,reset=0.02,reset-after=0.01,latency=20,seed=7,fail.uploadFailure=0.1` strictly. */
+/** Parses `429=0.05,500=0.01,reset=0.02,reset-after=0.01,latency=20,seed=7,fail.uploadFailure=0.1,corrupt=0.5` strictly. */
 export function parseFaultSpec(spec: string): FaultSettings {
   const settings: FaultSettings = { probabilities: {}, failReasons: {} };
   for (const entry of spec.split(',').map((part) => part.trim()).filter(Boolean)) {
@@ -53,10 +59,12 @@ export function parseFaultSpec(spec: string): FaultSettings {
       settings.latencyMs = wholeNumber(key, value);
     } else if (key === 'seed') {
       settings.seed = wholeNumber(key, value);
+    } else if (key === 'corrupt') {
+      settings.corrupt = probability(key, value);
     } else if (key.startsWith(FAIL_PREFIX) && (UPLOAD_FAILED_REASONS as readonly string[]).includes(key.slice(FAIL_PREFIX.length))) {
       settings.failReasons![key.slice(FAIL_PREFIX.length) as UploadFailedReason] = probability(key, value);
     } else {
-      const known = [...HTTP_FAULT_KINDS, 'latency', 'seed', ...UPLOAD_FAILED_REASONS.map((r) => FAIL_PREFIX + r)];
+      const known = [...HTTP_FAULT_KINDS, 'latency', 'seed', 'corrupt', ...UPLOAD_FAILED_REASONS.map((r) => FAIL_PREFIX + r)];
       throw new Error(`Unknown fault kind "${key}" (known: ${known.join(', ')})`);
     }
   }
@@ -122,6 +130,12 @@ export class FaultInjector {
   /** A processing failure drawn from `failReasons`, if any fires for this document. */
   processingFailure(): UploadFailedReason | undefined {
     return this.pick(this.settings.failReasons ?? {}) as UploadFailedReason | undefined;
+  }
+
+  /** Whether this content response is served with one byte flipped (`corrupt`). */
+  corruptsContent(): boolean {
+    const p = this.settings.corrupt ?? 0;
+    return p > 0 && this.fires(p);
   }
 
   private matches(rule: FaultRule, method: string, path: string): boolean {

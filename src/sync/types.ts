@@ -83,6 +83,11 @@ export interface FileEntry {
   attributesDigest?: string | undefined;
   /** sha256 of the content, hex, when already computed (--checksum, a content comparison). */
   sha256?: string | undefined;
+  /**
+   * sha256 the source says the content has (a document's ferry.sha256), not computed here: a
+   * destination checks the bytes it receives against it (backends/content-check.ts).
+   */
+  expectedSha256?: string | undefined;
 }
 
 export interface DirEntry {

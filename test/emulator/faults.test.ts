@@ -12,6 +12,8 @@ describe('parseFaultSpec', () => {
       failReasons: { uploadFailure: 0.1 },
     });
     expect(parseFaultSpec('')).toEqual({ probabilities: {}, failReasons: {} });
+    // Drawn apart from the HTTP faults: it may stand beside them at any probability.
+    expect(parseFaultSpec('503=1,corrupt=0.5')).toEqual({ probabilities: { '503': 1 }, failReasons: {}, corrupt: 0.5 });
   });
 
   it('names what is wrong', () => {
@@ -22,6 +24,7 @@ describe('parseFaultSpec', () => {
     expect(() => parseFaultSpec('seed')).toThrow(/"seed" is not KIND=VALUE/);
     expect(() => parseFaultSpec('fail.nope=0.1')).toThrow(/Unknown fault kind "fail.nope"/);
     expect(() => parseFaultSpec('500=0.6,503=0.6')).toThrow(/add up to more than 1/);
+    expect(() => parseFaultSpec('corrupt=2')).toThrow(/"corrupt" needs a probability between 0 and 1, got "2"/);
   });
 });
 

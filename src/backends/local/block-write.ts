@@ -34,13 +34,14 @@ function writeNow(fd: number, chunk: Buffer): void {
  * 5 alternated rounds: 3.4-5.1 s, where blocks of 1 MiB written from the thread pool took
  * 5.7-7.0 s; curl -o 3.1-4.2 s.
  */
-export async function writeFlowing(fd: number, body: Readable, cancel: AbortSignal | undefined): Promise<number> {
+export async function writeFlowing(fd: number, body: Readable, cancel: AbortSignal | undefined, seen?: (chunk: Buffer) => void): Promise<number> {
   let bytes = 0;
   let failure: unknown;
   const onData = (chunk: Buffer) => {
     try {
       cancel?.throwIfAborted();
       writeNow(fd, chunk);
+      seen?.(chunk);
       bytes += chunk.length;
     } catch (err) {
       failure = err;
@@ -65,11 +66,13 @@ export async function writeFlowing(fd: number, body: Readable, cancel: AbortSign
  * (the loop curl runs). The event loop waits on each write, as long as the page cache takes one
  * (about 0.3 ms a MiB here). A cut-off stops it between reads, as above.
  */
-export async function writeDrained(fd: number, drain: (sink: (bytes: Buffer) => void) => Promise<void>, cancel: AbortSignal | undefined): Promise<number> {
+export async function writeDrained(fd: number, drain: (sink: (bytes: Buffer) => void) => Promise<void>, cancel: AbortSignal | undefined, seen?: (chunk: Buffer) => void): Promise<number> {
   let bytes = 0;
   await drain((chunk) => {
     cancel?.throwIfAborted();
     writeNow(fd, chunk);
+    // Hashed while the reader's buffer is still this chunk's (it is valid only during the call).
+    seen?.(chunk);
     bytes += chunk.length;
   });
   return bytes;

@@ -363,6 +363,7 @@ export class ProjectSource implements Source {
           mtimeMs: added,
           marker: doc.objectIdentifier as string,
           attributes: attributesOf(doc, this.project),
+          expectedSha256: readIdentity(doc.metadata)?.sha256,
           open: () => this.download(record),
           openAsync: async (slot) => (await this.fetch(record, slot)).body,
           openFrom: (offset, slot) => this.fetchFrom(record, key, doc.size ?? 0, offset, slot),

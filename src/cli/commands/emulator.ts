@@ -14,7 +14,7 @@ export function registerEmulator(program: Command): void {
     .option('--seed <file>', 'JSON seed replacing the default tenants, clients, metadata and models')
     .option('--write-profiles <file>', 'when ready, write a ferry config file with a profile per client (use it with --config or FERRY_CONFIG)')
     .option('--ready-json', 'print the ready line as one JSON object with the URLs, tenants and every client with its secret (for scripts)')
-    .option('--faults <spec>', 'inject faults, e.g. 429=0.05,503=0.05,reset=0.02,latency=20,seed=7')
+    .option('--faults <spec>', 'inject faults, e.g. 429=0.05,503=0.05,reset=0.02,latency=20,seed=7; corrupt=0.1 flips a byte of some downloads')
     .addOption(new Option('--token-ttl <seconds>', 'lifetime of issued tokens').default('3600'))
     .option('--listing-lag <duration>', 'list and search each new item only up to this long after its create returned, and a removed one as long after (each item its own delay, out of order), as a service that lists from a search index')
     .option('--max-page-size <n>', 'answer every list with at most n items per page, silently, as services that cap page sizes do')

@@ -19,7 +19,7 @@ export const blobRoutes: CoreRoutePlugin = (app, ctx) => {
       const content = ctx.blobs.get(key);
       const size = ctx.blobs.size(key);
       if (!content || size === undefined) return sendProblem(req, reply, 404, 'The blob does not exist.');
-      return sendContent(req, reply, ctx.blobs, ctx.modes, { key, size, etag: `"${key}"`, type: ct }, content);
+      return sendContent(req, reply, ctx.blobs, ctx.modes, { key, size, etag: `"${key}"`, type: ct }, content, ctx.faults.corruptsContent());
     },
   );
 };

@@ -275,7 +275,7 @@ export const documentRoutes: CoreRoutePlugin = (app, ctx) => {
       const content = document?.blobKey ? ctx.blobs.get(document.blobKey) : undefined;
       if (!document || !content) throw new HttpError(404, 'Not Found', `Document ${req.params.documentIdentifier} has no content.`);
       reply.header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(document.name)}`);
-      return sendContent(req, reply, ctx.blobs, ctx.modes, { key: document.blobKey!, size: document.size ?? 0, etag: `"${document.blobKey}"`, lastModified: new Date(document.dateAdded), type: 'application/octet-stream' }, content);
+      return sendContent(req, reply, ctx.blobs, ctx.modes, { key: document.blobKey!, size: document.size ?? 0, etag: `"${document.blobKey}"`, lastModified: new Date(document.dateAdded), type: 'application/octet-stream' }, content, ctx.faults.corruptsContent());
     },
   );
 };
