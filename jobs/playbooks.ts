@@ -2,7 +2,8 @@
 // its summary accounts for every playbook (exported, skipped or failed, each with its reason) and
 // every sub-resource written.
 import { createReadStream } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { writeWhole } from '../src/backends/own-files.js';
 import { join, resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { Playbook } from '../src/api/types.js';
@@ -364,9 +365,7 @@ export async function readIndex(out: string): Promise<BackupIndex> {
   return index;
 }
 
-/** Written under a temporary name, then renamed: a reader never sees half an index. */
+/** Written under a new temporary name, then renamed: a reader never sees half an index, and a link at its name is replaced, never followed. */
 async function writeIndex(out: string, index: BackupIndex): Promise<void> {
-  const temp = join(out, `.${INDEX_FILE}.${randomBytes(6).toString('hex')}`);
-  await writeFile(temp, `${JSON.stringify(index, null, 2)}\n`);
-  await rename(temp, join(out, INDEX_FILE));
+  await writeWhole(join(out, INDEX_FILE), `${JSON.stringify(index, null, 2)}\n`);
 }

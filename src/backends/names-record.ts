@@ -6,7 +6,8 @@
 // seen: the record is then damaged from that line on, and a restore maps back only what it is
 // sure of. The file is never uploaded (the folder source skips it, said).
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, renameSync, rmSync, writeSync } from 'node:fs';
+import { besideName, createNew, openOwn, refuseLinkAt } from './own-files.js';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { NameRules } from './name-rules.js';
@@ -41,6 +42,8 @@ export interface NamesRecord {
  */
 export async function readNamesFile(root: string): Promise<NamesRecord | undefined> {
   const file = join(root, NAMES_FILE);
+  // A link planted at its name is neither read through nor written through: refused, by path.
+  refuseLinkAt(file);
   const input = createReadStream(file);
   const opened = await new Promise<boolean>((resolve) => {
     input.once('open', () => resolve(true));
@@ -125,9 +128,37 @@ export class NamesFileWriter {
 
   private write(value: object): void {
     if (this.fd === undefined) {
-      this.fd = openSync(join(this.root, NAMES_FILE), this.damaged ? 'w' : 'a');
+      this.fd = this.damaged ? this.afresh() : this.appending();
       if (!this.sameHeader) writeSync(this.fd, `${JSON.stringify({ ferry: 'local names', version: VERSION, ...this.header })}\n`);
     }
     writeSync(this.fd, `${JSON.stringify(value)}\n`);
+  }
+
+  /** A new record renamed over the damaged one at once: whatever stands at its name is replaced, never written through. */
+  private afresh(): number {
+    const file = join(this.root, NAMES_FILE);
+    const temp = besideName(file);
+    const fd = createNew(temp);
+    try {
+      renameSync(temp, file);
+    } catch (err) {
+      closeSync(fd);
+      rmSync(temp, { force: true });
+      throw err;
+    }
+    this.sameHeader = false;
+    return fd;
+  }
+
+  /** The record opened to add to it, or made when there is none (its header then written first). */
+  private appending(): number {
+    const file = join(this.root, NAMES_FILE);
+    try {
+      return openOwn(file, 'append');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.sameHeader = false;
+      return createNew(file);
+    }
   }
 }

@@ -5,7 +5,6 @@
 // deprecated packages into every install. Every cell is an inline string in a text-formatted
 // column (`@`), so a value that looks like a number or a date (`0012`, `1.2.2026`) comes back as it
 // was, including after LibreOffice or Excel save the file again.
-import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { archiver } from '../libraries.js';
@@ -67,8 +66,8 @@ async function* sheetXml(rows: AsyncIterable<string[]>): AsyncIterable<string> {
   yield '</sheetData></worksheet>';
 }
 
-/** Writes `rows` (the header first) to `file` as a workbook of one sheet named "manifest". */
-export async function writeWorkbook(rows: AsyncIterable<string[]>, file: string): Promise<void> {
+/** Writes `rows` (the header first) to `out` as a workbook of one sheet named "manifest". */
+export async function writeWorkbook(rows: AsyncIterable<string[]>, out: NodeJS.WritableStream): Promise<void> {
   const zip = archiver()('zip', { zlib: { level: 6 } });
   const sheet = Readable.from(sheetXml(rows));
   // An error in the rows (a limit) ends the archive, and the write, with it.
@@ -79,5 +78,5 @@ export async function writeWorkbook(rows: AsyncIterable<string[]>, file: string)
   zip.append(WORKBOOK_RELS, { name: 'xl/_rels/workbook.xml.rels' });
   zip.append(STYLES, { name: 'xl/styles.xml' });
   zip.append(sheet, { name: 'xl/worksheets/sheet1.xml' });
-  await Promise.all([pipeline(zip, createWriteStream(file)), zip.finalize()]);
+  await Promise.all([pipeline(zip, out), zip.finalize()]);
 }

@@ -5,8 +5,9 @@
 // ends in .xlsx (workbook-write.ts), is written at the end, beside the file and renamed over it, so
 // a reader never sees half of one.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { dirname, basename, join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { replaceWhole } from '../backends/own-files.js';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
@@ -63,7 +64,6 @@ export class ManifestWriter {
     out.end();
     await once(out, 'close');
     const columns = [...this.keys].sort();
-    const temporary = join(dirname(this.file), `.${basename(this.file)}.ferry-${process.pid}`);
     const lines = createInterface({ input: createReadStream(join(this.folder, 'rows.jsonl')), crlfDelay: Infinity });
     // `path` is the document's (a mirror of the pulled folder gives it back: folder/pulled-names.ts);
     // where the file has another, ferry.localPath says where it is (read back as information only).
@@ -76,17 +76,14 @@ export class ManifestWriter {
         yield [path, ...(mapped ? [local] : []), ...columns.map((c) => metadata[c] ?? '')];
       }
     };
-    try {
+    // Written new beside the file and renamed over it: a link at its name is replaced, never followed.
+    await replaceWhole(this.file, async (file) => {
       // A byte-order mark and CRLF: Excel opens it as UTF-8, as it saves "CSV UTF-8". A cell holding
       // a lone CR or LF is quoted too (csv-stringify quotes the record delimiter, CRLF, alone): Python's
       // csv and LibreOffice would otherwise read it as two rows.
-      if (/\.xlsx$/i.test(this.file)) await writeWorkbook(rows(), temporary);
-      else await pipeline(rows(), csvStringify().stringify({ bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ }), createWriteStream(temporary));
-      await rename(temporary, this.file);
-    } catch (err) {
-      await rm(temporary, { force: true });
-      throw err;
-    }
+      if (/\.xlsx$/i.test(this.file)) await writeWorkbook(rows(), file);
+      else await pipeline(rows(), csvStringify().stringify({ bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ }), file);
+    });
     return { file: this.file, rows: this.files, columns };
   }
 

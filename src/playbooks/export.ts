@@ -5,10 +5,9 @@
 import { lookUntilSettled } from '../api/settled.js';
 import type archiver from 'archiver';
 import { archiver as loadArchiver } from '../libraries.js';
-import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { besideName, newFileStream } from '../backends/own-files.js';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FerryClient } from '../api/client.js';
@@ -62,9 +61,9 @@ export async function findPlaybook(client: FerryClient, id: string): Promise<Pla
 
 export async function exportPlaybook(client: FerryClient, playbook: Playbook, outPath: string, signal?: AbortSignal): Promise<ExportResult> {
   const id = playbook.objectIdentifier;
-  const temp = join(dirname(outPath), `.${basename(outPath)}.${randomBytes(6).toString('hex')}.partial`);
+  const temp = `${besideName(outPath)}.partial`;
   const archive = loadArchiver()('zip', { zlib: { level: 6 } });
-  const out = createWriteStream(temp);
+  const out = newFileStream(temp);
   const zipHash = createHash('sha256');
   let bytes = 0;
   const written = pipeline(archive, new PassThrough().on('data', (c: Buffer) => {

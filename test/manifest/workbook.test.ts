@@ -3,6 +3,7 @@
 // and each way a workbook can be wrong said with its cell. LibreOffice's files: libreoffice.test.ts.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -108,7 +109,7 @@ describe('ferry’s own workbook', () => {
       fc.asyncProperty(fc.array(fc.array(cell, { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 8 }), async (body) => {
         const file = join(dir, `w${n++}.xlsx`);
         const header = ['path', 'a', 'b'];
-        await writeWorkbook(from([header, ...body]), file);
+        await writeWorkbook(from([header, ...body]), createWriteStream(file));
         const back = await sheetOf(file);
         // Empty rows are left out by the reader; an empty cell comes back as undefined.
         const expected = [header, ...body].filter((r) => r.some((c) => c !== '')).map((r) => r.map((c) => (c === '' ? undefined : c)));
@@ -127,7 +128,7 @@ describe('ferry’s own workbook', () => {
 
   it('is refused when a cell would be longer than a sheet cell holds, naming the cell', async () => {
     const dir = await folder();
-    await expect(writeWorkbook(from([['path', 'note'], ['a.pdf', 'x'.repeat(32_768)]]), join(dir, 'long.xlsx'))).rejects.toThrow(/cell B2 would hold 32768 characters.*write the manifest as \.csv/);
+    await expect(writeWorkbook(from([['path', 'note'], ['a.pdf', 'x'.repeat(32_768)]]), createWriteStream(join(dir, 'long.xlsx')))).rejects.toThrow(/cell B2 would hold 32768 characters.*write the manifest as \.csv/);
   });
 });
 

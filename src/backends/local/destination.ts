@@ -16,9 +16,6 @@ import {
   fstatSync,
   futimesSync,
   lstatSync,
-  mkdirSync,
-  open as openFd,
-  openSync,
   renameSync,
   rmSync,
   writeSync,
@@ -42,12 +39,12 @@ import type { Slot } from '../../slots.js';
 import type { Destination, Placement, WriteContext } from '../../sync/engine.js';
 import { keptPartial, partialName, removePartials, resumableName, RESUMABLE_MIN, type ResumeIdentity } from '../partials.js';
 import { writeDrained, writeFlowing } from './block-write.js';
+import { LinkRefusedError, createNew, openOwn } from '../own-files.js';
 import { CheckCounts, ContentCheck, ContentMismatchError, verifiedTwice } from '../content-check.js';
 
 /** Files up to this size are written with synchronous calls once their bytes are in (writeSmall). */
 const SYNC_WRITE_MAX = 64 * 1024;
 
-const openAsync = promisify(openFd);
 const closeAsync = promisify(closeFd);
 const futimesAsync = promisify(futimesFd);
 
@@ -187,7 +184,10 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     // A folder an earlier pull wrote keeps the rules it was written by: probing it again could give
     // other ones (a copy moved to another disk), and every mapped name would land a second time.
     // Read once: the rules from its header here, its lines by the writer below.
-    const record = await readNamesFile(this.o.root);
+    const record = await readNamesFile(this.o.root).catch((err: unknown) => {
+      // Nothing is written through a link planted at the record's name: the folder is refused whole (exit 2).
+      throw err instanceof LinkRefusedError ? new ConfigurationError(`cannot pull into ${this.o.root}: ${err.message}`) : err;
+    });
     const recorded = stated ? undefined : record?.header;
     const facts = await probeFolder(this.o.root, { names: !stated && !recorded });
     const rules = stated ?? recorded?.rules ?? rulesFor(facts);
@@ -329,6 +329,11 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     if (placement.landed) return { remoteId: written(placement.local, entry.size, entry.mtimeMs), found: true };
     const dir = dirname(join(this.o.root, placement.local));
     await this.readyFolder(dir);
+    // The backup's folder made first, never through a link (as the pulled folder's are).
+    if (placement.replace && this.o.backupDir) {
+      await mkdir(this.o.backupDir, { recursive: true });
+      await makeFolderInside(this.o.backupDir, dirname(join(this.o.backupDir, placement.local)));
+    }
     const done = await verifiedTwice(
       (fresh) => this.writeOnce(entry, placement, dir, new ContentCheck(entry.key, entry.expectedSha256), fresh, ctx),
       (err) => this.o.logger?.warn({ key: entry.key }, `the content did not match its sha256 (the document says ${err.expected}; received ${err.received.join(', ')}): downloaded once more from the start`),
@@ -372,8 +377,10 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     if (kept && got.from === 0) await rm(kept.path, { force: true });
     const temp = got.from > 0 ? (kept as { path: string }).path : join(dir, resumableName(this.o.jobKey, id, got.version ?? ''));
     try {
+      // Starting over: what stands at the name (a leftover of this document's, kept whole) makes way.
+      if (got.from === 0) await rm(temp, { force: true });
       if (got.from > 0 && check.verifiable) await hashKept(temp, got.from, check);
-      return await this.writeBody(entry, placement, { path: temp, flags: got.from > 0 ? 'a' : 'w', from: got.from }, got.body, check, ctx?.cancel, got.drain);
+      return await this.writeBody(entry, placement, { path: temp, flags: got.from > 0 ? 'a' : 'wx', from: got.from }, got.body, check, ctx?.cancel, got.drain);
     } catch (err) {
       // Bytes that are not the document's are never continued from.
       if (err instanceof WrongSizeError || err instanceof ContentMismatchError) await rm(temp, { force: true });
@@ -390,7 +397,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   private async writeBody(entry: FileEntry, placement: LocalPlacement, file: { path: string; flags: string; from: number }, body: Readable, check: ContentCheck, cancel: AbortSignal | undefined, drain?: PartialContent['drain']): Promise<{ remoteId: string }> {
     let fd: number | undefined;
     try {
-      fd = await openAsync(file.path, file.flags);
+      // Through the one owner of files ferry keeps: a link at the name is refused, never followed.
+      fd = file.flags === 'a' ? openOwn(file.path, 'append') : createNew(file.path);
       let bytes = file.from;
       try {
         const seen = check.verifiable ? (chunk: Buffer) => check.update(chunk) : undefined;
@@ -454,7 +462,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     check.verify();
     let fd: number | undefined;
     try {
-      fd = openSync(temp, 'wx');
+      fd = createNew(temp);
       const content = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
       for (let done = 0; done < content.length; ) done += writeSync(fd, content, done, content.length - done);
       // The time first, the name last: a file under its final name is whole and dated.
@@ -525,15 +533,16 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
   private replace(key: string, local: string): void {
     const entry = { key, local } as { key: string; local: string; backup?: string };
     if (this.o.backupDir) {
+      // Its folder was made by write(), without a link on the way. Anything at the name (a link
+      // too, never followed) keeps its place: the backup takes the time as well.
       let backup = join(this.o.backupDir, local);
-      if (existsSync(backup)) backup = `${backup}.${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      mkdirSync(dirname(backup), { recursive: true });
+      if (lstatSync(backup, { throwIfNoEntry: false })) backup = `${backup}.${new Date().toISOString().replace(/[:.]/g, '-')}`;
       try {
         renameSync(join(this.o.root, local), backup);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-        // Another file system: copied, then removed (never removed before the copy is whole).
-        copyFileSync(join(this.o.root, local), backup);
+        // Another file system: copied to a new file (never through a link), then removed (never before the copy is whole).
+        copyFileSync(join(this.o.root, local), backup, constants.COPYFILE_EXCL);
         rmSync(join(this.o.root, local));
       }
       entry.backup = backup;

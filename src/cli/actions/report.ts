@@ -1,7 +1,7 @@
 // `ferry report`: what a batch did (a playbook's upload, or a mirror's or migration's documents):
 // totals, failure reasons explained, file types and the failed files with their local paths
 // (joined through the checkpoint store when ferry uploaded them, else the documents' ferry.path).
-import { writeFile } from 'node:fs/promises';
+import { writeWhole } from '../../backends/own-files.js';
 import { extname } from 'node:path';
 import { ConfigurationError } from '../../api/errors.js';
 import type { Command } from 'commander';
@@ -30,7 +30,7 @@ export async function reportAction(opts: { playbook?: string; upload?: string; r
       );
     }
     // --json answers on stdout as every command does (the report inside, or where it was written).
-    if (opts.out) await writeFile(opts.out, renderReport(report, format));
+    if (opts.out) await writeWhole(opts.out, renderReport(report, format));
     if (opts.json) writeEnvelope('succeeded', EXIT.ok, opts.out ? { out: opts.out, format } : { report });
     else if (!opts.out) process.stdout.write(renderReport(report, format));
   } finally {

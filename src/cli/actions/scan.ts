@@ -3,7 +3,7 @@
 // read is exit 3, said plainly.
 import type { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { writeWhole } from '../../backends/own-files.js';
 import { dirname, resolve } from 'node:path';
 import { scan } from '../../../jobs/scan.js';
 import { ConfigurationError, NotFoundError, PermissionDeniedError } from '../../api/errors.js';
@@ -51,7 +51,7 @@ export async function scanAction(source: string, opts: ScanFlags, cmd: Command):
       if (project && (err instanceof NotFoundError || err instanceof PermissionDeniedError)) throw new Unreadable(project, err);
       throw err;
     });
-    if (html) await writeFile(html, renderScanHtml(report));
+    if (html) await writeWhole(html, renderScanHtml(report));
     if (opts.json) writeEnvelope('succeeded', EXIT.ok, { ...report, ...(html ? { html } : {}) });
     else process.stdout.write(`${renderScanText(report)}${html ? `  page: ${visible(html)}\n` : ''}`);
     process.exitCode = EXIT.ok;
