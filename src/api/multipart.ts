@@ -303,11 +303,11 @@ class SyncBody implements BodyReader {
       }
       const want = Math.min(into.length - offset, file.size - this.at);
       const n = want > 0 ? readSync(this.fd, into, offset, want, this.at) : 0;
-      if (n === 0 && this.at < file.size) throw new FerryError(`${path} shrank while it was being uploaded (expected ${file.size} bytes, read ${this.at})`);
+      if (n === 0 && this.at < file.size) throw new ContentChangedError(`${path} shrank while it was being uploaded (expected ${file.size} bytes, read ${this.at})`);
       if (this.hash && n > 0) this.hashFrom(into, offset, n);
       this.at += n;
       if (this.at === file.size) {
-        if (readSync(this.fd, Buffer.allocUnsafe(1), 0, 1, file.size) > 0) throw new FerryError(`${path} grew while it was being uploaded (expected ${file.size} bytes)`);
+        if (readSync(this.fd, Buffer.allocUnsafe(1), 0, 1, file.size) > 0) throw new ContentChangedError(`${path} grew while it was being uploaded (expected ${file.size} bytes)`);
         if (this.hash) this.digestOf(this.hash);
         this.hash = undefined;
         this.closeFile();
@@ -404,9 +404,9 @@ async function readExactly(path: string, size: number): Promise<Buffer> {
       const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
       if (bytesRead === 0) break;
       filled += bytesRead;
-      if (filled > size) throw new FerryError(`${path} grew while it was being uploaded (expected ${size} bytes)`);
+      if (filled > size) throw new ContentChangedError(`${path} grew while it was being uploaded (expected ${size} bytes)`);
     }
-    if (filled < size) throw new FerryError(`${path} shrank while it was being uploaded (expected ${size} bytes, read ${filled})`);
+    if (filled < size) throw new ContentChangedError(`${path} shrank while it was being uploaded (expected ${size} bytes, read ${filled})`);
     return buffer.subarray(0, size);
   } catch (err) {
     if (err instanceof FerryError) throw err;
@@ -437,7 +437,7 @@ async function* exactly(source: AsyncIterable<unknown>, size: number, label: str
         }
         const buf = next.value as Buffer;
         seen += buf.length;
-        if (seen > size) throw new FerryError(`${label} grew while it was being uploaded (expected ${size} bytes)`);
+        if (seen > size) throw new ContentChangedError(`${label} grew while it was being uploaded (expected ${size} bytes)`);
         yield buf;
       }
     } finally {
@@ -449,8 +449,11 @@ async function* exactly(source: AsyncIterable<unknown>, size: number, label: str
   } else if ('destroy' in (source as object)) {
     (source as Readable).destroy();
   }
-  if (seen < size) throw new FerryError(`${label} shrank while it was being uploaded (expected ${size} bytes, read ${seen})`);
+  if (seen < size) throw new ContentChangedError(`${label} shrank while it was being uploaded (expected ${size} bytes, read ${seen})`);
 }
+
+/** The content to upload grew or shrank while it was read: another attempt may find it steady. */
+export class ContentChangedError extends FerryError {}
 
 /** The content to upload could not be read (vanished, unreadable): the item's fault, not the network's. */
 export class SourceReadError extends FerryError {

@@ -6,7 +6,7 @@ import type { JobContext } from '../runner/job.js';
 import { noteError, noteProblem } from '../runner/job.js';
 import { markOf } from '../marks.js';
 import { KeySet, SeenSet } from '../hashed-keys.js';
-import type { FileEntry, Source, SourceGoneError } from './types.js';
+import type { FileEntry, Source, SourceChangedError, SourceGoneError } from './types.js';
 import { MAX_LISTED, type Destination, type Placement } from './contract.js';
 import type { ProgressState } from '../runner/progress.js';
 import type { Groups } from './groups.js';
@@ -86,8 +86,8 @@ export class Ledger {
     this.store.recordFailed(this.jobKey, key, { error, runId: this.ctx.run.id, ...(entry ? { size: entry.size, mtimeMs: entry.mtimeMs } : {}) });
   }
 
-  /** Gone at the source since it was listed: nothing to carry, said with the reason, not retried. */
-  gone(entry: FileEntry, err: SourceGoneError): void {
+  /** Gone at the source since it was listed, or changing as it was read: nothing to carry, said with the reason. */
+  gone(entry: FileEntry, err: SourceGoneError | SourceChangedError): void {
     this.ctx.counts.skipped++;
     noteProblem(this.ctx, entry.key, `skipped: ${err.message}`);
     this.store.recordFailed(this.jobKey, entry.key, { error: `skipped: ${err.message}`, runId: this.ctx.run.id, size: entry.size, mtimeMs: entry.mtimeMs });

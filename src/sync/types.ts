@@ -19,6 +19,12 @@ export class SourceGoneError extends FerryError {
 }
 
 /**
+ * The entry's content changed while it was read (a file still being written): the engine reads it
+ * once more, then skips it with the reason "changing", as rclone does; never the end of the job.
+ */
+export class SourceChangedError extends FerryError {}
+
+/**
  * What a destination may carry over besides the bytes, when the source knows it (a document's
  * processing settings and metadata). Opaque to the engine; destinations that cannot hold it ignore it.
  */

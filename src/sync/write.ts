@@ -7,7 +7,10 @@ import type { AdaptiveConcurrency } from '../runner/adaptive.js';
 import type { Slot } from '../slots.js';
 import { isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/item-retry.js';
 import { noteError } from '../runner/job.js';
-import { SourceGoneError, type FileEntry } from './types.js';
+import { SourceChangedError, SourceGoneError, type FileEntry } from './types.js';
+
+/** Reads of an entry whose content changed while it was read, before it is skipped as changing (rclone: one retry). */
+const CHANGED_READS = 2;
 import type { Placement } from './contract.js';
 import type { Bandwidth } from './bandwidth.js';
 import { sha256Of } from './checksum.js';
@@ -64,21 +67,30 @@ export class Writer<P extends Placement> {
     if (ctx.limits && !ctx.limits.admit(entry.size)) return;
     ctx.inFlight = (ctx.inFlight ?? 0) + 1;
     try {
-      await withItemRetries(
-        async () => {
-          try {
-            await this.once(pending, slot);
-          } catch (err) {
-            if (isThrottle(err)) concurrency.throttled();
-            // The next attempt asks the destination first whether this one landed after all.
-            pending.failedAt = performance.now();
-            throw err;
-          }
-        },
-        this.w.retry,
-        ctx.signal,
-        slot,
-      );
+      for (let reads = 1; ; reads++) {
+        try {
+          await withItemRetries(
+            async () => {
+              try {
+                await this.once(pending, slot);
+              } catch (err) {
+                if (isThrottle(err)) concurrency.throttled();
+                // The next attempt asks the destination first whether this one landed after all.
+                pending.failedAt = performance.now();
+                throw err;
+              }
+            },
+            this.w.retry,
+            ctx.signal,
+            slot,
+          );
+          break;
+        } catch (err) {
+          // Content that changed while it was read is read once more; changing again, it is skipped.
+          if (!(err instanceof SourceChangedError) || ctx.signal.aborted) throw err;
+          if (reads >= CHANGED_READS) throw new SourceChangedError(`changing: it changed while it was read, ${CHANGED_READS === 2 ? 'twice' : `${CHANGED_READS} times`} (${err.message}); the next run tries it again`);
+        }
+      }
     } catch (err) {
       // Cut off in flight (a limit under --cutoff-mode hard): not a failure; the next run settles it.
       if (ctx.limits?.cancel.aborted) return;
@@ -88,7 +100,7 @@ export class Writer<P extends Placement> {
       }
       if (ctx.signal.aborted) return; // interrupted mid-write: the intent stays, the next run settles it
       groups.done(pending.group, false);
-      if (err instanceof SourceGoneError) return ledger.gone(entry, err);
+      if (err instanceof SourceGoneError || err instanceof SourceChangedError) return ledger.gone(entry, err);
       ledger.failed(entry.key, err, entry);
     } finally {
       ctx.inFlight = (ctx.inFlight ?? 1) - 1;

@@ -5,12 +5,12 @@ import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FerryClient } from '../../api/client.js';
 import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../../api/types.js';
-import type { EntryAttributes, FileEntry } from '../../sync/types.js';
+import { SourceChangedError, SourceGoneError, type EntryAttributes, type FileEntry } from '../../sync/types.js';
 import type { CheckpointStore, ItemFingerprint, ItemRecord } from '../../store/types.js';
 import type { Adoptable, AdoptedCopy, Destination, WriteContext } from '../../sync/engine.js';
 import { UNKNOWN_MTIME } from '../../sync/decide.js';
 import { fingerprintEntry } from '../fingerprint.js';
-import { MEASURING_DIGEST, SourceReadError } from '../../api/multipart.js';
+import { ContentChangedError, MEASURING_DIGEST, SourceReadError } from '../../api/multipart.js';
 import { ProjectSource, attributesOf, requireProject } from './source.js';
 import { identityMetadata, readIdentity } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
@@ -126,6 +126,14 @@ export class ProjectDestination implements Destination<Placement> {
   }
 
   async write(entry: FileEntry, placement: Placement, ctx: WriteContext): Promise<{ remoteId: string; sha256: string | undefined; found?: boolean }> {
+    try {
+      return await this.upload(entry, placement, ctx);
+    } catch (err) {
+      throw sourceSide(err);
+    }
+  }
+
+  private async upload(entry: FileEntry, placement: Placement, ctx: WriteContext): Promise<{ remoteId: string; sha256: string | undefined; found?: boolean }> {
     const { client, project } = this.o;
     const flattenedPath = placement.flattenedPath;
     const name = fileName(entry.key);
@@ -259,6 +267,19 @@ export class ProjectDestination implements Destination<Placement> {
   report(): Record<string, unknown> {
     return { folders: this.folders.stats };
   }
+}
+
+/** What a file's absence at its open means: gone since the walk saw it (a folder in its place too). */
+const REMOVED = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
+
+/**
+ * A failure of the source's side told to the engine by its mark: a file removed since the walk
+ * saw it is gone (skipped, said), one that changed while read is read again by the engine.
+ */
+function sourceSide(err: unknown): unknown {
+  if (err instanceof SourceReadError && REMOVED.has(err.code ?? '')) return new SourceGoneError(`removed during the run: the walk saw it, and it was ${err.code === 'EISDIR' ? 'a folder' : 'gone'} when its upload opened it (${err.code})`);
+  if (err instanceof ContentChangedError) return new SourceChangedError(err.message);
+  return err;
 }
 
 /** sha256 of the content, read once before the upload; unreadable is the item's fault, as in the upload. */
