@@ -242,10 +242,11 @@ export function effective(row: ManifestRow, runWide: RunWide): { metadata: Recor
 /**
  * The identity of what a document carries, as the checkpoint store keeps it: its metadata (ferry's
  * own keys aside) and the settings named. Equal for a file and its document exactly when the
- * document carries what the row asks.
+ * document carries what the row asks. An empty value and a missing key are one thing (an empty
+ * cell is how every sheet says both): a key whose value is empty is left out.
  */
 export function attributesDigest(metadata: Record<string, string>, settings: Partial<Record<SettingName, string>>): string {
-  const sorted = (o: Record<string, string>) => Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = (o: Record<string, string>) => Object.entries(o).filter(([, v]) => v !== '').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash('sha256')
     .update(JSON.stringify([sorted(metadata), sorted(settings as Record<string, string>)]))
     .digest('base64url')

@@ -28,7 +28,8 @@ export function attributeChanges(was: EntryAttributes | undefined, now: EntryAtt
 
 function flat(a: EntryAttributes | undefined): Map<string, string> {
   const out = new Map<string, string>();
-  for (const [k, v] of Object.entries(a?.metadata ?? {})) if (!k.startsWith('ferry.')) out.set(k, v);
+  // An empty value is no value (manifest/index.ts, attributesDigest): never a change of its own.
+  for (const [k, v] of Object.entries(a?.metadata ?? {})) if (!k.startsWith('ferry.') && v !== '') out.set(k, v);
   for (const k of SETTING_KEYS) {
     const v = a?.[k];
     if (v !== undefined) out.set(k, v);
