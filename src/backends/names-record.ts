@@ -99,8 +99,9 @@ export class NamesFileWriter {
 
   /**
    * Reads what earlier pulls recorded. The file is opened at the first line this run has to add
-   * (a run that maps nothing writes nothing); a damaged record is then written afresh from what
-   * this run learns (every written file's name is noted again before the walk).
+   * (a run that maps nothing writes nothing). A damaged record is written afresh at once, keeping
+   * every line before the damage that checked out; what it lost after that is noted again as the
+   * run learns it (every file a pull wrote and still finds, whatever its state: destination.ts).
    */
   async open(read?: NamesRecord | undefined): Promise<void> {
     const existing = read ?? (await readNamesFile(this.root));
@@ -109,6 +110,11 @@ export class NamesFileWriter {
     if (existing && !this.damaged) {
       for (const [local, name] of existing.names) this.recorded.set(local, name);
       this.last = existing.last;
+    }
+    if (existing && this.damaged) {
+      this.fd = this.afresh();
+      writeSync(this.fd, `${JSON.stringify({ ferry: 'local names', version: VERSION, ...this.header })}\n`);
+      for (const [local, name] of existing.names) this.note(local, name);
     }
   }
 

@@ -309,6 +309,8 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     } else if (st) {
       const ours = parseWritten(this.o.store.fingerprint(this.o.jobKey, key)?.remoteId);
       const wroteHere = st.isFile() && ours?.local === local;
+      // A file ferry wrote keeps its name in the record whatever its state now (changed here, in conflict).
+      if (wroteHere) this.names?.note(local, key);
       if (wroteHere && ours.size === st.size && this.sameTime(st.mtimeMs, ours.mtimeMs)) {
         // The file ferry wrote for the document before this one: replaced.
       } else if (wroteHere && this.o.overwriteChanged) {
