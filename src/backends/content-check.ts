@@ -74,7 +74,7 @@ export async function verifiedTwice<T>(attempt: (fresh: boolean) => Promise<T>, 
 
 /** What a run's summary says of its checks: `verified` and `unverifiable` counts, the unverifiable named (up to a cap). */
 export interface CheckReport {
-  verification: { verified: number; unverifiable: number; unverifiableKeys: string[] };
+  contentCheck: { verified: number; unverifiable: number; unverifiableKeys: string[] };
 }
 
 /** The documents a run received, counted by whether their bytes could be checked. */
@@ -97,6 +97,6 @@ export class CheckCounts {
 
   report(): CheckReport | Record<string, never> {
     if (this.verified + this.unverifiable === 0) return {};
-    return { verification: { verified: this.verified, unverifiable: this.unverifiable, unverifiableKeys: this.keys } };
+    return { contentCheck: { verified: this.verified, unverifiable: this.unverifiable, unverifiableKeys: this.keys } };
   }
 }

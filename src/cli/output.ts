@@ -151,7 +151,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     lines.push(`  replaced with the project's version: ${replaced.count}`);
     for (const r of replaced.files.slice(0, 10)) lines.push(`    ${visible(r.local)}${r.backup ? ` (the local one kept as ${visible(r.backup)})` : ' (the local one overwritten)'}`);
   }
-  const verification = summary.verification as { verified: number; unverifiable: number } | undefined;
+  const verification = summary.contentCheck as { verified: number; unverifiable: number } | undefined;
   if (verification) {
     const none = verification.unverifiable ? `; ${verification.unverifiable} carried no sha256 and could not be checked (--json names them)` : '';
     lines.push(`  content checked: ${verification.verified} matched the sha256 ${verification.verified === 1 ? 'its document carries' : 'their documents carry'}${none}`);

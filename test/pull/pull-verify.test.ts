@@ -104,7 +104,7 @@ describe('a pull checks what it receives against the sha256 the document carries
     const base = await tempDir('ferry-verify-out-');
     const out = join(base, 'out');
     const result = onlyJson(await runFerry(['pull', p, out, '--state', join(base, 'state.sqlite'), '--json'], service().env()));
-    expect(result).toMatchObject({ status: 'succeeded', exitCode: 0, verification: { verified: 4, unverifiable: 1, unverifiableKeys: ['foreign.txt'] } });
+    expect(result).toMatchObject({ status: 'succeeded', exitCode: 0, contentCheck: { verified: 4, unverifiable: 1, unverifiableKeys: ['foreign.txt'] } });
     const text = await runFerry(['pull', p, join(base, 'again'), '--state', join(base, 'state2.sqlite')], service().env());
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('content checked: 4 matched the sha256 their documents carry; 1 carried no sha256 and could not be checked');
