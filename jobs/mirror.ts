@@ -136,7 +136,7 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
 export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const overlay = overlayOf(source);
-  const destination = projectDestination(opts, deps, jobKey, settledListings(ctx), false, overlay !== undefined);
+  const destination = projectDestination(opts, deps, jobKey, settledListings(ctx), false, overlay);
   const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true, ...(bandwidth ? { bwlimit: () => bandwidth.rate } : {}) };
   const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
@@ -179,12 +179,12 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   // A plan reads what the project holds as a run would: from listings that show every write made
   // before it began (waiting out the listing lag, if the service has one).
   const settled = await awaitListed(deps.client.transport.listingLag, performance.now());
-  const destination = projectDestination(opts, deps, jobKey, settled, true, opts.manifest !== undefined);
+  const overlay = overlayOf(source);
+  const destination = projectDestination(opts, deps, jobKey, settled, true, overlay);
   // A store that knows nothing of the project plans against what the project holds, adopted into
   // a scratch store (the real one is not written), as the run itself would.
   const scratch = opts.resync || isCold(deps.store, jobKey) ? openScratchStore() : undefined;
   try {
-    const overlay = overlayOf(source);
     if (scratch) await adoptInventory(scratch.store, destination, jobKey, 'cold', undefined, undefined, overlay?.adopted);
     const plan = await planTransfer({ source: observe ? tapped(source, observe) : source, destination, store: scratch?.store ?? deps.store, jobKey, checksum: opts.checksum, onItem, filter: sizeAgeFilter(opts) });
     const manifest = overlay?.outcome(source);
@@ -196,10 +196,12 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   }
 }
 
-function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, settled: Settled, dryRun = false, withAttributes = false): ProjectDestination {
+function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, settled: Settled, dryRun: boolean, overlay: ManifestOverlay | undefined): ProjectDestination {
   return new ProjectDestination({
     settled,
-    inventoryAttributes: withAttributes,
+    // A manifest's run compares what each document carries: on a cold start and where a warm run finds one.
+    inventoryAttributes: overlay !== undefined,
+    identityOf: overlay?.adopted,
     client: deps.client,
     store: deps.store,
     project: opts.project,

@@ -118,6 +118,12 @@ export interface Destination<P extends Placement = Placement> {
    * itself: a dry run names the keys a changed row would change. Undefined when it is not found.
    */
   carried?(entry: FileEntry, known: ItemFingerprint): Promise<EntryAttributes | undefined>;
+  /**
+   * The document a warm run would find at the entry's path holding its content (written by another
+   * store since), and whether it carries what the entry's row asks (decide.ts, carriesAsked): a
+   * dry run plans as the run will do. Undefined when there is none, or the destination does not look.
+   */
+  presentFor?(entry: FileEntry, placement: P): Promise<{ remoteId: string; carries: boolean } | undefined>;
   /** The destination's part of the summary (folders, renamed names…). */
   report(): Record<string, unknown>;
 }

@@ -27,7 +27,17 @@ export interface LocalFile {
  * file with a row is compared: a file without one keeps whatever its document carries.
  */
 export function attributesChanged(file: LocalFile, known: ItemFingerprint | undefined): boolean {
-  return file.attrs !== undefined && known?.state === 'uploaded' && !!known.remoteId && (known.attrs ?? undefined) !== file.attrs;
+  return known?.state === 'uploaded' && !!known.remoteId && !carriesAsked(file.attrs, known.attrs);
+}
+
+/**
+ * Whether a document carries what a file's row asks (`asked`, its identity; undefined: no row, so
+ * nothing is asked) given the identity of what it carries (`carried`; null or undefined: nothing
+ * known). The one rule of "adopted only when its metadata matches too": a document found by its
+ * content (another store's upload, a cold start) is the file's only when this holds as well.
+ */
+export function carriesAsked(asked: string | undefined, carried: string | null | undefined): boolean {
+  return asked === undefined || (carried ?? undefined) === asked;
 }
 
 export function decide(file: LocalFile, known: ItemFingerprint | undefined): Decision {

@@ -44,7 +44,7 @@ export interface PlannedItem {
 
 export async function planTransfer(opts: {
   source: Source;
-  destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place' | 'carried'>;
+  destination: Pick<Destination, 'prepare' | 'ensureFolder' | 'place' | 'carried' | 'presentFor'>;
   store: CheckpointStore;
   jobKey: string;
   checksum?: boolean | undefined;
@@ -78,22 +78,32 @@ export async function planTransfer(opts: {
     const file = { size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker, attrs: entry.attributesDigest };
     let decision = decide(file, known);
     if (decision === 'compare') decision = (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) === known?.sha256 ? 'unchanged' : 'changed';
-    if (decision === 'unchanged') plan.unchanged++;
-    else {
-      if (decision === 'changed') plan.changed++;
-      else plan.new++;
-      plan.bytes += entry.size;
-      await destination.place(entry);
-      // Only what the document carries differs (a manifest row changed): said so.
-      const why = decision === 'changed' && attributesChanged(file, known) && known?.size === entry.size && (known.mtimeMs === entry.mtimeMs || known.mtimeMs === UNKNOWN_MTIME) ? { why: 'metadata' as const } : {};
-      let changes: { changes?: AttributeChange[] } = {};
-      if (why.why && known && destination.carried && explained < EXPLAINED) {
-        explained++;
-        const carried = await destination.carried(entry, known);
-        if (carried) changes = { changes: attributeChanges(carried, entry.attributes) };
-      }
-      opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size, ...why, ...changes });
+    if (decision === 'unchanged') {
+      plan.unchanged++;
+      continue;
     }
+    const placement = await destination.place(entry);
+    // Written by another store since: found with its content, the run takes it when it carries
+    // what the row asks (nothing sent), and sends a version with the row's metadata when not.
+    const there = decision !== 'changed' && destination.presentFor ? await destination.presentFor(entry, placement) : undefined;
+    if (there?.carries) {
+      plan.unchanged++;
+      continue;
+    }
+    const was = there ? { ...(known ?? { sourceKey: entry.key, state: 'uploaded', size: entry.size, mtimeMs: entry.mtimeMs, sha256: null, attrs: null }), remoteId: there.remoteId } : known;
+    if (there) decision = 'changed';
+    if (decision === 'changed') plan.changed++;
+    else plan.new++;
+    plan.bytes += entry.size;
+    // Only what the document carries differs (a manifest row changed): said so.
+    const why = there || (decision === 'changed' && attributesChanged(file, known) && known?.size === entry.size && (known.mtimeMs === entry.mtimeMs || known.mtimeMs === UNKNOWN_MTIME)) ? { why: 'metadata' as const } : {};
+    let changes: { changes?: AttributeChange[] } = {};
+    if (why.why && was && destination.carried && explained < EXPLAINED) {
+      explained++;
+      const carried = await destination.carried(entry, was);
+      if (carried) changes = { changes: attributeChanges(carried, entry.attributes) };
+    }
+    opts.onItem?.({ action: decision === 'changed' ? 'changed' : 'new', key: entry.key, size: entry.size, ...why, ...changes });
   }
   for (const key of store.uploadedKeys(jobKey)) {
     if (seen.has(key) || source.takes?.(key) === false) continue;

@@ -8,7 +8,7 @@ import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../..
 import { SourceChangedError, SourceGoneError, type EntryAttributes, type FileEntry } from '../../sync/types.js';
 import type { CheckpointStore, ItemFingerprint, ItemRecord } from '../../store/types.js';
 import type { Adoptable, AdoptedCopy, Destination, WriteContext } from '../../sync/engine.js';
-import { UNKNOWN_MTIME } from '../../sync/decide.js';
+import { carriesAsked, UNKNOWN_MTIME } from '../../sync/decide.js';
 import { fingerprintEntry } from '../fingerprint.js';
 import { ContentChangedError, MEASURING_DIGEST, SourceReadError } from '../../api/multipart.js';
 import { ProjectSource, attributesOf, requireProject } from './source.js';
@@ -58,6 +58,11 @@ export interface ProjectDestinationOptions {
   /** A cold start reads what each document carries (a manifest compares it): more memory per page, so only when asked. */
   inventoryAttributes?: boolean | undefined;
   /**
+   * The identity of what a document found at a key carries (TransferOptions.adoptedAttributes: the
+   * manifest's), compared with the entry's when a warm run finds a document holding its content.
+   */
+  identityOf?: ((key: string, attributes: EntryAttributes | undefined) => string | null) | undefined;
+  /**
    * Proof that listings show every earlier run's writes (the run's lease, or the bound waited):
    * a cold start, a warm look into a folder and finding a folder read absence from them.
    */
@@ -76,7 +81,10 @@ export class ProjectDestination implements Destination<Placement> {
     this.description = `project ${o.project}${o.base ? `/${o.base}` : ''}`;
     this.folders = new RemoteFolders(o.client, o.project, o.store, o.jobKey, o.base, o.dryRun === true);
     this.landed = new LandedLookups(o.client, o.project);
-    this.present = new PresentDocuments(o.client, o.project, markReader(o.markers ?? 'content'), o.settled);
+    const identityOf = o.identityOf;
+    // A document's key under the base, from its logical path (`/base/key`).
+    const keyOf = (path: string) => path.slice(o.base ? o.base.length + 2 : 1);
+    this.present = new PresentDocuments(o.client, o.project, markReader(o.markers ?? 'content'), o.settled, identityOf ? (path, doc) => identityOf(keyOf(path), attributesOf(doc, o.project)) : undefined);
     if (o.madeByThisRun) this.folders.startEmpty();
   }
 
@@ -148,10 +156,11 @@ export class ProjectDestination implements Destination<Placement> {
     const identity = identityOf(sha256);
     // A warm store does not know what another store uploaded since: the newest document at the
     // path, when it holds this content, is the entry's (counted reconciled, nothing sent).
+    // It is the entry's only when it carries what the entry's row asks, too (decide.ts, carriesAsked).
     const mark = this.o.markers === 'origin' ? a.origin : sha256;
-    if (this.o.findPresent !== false && !this.listedWhole && mark) {
-      const there = await this.present.find(placement.parentId, `/${joinPath(this.o.base, entry.key)}`, mark);
-      if (there && there !== ctx.previous && !ctx.claimed.has(there)) return { remoteId: there, sha256, found: true };
+    if (mark) {
+      const there = await this.presentFor(entry, placement, mark);
+      if (there?.carries && there.remoteId !== ctx.previous && !ctx.claimed.has(there.remoteId)) return { remoteId: there.remoteId, sha256, found: true };
     }
     const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: flattenedPath, notId: ctx.previous };
     // An earlier attempt failed and may have landed: the transport's own look after it failed too
@@ -214,6 +223,24 @@ export class ProjectDestination implements Destination<Placement> {
     // (the first call is the length's measure, with no real digest), else the file read again.
     const hashed = whileSending ? (readIdentity(doc.metadata)?.sha256 ?? (sent !== undefined && sent !== MEASURING_DIGEST ? sent : await fingerprint(entry))) : sha256;
     return { remoteId: doc.objectIdentifier as string, sha256: hashed, ...(storedAs !== undefined ? { storedAs } : {}) };
+  }
+
+  /**
+   * The newest document at the entry's path holding its content (`mark`: the job's marker of it,
+   * read from the entry when not given), and whether it carries what the entry's row asks. Not
+   * asked after a whole listing, nor where the run must hold every file in its own batch.
+   */
+  async presentFor(entry: FileEntry, placement: Placement, mark?: string): Promise<{ remoteId: string; carries: boolean } | undefined> {
+    if (this.o.findPresent === false || this.listedWhole) return undefined;
+    const path = `/${joinPath(this.o.base, entry.key)}`;
+    let marker = mark ?? (this.o.markers === 'origin' ? entry.attributes?.origin : entry.sha256);
+    if (marker === undefined) {
+      // The content is read for its sha256 only where a document stands at the path.
+      if (this.o.markers === 'origin' || !(await this.present.holds(placement.parentId, path))) return undefined;
+      marker = await fingerprint(entry);
+    }
+    const there = await this.present.find(placement.parentId, path, marker);
+    return there && { remoteId: there.id, carries: carriesAsked(entry.attributesDigest, there.attrs) };
   }
 
   /**

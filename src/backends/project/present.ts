@@ -20,11 +20,17 @@ const PAGE_SIZE = 1_000;
 
 export type MarkOf = (doc: Document) => string | undefined;
 
+/** A document found holding an entry's content: its id, and the identity of what it carries (null: not compared). */
+export interface Found {
+  id: string;
+  attrs: string | null;
+}
+
 export class PresentDocuments {
   /** Per folder (its id, '' for the root): newest fingerprint hash by logical path. */
   private readonly pictures = new Map<string, Promise<NumberByKey>>();
-  /** Per folder that held a match: document id by `path\0mark`, newest at each path. */
-  private readonly ids = new Map<string, Promise<Map<string, string>>>();
+  /** Per folder that held a match: the document (its id, the identity of what it carries) by `path\0mark`, newest at each path. */
+  private readonly ids = new Map<string, Promise<Map<string, Found>>>();
 
   constructor(
     private readonly client: FerryClient,
@@ -33,6 +39,8 @@ export class PresentDocuments {
     private readonly markOf: MarkOf,
     /** Listings show every earlier run's writes: "not in the folder" holds (src/api/settled.ts). */
     readonly settled: Settled,
+    /** The identity of what a document at a logical path carries, when the run compares it (a manifest). */
+    private readonly identify?: ((path: string, doc: Document) => string | null) | undefined,
   ) {}
 
   /** Whether the folder holds a document at `path` (logical): only then is its content asked about (find). */
@@ -40,8 +48,8 @@ export class PresentDocuments {
     return (await this.pictureOf(parentId)).get(path) !== undefined;
   }
 
-  /** The id of the newest document at `path` (logical, `/a/b.txt`) in the folder, when it holds `mark`. */
-  async find(parentId: string | null, path: string, mark: string): Promise<string | undefined> {
+  /** The newest document at `path` (logical, `/a/b.txt`) in the folder, when it holds `mark`. */
+  async find(parentId: string | null, path: string, mark: string): Promise<Found | undefined> {
     const folder = parentId ?? '';
     if ((await this.pictureOf(parentId)).get(path) !== hash53(mark)) return undefined;
     let ids = this.ids.get(folder);
@@ -72,14 +80,14 @@ export class PresentDocuments {
     return picture;
   }
 
-  private async matches(parentId: string | null): Promise<Map<string, string>> {
-    const found = new Map<string, string>();
-    for await (const { path, mark, id } of this.newest(parentId)) if (mark !== undefined) found.set(`${path}\0${mark}`, id);
+  private async matches(parentId: string | null): Promise<Map<string, Found>> {
+    const found = new Map<string, Found>();
+    for await (const { path, mark, id, doc } of this.newest(parentId)) if (mark !== undefined) found.set(`${path}\0${mark}`, { id, attrs: this.identify?.(path, doc) ?? null });
     return found;
   }
 
   /** The folder's direct children, newest first, the first document at each path only. */
-  private async *newest(parentId: string | null): AsyncIterable<{ path: string; mark: string | undefined; id: string }> {
+  private async *newest(parentId: string | null): AsyncIterable<{ path: string; mark: string | undefined; id: string; doc: Document }> {
     const seen = new KeySet();
     const list = this.client.documents.list(
       this.project,
@@ -92,7 +100,7 @@ export class PresentDocuments {
       const path = logicalPath(doc);
       if (!path || seen.has(path)) continue;
       seen.add(path);
-      yield { path, mark: this.markOf(doc), id: doc.objectIdentifier };
+      yield { path, mark: this.markOf(doc), id: doc.objectIdentifier, doc };
     }
   }
 }
