@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { openScratchDb, type ScratchDb } from '../store/scratch-db.js';
 import { visible } from '../backends/names.js';
+import { hash53 } from '../hashed-keys.js';
 import type { EntryAttributes, FileEntry, Source, SourceEntry } from '../sync/types.js';
 import { ManifestError, placeOf, readManifest, SETTINGS, type ManifestRow, type ReadOptions, type SettingName } from './read.js';
 
@@ -40,6 +41,11 @@ interface StoredRow {
   path: string;
   line: number;
   attrs: string;
+}
+
+/** Which Unicode form a name is written in, in words. */
+function formOf(name: string): string {
+  return name === name.normalize('NFC') ? 'composed, NFC' : name === name.normalize('NFD') ? 'decomposed, NFD' : 'mixed forms';
 }
 
 /** The form rows are keyed by: composed (NFC). An ASCII key is its own (most are, and NFC costs). */
@@ -108,7 +114,26 @@ export class Manifest {
   /** The row for a source entry's key, if any; `note` records that an entry met it. */
   lookup(key: string, note = true): ManifestRow | undefined {
     const found = (this.byKey.get(composed(key)) ?? undefined) as StoredRow | undefined;
-    return found && this.row(found, note);
+    return found && this.row(found, note, key);
+  }
+
+  /**
+   * Per row, a hash of the non-ASCII key that met it (made at the first such key: 8 bytes a row):
+   * a second file meeting the same row under another form of the name is refused.
+   */
+  private metBy: Float64Array | undefined;
+
+  /** Refuses a row met by two files whose names are one text in two Unicode forms (NFC and NFD). */
+  private once(found: StoredRow, key: string): void {
+    if (/^[\x00-\x7f]*$/.test(key)) return;
+    this.metBy ??= new Float64Array(this.rows + 1);
+    const h = hash53(key) + 1;
+    const had = this.metBy[found.id] as number;
+    if (had === 0) this.metBy[found.id] = h;
+    else if (had !== h) {
+      const other = key === key.normalize('NFC') ? key.normalize('NFD') : key.normalize('NFC');
+      throw new ManifestError(`--manifest ${visible(this.file)}: ${placeOf(this.file, found.line)} ("${visible(found.path)}") names two files of the source, the same name in two Unicode forms: "${visible(key)}" (${formOf(key)}) and "${visible(other)}" (${formOf(other)}); rename one of them`);
+    }
   }
 
   /**
@@ -126,14 +151,23 @@ export class Manifest {
       else byComposed.set(c, [key]);
     }
     for (const stored of this.byKeys.all(JSON.stringify([...byComposed.keys()])) as (StoredRow & { key: string })[]) {
-      const row = this.row(stored, true);
-      for (const key of byComposed.get(stored.key) ?? []) found.set(key, row);
+      const row = this.row(stored, false);
+      for (const key of byComposed.get(stored.key) ?? []) {
+        this.met(stored, key);
+        found.set(key, row);
+      }
     }
     return found;
   }
 
-  private row(found: StoredRow, note: boolean): ManifestRow {
-    if (note) this.seen[found.id] = 1;
+  /** Notes that the entry `key` met the row. */
+  private met(found: StoredRow, key: string): void {
+    this.seen[found.id] = 1;
+    this.once(found, key);
+  }
+
+  private row(found: StoredRow, note: boolean, key?: string): ManifestRow {
+    if (note && key !== undefined) this.met(found, key);
     const attrs = JSON.parse(found.attrs) as { m: Record<string, string>; s: ManifestRow['settings'] };
     return { line: found.line, path: found.path, metadata: attrs.m, settings: attrs.s };
   }
@@ -165,7 +199,16 @@ export class Manifest {
    * (the run goes on knowingly).
    */
   async meet(root: string, opts: { partial?: boolean | undefined } = {}): Promise<void> {
-    const exists = (path: string) => lstat(join(root, path)).then((st) => st.isFile(), () => false);
+    const isFile = (path: string) => lstat(join(root, path)).then((st) => st.isFile(), () => false);
+    // A row names a file in whichever Unicode form either is written (macOS writes NFD): the path
+    // as written, composed and decomposed. Two files that are one name in two forms are refused.
+    const exists = async (path: string): Promise<boolean> => {
+      const forms = [...new Set([path, path.normalize('NFC'), path.normalize('NFD')])];
+      const found: string[] = [];
+      for (const form of forms) if (await isFile(form)) found.push(form);
+      if (found.length > 1) throw new ManifestError(`--manifest ${visible(this.file)}: "${visible(path)}" names two files of ${visible(root)}, the same name in two Unicode forms: "${visible(found[0] as string)}" (${formOf(found[0] as string)}) and "${visible(found[1] as string)}" (${formOf(found[1] as string)}); rename one of them`);
+      return found.length === 1;
+    };
     const page = (sql: string) => this.db.prepare(sql);
     const withBackslash = page("SELECT id, key, path FROM rows WHERE id > ? AND instr(path, '\\') > 0 ORDER BY id LIMIT 256");
     const rekey = page('UPDATE rows SET key = ? WHERE id = ?');
@@ -189,7 +232,8 @@ export class Manifest {
     // Rows spread evenly over the sheet, a stat each: a share, not a census (a million rows would be a million stats).
     const step = Math.max(1, Math.floor(this.rows / LOOKED_AT));
     const looked = page('SELECT id, key, path FROM rows WHERE (id - 1) % ? = 0 ORDER BY id LIMIT ?').all(step, LOOKED_AT) as { id: number; key: string; path: string }[];
-    const found = await Promise.all(looked.map((r) => exists(r.key)));
+    // As written, unless read with / for \\ (the key is then the path to look at).
+    const found = await Promise.all(looked.map((r) => exists(r.key === composed(r.path) ? r.path : r.key)));
     const matched = found.filter(Boolean).length;
     if (matched >= looked.length * MATCHED_SHARE) return;
     const missing = looked.filter((_, i) => !found[i]).map((r) => r.path);
