@@ -1303,7 +1303,7 @@ async function benchEmulatorPages(sizes = [10_000, 100_000, 1_000_000]) {
   record(`emulator: a whole listing walked page by page, time per document at ${large.size} over ${small.size}`, Number((large.perItem * 1000).toFixed(1)), Number((small.perItem * 1000).toFixed(1)), 'µs', large.perItem / small.perItem, '<= 1.2', `bare: a plain SELECT of each seq range, no count, no join (${detail})`);
 }
 
-// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, discovery, archives, manifest, scan, playbooks, pull, copies (only when named: it mounts an NTFS image), ratelimit, faults, bwlimit, migrate, lease, lag, pages, control).
+// `--only noop,bigfile` runs a subset (names: startup, emulator, throughput, xargs, noop, coldstart, incremental, bigfile, verify, discovery, archives, manifest, scan, playbooks, pull, copies (only when named: it mounts an NTFS image), ratelimit, faults, bwlimit, migrate, lease, lag, pages, control).
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const wanted = (name) => !onlyArg || onlyArg.split(',').includes(name);
 try {
@@ -1318,6 +1318,7 @@ try {
   }
   if (wanted('incremental')) await benchIncremental(10_000, 100);
   if (wanted('bigfile')) await (await import('./bigfile.mjs')).benchBigFile({ work, record, results });
+  if (wanted('verify')) await (await import('./verify.mjs')).benchVerify({ work, record, results });
   if (wanted('discovery')) await benchDiscovery(large ? 1_000_000 : 200_000);
   if (wanted('archives')) await benchArchives(large ? 1_000_000 : 200_000);
   if (wanted('manifest')) await benchManifest(large ? 1_000_000 : 200_000);

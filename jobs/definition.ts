@@ -257,6 +257,7 @@ class Reader {
       ...localFilesFrom({ localNames: this.given('localNames') ? this.text('localNames') : undefined, overwriteChanged: this.on('overwriteChanged'), backupDir: this.path('backupDir') }, dir),
       project: this.text('pullProject')!,
       dir,
+      ...(this.on('ignoreChecksum') ? { ignoreChecksum: true } : {}),
       from: this.text('from'),
       ...(manifestOut !== undefined ? { manifestOut } : {}),
       ...this.filters(),

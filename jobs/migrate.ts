@@ -29,6 +29,7 @@ import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source
 import type { RunCounts } from '../src/store/types.js';
 import { transfer } from '../src/sync/engine.js';
 import { awaitBatch, refusalText, waitedOutcome, type AwaitedBatch, type ProcessingOutcome } from '../src/report/processing.js';
+import { addChecks, type ContentCheckCounts } from '../src/backends/content-check.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
 import { TargetMetadata, type MetadataMapping } from '../src/mapping/metadata.js';
 import { copyOptions, copyProject } from '../src/tenants/projects.js';
@@ -92,6 +93,8 @@ export interface ProjectReport {
   processing?: ProcessingOutcome;
   folders?: unknown;
   deletedAtSource?: unknown;
+  /** The documents' content checked against the source's sha256 (content-check.ts). */
+  contentCheck?: ContentCheckCounts;
   error?: string;
 }
 
@@ -174,7 +177,8 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
     }
     const processing = opts.waitMs !== undefined && !ctx.signal.aborted ? await awaitTargetProcessing(to, projectReports, opts.waitMs, ctx) : undefined;
     // Each side named by host, client id and profile, not by an address alone (several tenants share one).
-    return { from: describeTarget(from.target), to: describeTarget(to.target), options, projects: projectReports, playbooks: playbookReports, notCarried: NOT_CARRIED, uploadIdentifier: ctx.uploadId, ...(processing ? { processing } : {}) };
+    const contentCheck = addChecks(projectReports.map((p) => p.contentCheck));
+    return { from: describeTarget(from.target), to: describeTarget(to.target), options, projects: projectReports, playbooks: playbookReports, notCarried: NOT_CARRIED, uploadIdentifier: ctx.uploadId, ...(contentCheck ? { contentCheck } : {}), ...(processing ? { processing } : {}) };
   });
 }
 
@@ -263,6 +267,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   report.durationMs = Date.now() - started;
   report.folders = extra.folders;
   report.deletedAtSource = extra.deletedLocally;
+  if (extra.contentCheck) report.contentCheck = extra.contentCheck as ContentCheckCounts;
   return report;
 }
 

@@ -45,6 +45,8 @@ export interface PullOptions extends SizeAgeLimits {
   overwriteChanged?: boolean | undefined;
   /** --backup-dir: where a file replaced under overwriteChanged is moved first. */
   backupDir?: string | undefined;
+  /** --ignore-checksum: the bytes received are not checked against each document's sha256. */
+  ignoreChecksum?: boolean | undefined;
 }
 
 export interface PullDeps {
@@ -70,6 +72,7 @@ function parts(opts: PullOptions, deps: PullDeps, jobKey: string, dryRun = false
     localNames: opts.localNames,
     overwriteChanged: opts.overwriteChanged,
     backupDir: opts.backupDir !== undefined ? resolve(opts.backupDir) : undefined,
+    ignoreChecksum: opts.ignoreChecksum,
     dryRun,
     logger: deps.client.transport.logger,
   });

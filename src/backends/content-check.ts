@@ -15,10 +15,10 @@ export class ContentMismatchError extends FerryError {
     readonly received: readonly string[],
   ) {
     const attempts = received.length === 1 ? `received ${received[0]}` : `received ${received.join(', then ')}`;
-    super(`the content of ${visible(key)} did not match its sha256 ${received.length === 1 ? '' : `${received.length} times `}(the document says ${expected}; ${attempts}): nothing was written under its name`);
+    super(`the content of ${visible(key)} did not match its sha256 ${received.length === 1 ? '' : `${received.length} times `}(the source says ${expected}; ${attempts}): nothing was written under its name`);
   }
 
-  /** The same failure after one more attempt whose bytes hashed to `again`. */
+  /** The same failure after one more attempt that did not match either. */
   again(next: ContentMismatchError): ContentMismatchError {
     return new ContentMismatchError(this.key, this.expected, [...this.received, ...next.received]);
   }
@@ -73,8 +73,25 @@ export async function verifiedTwice<T>(attempt: (fresh: boolean) => Promise<T>, 
 }
 
 /** What a run's summary says of its checks: `verified` and `unverifiable` counts, the unverifiable named (up to a cap). */
+export interface ContentCheckCounts {
+  verified: number;
+  unverifiable: number;
+  unverifiableKeys: string[];
+}
+
 export interface CheckReport {
-  contentCheck: { verified: number; unverifiable: number; unverifiableKeys: string[] };
+  contentCheck: ContentCheckCounts;
+}
+
+/** The counts of several transfers (a migration's projects) as one; undefined when none checked anything. */
+export function addChecks(parts: readonly (ContentCheckCounts | undefined)[], listed = 1_000): ContentCheckCounts | undefined {
+  const present = parts.filter((p): p is ContentCheckCounts => p !== undefined);
+  if (!present.length) return undefined;
+  return {
+    verified: present.reduce((n, p) => n + p.verified, 0),
+    unverifiable: present.reduce((n, p) => n + p.unverifiable, 0),
+    unverifiableKeys: present.flatMap((p) => p.unverifiableKeys).slice(0, listed),
+  };
 }
 
 /** The documents a run received, counted by whether their bytes could be checked. */

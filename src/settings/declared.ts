@@ -154,6 +154,7 @@ const pulling = {
   from: { key: 'from', flag: '--from', kind: k.words('<folder>'), help: 'only this folder of the project (path under its root)', resume: true },
   localNames: { key: 'localNames', flag: '--local-names', kind: k.choice(LOCAL_NAMES, '<rules>'), help: 'the rules local names are written by: auto probes DIR, windows maps what NTFS, exFAT and SMB shares refuse, posix writes names as they are', default: 'auto', resume: true },
   overwriteChanged: { key: 'overwriteChanged', flag: '--overwrite-changed', kind: k.onOff, help: "replace a pulled file changed here since with the project's version", unset: 'keep it, name it, exit 1', resume: true },
+  ignoreChecksum: { key: 'ignoreChecksum', flag: '--ignore-checksum', kind: k.onOff, help: "do not check the bytes received against the sha256 each document carries (as rclone's flag)", unset: 'every download is checked; a mismatch is downloaded once more, then fails naming both hashes', resume: true },
   backupDir: { key: 'backupDir', flag: '--backup-dir', kind: { ...k.path, arg: '<dir>' }, help: 'with --overwrite-changed: move each replaced file here first, by its path under DIR', resume: true },
   manifestOut: { key: 'manifestOut', flag: '--manifest-out', kind: { ...k.path, arg: '<file>' }, help: "write a manifest (a CSV as Excel opens it, or an .xlsx: path, then one column per metadata key) that gives the pulled files' documents the same metadata again with mirror --manifest", resume: true },
 } satisfies Record<string, Setting>;
@@ -204,7 +205,7 @@ const SENDING: Names = ['source', 'project', 'to', ...PATTERNS, 'concurrency', '
 export const JOB_SETTINGS = {
   mirror: [...SENDING, 'dryRun', 'wait', 'timeout', ...JOB_RUN],
   upload: [...SENDING, 'playbook', 'name', 'noWait', 'timeout', 'retryFailed', 'ocrFallback', 'retryReasons', 'retryRounds', 'ack', ...JOB_RUN],
-  pull: ['pullProject', 'dir', 'from', ...PATTERNS, 'concurrency', 'bwlimit', 'rps', ...SIZE_AGE, ...WINDOW, 'localNames', 'overwriteChanged', 'backupDir', 'dryRun', 'manifestOut', ...SHOWN, ...JOB_RUN],
+  pull: ['pullProject', 'dir', 'from', ...PATTERNS, 'concurrency', 'bwlimit', 'rps', ...SIZE_AGE, ...WINDOW, 'localNames', 'overwriteChanged', 'backupDir', 'ignoreChecksum', 'dryRun', 'manifestOut', ...SHOWN, ...JOB_RUN],
   'playbooks-backup': ['out', 'keep', 'keepDaily', 'keepWeekly', 'state', 'rps', ...LEASE, 'json', ...JOB_RUN],
   migrate: ['fromProfile', 'toProfile', 'projects', 'allProjects', 'playbooks', 'allPlaybooks', 'concurrency', 'bwlimit', 'shard', 'sameTenant', ...SHOWN, 'map', 'dryRun', 'intoExisting', 'verify', 'wait', 'timeout', ...LEASE, ...WINDOW, 'metricsFile', 'pushgateway', 'notify'],
 } as const satisfies Record<string, Names>;

@@ -54,7 +54,7 @@ describe('a pull checks what it receives against the sha256 the document carries
       expect(errors.map((e) => e.key).sort()).toEqual(Object.keys(FILES).sort());
       for (const e of errors) {
         expect(e.error).toContain('did not match its sha256 2 times');
-        expect(e.error).toContain(`the document says ${wanted[e.key]}`);
+        expect(e.error).toContain(`the source says ${wanted[e.key]}`);
         // Both attempts' hashes named, neither the right one.
         const received = /received ([0-9a-f]{64}), then ([0-9a-f]{64})/.exec(e.error);
         expect(received, e.error).not.toBeNull();
@@ -62,6 +62,21 @@ describe('a pull checks what it receives against the sha256 the document carries
       }
       // No wrong file under a document's name, and no partial left behind.
       expect(await tree(out)).toEqual({});
+    } finally {
+      service().emulator.setFaults('');
+    }
+  });
+
+  it('--ignore-checksum takes the bytes as they come, as asked: exit 0, nothing counted as checked', async () => {
+    const p = await project('verify-ignored');
+    const base = await tempDir('ferry-verify-out-');
+    service().emulator.setFaults('corrupt=1');
+    try {
+      const result = onlyJson(await runFerry(['pull', p, join(base, 'out'), '--state', join(base, 'state.sqlite'), '--ignore-checksum', '--json'], service().env()));
+      expect(result).toMatchObject({ status: 'succeeded', exitCode: 0, counts: { downloaded: 4, failed: 0 } });
+      expect(result.contentCheck).toBeUndefined();
+      // The bytes are the corrupted ones: the flag did switch the check off.
+      expect((await tree(join(base, 'out')))['small.txt']).not.toBe(wanted['small.txt']);
     } finally {
       service().emulator.setFaults('');
     }

@@ -10,7 +10,9 @@ import type { CheckpointStore, ItemFingerprint, ItemRecord } from '../../store/t
 import type { Adoptable, AdoptedCopy, Destination, WriteContext } from '../../sync/engine.js';
 import { carriesAsked, UNKNOWN_MTIME } from '../../sync/decide.js';
 import { fingerprintEntry } from '../fingerprint.js';
-import { ContentChangedError, MEASURING_DIGEST, SourceReadError } from '../../api/multipart.js';
+import { ContentChangedError, MEASURING_DIGEST, SourceReadError, type FileInput } from '../../api/multipart.js';
+import { spool } from './spool.js';
+import { CheckCounts, ContentMismatchError, verifiedTwice } from '../content-check.js';
 import { ProjectSource, attributesOf, requireProject } from './source.js';
 import { identityMetadata, readIdentity } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
@@ -76,6 +78,8 @@ export class ProjectDestination implements Destination<Placement> {
   private readonly present: PresentDocuments;
   /** This run listed the whole destination (a cold start, --resync): what it holds is known. */
   private listedWhole = false;
+  /** Content from a service (a migration) received and sent: checked against its sha256, or not checkable. */
+  private readonly checks = new CheckCounts(1_000);
 
   constructor(private readonly o: ProjectDestinationOptions) {
     this.description = `project ${o.project}${o.base ? `/${o.base}` : ''}`;
@@ -135,7 +139,14 @@ export class ProjectDestination implements Destination<Placement> {
 
   async write(entry: FileEntry, placement: Placement, ctx: WriteContext): Promise<{ remoteId: string; sha256: string | undefined; found?: boolean }> {
     try {
-      return await this.upload(entry, placement, ctx);
+      // Content from a service that names its sha256 (a migration) is checked as it is sent, and
+      // sent once more from the start when it did not match (content-check.ts).
+      const done = await verifiedTwice(
+        () => this.upload(entry, placement, ctx),
+        (err) => this.o.client.transport.logger.warn({ key: entry.key }, `the content sent did not match the source's sha256 (${err.expected}; sent ${err.received.join(', ')}); sent once more from the start`),
+      );
+      if (entry.openAsync && !done.found) this.checks.count(entry);
+      return done;
     } catch (err) {
       throw sourceSide(err);
     }
@@ -151,7 +162,14 @@ export class ProjectDestination implements Destination<Placement> {
     // document it came from names it instead. A large file is hashed as it is sent, where the
     // service reads fields after the file and nothing at its path needs its content compared.
     const whileSending = await this.hashWhileSending(entry, placement);
-    const sha256 = entry.sha256 ?? (entry.openAsync || whileSending ? undefined : await fingerprint(entry));
+    // What the source says its bytes are (a migrated document's ferry.sha256), compared with them
+    // before the upload completes: as they are sent, where the service reads fields after the
+    // file (the body stops short on a mismatch); from a spool before sending, where it reads them
+    // first (spool.ts). Either way the document says the sha256 of the bytes it holds.
+    const fromService = entry.openAsync !== undefined && entry.path === undefined;
+    const expected = fromService ? entry.expectedSha256 : undefined;
+    const afterFile = fromService && client.transport.formOrder === 'any';
+    const sha256 = entry.sha256 ?? (entry.openAsync || whileSending ? (fromService && !afterFile ? expected : undefined) : await fingerprint(entry));
     const identityOf = (sha: string | undefined) => identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256: sha, mtimeMs: entry.mtimeMs, source: a.origin, sourceProject: a.originProject, attrs: entry.attributesDigest });
     const identity = identityOf(sha256);
     // A warm store does not know what another store uploaded since: the newest document at the
@@ -180,49 +198,60 @@ export class ProjectDestination implements Destination<Placement> {
     const ocrEngine = (a.ocrEngine as OCREngine | undefined) ?? this.o.ocrEngine;
     const ocrStrategy = (a.ocrStrategy as OCRStrategy | undefined) ?? this.o.ocrStrategy;
     const coordinateExtractionStrategy = (a.coordinateExtractionStrategy as CoordinateExtractionStrategy | undefined) ?? this.o.coordinateExtractionStrategy;
-    const file = entry.path
-      ? { path: entry.path, size: entry.size, filename: name }
-      : entry.openAsync
-        ? // Content that arrives by request: asked for first, so that a source that fails never starts an upload.
-          { stream: await entry.openAsync(ctx.slot), size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) }
-        : { open: () => entry.open() as Readable, size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) };
-    const upload = client.documents.upload(
-      project,
-      file,
-      {
-        documentUploadIdentifier: ctx.uploadId,
-        ...(placement.parentId ? { parentObjectIdentifier: placement.parentId } : {}),
-        source: 'local',
-        ...(ocrEngine ? { ocrEngine } : {}),
-        ...(ocrStrategy ? { ocrStrategy } : {}),
-        ...(coordinateExtractionStrategy ? { coordinateExtractionStrategy } : {}),
-        ...(whileSending
-          ? {
-              metadataAfterFile: (sha: string) => {
-                sent = sha;
-                return metadataWith(identityOf(sha));
-              },
-            }
-          : Object.keys(metadata).length
-            ? { metadata }
-            : {}),
-      },
-      // Not aborted on SIGINT/SIGTERM: an upload on the wire is let finish and recorded; only no
-      // new attempt starts and no retry is waited for (the intent settles it on the next run).
-      // A hard cutoff (`cancel`) abandons it on the wire: the next run settles it the same way.
-      { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.slot ? { slot: ctx.slot } : {}), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}), ...(ctx.cancel ? { signal: ctx.cancel } : {}), ...(ctx.gate ? { beforeSend: ctx.gate } : {}), ...(ctx.fence ? { fence: ctx.fence } : {}) },
-    );
-    // A content response the upload did not read to the end is closed, not left holding a connection.
-    const doc = await upload.catch((err: unknown) => {
-      if ('stream' in file) file.stream.destroy();
-      throw err;
-    });
-    // The service's reading of a form's file name is not shown: a name it stored otherwise is said.
-    const storedAs = typeof doc.name === 'string' && doc.name !== name ? doc.name : undefined;
-    // Hashed while sent: what the document says it holds; failing that, what the last attempt sent
-    // (the first call is the length's measure, with no real digest), else the file read again.
-    const hashed = whileSending ? (readIdentity(doc.metadata)?.sha256 ?? (sent !== undefined && sent !== MEASURING_DIGEST ? sent : await fingerprint(entry))) : sha256;
-    return { remoteId: doc.objectIdentifier as string, sha256: hashed, ...(storedAs !== undefined ? { storedAs } : {}) };
+    const spooled = fromService && !afterFile ? await spool(await (entry.openAsync as NonNullable<FileEntry['openAsync']>)(ctx.slot), entry.size, entry.key, expected, a.contentType) : undefined;
+    // A source that names no sha256: the document says the one its bytes have all the same.
+    if (spooled && sha256 === undefined) Object.assign(metadata, identityMetadata({ sha256: spooled.sha256 }));
+    try {
+      const file: FileInput = spooled
+        ? spooled.file
+        : entry.path
+          ? { path: entry.path, size: entry.size, filename: name }
+          : entry.openAsync
+            ? // Content that arrives by request: asked for first, so that a source that fails never starts an upload.
+              { stream: await entry.openAsync(ctx.slot), size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) }
+            : { open: () => entry.open() as Readable, size: entry.size, filename: name, ...(a.contentType ? { contentType: a.contentType } : {}) };
+      const upload = client.documents.upload(
+        project,
+        file,
+        {
+          documentUploadIdentifier: ctx.uploadId,
+          ...(placement.parentId ? { parentObjectIdentifier: placement.parentId } : {}),
+          source: 'local',
+          ...(ocrEngine ? { ocrEngine } : {}),
+          ...(ocrStrategy ? { ocrStrategy } : {}),
+          ...(coordinateExtractionStrategy ? { coordinateExtractionStrategy } : {}),
+          ...(whileSending || afterFile
+            ? {
+                metadataAfterFile: (sha: string) => {
+                  // Bytes that are not the source's never complete an upload: the body stops here.
+                  if (afterFile && expected !== undefined && sha !== MEASURING_DIGEST && sha !== expected) throw new ContentMismatchError(entry.key, expected, [sha]);
+                  sent = sha;
+                  return metadataWith(identityOf(sha));
+                },
+              }
+            : Object.keys(metadata).length
+              ? { metadata }
+              : {}),
+        },
+        // Not aborted on SIGINT/SIGTERM: an upload on the wire is let finish and recorded; only no
+        // new attempt starts and no retry is waited for (the intent settles it on the next run).
+        // A hard cutoff (`cancel`) abandons it on the wire: the next run settles it the same way.
+        { didItLand: (since) => this.landed.find(ctx.uploadId, wanted, ctx.claimed, since), ...(ctx.slot ? { slot: ctx.slot } : {}), ...(ctx.stopping ? { stopBeforeSend: ctx.stopping } : {}), ...(ctx.cancel ? { signal: ctx.cancel } : {}), ...(ctx.gate ? { beforeSend: ctx.gate } : {}), ...(ctx.fence ? { fence: ctx.fence } : {}) },
+      );
+      // A content response the upload did not read to the end is closed, not left holding a connection.
+      const doc = await upload.catch((err: unknown) => {
+        if ('stream' in file) file.stream.destroy();
+        throw err;
+      });
+      // The service's reading of a form's file name is not shown: a name it stored otherwise is said.
+      const storedAs = typeof doc.name === 'string' && doc.name !== name ? doc.name : undefined;
+      // Hashed while sent: what the document says it holds; failing that, what the last attempt sent
+      // (the first call is the length's measure, with no real digest), else the file read again.
+      const hashed = whileSending ? (readIdentity(doc.metadata)?.sha256 ?? (sent !== undefined && sent !== MEASURING_DIGEST ? sent : await fingerprint(entry))) : (sha256 ?? spooled?.sha256 ?? sent);
+      return { remoteId: doc.objectIdentifier as string, sha256: hashed, ...(storedAs !== undefined ? { storedAs } : {}) };
+    } finally {
+      await spooled?.dispose();
+    }
   }
 
   /**
@@ -292,7 +321,7 @@ export class ProjectDestination implements Destination<Placement> {
   }
 
   report(): Record<string, unknown> {
-    return { folders: this.folders.stats };
+    return { folders: this.folders.stats, ...this.checks.report() };
   }
 }
 
