@@ -79,7 +79,7 @@ export interface Destination<P extends Placement = Placement> {
   settle(inFlight: ItemRecord[]): Promise<Map<string, { remoteId: string }>>;
   /** Makes a folder exist (empty folders are carried too). */
   ensureFolder(key: string): Promise<void>;
-  place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs'>): Promise<P>;
+  place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs' | 'marker' | 'expectedSha256'>): Promise<P>;
   /**
    * Writes the entry once; an unclear failure is settled here before any repeat. `found`: the
    * entry was already there (counted reconciled, nothing written). `storedAs`: the destination

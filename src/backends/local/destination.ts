@@ -29,7 +29,8 @@ import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { ConfigurationError, FerryError } from '../../api/errors.js';
 import type { FileEntry, PartialContent } from '../../sync/types.js';
 import { visible } from '../names.js';
-import type { CheckpointStore, ItemRecord, WrittenItem } from '../../store/types.js';
+import type { CheckpointStore, ItemFingerprint, ItemRecord, WrittenItem } from '../../store/types.js';
+import { sha256Of } from '../../sync/checksum.js';
 import type { Drifted } from '../../sync/drift.js';
 import { LocalNamer } from './namer.js';
 import type { LocalNamesSetting, NameRules } from '../name-rules.js';
@@ -294,7 +295,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     }
   }
 
-  async place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs'>): Promise<LocalPlacement> {
+  async place(entry: Pick<FileEntry, 'key' | 'size' | 'mtimeMs' | 'marker' | 'expectedSha256'>): Promise<LocalPlacement> {
     const key = entry.key;
     const slash = key.lastIndexOf('/');
     // The folder first: a folder refused by name is mapped before the file's path is.
@@ -305,11 +306,12 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     // In a folder this run created, nothing is in the way: no look needed.
     if (fresh) return placement;
     const st = await lstat(join(this.o.root, local)).catch(() => undefined);
-    if (st?.isFile() && st.size === entry.size && this.sameTime(st.mtimeMs, entry.mtimeMs)) {
+    const known = this.o.store.fingerprint(this.o.jobKey, key);
+    if (st?.isFile() && st.size === entry.size && this.sameTime(st.mtimeMs, entry.mtimeMs) && (await this.holdsThis(entry, known, join(this.o.root, local)))) {
       // What this entry would write is there: a run stopped after the rename wrote it.
       placement.landed = true;
     } else if (st) {
-      const ours = parseWritten(this.o.store.fingerprint(this.o.jobKey, key)?.remoteId);
+      const ours = parseWritten(known?.remoteId);
       const wroteHere = st.isFile() && ours?.local === local;
       // A file ferry wrote keeps its name in the record whatever its state now (changed here, in conflict).
       if (wroteHere) this.names?.note(local, key);
@@ -326,6 +328,19 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       }
     }
     return placement;
+  }
+
+  /**
+   * Whether a file of the entry's size and time at its path is the entry's (a run stopped after
+   * the rename wrote it), not the version before it: one ferry wrote for another document of the
+   * same size within the service's time resolution looks the same. So the store's record decides
+   * where it names another document; where it names none (a fresh store), the file is read once
+   * and compared with the sha256 the document carries, when it carries one.
+   */
+  private async holdsThis(entry: Pick<FileEntry, 'marker' | 'expectedSha256'>, known: ItemFingerprint | undefined, path: string): Promise<boolean> {
+    if (entry.marker !== undefined && known?.state === 'uploaded' && known.sha256 && known.sha256 !== entry.marker) return false;
+    if (known?.state === 'uploaded' || !entry.expectedSha256 || this.o.ignoreChecksum) return true;
+    return (await sha256Of(createReadStream(path)).catch(() => undefined)) === entry.expectedSha256;
   }
 
   async write(entry: FileEntry, placement: LocalPlacement, ctx?: Pick<WriteContext, 'slot' | 'cancel'>): Promise<{ remoteId: string; found?: boolean }> {
