@@ -28,6 +28,8 @@ export interface CheckOptions extends PathPatterns {
   to?: string | undefined;
   /** Compare content by reading documents that carry no fingerprint back from the service. */
   checksum?: boolean | undefined;
+  /** --download: read every document back and compare its bytes (rclone's check --download), each checked against the sha256 it carries. */
+  download?: boolean | undefined;
   /** --archive-encoding and --max-entries, as the mirror reads the archive. */
   archiveEncoding?: string | undefined;
   maxEntries?: number | undefined;
@@ -151,6 +153,27 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
       differ('metadata differs', entry.key, `${key}: ${service === null ? 'absent' : JSON.stringify(service)} on the service (document ${remote.id}), ${JSON.stringify(mine)} in the manifest (${placeOf(opts.manifest!, row.line)})`, { key, service, manifest: mine });
     }
   };
+  /**
+   * The sha256 of a document's bytes as the service sends them, checked as a pull checks them:
+   * against the sha256 the document carries (`claimed`), or lacking one against the local file's
+   * (`local`); a mismatch is read once more. Bytes that differ from one read to the next, or that
+   * match not even the document's own sha256, are `unsteady`: said, never taken for its content.
+   */
+  const readBack = async (url: string, key: string, claimed: string | null, local: string): Promise<{ sha256: string; reads: number; unsteady?: string }> => {
+    const once = async () => sha256Of((await client.documents.download({ url, name: key })).body);
+    const first = await once();
+    const wanted = claimed ?? local;
+    if (first === wanted) return { sha256: first, reads: 1 };
+    const second = await once();
+    if (second === wanted || (!claimed && second === first)) return { sha256: second, reads: 2 };
+    return {
+      sha256: second,
+      reads: 2,
+      unsteady: claimed
+        ? `the service sent bytes that do not match the sha256 the document carries, twice (it says ${claimed}; sent ${first}, then ${second})`
+        : `the service sent other bytes each time it was read (sha256 ${first}, then ${second}): it could not be compared`,
+    };
+  };
   const compare = async (entry: FileEntry, remote: { id: string; size: number; sha256: string | null; url: string | null; refused: string | null; attrs: string | null } | undefined): Promise<() => void> => {
     if (!remote) {
       manifest?.lookup(entry.key);
@@ -158,13 +181,8 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     }
     const attributes = () => compareAttributes(entry, remote);
     if (remote.size !== entry.size) return () => differ('changed', entry.key, `${entry.size} bytes here, ${remote.size} on the service (document ${remote.id})`);
-    let theirs = remote.sha256;
-    let hashed = 0;
-    if (!theirs && opts.checksum && remote.url) {
-      theirs = await sha256Of((await client.documents.download({ url: remote.url, name: entry.key })).body);
-      hashed += remote.size;
-    }
-    if (!theirs) {
+    const read = remote.url !== null && (opts.download === true || (opts.checksum === true && !remote.sha256));
+    if (!remote.sha256 && !read) {
       return () => {
         matched(remote);
         report.matchingBySizeOnly++;
@@ -179,10 +197,19 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
       const code = (err as NodeJS.ErrnoException).code;
       return () => differ('unreadable locally', entry.key, `cannot be read: ${code ?? (err as Error).message}`);
     }
-    hashed += entry.size;
+    let hashed = entry.size;
+    let theirs = remote.sha256 as string;
+    let unsteady: string | undefined;
+    if (read) {
+      const got = await readBack(remote.url as string, entry.key, remote.sha256, ours);
+      hashed += got.reads * remote.size;
+      theirs = got.sha256;
+      unsteady = got.unsteady;
+    }
     return () => {
       report.bytesHashed += hashed;
-      if (ours === theirs) {
+      if (unsteady) differ('changed', entry.key, `${unsteady} (document ${remote.id})`);
+      else if (ours === theirs) {
         matched(remote);
         attributes();
       } else differ('changed', entry.key, `same size (${entry.size} bytes), other content: sha256 ${ours.slice(0, 12)}… here, ${theirs.slice(0, 12)}… on the service (document ${remote.id})`);
@@ -214,10 +241,10 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
         differ('twice on the service', doc.key, `document ${doc.remoteId} holds the same content as the newer document at this path`);
         continue;
       }
-      // The content's address is kept only where it may be read (--checksum, no fingerprint): it
+      // The content's address is kept only where it may be read (--download; --checksum, no fingerprint): it
       // is the longest column, and the table is read once per file of the source.
       const sha256 = doc.identity?.sha256 ?? null;
-      batch.push([doc.key, doc.remoteId, doc.size, sha256, opts.checksum && !sha256 ? doc.url : null, doc.refused, doc.attributes ? JSON.stringify({ metadata: doc.attributes.metadata, ocrStrategy: doc.attributes.ocrStrategy, ocrEngine: doc.attributes.ocrEngine, coordinateExtractionStrategy: doc.attributes.coordinateExtractionStrategy }) : null]);
+      batch.push([doc.key, doc.remoteId, doc.size, sha256, opts.download || (opts.checksum && !sha256) ? doc.url : null, doc.refused, doc.attributes ? JSON.stringify({ metadata: doc.attributes.metadata, ocrStrategy: doc.attributes.ocrStrategy, ocrEngine: doc.attributes.ocrEngine, coordinateExtractionStrategy: doc.attributes.coordinateExtractionStrategy }) : null]);
       if (batch.length >= 500) {
         flush(batch);
         batch = [];

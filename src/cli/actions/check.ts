@@ -16,7 +16,7 @@ import { safeText, visible } from '../../backends/names.js';
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;
 
-export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string; manifest?: string; manifestDelimiter?: string; manifestEncoding?: string; manifestSheet?: string }, cmd: Command): Promise<void> {
+export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; download?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string; manifest?: string; manifestDelimiter?: string; manifestEncoding?: string; manifestSheet?: string }, cmd: Command): Promise<void> {
   const patterns = patternsFrom(opts);
   const manifest = manifestFrom(opts);
   const { client } = createContext(cmd);
@@ -28,7 +28,7 @@ export async function checkAction(source: string, opts: { project: string; to?: 
   const items = opts.json ? new JsonItems({ project, to: normaliseRemotePath(opts.to) }, process.stdout, 'differences') : undefined;
   let report: CheckReport;
   try {
-    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, ...patterns, ...archiveFrom(opts), ...manifest, onDifference: items && ((d) => items.item(d)) }, client);
+    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, download: opts.download === true, ...patterns, ...archiveFrom(opts), ...manifest, onDifference: items && ((d) => items.item(d)) }, client);
   } catch (err) {
     // Differences already written: the object is closed with the error, the one answer there is.
     if (!items?.opened) throw err;
