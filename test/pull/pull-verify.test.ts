@@ -125,6 +125,34 @@ describe('a pull checks what it receives against the sha256 the document carries
     expect(text.stdout).toContain('content checked: 4 matched the sha256 their documents carry; 1 carried no sha256 and could not be checked');
   });
 
+  it('a resumed download under the corrupt fault: the rest sent garbled fails the file by name, exit 1, no file and no partial left; a rerun without the fault lands it', async () => {
+    const p = await project('verify-resume-corrupt');
+    const base = await tempDir('ferry-verify-out-');
+    const out = join(base, 'out');
+    const client = service().client();
+    const doc = (await remoteFiles(client, p)).find((d) => d.name === 'big.bin')!;
+    const probe = await client.documents.downloadFrom(doc, doc.size!, 1);
+    probe.body.destroy();
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(out, { recursive: true });
+    const jobKey = pullJobKey(service().emulator.baseUrl, { project: p, dir: out });
+    // The document's own first 8 MiB kept, as a killed pull leaves them.
+    await writeFile(join(out, resumableName(jobKey, { key: 'big.bin', marker: doc.objectIdentifier!, size: doc.size! }, probe.version ?? '')), FILES['big.bin']!.subarray(0, 8 * MiB));
+    const state = join(base, 'state.sqlite');
+    service().emulator.setFaults('corrupt=1');
+    try {
+      const result = onlyJson(await runFerry(['pull', p, out, '--state', state, '--include', 'big.bin', '--json'], service().env()));
+      expect(result).toMatchObject({ status: 'failed', exitCode: 1, counts: { downloaded: 0, failed: 1 } });
+      expect(result.errors).toEqual([{ key: 'big.bin', error: expect.stringContaining('did not match its sha256 2 times') }]);
+      expect(await tree(out)).toEqual({});
+    } finally {
+      service().emulator.setFaults('');
+    }
+    const again = onlyJson(await runFerry(['pull', p, out, '--state', state, '--include', 'big.bin', '--json'], service().env()));
+    expect(again).toMatchObject({ status: 'succeeded', exitCode: 0, counts: { downloaded: 1 } });
+    expect(await tree(out)).toEqual({ 'big.bin': wanted['big.bin'] });
+  });
+
   it('a resumed download is checked whole: kept bytes that are not the document\'s are caught, and the file downloaded again from the start', async () => {
     const p = await project('verify-resume');
     const base = await tempDir('ferry-verify-out-');
