@@ -5,13 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { link, lstat, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { useTempDirs } from '../helpers/temp.js';
-import { mirroredProject, remoteFiles, useService } from '../helpers/service.js';
+import { mirroredProject, useService } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
-import { resumableName } from '../../src/backends/partials.js';
+import { keptPartialPath } from '../helpers/kept-partial.js';
 import { NAMES_FILE } from '../../src/backends/names-record.js';
-import { pullJobKey } from '../../jobs/pull.js';
 
 const tempDir = useTempDirs();
 const service = useService();
@@ -51,13 +50,9 @@ describe('a link planted where a pull writes', () => {
   for (const kind of ['symbolic', 'hard'] as const) {
     it(`at a download to continue (a ${kind} link): the item fails naming it, exit 1, the file outside unchanged`, async () => {
       const t = await pulledOnce({ 'big.bin': randomBytes(17 * MiB) }, `links-partial-${kind}`);
-      const client = service().client();
-      const doc = (await remoteFiles(client, t.project)).find((d) => d.name === 'big.bin')!;
-      const probe = await client.documents.downloadFrom(doc, doc.size!, 1);
-      probe.body.destroy();
-      await mkdir(t.out, { recursive: true });
-      const name = resumableName(pullJobKey(service().emulator.baseUrl, { project: t.project, dir: t.out }), { key: 'big.bin', marker: doc.objectIdentifier!, size: doc.size! }, probe.version ?? '');
-      await (kind === 'symbolic' ? symlink(t.outside, join(t.out, name)) : link(t.outside, join(t.out, name)));
+      const path = await keptPartialPath(service(), t.project, t.out, 'big.bin');
+      const name = basename(path);
+      await (kind === 'symbolic' ? symlink(t.outside, path) : link(t.outside, path));
       const r = await t.pull();
       expect(r.code, r.stdout + r.stderr).toBe(1);
       const errors = onlyJson(r).errors as { key: string; error: string }[];

@@ -6,10 +6,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { useTempDirs } from '../helpers/temp.js';
-import { mirroredProject, remoteFiles, useService } from '../helpers/service.js';
+import { mirroredProject, useService } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
-import { resumableName } from '../../src/backends/partials.js';
-import { pullJobKey } from '../../jobs/pull.js';
+import { keptPartialPath } from '../helpers/kept-partial.js';
 
 const tempDir = useTempDirs();
 const service = useService();
@@ -129,15 +128,8 @@ describe('a pull checks what it receives against the sha256 the document carries
     const p = await project('verify-resume-corrupt');
     const base = await tempDir('ferry-verify-out-');
     const out = join(base, 'out');
-    const client = service().client();
-    const doc = (await remoteFiles(client, p)).find((d) => d.name === 'big.bin')!;
-    const probe = await client.documents.downloadFrom(doc, doc.size!, 1);
-    probe.body.destroy();
-    const { mkdir } = await import('node:fs/promises');
-    await mkdir(out, { recursive: true });
-    const jobKey = pullJobKey(service().emulator.baseUrl, { project: p, dir: out });
     // The document's own first 8 MiB kept, as a killed pull leaves them.
-    await writeFile(join(out, resumableName(jobKey, { key: 'big.bin', marker: doc.objectIdentifier!, size: doc.size! }, probe.version ?? '')), FILES['big.bin']!.subarray(0, 8 * MiB));
+    await writeFile(await keptPartialPath(service(), p, out, 'big.bin'), FILES['big.bin']!.subarray(0, 8 * MiB));
     const state = join(base, 'state.sqlite');
     service().emulator.setFaults('corrupt=1');
     try {
@@ -157,16 +149,8 @@ describe('a pull checks what it receives against the sha256 the document carries
     const p = await project('verify-resume');
     const base = await tempDir('ferry-verify-out-');
     const out = join(base, 'out');
-    const client = service().client();
-    const doc = (await remoteFiles(client, p)).find((d) => d.name === 'big.bin')!;
-    // The content's version as the service names it, asked as a pull asks it (a Range from byte 1).
-    const probe = await client.documents.downloadFrom(doc, doc.size!, 1);
-    probe.body.destroy();
     // A kept partial of the right name and length holding other bytes (a partial stitched onto the wrong file).
-    const { mkdir } = await import('node:fs/promises');
-    await mkdir(out, { recursive: true });
-    const jobKey = pullJobKey(service().emulator.baseUrl, { project: p, dir: out });
-    await writeFile(join(out, resumableName(jobKey, { key: 'big.bin', marker: doc.objectIdentifier!, size: doc.size! }, probe.version ?? '')), randomBytes(8 * MiB));
+    await writeFile(await keptPartialPath(service(), p, out, 'big.bin'), randomBytes(8 * MiB));
     const result = onlyJson(await runFerry(['pull', p, out, '--state', join(base, 'state.sqlite'), '--json'], service().env()));
     expect(result).toMatchObject({ status: 'succeeded', exitCode: 0, counts: { downloaded: 4, failed: 0 } });
     expect(await tree(out)).toEqual(wanted);
