@@ -262,7 +262,10 @@ export function normaliseRemotePath(to: string | undefined): string {
  * started from code, not from flags or a file) what it works on; and the files of a retry batch.
  */
 export function mirrorParams(opts: MirrorOptions): Record<string, unknown> {
-  const params: Record<string, unknown> = opts.record ? { ...opts.record } : { source: resolve(opts.source), project: opts.project, ...(opts.to !== undefined ? { to: opts.to } : {}) };
+  const params: Record<string, unknown> = opts.record ? { ...opts.record } : { source: resolve(opts.source), ...(opts.to !== undefined ? { to: opts.to } : {}) };
+  // The project as the run resolved it (an id), which report, watch and a resume find it by; the name given beside it.
+  if (typeof params.project === 'string' && params.project !== opts.project) params.projectName = params.project;
+  params.project = opts.project;
   if (opts.only) params.only = [...opts.only];
   return params;
 }
