@@ -75,7 +75,8 @@ function processingTimedOut(summary: JobSummary): boolean {
   return (summary.processing as { timedOut?: boolean } | undefined)?.timedOut === true;
 }
 
-export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout): void {
+/** `reopen`: the flags a printed follow-up command needs to reach the run's store and tenant (CheckpointStore.reopenFlags). */
+export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout, reopen = ''): void {
   if (json) {
     out.write(`${JSON.stringify(summaryEnvelope(summary))}\n`);
     return;
@@ -98,18 +99,18 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   if (processing?.waited) {
     const reasons = Object.entries(processing.failedReasonSummary).map(([r, n]) => `${r} ${n}`).join(', ');
     // A migration's copies are one batch per target project: each project's line names its report.
-    const explained = summary.job === 'migrate' ? "each project's line below names the report that explains them" : `\`ferry report --run ${summary.runId}\` explains each reason`;
+    const explained = summary.job === 'migrate' ? "each project's line below names the report that explains them" : `\`ferry report --run ${summary.runId}${reopen}\` explains each reason`;
     lines.push(`  processed: ${processing.completed} indexed, ${processing.refused} refused${reasons ? ` (${reasons})` : ''}${processing.processing ? `, ${processing.processing} still processing` : ''}; ${explained}`);
   } else if (processing) {
     // Processing follows the upload: said, so that a run that "succeeded" is not read as files indexed.
-    lines.push(`  processing: ${processing.processing} of the ${processing.documents} uploaded still being processed, ${processing.refused} refused so far; \`ferry watch --run ${summary.runId}\` waits for them, \`ferry report --run ${summary.runId}\` says what was refused and why`);
+    lines.push(`  processing: ${processing.processing} of the ${processing.documents} uploaded still being processed, ${processing.refused} refused so far; \`ferry watch --run ${summary.runId}${reopen}\` waits for them, \`ferry report --run ${summary.runId}${reopen}\` says what was refused and why`);
   }
   // A walk stopped part way: the counts are of what was looked at, not of what the source holds.
   if (summary.walkStopped) lines.push(`  stopped after ${c.discovered} of the source's entries: the rest were not looked at (not missing)`);
   if (summary.status === 'limit') lines.push(`  limit: ${c.interrupted ?? 0} not started or not finished; the next run of the same command carries on (exit 8)`);
   if (summary.status === 'interrupted' && (c.interrupted || summary.walkStopped)) {
     const resumable = summary.job === 'mirror' || summary.job === 'upload';
-    lines.push(`  interrupted: ${c.interrupted ?? 0} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId} (or run the same command again)` : 'run the same command again to finish'}`);
+    lines.push(`  interrupted: ${c.interrupted ?? 0} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId}${reopen} (or run the same command again)` : 'run the same command again to finish'}`);
   }
   if (summary.target) lines.push(`  ${targetLine(summary.job, summary.target as Target)}`);
   const lease = summary.lease as { on?: string; off?: string; waitedMs?: number; tookOverFrom?: unknown[] } | undefined;
@@ -169,7 +170,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     if (!items.length) return;
     lines.push(head);
     for (const e of items.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.text)}`);
-    if (items.length > 20) lines.push(`    … ${items.length - 20} more (ferry jobs show ${summary.runId})`);
+    if (items.length > 20) lines.push(`    … ${items.length - 20} more (ferry jobs show ${summary.runId}${reopen})`);
   };
   listed('  errors:', summary.errors.map((e) => ({ key: e.key, text: e.error })));
   listed('  skipped or noted (nothing failed):', (summary.problems ?? []).map((p) => ({ key: p.key, text: p.reason })));

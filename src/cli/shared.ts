@@ -19,6 +19,8 @@ import { globalOptions, listingLagFlagOf, loggerFor } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { printJsonError } from './output.js';
 import { positiveNumber, type RunOptions } from './options.js';
+import { shellWord } from './shell-words.js';
+import { resolve } from 'node:path';
 
 export { collect, positiveInt, uuidFlag, type RunOptions } from './options.js';
 
@@ -38,6 +40,8 @@ export function heard<T extends { lock?: LeaseSettings | undefined }>(options: T
 export interface JobDeps {
   client: FerryClient;
   store: CheckpointStore;
+  /** The store's file, as a command says which store it opened. */
+  storePath: string;
   concurrency: AdaptiveConcurrency;
   close(): Promise<void>;
 }
@@ -48,16 +52,28 @@ export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, ru
   const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
   const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? DEFAULT_CONCURRENCY });
   const client = clientFor(cmd, settings, run.rps);
-  const store = openStore(run.state ?? defaultStorePath(settings.profileName));
+  const storePath = run.state ?? defaultStorePath(settings.profileName);
+  const store = openStore(storePath, { reopenFlags: reopenFlags(run.profile ?? g.profile, run.state) });
   return {
     client,
     store,
+    storePath,
     concurrency,
     async close() {
       store.close();
       await client.close();
     },
   };
+}
+
+/**
+ * The flags a command ferry prints must carry to reach the same tenant and store: the profile when
+ * one was named (a flag or a job file: the user's environment does not hold it), the store when it
+ * is not the profile's default one (--state, a job file's `state:`).
+ */
+export function reopenFlags(profile: string | undefined, state: string | undefined): string {
+  const words = [...(profile !== undefined ? ['-p', profile] : []), ...(state !== undefined ? ['--state', resolve(state)] : [])];
+  return words.map((w) => ` ${shellWord(w)}`).join('');
 }
 
 function clientFor(cmd: Command, settings: ResolvedSettings, rpsFlag?: string | number): FerryClient {
@@ -88,7 +104,8 @@ export function openPairDeps(cmd: Command, fromProfile: string, toProfile: strin
   const concurrency = new AdaptiveConcurrency({ max: maxConcurrency });
   const from = clientFor(cmd, fromSettings);
   const to = clientFor(cmd, toSettings);
-  const store = openStore(state ?? defaultStorePath(toSettings.profileName));
+  // A report or watch of the migration's batches reads the target, as the target's profile.
+  const store = openStore(state ?? defaultStorePath(toSettings.profileName), { reopenFlags: reopenFlags(toProfile, state) });
   return {
     from,
     to,

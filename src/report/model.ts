@@ -212,7 +212,8 @@ export async function waitForProjectBatch(client: FerryClient, project: string, 
     async () => {
       last = await tallyProjectBatch(client, project, uploadIdentifier);
       opts.onPoll?.(last);
-      const listed = last.files >= Math.max(1, opts.expected ?? 1);
+      // A run that uploaded nothing into the batch leaves nothing to wait for.
+      const listed = last.files >= (opts.expected ?? 1);
       return listed && last.processing === 0 ? last : undefined;
     },
     { firstMs: opts.firstPollMs ?? 1_000, maxMs: 15_000, timeoutMs: opts.timeoutMs, signal: opts.signal },

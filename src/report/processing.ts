@@ -63,7 +63,8 @@ export async function awaitBatch(batch: RunBatch, opts: { timeoutMs: number; sig
  */
 export async function awaitRunBatch(batch: RunBatch, timeoutMs: number, ctx: JobContext): Promise<ProcessingOutcome> {
   const awaited = await awaitBatch(batch, { timeoutMs, signal: ctx.signal });
-  if (awaited.timeout) noteProblem(ctx, '(processing)', `${awaited.timeout}: \`ferry watch --run ${ctx.run.id}\` waits on, \`ferry report --run ${ctx.run.id}\` says what it refused`);
+  const again = batch.store?.reopenFlags ?? '';
+  if (awaited.timeout) noteProblem(ctx, '(processing)', `${awaited.timeout}: \`ferry watch --run ${ctx.run.id}${again}\` waits on, \`ferry report --run ${ctx.run.id}${again}\` says what it refused`);
   for (const f of awaited.report.failedFiles) noteError(ctx, f.localPath ?? f.name, refusalText(awaited.report, f));
   ctx.refused = awaited.report.failedFiles.length;
   return waitedOutcome([awaited]);

@@ -22,6 +22,8 @@ import type {
 } from './types.js';
 
 export interface SqliteStoreOptions {
+  /** The words (shell-quoted, each after a space) a later command needs to open this store again: '' for its profile's default store. */
+  reopenFlags?: string;
   /** Batched writes are flushed at least this often (default 200 ms) and at every `flush()`. */
   flushIntervalMs?: number;
   /** ...or when this many are waiting (default 500). */
@@ -91,7 +93,10 @@ export class SqliteCheckpointStore implements CheckpointStore {
   private readonly now: () => Date;
   private readonly s;
 
+  readonly reopenFlags: string;
+
   constructor(path: string, opts: SqliteStoreOptions = {}) {
+    this.reopenFlags = opts.reopenFlags ?? '';
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     // First: a second process opening the same new store waits rather than failing.

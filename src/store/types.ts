@@ -90,6 +90,11 @@ export interface LockHolder {
 }
 
 export interface CheckpointStore {
+  /**
+   * What a command ferry tells its user to run next needs to find this store and its tenant
+   * again: '' for the profile's default store, else its flags (` -p NAME --state FILE`), quoted.
+   */
+  readonly reopenFlags: string;
   // Runs
   startRun(run: StartRun): RunRecord;
   /** Takes over an earlier run (resume): same id and upload batch, status back to running. */

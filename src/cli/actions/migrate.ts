@@ -69,7 +69,7 @@ export async function runMigrateCommand(cmd: Command, request: MigrateRequest, r
       const projects = (summary.projects as ProjectReport[] | undefined)?.map((p) => ({ ...p, documents: namedCounts('migrate', p.documents) }));
       process.stdout.write(`${JSON.stringify({ ...summaryEnvelope(summary, code, status), ...(projects ? { projects } : {}), ...(verification ? { verification } : {}) })}\n`);
     } else {
-      printSummary(summary, false);
+      printSummary(summary, false, process.stdout, deps.store.reopenFlags);
       process.stdout.write(describeMigration(summary, request.to));
       if (verification) process.stdout.write(describeVerification(verification));
     }

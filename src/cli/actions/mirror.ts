@@ -52,7 +52,7 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
       return EXIT.ok;
     }
     const summary = await mirror(options, { client, store, concurrency });
-    printSummary(summary, run.json);
+    printSummary(summary, run.json, process.stdout, store.reopenFlags);
     return exitCodeFor(summary);
   } catch (err) {
     return lockedOr(err, run.json);

@@ -44,7 +44,7 @@ export async function runPullCommand(cmd: Command, options: PullOptions, run: Ru
       return EXIT.ok;
     }
     const summary = await pull(options, deps);
-    printSummary(summary, json);
+    printSummary(summary, json, process.stdout, deps.store.reopenFlags);
     const written = summary.manifest as { file: string; rows: number; columns: string[] } | undefined;
     if (written && !json) process.stdout.write(`  manifest: ${visible(written.file)}: ${written.rows} rows, ${written.columns.length} metadata columns (mirror --manifest gives another project the same metadata)\n`);
     return exitCodeFor(summary);

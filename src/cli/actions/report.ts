@@ -19,6 +19,8 @@ export async function reportAction(opts: { playbook?: string; upload?: string; r
   const deps = openJobDeps(cmd, 1, { json: false, state: opts.state });
   try {
     const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
+    const opened = describeBatch(batch, deps.storePath);
+    if (!opts.json) process.stderr.write(`ferry: report of ${opened}\n`);
     const report =
       batch.kind === 'playbook'
         ? await buildReport({ client: deps.client, playbookIdentifier: batch.playbook, uploadIdentifier: batch.upload, project: batch.project, store: deps.store, jobKey: batch.jobKey })
@@ -31,7 +33,7 @@ export async function reportAction(opts: { playbook?: string; upload?: string; r
     }
     // --json answers on stdout as every command does (the report inside, or where it was written).
     if (opts.out) await writeWhole(opts.out, renderReport(report, format));
-    if (opts.json) writeEnvelope('succeeded', EXIT.ok, opts.out ? { out: opts.out, format } : { report });
+    if (opts.json) writeEnvelope('succeeded', EXIT.ok, { reported: opened, ...(opts.out ? { out: opts.out, format } : { report }) });
     else if (!opts.out) process.stdout.write(renderReport(report, format));
   } finally {
     await deps.close();
@@ -44,7 +46,19 @@ export async function withProjectId<O extends { project?: string | undefined }>(
 }
 
 /** A batch as `report` and `watch` take it: a playbook document upload, or the documents of a project that carry its id. */
-export type Batch = { kind: 'playbook'; playbook: string; upload: string; project?: string | undefined; jobKey?: string | undefined } | { kind: 'project'; project: string; upload: string; jobKey?: string | undefined };
+export type Batch = ({ kind: 'playbook'; playbook: string; upload: string; project?: string | undefined } | { kind: 'project'; project: string; upload: string }) & {
+  jobKey?: string | undefined;
+  /** The run of this store that made it, when it did. */
+  runId?: number | undefined;
+  /** Documents that run uploaded into it: what a wait waits for. */
+  expected?: number | undefined;
+};
+
+/** A batch as `watch` and `report` say what they opened: which batch, of what, by which run of which store. */
+export function describeBatch(batch: Batch, store: string): string {
+  const of = batch.kind === 'playbook' ? `playbook ${batch.playbook}` : `project ${batch.project}`;
+  return `batch ${batch.upload} of ${of}${batch.runId !== undefined ? `, made by run ${batch.runId} of the checkpoint store ${store}` : ''}`;
+}
 
 /**
  * Which batch is meant: `--upload ID` or `--run N|last` (a run this store recorded), then what the
@@ -65,8 +79,9 @@ export function resolveBatch(store: CheckpointStore, opts: { playbook?: string; 
   const known = run ? { playbook: stringParam(run, 'playbook'), project: stringParam(run, 'project'), jobKey: run.jobKey } : undefined;
   const playbook = opts.playbook !== undefined ? uuidFlag('--playbook', opts.playbook) : known?.playbook;
   const project = opts.project !== undefined ? uuidFlag('--project', opts.project) : known?.project;
-  if (playbook) return { kind: 'playbook', playbook, upload, project, jobKey: known?.jobKey };
-  if (project) return { kind: 'project', project, upload, jobKey: known?.jobKey };
+  const made = run ? { runId: run.id, expected: run.counts.uploaded } : {};
+  if (playbook) return { kind: 'playbook', playbook, upload, project, jobKey: known?.jobKey, ...made };
+  if (project) return { kind: 'project', project, upload, jobKey: known?.jobKey, ...made };
   throw new ConfigurationError(`batch ${upload} was not made through this checkpoint store (--state): give --project ID for a mirror's or a migration's batch, or --playbook ID for a playbook's`);
 }
 

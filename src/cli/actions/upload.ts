@@ -42,7 +42,7 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
       // A batch whose files processing refused did not succeed, whatever its transfer did: the
       // headline says what the exit code says (1).
       const refused = (batch.report?.totals.failed ?? 0) > 0 && batch.summary.status === 'succeeded';
-      printSummary(refused ? { ...batch.summary, status: 'failed' } : batch.summary, false);
+      printSummary(refused ? { ...batch.summary, status: 'failed' } : batch.summary, false, process.stdout, deps.store.reopenFlags);
       if (batch.report) process.stdout.write(`\n${renderText(batch.report)}`);
     }
     const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), run.ack === true);

@@ -9,22 +9,24 @@ import { writeEnvelope } from '../envelope.js';
 import { liveDisplay } from './upload.js';
 import { parseDurationFlag } from '../options.js';
 import { DEFAULT_PROCESSING_WAIT_MS } from '../../settings/declared.js';
-import { resolveBatch, withProjectId } from './report.js';
+import { describeBatch, resolveBatch, withProjectId } from './report.js';
 
 export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout?: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   const timeoutMs = opts.timeout !== undefined ? parseDurationFlag('--timeout', opts.timeout) : DEFAULT_PROCESSING_WAIT_MS;
   const deps = openJobDeps(cmd, 1, { json: opts.json === true, state: opts.state });
   try {
     const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
+    const opened = describeBatch(batch, deps.storePath);
+    if (!opts.json) process.stderr.write(`ferry: watching ${opened}\n`);
     const live = opts.json ? undefined : liveDisplay();
     const details =
       batch.kind === 'playbook'
         ? await waitForBatch(deps.client, batch.playbook, batch.upload, { timeoutMs, onPoll: live?.onPoll }).finally(() => live?.stop())
-        : tallyAsDetails(await waitForProjectBatch(deps.client, batch.project, batch.upload, { timeoutMs, onPoll: (t) => live?.onPoll(tallyAsDetails(t)) }).finally(() => live?.stop()));
-    // What to run next: the report of this batch, ready to copy.
-    const next = batch.kind === 'playbook' ? `ferry report --playbook ${batch.playbook} --upload ${batch.upload}` : `ferry report --project ${batch.project} --upload ${batch.upload}`;
+        : tallyAsDetails(await waitForProjectBatch(deps.client, batch.project, batch.upload, { timeoutMs, ...(batch.expected !== undefined ? { expected: batch.expected } : {}), onPoll: (t) => live?.onPoll(tallyAsDetails(t)) }).finally(() => live?.stop()));
+    // What to run next: the report of this batch, ready to copy, reaching the same tenant.
+    const next = `${batch.kind === 'playbook' ? `ferry report --playbook ${batch.playbook} --upload ${batch.upload}` : `ferry report --project ${batch.project} --upload ${batch.upload}`}${deps.store.reopenFlags}`;
     process.exitCode = (details.failedDocumentCount ?? 0) > 0 ? EXIT.failed : EXIT.ok;
-    if (opts.json) writeEnvelope(process.exitCode === EXIT.ok ? 'succeeded' : 'failed', process.exitCode, { details, next });
+    if (opts.json) writeEnvelope(process.exitCode === EXIT.ok ? 'succeeded' : 'failed', process.exitCode, { watched: opened, details, next });
     else process.stdout.write(`\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\nreport: ${next}\n`);
   } catch (err) {
     if (!(err instanceof ProcessingTimeoutError)) throw err;
