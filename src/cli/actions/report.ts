@@ -13,13 +13,16 @@ import { projectFlag, resolveProject } from '../project-name.js';
 import type { FerryClient } from '../../api/client.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
+import { endOnFirstSignal } from '../read-only-stop.js';
 
 export async function reportAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; format?: ReportFormat | 'md'; json?: boolean; out?: string; state?: string }, cmd: Command): Promise<void> {
   const format = reportFormat(opts);
   const deps = openJobDeps(cmd, 1, { json: false, state: opts.state });
+  let opened: string | undefined;
+  const stopped = endOnFirstSignal(opts.json === true, () => (opened ? { reported: opened } : {}));
   try {
     const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
-    const opened = describeBatch(batch, deps.storePath);
+    opened = describeBatch(batch, deps.storePath);
     if (!opts.json) process.stderr.write(`ferry: report of ${opened}\n`);
     const report =
       batch.kind === 'playbook'
@@ -36,6 +39,7 @@ export async function reportAction(opts: { playbook?: string; upload?: string; r
     if (opts.json) writeEnvelope('succeeded', EXIT.ok, { reported: opened, ...(opts.out ? { out: opts.out, format } : { report }) });
     else if (!opts.out) process.stdout.write(renderReport(report, format));
   } finally {
+    stopped();
     await deps.close();
   }
 }

@@ -10,13 +10,16 @@ import { liveDisplay } from './upload.js';
 import { parseDurationFlag } from '../options.js';
 import { DEFAULT_PROCESSING_WAIT_MS } from '../../settings/declared.js';
 import { describeBatch, resolveBatch, withProjectId } from './report.js';
+import { endOnFirstSignal } from '../read-only-stop.js';
 
 export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout?: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   const timeoutMs = opts.timeout !== undefined ? parseDurationFlag('--timeout', opts.timeout) : DEFAULT_PROCESSING_WAIT_MS;
   const deps = openJobDeps(cmd, 1, { json: opts.json === true, state: opts.state });
+  let opened: string | undefined;
+  const stopped = endOnFirstSignal(opts.json === true, () => (opened ? { watched: opened } : {}));
   try {
     const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
-    const opened = describeBatch(batch, deps.storePath);
+    opened = describeBatch(batch, deps.storePath);
     if (!opts.json) process.stderr.write(`ferry: watching ${opened}\n`);
     const live = opts.json ? undefined : liveDisplay();
     const details =
@@ -34,6 +37,7 @@ export async function watchAction(opts: { playbook?: string; upload?: string; ru
     process.exitCode = EXIT.timeout;
     if (opts.json) writeEnvelope('timeout', EXIT.timeout, { error: err.message });
   } finally {
+    stopped();
     await deps.close();
   }
 }
