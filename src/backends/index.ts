@@ -91,7 +91,7 @@ export async function archiveKind(path: string): Promise<ArchiveKind> {
     }
     if (/\.zip$/i.test(path)) return 'zip'; // the zip reader says what is wrong with it (truncated, a program in front)
     if (/\.(tar|tgz|tar\.gz)$/i.test(path)) throw new SourceError(`${path} is not a tar archive (its first block is not a tar header: damaged, or another format named .tar); nothing was read`);
-    throw new SourceError(`${path} is a file, but neither a zip nor a tar archive: ferry mirrors folders, zips and tars (plain or gzip-compressed)`);
+    throw new SourceError(`${path} is a file, but neither a zip nor a tar archive: ferry mirrors folders, zips and tars (plain or gzip-compressed); for one file, mirror its folder with --include '${posixName(path)}' (as rclone copies one file with --include)`);
   } finally {
     await handle.close();
   }
@@ -124,4 +124,9 @@ export async function closing<T>(source: Source, work: () => Promise<T>): Promis
   } finally {
     await source.close();
   }
+}
+
+/** A file's own name as an --include pattern takes it (its glob characters escaped), quoted for a shell. */
+function posixName(path: string): string {
+  return (path.split(/[\\/]/).pop() ?? path).replace(/[*?[\]{}!]/g, (c) => `\\${c}`).replace(/'/g, `'\\''`);
 }

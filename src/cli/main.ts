@@ -98,12 +98,43 @@ function globalFlag(argv: readonly string[], short: string, long: string): boole
 }
 
 
+/** rclone's words, as a user of it types them here: what ferry does instead, as a command. */
+const RCLONE_COMMANDS: Record<string, string> = {
+  sync: 'ferry has no sync that deletes: `ferry mirror SOURCE --project P` uploads what is new or changed (the service keeps every document for good), `ferry pull PROJECT DIR` downloads',
+  copy: '`ferry mirror SOURCE --project P` uploads a folder, zip or tar; `ferry pull PROJECT DIR` downloads a project',
+  copyto: '`ferry mirror SOURCE --project P` uploads; `ferry pull PROJECT DIR` downloads',
+  move: 'ferry never deletes a source: `ferry mirror SOURCE --project P` uploads',
+  lsf: '`ferry ls PROJECT -R` lists what a project holds',
+  lsl: '`ferry ls PROJECT -R -l` lists what a project holds, with sizes and dates',
+  delete: 'the service keeps every document for good: ferry deletes nothing',
+  purge: 'the service keeps every document for good: ferry deletes nothing',
+};
+
+const RCLONE_FLAGS: Record<string, string> = {
+  '--delete': 'the service keeps every document for good, so ferry never deletes: a file deleted here is reported (`deleted locally since the last run`), its document stays',
+  '--delete-after': 'the service keeps every document for good, so ferry never deletes',
+  '--delete-during': 'the service keeps every document for good, so ferry never deletes',
+  '--delete-excluded': 'the service keeps every document for good, so ferry never deletes',
+  '--dry-run': 'ferry mirror, pull and migrate take --dry-run (-n); other commands change nothing',
+};
+
+/** A hint for a word rclone knows and ferry does not, when the error names one. */
+function rcloneHabit(text: string): string | undefined {
+  const command = /^error: unknown command '([^']*)'/.exec(text)?.[1];
+  if (command !== undefined && RCLONE_COMMANDS[command]) return `as rclone's \`${command}\`: ${RCLONE_COMMANDS[command]}`;
+  const flag = /^error: unknown option '([^'=]*)/.exec(text)?.[1];
+  if (flag !== undefined && RCLONE_FLAGS[flag]) return RCLONE_FLAGS[flag];
+  return undefined;
+}
+
 /**
  * Commander checks required flags before unknown ones, so a misspelt `--projct ID` reads "required
  * option '--project <id>' not specified" and never names the typo. Said instead: the unknown flag,
  * and the known one it is closest to.
  */
 export function plainUsageError(text: string, argv: readonly string[], program: Command): string {
+  const habit = rcloneHabit(text);
+  if (habit) return `${text.replace(/\n$/, '').replace(/\n\(add --help[^)]*\)$/, '')}\n(${habit})\n`;
   const unknownCommand = /^error: unknown command '([^']*)'/.exec(text);
   if (unknownCommand && !/Did you mean/.test(text)) {
     // A word that names a subcommand of another command (`backup`: `playbooks backup`).

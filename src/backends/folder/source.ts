@@ -192,8 +192,10 @@ export class FolderSource implements Source {
     // Every path is judged by the one matcher the other sources use (sync/patterns.ts). fast-glob
     // is given the include and exclude patterns only so that it does not go into a folder they
     // leave out (what it yields is judged again); the ordered rules of a filter file it is not.
+    // A pattern with no wildcard (`--include 'report 2024.pdf'`, one file) fast-glob answers with a
+    // stat of its own, past the readdir every entry is taken from here: such a set is walked whole.
     const rules = (this.opts.rules?.length ?? 0) > 0;
-    const include = !rules && this.opts.include?.length ? this.opts.include : ['**'];
+    const include = !rules && this.opts.include?.length && this.opts.include.every((p) => fastGlob().isDynamicPattern(p)) ? this.opts.include : ['**'];
     const stream = fastGlob().stream(include, {
       cwd: root,
       ignore: rules ? [] : (this.opts.exclude ?? []),
