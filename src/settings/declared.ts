@@ -126,7 +126,7 @@ const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntelligence', 
 
 const sending = {
   source: { key: 'source', kind: k.path, help: 'a folder, or a zip or tar (.tar, .tar.gz) read in place', elsewhere: 'SOURCE', required: true, resume: true },
-  project: { key: 'project', flag: '--project', kind: k.project, jobKind: k.uuid, required: true, help: 'the project the documents go to: its id, or its name', resume: true },
+  project: { key: 'project', flag: '--project', kind: k.project, required: true, help: 'the project the documents go to: its id, or its name', resume: true },
   to: { key: 'to', flag: '--to', kind: k.words('<folder>'), help: 'the folder under the project root', unset: 'the root', resume: true },
   checksum: { key: 'checksum', flag: '--checksum', kind: k.onOff, help: 'compare files by sha256 instead of size and modification time', resume: true },
   resync: { key: 'resync', flag: '--resync', kind: k.onOff, help: 'list the project first and adopt what is there, whatever the checkpoint store remembers', resume: true },
@@ -149,7 +149,7 @@ const batch = {
 } satisfies Record<string, Setting>;
 
 const pulling = {
-  pullProject: { key: 'project', kind: k.project, jobKind: k.uuid, required: true, help: 'the project: its id, or its name', elsewhere: 'PROJECT', resume: true },
+  pullProject: { key: 'project', kind: k.project, required: true, help: 'the project: its id, or its name', elsewhere: 'PROJECT', resume: true },
   dir: { key: 'dir', kind: k.path, required: true, help: 'the local folder (created when missing)', elsewhere: 'DIR', resume: true },
   from: { key: 'from', flag: '--from', kind: k.words('<folder>'), help: 'only this folder of the project (path under its root)', resume: true },
   localNames: { key: 'localNames', flag: '--local-names', kind: k.choice(LOCAL_NAMES, '<rules>'), help: 'the rules local names are written by: auto probes DIR, windows maps what NTFS, exFAT and SMB shares refuse, posix writes names as they are', default: 'auto', resume: true },

@@ -104,14 +104,15 @@ describe('job definitions', () => {
   };
 
   it('names each wrong field', async () => {
-    const file = await write('job: mirror\nsource: ./share\nproject: nope\nconcurency: 3\nocr: { strategy: sometimes }\n');
+    // A project is named by its id or its name (docs/cli.md, *Names and ids*): an empty one is neither.
+    const file = await write('job: mirror\nsource: ./share\nproject: " "\nconcurency: 3\nocr: { strategy: sometimes }\n');
     let message = '';
     try {
       loadDefinition(file);
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toContain('project: must be a uuid');
+    expect(message).toMatch(/project: .*a project's id or its name/);
     expect(message).toContain('Unrecognized key: "concurency"');
     expect(message).toContain('ocr.strategy');
   });
