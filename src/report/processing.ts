@@ -3,6 +3,7 @@
 // for (--wait) or counted once at the end; either way said in the run's summary as `processing`.
 import type { FerryClient } from '../api/client.js';
 import type { CheckpointStore } from '../store/types.js';
+import { refusalOf } from '../api/refusal.js';
 import { ProcessingTimeoutError } from '../runner/poll.js';
 import { noteError, noteProblem, type JobContext } from '../runner/job.js';
 import { projectBatchReport, tallyProjectBatch, waitForProjectBatch, type BatchReport, type FailedFile, type ProjectBatchTally } from './model.js';
@@ -96,10 +97,21 @@ export function waitedOutcome(batches: readonly AwaitedBatch[]): ProcessingOutco
  * so far (two requests), or undefined from a service whose lists say no totalCount.
  */
 export async function countBatch(batch: RunBatch): Promise<ProcessingOutcome | undefined> {
-  const count = async (indexingStatus: 'inProgress' | 'failed') =>
-    (await batch.client.documents.list(batch.project, { uploadObjectIdentifier: batch.uploadIdentifier, indexingStatus, flattenList: true, hidePackagedFiles: false }).page(1, 1)).totalCount;
-  const [processing, refused] = await Promise.all([count('inProgress'), count('failed')]);
-  if (processing === undefined || refused === undefined) return undefined;
+  const query = (indexingStatus: 'inProgress' | 'failed') => ({ uploadObjectIdentifier: batch.uploadIdentifier, indexingStatus, flattenList: true, hidePackagedFiles: false });
+  const inProgress = (await batch.client.documents.list(batch.project, query('inProgress')).page(1, 1)).totalCount;
+  if (inProgress === undefined) return undefined;
+  // The refused are read, not only counted: each refusal is said with its reason (the few there
+  // are; a batch is refused whole rarely, and then its reasons are what the user needs).
+  const failedReasonSummary: Record<string, number> = {};
+  let refused = 0;
+  for await (const doc of batch.client.documents.list(batch.project, query('failed'))) {
+    const reason = refusalOf(doc) ?? 'unknown';
+    failedReasonSummary[reason] = (failedReasonSummary[reason] ?? 0) + 1;
+    refused++;
+  }
+  // A refused document the service still lists as in progress counts once, as refused: the parts add up to the documents.
   const documents = batch.expected;
-  return { documents, completed: Math.max(0, documents - processing - refused), refused, processing, failedReasonSummary: {}, timedOut: false, waited: false };
+  const processing = Math.min(inProgress, Math.max(0, documents - refused));
+  const sorted = Object.fromEntries(Object.entries(failedReasonSummary).sort(([a], [b]) => a.localeCompare(b)));
+  return { documents, completed: Math.max(0, documents - processing - refused), refused, processing, failedReasonSummary: sorted, timedOut: false, waited: false };
 }

@@ -169,6 +169,19 @@ describe('a wait that runs out, and no wait at all', () => {
     expect(summary.problems).toContainEqual({ key: '(processing)', reason: expect.stringContaining(`ferry watch --run ${summary.runId}`) });
   });
 
+  it('without --wait, a refusal already made is counted once, with its reason, and the parts add up to the documents', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-processing-refused-early-'));
+    // An empty file: the service refuses it (badFile) while the others are still processing.
+    await writeTree(join(dir, 'share'), { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c', 'empty.txt': '' });
+    const project = (await slow().client().projects.create({ name: 'refused early', description: 'issue 77' })).objectIdentifier;
+    const r = await runFerry(['mirror', join(dir, 'share'), '--project', project, '--state', join(dir, 's.sqlite'), '--json'], slow().env());
+    expect(r.code, r.stderr).toBe(0);
+    const p = (onlyJson(r) as Summary).processing!;
+    expect(p.documents).toBe(4);
+    expect(p.completed + p.refused + p.processing).toBe(p.documents);
+    expect(Object.values(p.failedReasonSummary).reduce((n, c) => n + c, 0)).toBe(p.refused);
+  });
+
   it('without --wait the summary counts what is still being processed and names the commands; the exit code is the transfer\'s', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-processing-nowait-'));
     await writeTree(join(dir, 'share'), { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' });
