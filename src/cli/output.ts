@@ -86,7 +86,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   const verb = writtenVerb(summary.job);
   // A run that found everything already in place and has nothing else to say: one line, with the tenant.
   if (isNoOp(summary)) {
-    out.write(`${layout(`${summary.job} run ${summary.runId}: nothing to do, all ${c.discovered} ${c.discovered === 1 ? 'entry' : 'entries'} already in place (checked in ${formatDuration(summary.durationMs)}${summary.target ? `; ${targetLine(summary.job, summary.target as Target)}` : ''})`)}\n`);
+    out.write(`${layout(`${summary.job} run ${summary.runId}: nothing to do, ${c.discovered === 1 ? 'its one entry' : `all ${c.discovered} entries`} already in place (checked in ${formatDuration(summary.durationMs)}${summary.target ? `; ${targetLine(summary.job, summary.target as Target)}` : ''})`)}\n`);
     return;
   }
   const lines = [

@@ -29,6 +29,11 @@ export interface RunParts<P extends Placement = Placement> {
 export const KEEPS_NOTHING = { add: (_key: string): void => undefined, has: (_key: string): boolean => false, reserve: (_count: number): void => undefined };
 type Keys = typeof KEEPS_NOTHING;
 
+/** Keys read per page when looking for entries the source no longer lists. */
+const VANISHED_PAGE = 1_000;
+/** The notice that an entry is no longer at the source (the store's notices: said once). */
+const VANISHED_NOTICE = 'no longer at the source';
+
 export class Ledger {
   readonly superseded: { key: string; previous: string; current: string }[] = [];
   supersededCount = 0;
@@ -100,16 +105,30 @@ export class Ledger {
     else noteProblem(this.ctx, key, `skipped: ${reason}`);
   }
 
-  /** Entries the store holds as written that the source no longer lists: reported, never deleted. */
-  vanished(source: Source): { count: number; sample: string[] } {
-    const vanished = { count: 0, sample: [] as string[] };
+  /**
+   * Entries the store holds as written that the source no longer lists: reported, never deleted.
+   * Each is said by name on the run that first misses it (`count`, `sample`), and counted only on
+   * later ones (`before`): a nightly job whose folder lost a file in March does not say so nightly.
+   */
+  vanished(source: Source): { count: number; sample: string[]; before: number } {
+    const vanished = { count: 0, sample: [] as string[], before: 0 };
     // Every item the store holds as written was seen (and is counted there): nothing to look for.
     // A run stopped early (a signal, its window) did not see the whole source: nothing is said vanished.
     if (this.seen === KEEPS_NOTHING || this.ctx.signal.aborted || this.ctx.limits?.reached || this.store.uploadedCount(this.jobKey) === this.knownUploaded) return vanished;
-    for (const key of this.store.uploadedKeys(this.jobKey)) {
-      if (this.seen.has(key) || source.takes?.(key) === false) continue;
-      vanished.count++;
-      if (vanished.sample.length < 20) vanished.sample.push(key);
+    // A page of keys at a time, read whole before the notices are written (no write while a query is open).
+    for (let after = ''; ; ) {
+      const page = this.store.writtenAfter(this.jobKey, after, VANISHED_PAGE);
+      for (const { sourceKey: key } of page) {
+        if (this.seen.has(key) || source.takes?.(key) === false) continue;
+        if (this.store.noticeSeen(this.jobKey, key, VANISHED_NOTICE, this.ctx.run.id)) {
+          vanished.before++;
+          continue;
+        }
+        vanished.count++;
+        if (vanished.sample.length < 20) vanished.sample.push(key);
+      }
+      if (page.length < VANISHED_PAGE) break;
+      after = (page[page.length - 1] as { sourceKey: string }).sourceKey;
     }
     return vanished;
   }

@@ -64,7 +64,7 @@ describe('README: first ten minutes', () => {
       expect(out).toContain('upload, new: contracts/terms.txt');
       expect(out).toMatch(/mirror run 1: succeeded/);
       // Point 8: the second run in one line, naming the tenant, no batch, no folder counts.
-      expect(out).toMatch(/^mirror run 2: nothing to do, all 1 entry already in place \(checked in \d+s; target: 127\.0\.0\.1:\d+, client contoso-sync, profile contoso\)$/m);
+      expect(out).toMatch(/^mirror run 2: nothing to do, its one entry already in place \(checked in \d+s; target: 127\.0\.0\.1:\d+, client contoso-sync, profile contoso\)$/m);
       // Point 7: ls sorted, each folder before its contents; then two versions at one path.
       const listings = [...out.matchAll(/((?:^ +(?:-|\d+) {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}\/Share\S*\n?)+)/gm)].map((m) => (m[1] as string).trim().split('\n').map((l) => l.trim().split(/ +/).at(-1)));
       expect(listings[0]).toEqual(['/Share/contracts/', '/Share/contracts/terms.txt']);
