@@ -28,6 +28,8 @@ export interface CheckOptions extends PathPatterns {
   to?: string | undefined;
   /** Compare content by reading documents that carry no fingerprint back from the service. */
   checksum?: boolean | undefined;
+  /** --one-way: only whether the service holds every file of the source; what only the service holds is counted, not a difference. */
+  oneWay?: boolean | undefined;
   /** --download: read every document back and compare its bytes (rclone's check --download), each checked against the sha256 it carries. */
   download?: boolean | undefined;
   /** --archive-encoding and --max-entries, as the mirror reads the archive. */
@@ -81,6 +83,8 @@ export interface CheckReport {
    * content they are *twice on the service*.
    */
   olderVersions: number;
+  /** --one-way: documents only on the service (a renamed or deleted file's, kept for good), counted and not compared. */
+  onlyOnServiceLeftOut?: number;
   /** Entries a mirror skips on purpose (a symbolic link, a path twice in a zip): said, not differences. */
   skipped: number;
   /** The first MAX_KEPT of them, with the reason; then a warning about the service (key `(service)`: its pages are capped), if any. */
@@ -128,6 +132,11 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     bytesHashed: 0,
   };
   const differ = (kind: DifferenceKind, path: string, detail: string, fields: Pick<CheckDifference, 'key' | 'service' | 'manifest'> = {}) => {
+    // One way, as rclone's check --one-way: what only the service holds is no difference.
+    if (opts.oneWay && kind === 'only on the service') {
+      report.onlyOnServiceLeftOut = (report.onlyOnServiceLeftOut ?? 0) + 1;
+      return;
+    }
     report.differenceCount++;
     report.counts[kind]++;
     const d = { kind, path: visible(path), detail, ...fields };

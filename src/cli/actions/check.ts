@@ -16,7 +16,7 @@ import { safeText, visible } from '../../backends/names.js';
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;
 
-export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; download?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string; manifest?: string; manifestDelimiter?: string; manifestEncoding?: string; manifestSheet?: string }, cmd: Command): Promise<void> {
+export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; oneWay?: boolean; download?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string; manifest?: string; manifestDelimiter?: string; manifestEncoding?: string; manifestSheet?: string }, cmd: Command): Promise<void> {
   const patterns = patternsFrom(opts);
   const manifest = manifestFrom(opts);
   const { client } = createContext(cmd);
@@ -28,7 +28,7 @@ export async function checkAction(source: string, opts: { project: string; to?: 
   const items = opts.json ? new JsonItems({ project, to: normaliseRemotePath(opts.to) }, process.stdout, 'differences') : undefined;
   let report: CheckReport;
   try {
-    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, download: opts.download === true, ...patterns, ...archiveFrom(opts), ...manifest, onDifference: items && ((d) => items.item(d)) }, client);
+    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, download: opts.download === true, oneWay: opts.oneWay === true, ...patterns, ...archiveFrom(opts), ...manifest, onDifference: items && ((d) => items.item(d)) }, client);
   } catch (err) {
     // Differences already written: the object is closed with the error, the one answer there is.
     if (!items?.opened) throw err;
@@ -53,7 +53,7 @@ export async function checkAction(source: string, opts: { project: string; to?: 
 function text(r: CheckReport): string {
   const lines = [
     `check ${visible(r.source)} against project ${r.project}${r.to ? `/${r.to}` : ''}: ${r.differenceCount === 0 ? 'matching' : `${r.differenceCount} difference${r.differenceCount === 1 ? '' : 's'}`}`,
-    `  matching ${r.matching}${r.skipped ? `  skipped ${r.skipped} (as the mirror skips them)` : ''}${r.matchingBySizeOnly ? ` (${r.matchingBySizeOnly} by size alone: no fingerprint on the service; --checksum reads them back)` : ''}${r.olderVersions ? `  older versions ${r.olderVersions} (earlier uploads of changed files, kept by the service)` : ''}  changed ${r.counts.changed}  missing on the service ${r.counts['missing on the service']}  only on the service ${r.counts['only on the service']}${r.counts['twice on the service'] ? `  twice on the service ${r.counts['twice on the service']}` : ''}  unreadable locally ${r.counts['unreadable locally']}${r.counts['metadata differs'] ? `  metadata differs ${r.counts['metadata differs']}` : ''}  hashed ${formatBytes(r.bytesHashed)}`,
+    `  matching ${r.matching}${r.skipped ? `  skipped ${r.skipped} (as the mirror skips them)` : ''}${r.matchingBySizeOnly ? ` (${r.matchingBySizeOnly} by size alone: no fingerprint on the service; --checksum reads them back)` : ''}${r.olderVersions ? `  older versions ${r.olderVersions} (earlier uploads of changed files, kept by the service)` : ''}  changed ${r.counts.changed}  missing on the service ${r.counts['missing on the service']}  only on the service ${r.onlyOnServiceLeftOut !== undefined ? `${r.onlyOnServiceLeftOut} (left out: --one-way)` : r.counts['only on the service']}${r.counts['twice on the service'] ? `  twice on the service ${r.counts['twice on the service']}` : ''}  unreadable locally ${r.counts['unreadable locally']}${r.counts['metadata differs'] ? `  metadata differs ${r.counts['metadata differs']}` : ''}  hashed ${formatBytes(r.bytesHashed)}`,
   ];
   const refused = Object.entries(r.refused);
   if (refused.length) {

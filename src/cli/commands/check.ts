@@ -12,6 +12,7 @@ export function registerCheck(program: Command): void {
     .argument('<source>', 'the local folder, or a zip or tar (.tar, .tar.gz) read in place');
   addSettings(check, OTHER_SETTINGS.check)
     .option('--checksum', 'read back the content of documents that carry no fingerprint and compare it')
+    .option('--one-way', "only whether the project holds every file of the source: documents only on the service (a renamed or deleted file's, kept for good) are counted, not differences (rclone's check --one-way)")
     .option('--download', "read back every document and compare its bytes, each checked against the sha256 it carries (rclone's check --download)")
     .option('--json', 'print one JSON object with every difference')
     .action(later(() => import('../actions/check.js'), 'checkAction'));
