@@ -13,7 +13,7 @@ export const FAILED_REASONS: Record<UploadFailedReason, ReasonHelp> = {
   unsupportedFileType: { meaning: 'the service does not index files of this type', action: 'convert it (e.g. to PDF) or leave it out with --exclude', transient: false },
   maliciousFile: { meaning: 'the virus scan flagged the file', action: 'do not retry; have the file checked by security', transient: false },
   badFile: { meaning: 'the file is empty, damaged or not what its extension says', action: 'open and re-save it from its source, then run the same job again (a changed file is uploaded again)', transient: false },
-  ocrPageLimitExceeded: { meaning: 'the document has more pages than OCR accepts', action: 'upload it with --ocr-strategy never, or split it', transient: false },
+  ocrPageLimitExceeded: { meaning: 'the document has more pages than OCR accepts', action: 'give its --manifest row ocrStrategy never (that document alone is sent again, with OCR off), or split it; not --ocr-strategy for a whole run with a manifest: every file would be sent again', transient: false },
   insufficientCredits: { meaning: 'the tenant ran out of processing credits', action: 'top up credits, then run again; further uploads will fail the same way', transient: false },
   outOfMemory: { meaning: 'processing ran out of memory on the service', action: 'retry later; split very large files', transient: true },
   uploadFailure: { meaning: 'the upload did not complete on the service', action: 'retry', transient: true },
