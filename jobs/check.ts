@@ -35,6 +35,7 @@ export interface CheckOptions extends PathPatterns {
   /** --archive-encoding and --max-entries, as the mirror reads the archive. */
   archiveEncoding?: string | undefined;
   maxEntries?: number | undefined;
+  stripComponents?: number | undefined;
   signal?: AbortSignal | undefined;
   /** --manifest: each file's metadata and settings, compared with what its document carries. */
   manifest?: string | undefined;
@@ -112,7 +113,7 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
   // The same patterns on both sides, as the mirror applied them: what it left out is not a difference.
   const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude, rules: opts.rules };
   // Names are compared, not uploaded: control characters are names like any other here.
-  const source = await openSource(opts.source, { ...patterns, carryControl: true, archiveEncoding: opts.archiveEncoding, ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}) });
+  const source = await openSource(opts.source, { ...patterns, carryControl: true, archiveEncoding: opts.archiveEncoding, ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}), ...(opts.stripComponents !== undefined ? { stripComponents: opts.stripComponents } : {}) });
   const scratch = await openScratchDb('check');
   const { db } = scratch;
   const pages = client.transport.pages.tally();

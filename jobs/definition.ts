@@ -237,6 +237,7 @@ class Reader {
       followSymlinks: this.on('followSymlinks'),
       archiveEncoding: this.text('archiveEncoding'),
       maxEntries: this.count('maxEntries'),
+      stripComponents: this.count('stripComponents'),
       ocrEngine: this.text('ocrEngine') as MirrorOptions['ocrEngine'],
       ocrStrategy: this.text('ocrStrategy') as MirrorOptions['ocrStrategy'],
       coordinateExtractionStrategy: this.text('coordinateExtraction') as MirrorOptions['coordinateExtractionStrategy'],

@@ -40,6 +40,8 @@ export interface MirrorOptions extends SizeAgeLimits {
   archiveEncoding?: string | undefined;
   /** --max-entries: the most entries an archive may hold. */
   maxEntries?: number | undefined;
+  /** --strip-components: leading folders taken off each archive entry's path. */
+  stripComponents?: number | undefined;
   /** Largest number of uploads at once; adaptive concurrency works below it. */
   concurrency?: number | undefined;
   /** --bwlimit: most content bytes per second, every transfer of the run together. */
@@ -226,8 +228,9 @@ export async function open(opts: MirrorOptions): Promise<Source> {
   try {
     manifest = opts.manifest ? await Manifest.load(opts.manifest, { delimiter: opts.manifestDelimiter, encoding: opts.manifestEncoding, sheet: opts.manifestSheet }) : undefined;
     if (!manifest) return files;
-    // A folder is checked against the rows before anything is sent (an archive is read once, by the run).
+    // The rows are checked against the folder, or the archive's listing, before anything is sent.
     if ((await stat(opts.source)).isDirectory()) await manifest.meet(opts.source, { partial: opts.manifestPartial });
+    else await manifest.meetEntries(files, { partial: opts.manifestPartial, stripped: opts.stripComponents !== undefined });
     return new ManifestOverlay(manifest, { metadata: opts.metadata, ocrStrategy: opts.ocrStrategy, ocrEngine: opts.ocrEngine, coordinateExtractionStrategy: opts.coordinateExtractionStrategy }).source(files);
   } catch (err) {
     await manifest?.close();
@@ -244,6 +247,7 @@ async function openFiles(opts: MirrorOptions): Promise<Source> {
     followSymlinks: opts.followSymlinks === true,
     archiveEncoding: opts.archiveEncoding,
     ...(opts.maxEntries !== undefined ? { archiveLimits: { maxEntries: opts.maxEntries } } : {}),
+    ...(opts.stripComponents !== undefined ? { stripComponents: opts.stripComponents } : {}),
   });
 }
 

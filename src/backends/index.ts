@@ -1,3 +1,4 @@
+import { mappedSource } from '../sync/mapped-source.js';
 import type { PathPatterns } from '../sync/patterns.js';
 import { open, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
@@ -14,6 +15,8 @@ export interface SourceOptions extends FolderSourceOptions {
   archiveLimits?: Partial<ArchiveLimits> | undefined;
   /** --archive-encoding: the code page of archive entry names that do not say. */
   archiveEncoding?: string | undefined;
+  /** --strip-components: leading folders taken off each archive entry's path, as tar's option does. */
+  stripComponents?: number | undefined;
 }
 
 /** What a file holds, by its first bytes (the name is only a hint: a download may be called anything). */
@@ -33,7 +36,11 @@ export async function openSource(path: string, opts: SourceOptions = {}): Promis
   const kind = isFile ? await archiveKind(path) : undefined;
   // The archive readers (yauzl, tar-stream, iconv-lite) load only for an archive: a folder's start-up does not pay for them.
   // A folder ferry pulled gives its documents' names back (its record of names, folder/pulled-names.ts).
-  const source = kind ? await openArchive(path, kind, { ...opts, archiveEncoding: encoding }) : await withPulledNames(new FolderSource(path, opts), path, opts);
+  const strip = opts.stripComponents ?? 0;
+  if (strip > 0 && !kind) throw new SourceError(`--strip-components ${strip} is for a zip or a tar: ${path} is a folder, whose paths are its own (mirror the folder inside it instead)`);
+  if (strip > 0 && (opts.include?.length || opts.exclude?.length || opts.rules?.length)) throw new SourceError(`--strip-components is not taken with --include, --exclude or --filter-from: their patterns would not know which path, stripped or not, they match`);
+  const read = kind ? await openArchive(path, kind, { ...opts, archiveEncoding: encoding }) : await withPulledNames(new FolderSource(path, opts), path, opts);
+  const source = strip > 0 ? stripped(read, strip) : read;
   await source.prepare();
   if (!kind && encoding) {
     const said = `--archive-encoding ${encoding} does nothing for a folder: its names are read as the file system gives them (it is for zips and tars)`;
@@ -129,4 +136,19 @@ export async function closing<T>(source: Source, work: () => Promise<T>): Promis
 /** A file's own name as an --include pattern takes it (its glob characters escaped), quoted for a shell. */
 function posixName(path: string): string {
   return (path.split(/[\\/]/).pop() ?? path).replace(/[*?[\]{}!]/g, (c) => `\\${c}`).replace(/'/g, `'\\''`);
+}
+
+/**
+ * The archive's entries with their first `n` folders taken off (`archive-2019/a/b.pdf` -> `a/b.pdf`
+ * for 1), as tar's --strip-components: a folder an archive tool wrapped everything in is not carried.
+ * A file sitting above those folders is left out, said; the folders themselves are not carried.
+ */
+function stripped(inner: Source, n: number): Source {
+  const cut = (key: string) => key.split('/').slice(n).join('/');
+  const depth = (key: string) => key.split('/').length;
+  return mappedSource(inner, (entry) => {
+    if (entry.kind === 'dir') return depth(entry.key) > n ? { ...entry, key: cut(entry.key) } : { kind: 'problem', key: entry.key, outcome: 'skipped', reason: `a folder --strip-components ${n} takes off` };
+    if (depth(entry.key) <= n) return entry.kind === 'problem' ? entry : { kind: 'problem', key: entry.key, outcome: 'skipped', reason: `sits above the folders --strip-components ${n} takes off: not carried` };
+    return { ...entry, key: cut(entry.key) };
+  });
 }

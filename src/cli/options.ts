@@ -75,11 +75,13 @@ export function manifestFrom(opts: { manifest?: string; manifestDelimiter?: stri
 }
 
 /** The archive flags as check and scan take them (the code page is checked where the source opens). */
-export function archiveFrom(opts: { archiveEncoding?: string; maxEntries?: string }): { archiveEncoding?: string; maxEntries?: number } {
+export function archiveFrom(opts: { archiveEncoding?: string; maxEntries?: string; stripComponents?: string }): { archiveEncoding?: string; maxEntries?: number; stripComponents?: number } {
   const maxEntries = flagValue('maxEntries', opts.maxEntries);
+  const stripComponents = flagValue('stripComponents', opts.stripComponents);
   return {
     ...(opts.archiveEncoding !== undefined ? { archiveEncoding: opts.archiveEncoding } : {}),
     ...(maxEntries !== undefined ? { maxEntries: Number(maxEntries) } : {}),
+    ...(stripComponents !== undefined ? { stripComponents: Number(stripComponents) } : {}),
   };
 }
 

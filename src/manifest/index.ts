@@ -186,6 +186,43 @@ export class Manifest {
     return out;
   }
 
+  /**
+   * The rows checked against an archive before anything is sent, as `meet` checks them against a
+   * folder: its entries listed once (streamed; a tar is read through for it), and fewer than half of
+   * the rows naming an entry is exit 2, saying so. Where every entry sits under one folder the rows
+   * leave out (an archive tool's wrapping folder), the hint is --strip-components 1.
+   */
+  async meetEntries(source: Source, opts: { partial?: boolean | undefined; stripped?: boolean | undefined } = {}): Promise<void> {
+    if (opts.partial || this.rows === 0) return;
+    const met = new Uint8Array(this.rows + 1);
+    const metUnder = new Uint8Array(this.rows + 1);
+    /** The first folder every entry shares: undefined before the first, null once two differ. */
+    let top: string | null | undefined;
+    for await (const entry of source.entries()) {
+      if (entry.kind !== 'file') continue;
+      const id = this.rowIdOf(entry.key);
+      if (id !== undefined) met[id] = 1;
+      const slash = entry.key.indexOf('/');
+      const first = slash < 0 ? null : entry.key.slice(0, slash);
+      top = top === undefined || top === first ? first : null;
+      const under = slash < 0 ? undefined : this.rowIdOf(entry.key.slice(slash + 1));
+      if (under !== undefined) metUnder[under] = 1;
+    }
+    const matched = met.reduce((n, v) => n + v, 0);
+    if (matched >= this.rows * MATCHED_SHARE) return;
+    const wrapped = typeof top === 'string' && !opts.stripped && metUnder.reduce((n, v) => n + v, 0) >= this.rows * MATCHED_SHARE;
+    const hint = wrapped ? `Every entry of the archive sits under "${visible(top as string)}/", which the rows leave out: --strip-components 1 takes it off. ` : '';
+    throw new ManifestError(
+      `--manifest ${visible(this.file)}: ${matched === 0 ? `none of its ${this.rows} row${this.rows === 1 ? '' : 's'}` : `of its ${this.rows} rows only ${matched} (under half)`} name${matched === 0 ? 's' : ''} an entry of ${visible(source.description)}; nothing was sent. ` +
+        `${hint}--manifest-partial runs all the same, each file without a row uploaded without its metadata (the service keeps every version: adding it later makes a second one)`,
+    );
+  }
+
+  /** The id of the row a key meets (as lookup finds it), noting nothing. */
+  private rowIdOf(key: string): number | undefined {
+    return ((this.byKey.get(composed(key)) ?? undefined) as StoredRow | undefined)?.id;
+  }
+
   /** Rows whose `\\` the run reads as folder separators (a sheet made on Windows), once `meet` has run. */
   separatorsRead = 0;
 

@@ -82,6 +82,7 @@ const sizeAge = {
 
 const archive = {
   archiveEncoding: { key: 'archiveEncoding', flag: '--archive-encoding', kind: k.words('<name>'), help: "code page of archive names that do not say (Windows Explorer's zips: cp437, cp850, cp932…); see docs/cli.md", resume: true },
+  stripComponents: { key: 'stripComponents', flag: '--strip-components', kind: k.count(1), help: "take this many leading folders off each archive entry's path, as tar does (an archive whose entries sit under one folder the sheet's rows lack); not with --include, --exclude or --filter-from", unset: 'paths as the archive holds them', resume: true },
   maxEntries: { key: 'maxEntries', flag: '--max-entries', kind: k.count(1), help: 'refuse an archive of more entries than this', default: String(DEFAULT_ARCHIVE_LIMITS.maxEntries), resume: true },
 } satisfies Record<string, Setting>;
 
@@ -190,7 +191,7 @@ const LEASE: Names = ['waitLock', 'lockTtl', 'lock'];
 const WINDOW: Names = ['maxDuration', 'maxTransfer', 'maxFiles', 'cutoffMode'];
 const PATTERNS: Names = ['include', 'exclude', 'filterFrom'];
 const SIZE_AGE: Names = ['minSize', 'maxSize', 'minAge', 'maxAge'];
-const ARCHIVE: Names = ['archiveEncoding', 'maxEntries'];
+const ARCHIVE: Names = ['archiveEncoding', 'maxEntries', 'stripComponents'];
 const MANIFEST: Names = ['manifest', 'manifestDelimiter', 'manifestEncoding', 'manifestSheet'];
 const JOB_RUN: Names = ['profile', 'metricsFile', 'pushgateway', 'notify'];
 const SHOWN: Names = ['state', 'stats', 'json'];
