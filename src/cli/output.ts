@@ -70,6 +70,17 @@ function statusOf(summary: JobSummary, exitCode = exitCodeFor(summary)): string 
   return summary.status;
 }
 
+/** Why a run whose items all went through failed: what the service's processing refused after. */
+function failedBy(summary: JobSummary): string {
+  const refused = (summary.processing as { refused?: number } | undefined)?.refused ?? 0;
+  return summary.status === 'failed' && summary.counts.failed === 0 && refused > 0 ? ` (the service's processing refused ${plural(refused, 'document', 'documents')})` : '';
+}
+
+/** `n` and the word for that many. */
+export function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** mirror --wait ran out before the service had processed the run's documents. */
 function processingTimedOut(summary: JobSummary): boolean {
   return (summary.processing as { timedOut?: boolean } | undefined)?.timedOut === true;
@@ -90,7 +101,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     return;
   }
   const lines = [
-    `${summary.job} run ${summary.runId}: ${statusOf(summary)} in ${formatDuration(summary.durationMs)}`,
+    `${summary.job} run ${summary.runId}: ${statusOf(summary)}${failedBy(summary)} in ${formatDuration(summary.durationMs)}`,
     `  discovered ${c.discovered}  ${verb} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
     // The batch only when something went into it.
     `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier && c.uploaded + c.failed > 0 ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
@@ -173,7 +184,8 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
     if (items.length > 20) lines.push(`    … ${items.length - 20} more (ferry jobs show ${summary.runId}${reopen})`);
   };
   listed('  errors:', summary.errors.map((e) => ({ key: e.key, text: e.error })));
-  listed('  skipped or noted (nothing failed):', (summary.problems ?? []).map((p) => ({ key: p.key, text: p.reason })));
+  // "Nothing failed" only where nothing did (a refusal by processing is one of the errors).
+  listed(`  skipped or noted${summary.errors.length === 0 && c.failed === 0 ? ' (nothing failed)' : ''}:`, (summary.problems ?? []).map((p) => ({ key: p.key, text: p.reason })));
   out.write(`${layout(lines.join('\n'))}\n`);
 }
 

@@ -45,7 +45,8 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
         `plan (nothing was changed):\n  ${targetLine('mirror', client.target)}\n  into: project ${name !== undefined ? `"${visible(name)}" (${options.project})` : options.project}, folder ${visible(folder)}\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
           `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
           (plan.manifest ? `  ${manifestLine(plan.manifest)}\n` : '') +
-          notes.map((note) => `  note: ${safeText(note)}\n`).join('') +
+          // A note that is a warning says so once, not as `note: warning:`.
+          notes.map((note) => (note.startsWith('warning: ') ? `  ${safeText(note)}\n` : `  note: ${safeText(note)}\n`)).join('') +
           plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
           (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
       );

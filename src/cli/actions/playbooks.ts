@@ -9,7 +9,7 @@ import { ImportTimeoutError } from '../../playbooks/server-import.js';
 import { loadMapping } from '../../playbooks/mapping.js';
 import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives, type BackupOptions } from '../../../jobs/playbooks.js';
 import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, summaryBody, summaryEnvelope, targetLine, writtenVerb } from '../output.js';
+import { exitCodeFor, plural, summaryBody, summaryEnvelope, targetLine, writtenVerb } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { heard, jobFromFlags, lockedOr, openJobDeps, uuidFlag } from '../shared.js';
@@ -54,9 +54,10 @@ export async function verifyAction(path: string, opts: { json?: boolean }): Prom
   else {
     for (const o of outcomes) {
       if (o.quarantined) process.stdout.write(`QUAR  ${visible(o.path)}: moved aside on ${o.quarantined.at} (was ${visible(o.quarantined.was)}: ${safeText(o.quarantined.why)}); a newer backup replaced it\n`);
-      else process.stdout.write(o.ok ? `ok    ${o.path} (${visible(o.playbook?.name ?? '')}, ${o.entries} entries)\n` : `BAD   ${o.path}: ${safeText(o.error ?? '')}\n`);
+      // An error that names the archive already is said once after its path, not twice.
+      else process.stdout.write(o.ok ? `ok    ${visible(o.path)} (${visible(o.playbook?.name ?? '')}, ${plural(o.entries ?? 0, 'entry', 'entries')})\n` : `BAD   ${visible(o.path)}: ${safeText((o.error ?? '').replace(`${o.path}: `, ''))}\n`);
     }
-    process.stdout.write(`${checked} archive(s) checked, ${bad.length} bad${quarantined.length ? `, ${quarantined.length} quarantined (kept, not counted as bad)` : ''}\n`);
+    process.stdout.write(`${plural(checked, 'archive', 'archives')} checked, ${bad.length} bad${quarantined.length ? `, ${quarantined.length} quarantined (kept, not counted as bad)` : ''}\n`);
   }
   process.exitCode = bad.length ? EXIT.failed : EXIT.ok;
 }
@@ -96,13 +97,14 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   const c = s.counts;
   const lines = [
     `${s.job} run ${s.runId}: ${s.status} in ${formatDuration(s.durationMs)}`,
-    `  found ${c.discovered}  ${writtenVerb(s.job)} ${c.uploaded}  already in place ${c.reconciled}  skipped ${c.skipped}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
+    // A backup counts an unchanged playbook apart from one skipped for a reason (one word, one meaning).
+    `  found ${c.discovered}  ${writtenVerb(s.job)} ${c.uploaded}${c.reconciled ? `  already in place ${c.reconciled}` : ''}${typeof s.unchanged === 'number' ? `  unchanged ${s.unchanged}  skipped ${c.skipped - s.unchanged}` : `  skipped ${c.skipped}`}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
   ];
   if (s.parts) lines.push(`  sub-resources: ${Object.entries(s.parts as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   if (s.target) lines.push(`  ${targetLine(s.job, s.target as Target)}`);
   if (s.playbookIdentifier) lines.push(`  playbook on the target: ${String(s.playbookIdentifier)}`);
   if (Array.isArray(s.optionsCreated) && s.optionsCreated.length) lines.push(`  options created on the target: ${s.optionsCreated.map((n) => visible(String(n))).join(', ')}`);
-  if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${s.pruned.length} archive(s)`);
+  if (Array.isArray(s.pruned) && s.pruned.length) lines.push(`  pruned: ${plural(s.pruned.length, 'archive', 'archives')}`);
   for (const h of (s.healed as { file: string; why: string }[] | undefined) ?? []) lines.push(`  written again: the newest backup ${visible(h.file)} was damaged (${h.why})`);
   for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
   for (const p of s.problems.slice(0, 20)) lines.push(`    ${visible(p.key)}: ${safeText(p.reason)}`);
