@@ -1,7 +1,7 @@
 // --metrics-file and --pushgateway: checked before the job starts (a path that cannot be written,
 // a folder, an address that is not one: exit 2, nothing sent), then the run's metrics started
 // (src/runner/metrics.ts). Loaded only when one of them is given.
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigurationError } from '../errors.js';
@@ -63,7 +63,9 @@ export async function startRunMetrics(action: Command, g: GlobalOptions): Promis
   const metricsFile = g.metricsFile ?? settings.metricsFile;
   const gatewayUrl = g.pushgateway ?? settings.pushgateway;
   if (metricsFile === undefined && gatewayUrl === undefined) return undefined;
-  const file = metricsFile === undefined ? undefined : checkMetricsFile(metricsFile);
+  // Said by the name the user gave it: the flag, or the job file's or the profile's key.
+  const where = g.metricsFile !== undefined ? '--metrics-file' : settings.definition?.metricsFile !== undefined ? 'the job file\'s metricsFile:' : 'the profile\'s metricsFile:';
+  const file = metricsFile === undefined ? undefined : checkMetricsFile(metricsFile, where);
   const pushgateway = gatewayUrl === undefined ? undefined : checkPushgateway(gatewayUrl);
   const opts = action.opts<{ project?: string; playbook?: string; stats?: string; to?: string }>();
   // prom-client is loaded only by a run that asks for metrics.
@@ -87,20 +89,28 @@ export async function startRunMetrics(action: Command, g: GlobalOptions): Promis
   try {
     await metrics.start();
   } catch (err) {
-    throw new ConfigurationError(`--metrics-file ${visible(file ?? '')} cannot be written: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new ConfigurationError(`${where} ${visible(file ?? '')} cannot be written: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   return metrics;
 }
 
-/** A file in a folder that exists and can be written, and not a folder itself. */
-function checkMetricsFile(path: string): string {
+/** A file in a folder that can be written (made when missing, as --log-file's is), and not a folder itself; `where` names the setting. */
+function checkMetricsFile(path: string, where: string): string {
   const file = resolve(path);
-  const st = statSync(file, { throwIfNoEntry: false });
-  if (st?.isDirectory()) throw new ConfigurationError(`--metrics-file ${visible(path)} is a folder: name the file to write (e.g. ${visible(path.replace(/\/$/, ''))}/ferry.prom)`);
+  // A path through a file (ENOTDIR) is said below, as a folder that cannot be made.
+  const st = (() => {
+    try {
+      return statSync(file, { throwIfNoEntry: false });
+    } catch {
+      return undefined;
+    }
+  })();
+  if (st?.isDirectory()) throw new ConfigurationError(`${where} ${visible(path)} is a folder: name the file to write (e.g. ${visible(path.replace(/\/$/, ''))}/ferry.prom)`);
   try {
+    mkdirSync(dirname(file), { recursive: true });
     accessSync(dirname(file), constants.W_OK);
   } catch (err) {
-    throw new ConfigurationError(`--metrics-file ${visible(path)}: its folder ${visible(dirname(file))} ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be written'}`);
+    throw new ConfigurationError(`${where} ${visible(path)}: its folder ${visible(dirname(file))} cannot be made or written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   return file;
 }

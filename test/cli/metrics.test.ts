@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { parse as parseYaml } from 'yaml';
@@ -56,6 +57,12 @@ async function newProject(name: string): Promise<string> {
 
 /** Every series name a run wrote, for the alert rules' check. */
 const written = new Set<string>();
+
+/** A path whose folder cannot be made: it goes through a plain file. */
+function underAFile(name: string): string {
+  writeFileSync(join(dir, 'plain-file'), 'not a folder');
+  return join(dir, 'plain-file', 'no', name);
+}
 
 describe('--metrics-file: the textfile collector', () => {
   it('a mirror: the run\'s own counts, bytes, requests and times, labelled by job, tenant and project, never by a file name', async () => {
@@ -207,7 +214,8 @@ describe('--metrics-file: the textfile collector', () => {
   });
 
   it.each([
-    ['a folder that does not exist', () => join(dir, 'no', 'such', 'folder', 'f.prom'), /does not exist/],
+    // A folder that does not exist is made, as --log-file's is; one under a file cannot be.
+    ['a folder that cannot be made', () => underAFile('f.prom'), /--metrics-file .*: its folder .* cannot be made or written \(ENOTDIR\)/],
     ['a folder as the file', () => dir, /is a folder/],
   ])('refuses %s at start (exit 2), nothing sent', async (_what, path, message) => {
     const project = await newProject('metrics refused');
@@ -215,6 +223,20 @@ describe('--metrics-file: the textfile collector', () => {
     expect(r.code).toBe(2);
     expect(onlyJson(r).error).toMatch(message);
     expect(await service.client().documents.list(project).all()).toEqual([]);
+  });
+
+  it("a folder that does not exist is made; a job file's metricsFile: that cannot be written is named by its key", async () => {
+    const project = await newProject('metrics folder made');
+    const made = join(dir, 'made', 'on', 'demand', 'f.prom');
+    const r = await ferry(['mirror', join(dir, 'mirror-src'), '--project', project, '--metrics-file', made]);
+    // The source holds a name the service refuses (exit 1): the run ran, and its metrics are written.
+    expect(r.code, r.stderr).toBe(1);
+    expect((await readMetrics(made)).has('ferry_run_success')).toBe(true);
+    const jobFile = join(dir, 'bad-metrics.yaml');
+    await writeFile(jobFile, `job: mirror\nsource: ${join(dir, 'mirror-src')}\nproject: ${project}\nmetricsFile: ${underAFile('g.prom')}\n`);
+    const refused = await ferry(['run', jobFile, '--json']);
+    expect(refused.code).toBe(2);
+    expect(onlyJson(refused).error).toMatch(/^the job file's metricsFile: /);
   });
 
   it('a job name with quotes, a backslash and a newline is escaped in the label, and read back whole', async () => {
