@@ -110,8 +110,8 @@ export class Ledger {
    * Each is said by name on the run that first misses it (`count`, `sample`), and counted only on
    * later ones (`before`): a nightly job whose folder lost a file in March does not say so nightly.
    */
-  vanished(source: Source): { count: number; sample: string[]; before: number } {
-    const vanished = { count: 0, sample: [] as string[], before: 0 };
+  vanished(source: Source): { count: number; sample: string[]; before?: number } {
+    const vanished: { count: number; sample: string[]; before?: number } = { count: 0, sample: [] };
     // Every item the store holds as written was seen (and is counted there): nothing to look for.
     // A run stopped early (a signal, its window) did not see the whole source: nothing is said vanished.
     if (this.seen === KEEPS_NOTHING || this.ctx.signal.aborted || this.ctx.limits?.reached || this.store.uploadedCount(this.jobKey) === this.knownUploaded) return vanished;
@@ -121,7 +121,7 @@ export class Ledger {
       for (const { sourceKey: key } of page) {
         if (this.seen.has(key) || source.takes?.(key) === false) continue;
         if (this.store.noticeSeen(this.jobKey, key, VANISHED_NOTICE, this.ctx.run.id)) {
-          vanished.before++;
+          vanished.before = (vanished.before ?? 0) + 1;
           continue;
         }
         vanished.count++;

@@ -140,7 +140,8 @@ describe('mirror', () => {
     const fourth = await mirror({ source: src, project, progress: false }, { client, store });
     store.close();
     expect(fourth.counts).toMatchObject({ discovered: files, uploaded: 0, skipped: files });
-    expect(fourth.deletedLocally).toMatchObject({ count: 1 });
+    // Said by name on the run that first missed it; counted after (issue 77: a nightly job stays quiet).
+    expect(fourth.deletedLocally).toMatchObject({ count: 0, before: 1 });
     const twos = (await remoteFiles(client, project)).filter((f) => f.path === '/a/b/two.txt');
     expect(twos).toHaveLength(2);
   });
