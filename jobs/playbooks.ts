@@ -4,6 +4,8 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { writeWhole } from '../src/backends/own-files.js';
+import { isUuid } from '../src/ids.js';
+import { ConfigurationError } from '../src/api/errors.js';
 import { join, resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { Playbook } from '../src/api/types.js';
@@ -85,6 +87,8 @@ async function selectPlaybooks(client: FerryClient, opts: Pick<ExportOptions, 'i
     try {
       found.push(await findPlaybook(client, id));
     } catch (err) {
+      // A name that names none or two is the command's to fix (exit 2), not an item that failed.
+      if (!isUuid(id) && err instanceof ConfigurationError) throw err;
       failItem(ctx, id, err);
     }
   }

@@ -8,6 +8,8 @@ import { archiver as loadArchiver } from '../libraries.js';
 import { createHash } from 'node:crypto';
 import { rename, rm } from 'node:fs/promises';
 import { besideName, newFileStream } from '../backends/own-files.js';
+import { visible } from '../backends/names.js';
+import { isUuid } from '../ids.js';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FerryClient } from '../api/client.js';
@@ -50,6 +52,7 @@ export interface ExportResult {
  * found" is said only from a look begun the listing lag after the first.
  */
 export async function findPlaybook(client: FerryClient, id: string): Promise<Playbook> {
+  if (!isUuid(id)) return playbookNamed(client, id);
   const found = await lookUntilSettled(client.transport.listingLag, performance.now(), async () => {
     for await (const p of client.playbooks.list()) if (p.objectIdentifier === id) return p;
     for await (const p of client.playbooks.searchAll()) if (p.objectIdentifier === id) return p;
@@ -57,6 +60,18 @@ export async function findPlaybook(client: FerryClient, id: string): Promise<Pla
   });
   if (!found) throw new ConfigurationError(`playbook ${id} was not found, or this application cannot see it`);
   return found;
+}
+
+/**
+ * A playbook by its name, as projects are found by theirs (docs/cli.md, *Names and ids*): the one
+ * the organization's search gives with exactly that name; two are exit 2 listing both ids.
+ */
+async function playbookNamed(client: FerryClient, name: string): Promise<Playbook> {
+  const named: Playbook[] = [];
+  for await (const p of client.playbooks.searchAll({ searchText: name })) if (p.name === name && !named.some((n) => n.objectIdentifier === p.objectIdentifier)) named.push(p);
+  if (named.length === 1) return named[0] as Playbook;
+  if (named.length > 1) throw new ConfigurationError(`playbook "${visible(name)}" names ${named.length} playbooks: ${named.map((p) => p.objectIdentifier).join(', ')}; give the id of the one meant`);
+  throw new ConfigurationError(`no playbook this application sees is named "${visible(name)}" (names are matched exactly): \`ferry playbooks list\` lists them with their ids`);
 }
 
 export async function exportPlaybook(client: FerryClient, playbook: Playbook, outPath: string, signal?: AbortSignal): Promise<ExportResult> {

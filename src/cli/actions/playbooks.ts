@@ -12,13 +12,12 @@ import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, plural, summaryBody, summaryEnvelope, targetLine, writtenVerb } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
-import { heard, jobFromFlags, lockedOr, openJobDeps, uuidFlag } from '../shared.js';
+import { heard, jobFromFlags, lockedOr, openJobDeps } from '../shared.js';
 import { leaseSettingsFrom, parseDurationFlag } from '../options.js';
 
 export async function exportAction(ids: string[], opts: { all?: boolean; out: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   if (opts.all && ids.length) throw new ConfigurationError('give playbook ids or --all, not both');
-  if (!opts.all && ids.length === 0) throw new ConfigurationError('name the playbooks to export (ids) or use --all');
-  ids.forEach((id) => uuidFlag('playbook id', id));
+  if (!opts.all && ids.length === 0) throw new ConfigurationError('name the playbooks to export (ids or names) or use --all');
   process.exitCode = await runJobCommand(cmd, opts, (deps) =>
     exportPlaybooks({ ids, all: opts.all === true, out: opts.out, onDone: live(opts.json, (r) => `exported ${visible(r.name ?? '')} -> ${r.path}`) }, deps),
   );

@@ -17,8 +17,8 @@ export function registerPlaybooks(program: Command): void {
 
   playbooks
     .command('export')
-    .description('write playbooks as archives: one .zip for one id, or a folder of them')
-    .argument('[ids...]', 'playbook ids')
+    .description('write playbooks as archives: one .zip for one playbook, or a folder of them')
+    .argument('[ids...]', 'playbooks by id or by name')
     .option('--all', 'every playbook of the organization')
     .requiredOption('--out <path>', 'a .zip file (one playbook) or a folder')
     .option('--state <file>', 'checkpoint database')
