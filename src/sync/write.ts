@@ -8,15 +8,15 @@ import type { Slot } from '../slots.js';
 import { isFatal, isThrottle, withItemRetries, type ItemRetryOptions } from '../runner/item-retry.js';
 import { noteError } from '../runner/job.js';
 import { SourceChangedError, SourceGoneError, type FileEntry } from './types.js';
-
-/** Reads of an entry whose content changed while it was read, before it is skipped as changing (rclone: one retry). */
-const CHANGED_READS = 2;
 import type { Placement } from './contract.js';
 import type { Bandwidth } from './bandwidth.js';
 import { sha256Of } from './checksum.js';
 import { IntentWriter } from './intents.js';
 import type { RunParts } from './ledger.js';
 import type { Pending } from './walk.js';
+
+/** Reads of an entry whose content changed while it was read, before it is skipped as changing (rclone: one retry). */
+const CHANGED_READS = 2;
 
 export interface WriteParts<P extends Placement> extends RunParts<P> {
   concurrency: AdaptiveConcurrency;
@@ -67,23 +67,25 @@ export class Writer<P extends Placement> {
     if (ctx.limits && !ctx.limits.admit(entry.size)) return;
     ctx.inFlight = (ctx.inFlight ?? 0) + 1;
     try {
+      const attempts = () =>
+        withItemRetries(
+          async () => {
+            try {
+              await this.once(pending, slot);
+            } catch (err) {
+              if (isThrottle(err)) concurrency.throttled();
+              // The next attempt asks the destination first whether this one landed after all.
+              pending.failedAt = performance.now();
+              throw err;
+            }
+          },
+          this.w.retry,
+          ctx.signal,
+          slot,
+        );
       for (let reads = 1; ; reads++) {
         try {
-          await withItemRetries(
-            async () => {
-              try {
-                await this.once(pending, slot);
-              } catch (err) {
-                if (isThrottle(err)) concurrency.throttled();
-                // The next attempt asks the destination first whether this one landed after all.
-                pending.failedAt = performance.now();
-                throw err;
-              }
-            },
-            this.w.retry,
-            ctx.signal,
-            slot,
-          );
+          await attempts();
           break;
         } catch (err) {
           // Content that changed while it was read is read once more; changing again, it is skipped.
