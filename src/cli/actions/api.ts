@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
 import { PagedList } from '../../api/paging.js';
 import type { Host, QueryValue, RequestSpec } from '../../api/transport.js';
+import type { MultipartPart } from '../../api/multipart.js';
 import { createContext } from '../context.js';
 import { METHODS } from '../commands/api.js';
 
@@ -40,13 +41,20 @@ export function buildSpec(methodArg: string, pathArg: string, opts: Pick<ApiOpti
   for (const [k, v] of url.searchParams) addParam(query, k, v);
 
   const params: Record<string, unknown> = {};
+  // `-F key=@path`, as gh's: the file goes as a part of a multipart/form-data body (an upload).
+  const files: MultipartPart[] = [];
   for (const f of opts.rawField) {
     const [k, v] = splitField(f);
     params[k] = v;
   }
   for (const f of opts.field) {
     const [k, v] = splitField(f);
-    params[k] = typed(v);
+    if (v.startsWith('@')) files.push({ name: k, file: { path: v.slice(1) } });
+    else params[k] = typed(v);
+  }
+  if (files.length) {
+    if (method !== 'POST' && method !== 'PUT') throw new ConfigurationError(`-F ${files[0]?.name}=@FILE sends a file in a form body, which ${method} has none of: use POST or PUT`);
+    if (opts.input !== undefined) throw new ConfigurationError('give a file as -F key=@FILE or a body as --input, not both');
   }
   const host = opts.host ?? (url.pathname.startsWith('/models') ? 'settings' : 'base');
   if (host !== 'base' && host !== 'settings') throw new ConfigurationError(`--host must be base or settings, not "${host}"`);
@@ -55,12 +63,14 @@ export function buildSpec(methodArg: string, pathArg: string, opts: Pick<ApiOpti
   if (paramsToQuery) {
     for (const [k, v] of Object.entries(params)) addParam(query, k, v as QueryValue);
   }
+  // With a file, the other fields are the form's own: text parts before it, as a browser sends them.
+  const multipart = files.length ? [...Object.entries(params).map(([name, v]) => ({ name, value: typeof v === 'string' ? v : JSON.stringify(v) })), ...files] : undefined;
   return {
     method,
     path: url.pathname,
     host,
     query,
-    ...(!paramsToQuery && Object.keys(params).length > 0 ? { json: params } : {}),
+    ...(multipart ? { multipart } : !paramsToQuery && Object.keys(params).length > 0 ? { json: params } : {}),
     ...(opts.input !== undefined ? { bodyFile: opts.input } : {}),
   };
 }
