@@ -175,7 +175,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
     } finally {
       progress.stop();
     }
-    const processing = opts.waitMs !== undefined && !ctx.signal.aborted ? await awaitTargetProcessing(to, projectReports, opts.waitMs, ctx) : undefined;
+    const processing = opts.waitMs !== undefined && !ctx.signal.aborted ? await awaitTargetProcessing(to, projectReports, opts.waitMs, ctx, store.reopenFlags) : undefined;
     // Each side named by host, client id and profile, not by an address alone (several tenants share one).
     const contentCheck = addChecks(projectReports.map((p) => p.contentCheck));
     return { from: describeTarget(from.target), to: describeTarget(to.target), options, projects: projectReports, playbooks: playbookReports, notCarried: NOT_CARRIED, uploadIdentifier: ctx.uploadId, ...(contentCheck ? { contentCheck } : {}), ...(processing ? { processing } : {}) };
@@ -187,7 +187,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
  * in turn within one deadline; each refused document is one of the run's errors, named by its
  * project and path. The copies stand either way: none is sent again by a rerun.
  */
-async function awaitTargetProcessing(to: FerryClient, projects: ProjectReport[], waitMs: number, ctx: JobContext): Promise<ProcessingOutcome> {
+async function awaitTargetProcessing(to: FerryClient, projects: ProjectReport[], waitMs: number, ctx: JobContext, reopen: string): Promise<ProcessingOutcome> {
   const deadline = Date.now() + waitMs;
   const awaited: AwaitedBatch[] = [];
   for (const p of projects) {
@@ -196,7 +196,7 @@ async function awaitTargetProcessing(to: FerryClient, projects: ProjectReport[],
     const batch = await awaitBatch({ client: to, project: p.target, uploadIdentifier: ctx.uploadId, expected: copied }, { timeoutMs: deadline - Date.now(), signal: ctx.signal });
     p.processing = waitedOutcome([batch]);
     const where = p.name ?? p.source;
-    if (batch.timeout) noteProblem(ctx, '(processing)', `project ${where} (${p.target}): ${batch.timeout}: \`ferry watch --project ${p.target} --upload ${ctx.uploadId}\` waits on, \`ferry report\` with the same flags says what it refused`);
+    if (batch.timeout) noteProblem(ctx, '(processing)', `project ${where} (${p.target}): ${batch.timeout}: \`ferry watch --project ${p.target} --upload ${ctx.uploadId}${reopen}\` waits on, \`ferry report --project ${p.target} --upload ${ctx.uploadId}${reopen}\` says what it refused`);
     for (const f of batch.report.failedFiles) noteError(ctx, `${where}/${f.localPath ?? f.name}`, refusalText(batch.report, f));
     awaited.push(batch);
   }

@@ -44,9 +44,10 @@ export function loggerFor(cmd: Command, settings: ResolvedSettings, fallback = '
 }
 
 /** `rps`: a command's --rps, which comes before the profile's requestsPerSecond. */
-export function createContext(cmd: Command, rps?: string): CommandContext {
+/** `profile`: a job file's, which names the tenant its runs use (before the -p flag, as `ferry run` takes it). */
+export function createContext(cmd: Command, rps?: string, profile?: string): CommandContext {
   const g = globalOptions(cmd);
-  const settings = resolveSettings({ profile: g.profile, configFile: g.config });
+  const settings = resolveSettings({ profile: profile ?? g.profile, configFile: g.config });
   const logger = loggerFor(cmd, settings);
   const client = new FerryClient({
     ...settings.clientOptions,

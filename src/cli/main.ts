@@ -29,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   // Look around
   ls: async () => (await import('./commands/ls.js')).registerLs,
   projects: async () => (await import('./commands/projects.js')).registerProjects,
+  metadata: async () => (await import('./commands/metadata.js')).registerMetadata,
   check: async () => (await import('./commands/check.js')).registerCheck,
   scan: async () => (await import('./commands/scan.js')).registerScan,
   report: async () => (await import('./commands/report.js')).registerReport,
@@ -49,7 +50,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 /** `ferry --help` groups the commands by task, as gh does, in the order COMMANDS lists them. */
 const HELP_GROUPS: Record<string, string> = {
   'Move content:': 'mirror upload pull migrate run',
-  'Look around:': 'ls projects check scan report watch jobs',
+  'Look around:': 'ls projects metadata check scan report watch jobs',
   'Playbooks:': 'playbooks',
   'Operate:': 'doctor lock config emulator demo completion api',
 };

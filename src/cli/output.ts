@@ -48,12 +48,35 @@ export function summaryBody(summary: JobSummary): Record<string, unknown> {
   return { job, runId, status, counts: namedCounts(job, counts), ...rest };
 }
 
-/** A job's summary as its --json answer. */
-export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = statusOf(summary, exitCode)): Record<string, unknown> {
+/** A job's summary as its --json answer; `reopen` as printSummary's, for the commands in `next`. */
+export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = statusOf(summary, exitCode), reopen = ''): Record<string, unknown> {
   const lost = lostSaid(summary);
   const timedOut = exitCode === EXIT.timeout ? summary.problems.find((p) => p.key === '(processing)')?.reason : undefined;
-  return envelope(status, exitCode, { ...(lost ? { error: lost } : {}), ...(timedOut ? { error: timedOut } : {}), ...summaryBody(summary) });
+  const next = Object.values(followUps(summary, reopen));
+  return envelope(status, exitCode, { ...(lost ? { error: lost } : {}), ...(timedOut ? { error: timedOut } : {}), ...summaryBody(summary), ...(next.length ? { next } : {}) });
 }
+
+/**
+ * The commands a summary tells its user to run next, each ready to paste: the one owner of their
+ * spelling, so the text and the JSON `next` say the same, and a test runs each as printed.
+ */
+export function followUps(summary: JobSummary, reopen = ''): { watch?: string; report?: string; resume?: string; show?: string } {
+  const run = summary.runId;
+  const processing = summary.processing as { waited?: boolean } | undefined;
+  const c = summary.counts;
+  return {
+    // Processing not waited for: watch waits for it; a migration's projects each name their own report.
+    ...(processing && !processing.waited ? { watch: `ferry watch --run ${run}${reopen}` } : {}),
+    ...(processing && summary.job !== 'migrate' ? { report: `ferry report --run ${run}${reopen}` } : {}),
+    ...(summary.status === 'interrupted' && c.interrupted && RESUMABLE_JOBS.has(summary.job) ? { resume: `ferry jobs resume ${run}${reopen}` } : {}),
+    ...(summary.errors.length > LISTED || (summary.problems ?? []).length > LISTED ? { show: `ferry jobs show ${run}${reopen}` } : {}),
+  };
+}
+
+/** Jobs `ferry jobs resume` takes up again. */
+const RESUMABLE_JOBS = new Set(['mirror', 'upload']);
+/** Errors (and notes) a text summary names one by one; `ferry jobs show` names the rest. */
+const LISTED = 20;
 
 /** A lease lost, as the user reads it: what happened, and what to do about it. */
 function lostSaid(summary: JobSummary): string | undefined {
@@ -89,9 +112,10 @@ function processingTimedOut(summary: JobSummary): boolean {
 /** `reopen`: the flags a printed follow-up command needs to reach the run's store and tenant (CheckpointStore.reopenFlags). */
 export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout, reopen = ''): void {
   if (json) {
-    out.write(`${JSON.stringify(summaryEnvelope(summary))}\n`);
+    out.write(`${JSON.stringify(summaryEnvelope(summary, undefined, undefined, reopen))}\n`);
     return;
   }
+  const next = followUps(summary, reopen);
   const c = summary.counts;
   const pulled = summary.job === 'pull';
   const verb = writtenVerb(summary.job);
@@ -110,18 +134,17 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   if (processing?.waited) {
     const reasons = Object.entries(processing.failedReasonSummary).map(([r, n]) => `${r} ${n}`).join(', ');
     // A migration's copies are one batch per target project: each project's line names its report.
-    const explained = summary.job === 'migrate' ? "each project's line below names the report that explains them" : `\`ferry report --run ${summary.runId}${reopen}\` explains each reason`;
+    const explained = next.report ? `\`${next.report}\` explains each reason` : "each project's line below names the report that explains them";
     lines.push(`  processed: ${processing.completed} indexed, ${processing.refused} refused${reasons ? ` (${reasons})` : ''}${processing.processing ? `, ${processing.processing} still processing` : ''}; ${explained}`);
   } else if (processing) {
     // Processing follows the upload: said, so that a run that "succeeded" is not read as files indexed.
-    lines.push(`  processing: ${processing.processing} of the ${processing.documents} uploaded still being processed, ${processing.refused} refused so far; \`ferry watch --run ${summary.runId}${reopen}\` waits for them, \`ferry report --run ${summary.runId}${reopen}\` says what was refused and why`);
+    lines.push(`  processing: ${processing.processing} of the ${processing.documents} uploaded still being processed, ${processing.refused} refused so far; \`${next.watch}\` waits for them${next.report ? `, \`${next.report}\` says what was refused and why` : ''}`);
   }
   // A walk stopped part way: the counts are of what was looked at, not of what the source holds.
   if (summary.walkStopped) lines.push(`  stopped after ${c.discovered} of the source's entries: the rest were not looked at (not missing)`);
   if (summary.status === 'limit') lines.push(`  limit: ${c.interrupted ?? 0} not started or not finished; the next run of the same command carries on (exit 8)`);
   if (summary.status === 'interrupted' && (c.interrupted || summary.walkStopped)) {
-    const resumable = summary.job === 'mirror' || summary.job === 'upload';
-    lines.push(`  interrupted: ${c.interrupted ?? 0} not finished; ${resumable ? `resume with: ferry jobs resume ${summary.runId}${reopen} (or run the same command again)` : 'run the same command again to finish'}`);
+    lines.push(`  interrupted: ${c.interrupted ?? 0} not finished; ${next.resume ? `resume with \`${next.resume}\` (or run the same command again)` : 'run the same command again to finish'}`);
   }
   if (summary.target) lines.push(`  ${targetLine(summary.job, summary.target as Target)}`);
   const lease = summary.lease as { on?: string; off?: string; waitedMs?: number; tookOverFrom?: unknown[] } | undefined;
@@ -180,8 +203,8 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   const listed = (head: string, items: { key: string; text: string }[]) => {
     if (!items.length) return;
     lines.push(head);
-    for (const e of items.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.text)}`);
-    if (items.length > 20) lines.push(`    … ${items.length - 20} more (ferry jobs show ${summary.runId}${reopen})`);
+    for (const e of items.slice(0, LISTED)) lines.push(`    ${visible(e.key)}: ${safeText(e.text)}`);
+    if (items.length > LISTED) lines.push(`    … ${items.length - LISTED} more (\`${next.show}\`)`);
   };
   listed('  errors:', summary.errors.map((e) => ({ key: e.key, text: e.error })));
   // "Nothing failed" only where nothing did (a refusal by processing is one of the errors).

@@ -29,15 +29,18 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-/** Adds the named settings' flags to a command, in the order given (those with no flag are arguments or global flags). */
-export function addSettings(cmd: Command, names: readonly SettingName[]): Command {
+/**
+ * Adds the named settings' flags to a command, in the order given (those with no flag are arguments
+ * or global flags); `optional`: required settings this command can take from elsewhere (a job file).
+ */
+export function addSettings(cmd: Command, names: readonly SettingName[], optional: readonly SettingName[] = []): Command {
   for (const name of names) {
     const s: Setting = SETTINGS[name];
     if (!s.flag) continue;
     const option = new Option(flagSpec(s), settingHelp(s));
     if ('values' in s.kind) option.choices(s.kind.values as string[]);
     if (s.kind.arg === '<glob>' || s.kind.arg === '<key=value>') option.argParser(collect);
-    if (s.required) option.makeOptionMandatory();
+    if (s.required && !optional.includes(name)) option.makeOptionMandatory();
     if (s.hidden) option.hideHelp();
     declared.set(option, s);
     cmd.addOption(option);

@@ -8,6 +8,7 @@ import type { FerryClient } from '../api/client.js';
 import { ConfigurationError, unlessNotFound } from '../api/errors.js';
 import type { MetadataValue, MetadataValueInput } from '../api/types.js';
 import type { IdMap } from './id-map.js';
+import { shellQuote } from '../shell-quote.js';
 
 /** A metadata value as an archive (and a migration) keeps it: option names beside their ids. */
 export interface ArchiveMetadataValue {
@@ -41,7 +42,7 @@ export type DefinitionRef = Pick<ArchiveMetadataValue, 'organizationMetadataIden
 
 export class TargetMetadata {
   private readonly definitions = new Map<string, Definition>();
-  private byName: Map<string, string> | undefined;
+  private byName: Map<string, string | undefined> | undefined;
   /** Options created on the target because it lacked them. */
   readonly optionsCreated: string[] = [];
 
@@ -54,16 +55,27 @@ export class TargetMetadata {
   /** Resolves every definition the values name (reads only); one error lists all that are missing. */
   async resolve(values: readonly DefinitionRef[]): Promise<void> {
     const missing: string[] = [];
+    const shared: string[] = [];
     for (const v of values) {
       const key = definitionKey(v);
       if (this.definitions.has(key)) continue;
       const found = await this.find(v);
-      if (found) this.definitions.set(key, found);
-      else missing.push(`"${v.organizationMetadataName ?? '?'}" (${v.organizationMetadataIdentifier ?? 'no id'})`);
+      const said = `"${v.organizationMetadataName ?? '?'}" (${v.organizationMetadataIdentifier ?? 'no id'})`;
+      if (found === 'shared') shared.push(said);
+      else if (found) this.definitions.set(key, found);
+      else missing.push(said);
     }
-    if (missing.length) {
+    if (missing.length || shared.length) {
+      // Every one unmatched, at once, with the way to find the ids: definitions are matched by name
+      // where the target's projects or playbooks show one; the interface lists none otherwise.
+      const profile = this.client.target.profile;
+      const ls = `ferry${profile ? ` -p ${shellQuote(profile)}` : ''} metadata ls`;
+      const said = [
+        ...(missing.length ? [`the target shows no organization metadata named as ${[...new Set(missing)].join(', ')}`] : []),
+        ...(shared.length ? [`the target has two or more definitions named as ${[...new Set(shared)].join(', ')}`] : []),
+      ];
       throw new ConfigurationError(
-        `the target has no organization metadata matching ${[...new Set(missing)].join(', ')}; name the target definition ids in --map (organizationMetadata: {"<name or old id>": "<target id>"}); nothing was created`,
+        `${said.join('; ')}: name their target ids in --map (organizationMetadata: {"<name or old id>": "<target id>"}); \`${ls}\` lists the definitions the target's projects and playbooks carry, with their ids (one that none carries has its id only on the service's admin pages); every other definition was matched by name; nothing was created`,
       );
     }
   }
@@ -118,7 +130,8 @@ export class TargetMetadata {
     return out;
   }
 
-  private async find(v: DefinitionRef): Promise<Definition | undefined> {
+  /** The target's definition of a value; `shared` when two of the target's carry its name. */
+  private async find(v: DefinitionRef): Promise<Definition | 'shared' | undefined> {
     const name = v.organizationMetadataName ?? undefined;
     const mapped = (v.organizationMetadataIdentifier && this.mapping.organizationMetadata?.[v.organizationMetadataIdentifier]) || (name && this.mapping.organizationMetadata?.[name]) || undefined;
     if (mapped) {
@@ -132,7 +145,9 @@ export class TargetMetadata {
     }
     if (!name) return undefined;
     this.byName ??= await definitionsByName(this.client);
-    const id = this.byName.get(name.toLocaleLowerCase('en-US'));
+    const lower = name.toLocaleLowerCase('en-US');
+    if (this.byName.has(lower) && this.byName.get(lower) === undefined) return 'shared';
+    const id = this.byName.get(lower);
     const options = id ? await this.optionsOf(id) : undefined;
     return id && options ? { id, options } : undefined;
   }
@@ -166,13 +181,47 @@ export function definitionKey(v: DefinitionRef): string {
   return v.organizationMetadataIdentifier ?? `name:${v.organizationMetadataName ?? ''}`;
 }
 
-/** Definition names seen on the target's playbooks and projects, lower case -> id. */
-export async function definitionsByName(client: FerryClient): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  const add = (m: { name?: string | null; objectIdentifier?: string } | undefined) => {
-    if (m?.name && m.objectIdentifier) found.set(m.name.toLocaleLowerCase('en-US'), m.objectIdentifier);
+/** A definition as the interface shows it: only through the values that projects and playbooks carry. */
+export interface SeenDefinition {
+  id: string;
+  name: string | null;
+  dataType: string | null;
+  /** How many projects and playbooks carry a value of it. */
+  projects: number;
+  playbooks: number;
+}
+
+/**
+ * Every definition a tenant's projects and playbooks carry a value of, by id. The interface has no
+ * listing of definitions: one that nothing carries is not seen (its id is on the service's admin pages).
+ */
+export async function seenDefinitions(client: FerryClient): Promise<Map<string, SeenDefinition>> {
+  const seen = new Map<string, SeenDefinition>();
+  const add = (m: { name?: string | null; objectIdentifier?: string; dataType?: string | null } | undefined, on: 'projects' | 'playbooks') => {
+    if (!m?.objectIdentifier) return;
+    const d = seen.get(m.objectIdentifier) ?? { id: m.objectIdentifier, name: m.name ?? null, dataType: m.dataType ?? null, projects: 0, playbooks: 0 };
+    d[on] += 1;
+    seen.set(d.id, d);
   };
-  for await (const project of client.projects.list()) for (const v of project.metadataValues ?? []) add(v.metadata);
-  for await (const playbook of client.playbooks.searchAll()) for await (const v of client.playbookMetadata.list(playbook.objectIdentifier)) add(v.metadata);
+  for await (const project of client.projects.list()) for (const id of new Set((project.metadataValues ?? []).map((v) => v.metadata?.objectIdentifier))) add(project.metadataValues?.find((v) => v.metadata?.objectIdentifier === id)?.metadata, 'projects');
+  for await (const playbook of client.playbooks.searchAll()) {
+    const here = new Map<string, MetadataValue['metadata']>();
+    for await (const v of client.playbookMetadata.list(playbook.objectIdentifier)) if (v.metadata?.objectIdentifier) here.set(v.metadata.objectIdentifier, v.metadata);
+    for (const m of here.values()) add(m, 'playbooks');
+  }
+  return seen;
+}
+
+/**
+ * Definition names seen on a tenant's playbooks and projects, lower case -> id. A name two
+ * definitions share maps to no id: matching by it would pick one of them at random.
+ */
+export async function definitionsByName(client: FerryClient): Promise<Map<string, string | undefined>> {
+  const found = new Map<string, string | undefined>();
+  for (const d of (await seenDefinitions(client)).values()) {
+    if (!d.name) continue;
+    const key = d.name.toLocaleLowerCase('en-US');
+    found.set(key, found.has(key) && found.get(key) !== d.id ? undefined : d.id);
+  }
   return found;
 }

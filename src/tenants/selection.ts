@@ -106,7 +106,7 @@ export async function definitionsUsed(from: FerryClient, projects: Project[], pl
   const definitions = new Map<string, { sourceId: string; name: string | null }>();
   for (const v of values) if (v.organizationMetadataIdentifier) definitions.set(v.organizationMetadataIdentifier, { sourceId: v.organizationMetadataIdentifier, name: v.organizationMetadataName });
   const usedNames = new Set([...definitions.values()].map((d) => d.name?.toLocaleLowerCase('en-US')));
-  let sourceByName: Map<string, string> | undefined;
+  let sourceByName: Map<string, string | undefined> | undefined;
   const unknownNames: string[] = [];
   for (const key of Object.keys(mapping.organizationMetadata ?? {})) {
     if (definitions.has(key) || usedNames.has(key.toLocaleLowerCase('en-US'))) continue;

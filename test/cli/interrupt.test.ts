@@ -92,7 +92,7 @@ describe('Ctrl-C on a faulty service', () => {
     expect(first.code, first.stderr).toBe(3);
     expect(first.stderr).toMatch(/SIGINT received: stopping, no new work is started; \d+ in flight finish first \(Ctrl-C again exits at once\)/);
     expect(first.stdout).toMatch(/mirror run \d+: interrupted/);
-    const runId = /interrupted: \d+ not finished; resume with: ferry jobs resume (\d+)/.exec(first.stdout)?.[1];
+    const runId = /interrupted: \d+ not finished; resume with `ferry jobs resume (\d+)/.exec(first.stdout)?.[1];
     expect(runId, first.stdout).toBeDefined();
     // Every discovered entry is accounted for in the recorded run.
     const shown = await runFerry(['jobs', 'show', runId!, '--state', state, '--json'], service.env());
@@ -151,6 +151,6 @@ describe('Ctrl-C on a faulty service', () => {
     expect(seen, run.stdout).toBeGreaterThan(0);
     expect(seen).toBeLessThan(1_200);
     expect(run.stdout).toContain(`discovered ${seen} `);
-    expect(run.stdout).toMatch(/interrupted: \d+ not finished; resume with: ferry jobs resume \d+/);
+    expect(run.stdout).toMatch(/interrupted: \d+ not finished; resume with `ferry jobs resume \d+/);
   });
 });

@@ -80,6 +80,7 @@ describe('one JSON shape for every command (docs/json-output.schema.json)', () =
     // The leases on the service: none left behind by the runs above, and breaking none says so.
     expect(await run('lock status', ['lock', 'status', '--project', project])).toMatchObject({ records: 0, holders: [] });
     expect(await run('projects create', ['projects', 'create', 'envelope shape'])).toMatchObject({ project: { name: 'envelope shape' } });
+    expect(await run('metadata ls', ['metadata', 'ls'])).toMatchObject({ count: 0 });
     expect(await run('lock break', ['lock', 'break', '--project', project, '--path', 'Src'])).toMatchObject({ removed: 0, broken: [], warning: expect.stringMatching(/^nothing to break/) });
 
     const pulled = await run('pull', ['pull', project, join(dir, 'pulled'), '--from', 'Src', '--state', state]);

@@ -1,7 +1,9 @@
 // `ferry check SOURCE --project P`: does the project hold exactly what the folder or zip holds?
 // No checkpoint store is read or written: the service is asked (jobs/check.ts).
 import type { Command } from 'commander';
-import { check, type CheckReport } from '../../../jobs/check.js';
+import { check, type CheckOptions, type CheckReport } from '../../../jobs/check.js';
+import { loadDefinition } from '../../../jobs/definition.js';
+import { ConfigurationError } from '../../api/errors.js';
 import { normaliseRemotePath } from '../../../jobs/mirror.js';
 import { formatBytes } from '../../runner/format.js';
 import { createContext } from '../context.js';
@@ -16,19 +18,24 @@ import { safeText, visible } from '../../backends/names.js';
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;
 
-export async function checkAction(source: string, opts: { project: string; to?: string; checksum?: boolean; oneWay?: boolean; download?: boolean; json?: boolean; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string; manifest?: string; manifestDelimiter?: string; manifestEncoding?: string; manifestSheet?: string }, cmd: Command): Promise<void> {
-  const patterns = patternsFrom(opts);
-  const manifest = manifestFrom(opts);
-  const { client } = createContext(cmd);
-  const project = await resolveProject(client, projectFlag('--project', opts.project)).catch(async (err: unknown) => {
+type CheckFlags = { project?: string; to?: string; checksum?: boolean; oneWay?: boolean; download?: boolean; json?: boolean; job?: string; include?: string[]; exclude?: string[]; filterFrom?: string; archiveEncoding?: string; maxEntries?: string; stripComponents?: string; manifest?: string; manifestDelimiter?: string; manifestEncoding?: string; manifestSheet?: string };
+
+/** What is compared, and with which project: from the flags, or from a mirror job file. */
+type Compared = Pick<CheckOptions, 'source' | 'to' | 'include' | 'exclude' | 'rules' | 'archiveEncoding' | 'maxEntries' | 'stripComponents' | 'manifest' | 'manifestDelimiter' | 'manifestEncoding' | 'manifestSheet'> & { project: string; profile?: string | undefined };
+
+export async function checkAction(source: string | undefined, opts: CheckFlags, cmd: Command): Promise<void> {
+  const compared = opts.job !== undefined ? fromJobFile(opts.job, source, opts) : fromFlags(source, opts);
+  const { client } = createContext(cmd, undefined, compared.profile);
+  const project = await resolveProject(client, projectFlag(opts.job !== undefined ? `project (job file ${opts.job})` : '--project', compared.project)).catch(async (err: unknown) => {
     await client.close();
     throw err;
   });
   // Under --json every difference is written as it is found: a million of them are never held.
-  const items = opts.json ? new JsonItems({ project, to: normaliseRemotePath(opts.to) }, process.stdout, 'differences') : undefined;
+  const { profile: _profile, ...what } = compared;
+  const items = opts.json ? new JsonItems({ project, to: normaliseRemotePath(what.to) }, process.stdout, 'differences') : undefined;
   let report: CheckReport;
   try {
-    report = await check({ source, project, to: opts.to, checksum: opts.checksum === true, download: opts.download === true, oneWay: opts.oneWay === true, ...patterns, ...archiveFrom(opts), ...manifest, onDifference: items && ((d) => items.item(d)) }, client);
+    report = await check({ ...what, project, checksum: opts.checksum === true, download: opts.download === true, oneWay: opts.oneWay === true, onDifference: items && ((d) => items.item(d)) }, client);
   } catch (err) {
     // Differences already written: the object is closed with the error, the one answer there is.
     if (!items?.opened) throw err;
@@ -49,6 +56,42 @@ export async function checkAction(source: string, opts: { project: string; to?: 
   process.exitCode = code;
 }
 
+function fromFlags(source: string | undefined, opts: CheckFlags): Compared {
+  if (source === undefined) throw new ConfigurationError('ferry check: name the SOURCE to compare (or --job FILE, a mirror job file that names it)');
+  if (opts.project === undefined) throw new ConfigurationError("ferry check: --project is required (or --job FILE, a mirror job file that names it)");
+  return { source, project: opts.project, to: opts.to, ...patternsFrom(opts), ...archiveFrom(opts), ...manifestFrom(opts) };
+}
+
+/** The flags a job file answers: given beside --job they would say it twice, perhaps differently. */
+const NAMED_BY_THE_JOB = ['project', 'to', 'include', 'exclude', 'filterFrom', 'archiveEncoding', 'maxEntries', 'stripComponents', 'manifest', 'manifestDelimiter', 'manifestEncoding', 'manifestSheet'] as const;
+
+/** `--job FILE`: what its runs mirror, compared as they send it (its filters, archive and sheet settings, its profile). */
+function fromJobFile(file: string, source: string | undefined, opts: CheckFlags): Compared {
+  const twice = NAMED_BY_THE_JOB.filter((k) => opts[k] !== undefined && !(Array.isArray(opts[k]) && opts[k].length === 0));
+  if (source !== undefined || twice.length) {
+    const named = [...(source !== undefined ? ['SOURCE'] : []), ...twice.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`)];
+    throw new ConfigurationError(`ferry check --job ${file}: the job file names the source, project, filters and archive settings; leave out ${named.join(', ')}`);
+  }
+  const loaded = loadDefinition(file);
+  if (loaded.kind !== 'mirror') throw new ConfigurationError(`ferry check --job ${file}: takes a mirror job file; this one is a ${loaded.kind} job`);
+  const m = loaded.mirror;
+  return {
+    source: m.source,
+    project: m.project,
+    to: m.to,
+    include: m.include,
+    exclude: m.exclude,
+    rules: m.rules,
+    archiveEncoding: m.archiveEncoding,
+    maxEntries: m.maxEntries,
+    stripComponents: m.stripComponents,
+    manifest: m.manifest,
+    manifestDelimiter: m.manifestDelimiter,
+    manifestEncoding: m.manifestEncoding,
+    manifestSheet: m.manifestSheet,
+    profile: loaded.profile,
+  };
+}
 
 function text(r: CheckReport): string {
   const lines = [

@@ -66,8 +66,13 @@ export async function runMigrateCommand(cmd: Command, request: MigrateRequest, r
       // A migration that succeeded but does not verify has failed, and says so in its status.
       const status = code === EXIT.failed && summary.status === 'succeeded' ? 'failed' : undefined;
       // Each project's document counts are named as the job's are: copied.
-      const projects = (summary.projects as ProjectReport[] | undefined)?.map((p) => ({ ...p, documents: namedCounts('migrate', p.documents) }));
-      process.stdout.write(`${JSON.stringify({ ...summaryEnvelope(summary, code, status), ...(projects ? { projects } : {}), ...(verification ? { verification } : {}) })}\n`);
+      // A project whose processing was waited for names its report, as its text line does.
+      const projects = (summary.projects as ProjectReport[] | undefined)?.map((p) => ({
+        ...p,
+        documents: namedCounts('migrate', p.documents),
+        ...(p.processing && p.target ? { report: projectReport(request.to, p.target, summary.uploadIdentifier) } : {}),
+      }));
+      process.stdout.write(`${JSON.stringify({ ...summaryEnvelope(summary, code, status, deps.store.reopenFlags), ...(projects ? { projects } : {}), ...(verification ? { verification } : {}) })}\n`);
     } else {
       printSummary(summary, false, process.stdout, deps.store.reopenFlags);
       process.stdout.write(describeMigration(summary, request.to));
@@ -109,13 +114,18 @@ function describeMigration(summary: Record<string, unknown>, toProfile: string):
     const w = p.processing;
     if (w && p.target) {
       const reasons = Object.entries(w.failedReasonSummary).map(([r, n]) => `${r} ${n}`).join(', ');
-      lines.push(`    processed on the target: ${w.completed} indexed, ${w.refused} refused${reasons ? ` (${reasons})` : ''}${w.processing ? `, ${w.processing} still processing` : ''}; \`ferry -p ${shellWord(toProfile)} report --project ${p.target} --upload ${String(summary.uploadIdentifier ?? '')}\``);
+      lines.push(`    processed on the target: ${w.completed} indexed, ${w.refused} refused${reasons ? ` (${reasons})` : ''}${w.processing ? `, ${w.processing} still processing` : ''}; \`${projectReport(toProfile, p.target, summary.uploadIdentifier)}\``);
     }
   }
   for (const p of (summary.playbooks as { source: string; target: string | null; name: string | null; outcome: string }[] | undefined) ?? []) {
     lines.push(`  playbook ${visible(p.name ?? '')} ${p.source} -> ${p.target ?? '(none)'} (${p.outcome})`);
   }
   return lines.length ? `${layout(lines.join('\n'))}\n` : '';
+}
+
+/** The report of one target project's copies: its batch is the migration's upload identifier. */
+function projectReport(toProfile: string, target: string, upload: unknown): string {
+  return `ferry -p ${shellWord(toProfile)} report --project ${target} --upload ${String(upload ?? '')}`;
 }
 
 function describeVerification(r: VerifyReport): string {

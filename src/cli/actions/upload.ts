@@ -45,6 +45,8 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
       printSummary(refused ? { ...batch.summary, status: 'failed' } : batch.summary, false, process.stdout, deps.store.reopenFlags);
       if (batch.report) process.stdout.write(`\n${renderText(batch.report)}`);
     }
+    // Processing that ran out of time is waited on by the last batch's watch (reaching the same tenant).
+    const watch = `ferry watch --playbook ${options.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}${deps.store.reopenFlags}`;
     const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), run.ack === true);
     if (run.json) {
       const code = exitFor(result);
@@ -53,14 +55,14 @@ export async function runUploadCommand(cmd: Command, options: UploadOptions, run
         ...rest,
         // The tenant, said once for the whole job as every summary says it (each batch says it too).
         target: deps.client.target,
-        ...(code === EXIT.timeout ? { error: `processing did not end within ${run.timeoutText ?? 'the timeout'}` } : {}),
+        ...(code === EXIT.timeout ? { error: `processing did not end within ${run.timeoutText ?? 'the timeout'}`, next: [watch] } : {}),
         batches: batches.map((b) => ({ uploadIdentifier: b.uploadIdentifier, ...summaryBody(b.summary), ...(b.report ? { report: b.report } : {}) })),
         notifications: notes,
       });
     } else {
       for (const n of notes) process.stdout.write(`notification: ${visible(n.title ?? '')}: ${safeText(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
       if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
-      if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${run.timeoutText ?? 'the timeout'}; run the same command again (or \`ferry watch --playbook ${options.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}\`) to wait on.\n`);
+      if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${run.timeoutText ?? 'the timeout'}; run the same command again (or \`${watch}\`) to wait on.\n`);
     }
     return exitFor(result);
   } finally {
