@@ -220,6 +220,59 @@ export async function importArchive(opts: ImportOptions, deps: PlaybookDeps): Pr
   });
 }
 
+/** What a restore from a backup folder takes for one playbook: its newest good archive, and the newer ones passed over. */
+export interface RestoreChoice {
+  playbookIdentifier: string;
+  name: string | null;
+  /** The archive to import (absolute), or none when no backup of the playbook is whole. */
+  file?: string;
+  exportedAt?: string;
+  /** Newer archives of the playbook that were not whole, each with why. */
+  passedOver: { file: string; why: string }[];
+}
+
+/**
+ * For each playbook a backup folder holds, the newest archive that is whole: on disk with the
+ * size and sha256 its index recorded, holding that playbook, and read whole by the archive checks.
+ * Reads only. A folder without an index is not a backup folder (exit 2, naming what to give).
+ */
+export async function newestGoodBackups(folder: string): Promise<RestoreChoice[]> {
+  const out = resolve(folder);
+  if (!(await stat(join(out, INDEX_FILE)).catch(() => undefined))?.isFile()) {
+    throw new ConfigurationError(`${folder} is a folder without ${INDEX_FILE}: not one \`ferry playbooks backup\` wrote; give one archive (.zip), or the backup folder`);
+  }
+  const index = await readIndex(out);
+  const byPlaybook = new Map<string, BackupEntry[]>();
+  for (const b of index.backups) byPlaybook.set(b.playbookIdentifier, [...(byPlaybook.get(b.playbookIdentifier) ?? []), b]);
+  const choices: RestoreChoice[] = [];
+  for (const [playbookIdentifier, backups] of byPlaybook) {
+    const newestFirst = [...backups].sort((a, b) => Date.parse(b.exportedAt) - Date.parse(a.exportedAt));
+    const choice: RestoreChoice = { playbookIdentifier, name: newestFirst[0]?.name ?? null, passedOver: [] };
+    for (const b of newestFirst) {
+      const why = (await damaged(out, b)) ?? (await unreadable(join(out, b.file), playbookIdentifier));
+      if (why === undefined) {
+        choice.file = join(out, b.file);
+        choice.exportedAt = b.exportedAt;
+        break;
+      }
+      choice.passedOver.push({ file: b.file, why });
+    }
+    choices.push(choice);
+  }
+  return choices;
+}
+
+/** Why an archive cannot be restored as a backup of `playbook` (refused by the archive checks, another playbook's), or undefined. */
+async function unreadable(path: string, playbook: string): Promise<string | undefined> {
+  try {
+    const held = (await openArchive(path)).manifest.playbook.objectIdentifier;
+    return held === playbook ? undefined : `it holds playbook ${held}`;
+  } catch (err) {
+    if (err instanceof ArchiveRefusedError) return err.message;
+    throw err;
+  }
+}
+
 /** One archive the backup folder holds, as its index records it. */
 export interface BackupEntry {
   playbookIdentifier: string;

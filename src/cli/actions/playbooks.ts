@@ -7,7 +7,9 @@ import { formatBytes, formatDuration } from '../../runner/format.js';
 import type { JobSummary } from '../../runner/job.js';
 import { ImportTimeoutError } from '../../playbooks/server-import.js';
 import { loadMapping } from '../../playbooks/mapping.js';
-import { backupPlaybooks, exportPlaybooks, importArchive, verifyArchives, type BackupOptions } from '../../../jobs/playbooks.js';
+import { backupPlaybooks, exportPlaybooks, importArchive, newestGoodBackups, verifyArchives, type BackupOptions } from '../../../jobs/playbooks.js';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, plural, summaryBody, summaryEnvelope, targetLine, writtenVerb } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
@@ -28,7 +30,59 @@ export async function importAction(file: string, opts: { mode: 'server' | 'repla
   const mapping = opts.map ? loadMapping(opts.map) : undefined;
   const timeoutMs = parseDurationFlag('--timeout', opts.timeout);
   const lock = leaseSettingsFrom(opts);
+  const folder = (await stat(file).catch(() => undefined))?.isDirectory() === true;
+  if (folder) {
+    process.exitCode = await restoreFolder(cmd, file, { ...opts, profile: opts.toProfile }, (archive, deps) => importArchive({ file: archive, mode: opts.mode, mapping, timeoutMs, lock }, deps));
+    return;
+  }
   process.exitCode = await runJobCommand(cmd, { ...opts, profile: opts.toProfile }, (deps) => importArchive({ file, mode: opts.mode, mapping, timeoutMs, lock }, deps));
+}
+
+/**
+ * `playbooks import BACKUP_FOLDER`: each playbook the backup folder holds, from its newest whole
+ * archive (newer damaged ones passed over and named), one import after the other; a playbook
+ * with no whole archive fails with why. Exit: the worst of the imports.
+ */
+async function restoreFolder(cmd: Command, folder: string, opts: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined }, job: (archive: string, deps: Deps) => Promise<JobSummary>): Promise<number> {
+  const json = opts.json === true;
+  const choices = await newestGoodBackups(folder);
+  const deps = openJobDeps(cmd, 1, { json, state: opts.state, profile: opts.profile });
+  const restored: Record<string, unknown>[] = [];
+  let code: number = EXIT.ok;
+  try {
+    for (const choice of choices) {
+      const said = { playbookIdentifier: choice.playbookIdentifier, name: choice.name, passedOver: choice.passedOver };
+      if (!choice.file) {
+        const error = `no backup of playbook ${choice.playbookIdentifier} in ${folder} is whole: ${choice.passedOver.map((p) => `${p.file} (${p.why})`).join('; ')}`;
+        restored.push({ ...said, error });
+        if (!json) process.stdout.write(`${layout(`restore ${visible(choice.name ?? '')} (${choice.playbookIdentifier}): FAILED: ${safeText(error)}`)}\n`);
+        code = Math.max(code, EXIT.failed);
+        continue;
+      }
+      let summary: JobSummary;
+      try {
+        summary = await job(choice.file, deps);
+      } catch (err) {
+        if (!(err instanceof ImportTimeoutError)) return lockedOr(err, json);
+        restored.push({ ...said, archive: choice.file, error: err.message });
+        if (!json) process.stderr.write(`ferry: ${safeText(err.message)}\n`);
+        code = Math.max(code, EXIT.timeout);
+        continue;
+      }
+      restored.push({ ...said, archive: choice.file, exportedAt: choice.exportedAt, run: summaryBody(summary) });
+      code = Math.max(code, exitCodeFor(summary));
+      if (json) continue;
+      const passed = choice.passedOver.length ? `; newer, not whole: ${choice.passedOver.map((p) => `${visible(p.file)} (${safeText(p.why)})`).join(', ')}` : '';
+      process.stdout.write(`${layout(`restore ${visible(choice.name ?? '')} (${choice.playbookIdentifier}) from ${visible(choice.file)}, exported ${choice.exportedAt}${passed}`)}\n`);
+      printPlaybookSummary(summary, false);
+    }
+    const failed = restored.filter((r) => r.error !== undefined || (r.run as { status?: string } | undefined)?.status !== 'succeeded').length;
+    if (json) writeEnvelope(code === EXIT.ok ? 'succeeded' : code === EXIT.timeout ? 'timeout' : 'failed', code, { folder: resolve(folder), counts: { playbooks: choices.length, restored: choices.length - failed, failed }, restored, target: deps.client.target });
+    else process.stdout.write(`restored ${choices.length - failed} of ${plural(choices.length, 'playbook', 'playbooks')} from ${visible(resolve(folder))}${failed ? `; ${failed} not (above, each with why)` : ''}\n`);
+    return code;
+  } finally {
+    await deps.close();
+  }
 }
 
 export async function backupAction(opts: Record<string, unknown>, cmd: Command): Promise<void> {

@@ -29,7 +29,7 @@ export function registerPlaybooks(program: Command): void {
     playbooks
       .command('import')
       .description('import an archive: on the service (server) or call by call into any tenant (replay)')
-      .argument('<file>', 'a playbook archive (.zip)')
+      .argument('<file>', 'a playbook archive (.zip), or a folder `ferry playbooks backup` wrote: each playbook from its newest whole archive')
       .addOption(new Option('--mode <mode>', 'server: POST /playbooks/import; replay: recreate call by call (any tenant, any region)').choices(['server', 'replay']).makeOptionMandatory())
       .option('--to-profile <name>', 'the profile of the target tenant (default: the current profile)')
       .option('--map <file>', 'replay: target ids for organization metadata (and options), by old id or name; YAML or JSON')
