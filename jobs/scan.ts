@@ -11,8 +11,8 @@ import { describeTarget, type Target } from '../src/api/target.js';
 import { openScratchStore } from '../src/store/index.js';
 import { Census } from '../src/scan/census.js';
 import { findDuplicates } from '../src/scan/duplicates.js';
-import { readHistory, type ServiceHistory } from '../src/scan/history.js';
-import { predict, SendTallies } from '../src/scan/predict.js';
+import { readHistory, typeVerdicts } from '../src/scan/history.js';
+import { predict, SendTallies, unknownTypes, type Outlook } from '../src/scan/predict.js';
 import type { ScanReport, ScanTime } from '../src/scan/report.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
 import { REMOVED_WHILE_READ } from '../src/backends/folder/source.js';
@@ -32,14 +32,13 @@ export async function scan(opts: ScanOptions, client: FerryClient | undefined): 
   const census = await Census.open();
   try {
     const mirrorOpts: MirrorOptions = { ...opts, project: opts.project ?? '', to: opts.to, progress: false };
-    let history: ServiceHistory | undefined;
     let plan: ScanReport['plan'];
-    let tallies: SendTallies | undefined;
+    let outlook: Outlook | undefined;
     const notes: string[] = [];
     if (opts.project !== undefined && client) {
       // The history first: a file larger than any the service took is told as it passes.
-      history = await readHistory(client, opts.project, opts.signal);
-      const sending = (tallies = new SendTallies(history.largestTaken));
+      const history = await readHistory(client, opts.project, opts.signal);
+      const sending = new SendTallies(history.largestTaken);
       const scratch = openScratchStore();
       try {
         const p = await planMirror(mirrorOpts, { client, store: scratch.store }, (item) => {
@@ -50,6 +49,9 @@ export async function scan(opts: ScanOptions, client: FerryClient | undefined): 
       } finally {
         scratch.dispose();
       }
+      // Types this project never processed: what the tenant's other projects say of them.
+      const verdicts = await typeVerdicts(client, opts.project, unknownTypes(sending.all(), history), opts.signal);
+      outlook = predict(sending.all(), history, verdicts);
     } else {
       const source = await open(mirrorOpts);
       try {
@@ -76,7 +78,7 @@ export async function scan(opts: ScanOptions, client: FerryClient | undefined): 
       duplicates,
       vanished: vanishedInWalk + duplicates.vanished.length,
       ...(plan ? { plan } : {}),
-      ...(history && tallies ? { outlook: predict(tallies.all(), history) } : {}),
+      ...(outlook ? { outlook } : {}),
       // A timetable counts at the rate in force now (its `off`: no limit).
       time: timeOf(sendFiles, foldersToCreate, sendBytes, client?.transport.requestsPerSecond, opts.bwlimit === undefined ? undefined : (new Bandwidth(opts.bwlimit).rate ?? undefined)),
       notes,

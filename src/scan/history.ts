@@ -70,3 +70,53 @@ export async function readHistory(client: FerryClient, project: string, signal?:
   }
   return history;
 }
+
+/** What other projects of the tenant say of a type this project has no history of. */
+export interface TypeVerdict {
+  extension: string;
+  /** The project whose documents gave it (its name, else its id). */
+  project: string;
+  taken: number;
+  /** Refused as unsupportedFileType: type support is the tenant's, not the project's. */
+  unsupported: number;
+}
+
+/** Other projects looked at, and documents of one type read in each: a bound on the requests a scan makes. */
+const OTHER_PROJECTS = 50;
+const PER_TYPE = 50;
+
+/**
+ * For each extension this project has no processed document of, the first other project of the
+ * tenant (newest first, at most OTHER_PROJECTS) holding processed documents of it: whether the
+ * service took them or refused the type (unsupportedFileType). Each project is asked for the type
+ * through the listing's column filter, and every answer is checked here too (a service that
+ * ignores the filter only costs a page).
+ */
+export async function typeVerdicts(client: FerryClient, project: string, extensions: readonly string[], signal?: AbortSignal): Promise<Map<string, TypeVerdict>> {
+  const wanted = new Set(extensions);
+  const found = new Map<string, TypeVerdict>();
+  let looked = 0;
+  for await (const other of client.projects.list()) {
+    if (wanted.size === 0 || looked >= OTHER_PROJECTS) break;
+    if (other.objectIdentifier === project) continue;
+    looked++;
+    for (const ext of [...wanted]) {
+      signal?.throwIfAborted();
+      const verdict: TypeVerdict = { extension: ext, project: other.name ?? other.objectIdentifier, taken: 0, unsupported: 0 };
+      let read = 0;
+      const list = client.documents.list(other.objectIdentifier, { flattenList: true, hidePackagedFiles: false, filterColumn: 'extension', filterOperation: 'contains', filterSearchTerm: ext }, { pageSize: PER_TYPE });
+      for await (const doc of list) {
+        if (++read > PER_TYPE) break;
+        if (doc.isDirectory || doc.uploadInProgress) continue;
+        if ((doc.extension ? doc.extension.replace(/^\./, '').toLowerCase() : extensionOf(doc.name ?? '')) !== ext) continue;
+        if (refusalOf(doc) === 'unsupportedFileType') verdict.unsupported++;
+        else if (!refusalOf(doc)) verdict.taken++;
+      }
+      if (verdict.taken + verdict.unsupported > 0) {
+        found.set(ext, verdict);
+        wanted.delete(ext);
+      }
+    }
+  }
+  return found;
+}

@@ -3,12 +3,15 @@
 // of is "unknown", never guessed. Rules, in order:
 //   - an empty file: refused as badFile (the service refuses empty content);
 //   - a type the project processed before: refused in the shares it was refused then, by reason;
+//   - a type it did not, but another project of the tenant did (./history.ts typeVerdicts): refused
+//     as unsupportedFileType when the service refused the type there, else taken (type support is
+//     the tenant's; pages unknown);
 //   - pages and credits: the pages per byte and credits (ocr + layout) per page of the documents
 //     of that type it took, times the bytes of this source's files it would take, and no fewer
 //     pages a file than the fewest a document of the type was counted (a small file is a page);
 //   - a file larger than any the service took in this project: counted apart, as a risk.
 import { extensionOf } from './census.js';
-import type { ServiceHistory, TypeHistory } from './history.js';
+import type { ServiceHistory, TypeHistory, TypeVerdict } from './history.js';
 
 /** The files a mirror would send, by extension, as the scan tallies them. */
 export interface SendTally {
@@ -71,8 +74,13 @@ export class SendTallies {
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
-export function predict(tallies: readonly SendTally[], history: ServiceHistory): Outlook {
-  const byExtension = tallies.map((t) => outlookOf(t, history.byExtension.get(t.extension))).sort((a, b) => b.files - a.files || a.extension.localeCompare(b.extension));
+/** Extensions the project has no processed document of, among those a mirror would send: what typeVerdicts asks the tenant about. */
+export function unknownTypes(tallies: readonly SendTally[], history: ServiceHistory): string[] {
+  return tallies.filter((t) => t.files > t.empty && !(history.byExtension.get(t.extension)?.processed ?? 0)).map((t) => t.extension);
+}
+
+export function predict(tallies: readonly SendTally[], history: ServiceHistory, verdicts: ReadonlyMap<string, TypeVerdict> = new Map()): Outlook {
+  const byExtension = tallies.map((t) => outlookOf(t, history.byExtension.get(t.extension), verdicts.get(t.extension))).sort((a, b) => b.files - a.files || a.extension.localeCompare(b.extension));
   const refusals = new Map<string, number>();
   for (const o of byExtension) for (const [reason, n] of Object.entries(o.refused)) refusals.set(reason, (refusals.get(reason) ?? 0) + n);
   const unknown = byExtension.filter((o) => o.taken === null);
@@ -92,11 +100,22 @@ export function predict(tallies: readonly SendTally[], history: ServiceHistory):
   };
 }
 
-function outlookOf(t: SendTally, h: TypeHistory | undefined): TypeOutlook {
+function outlookOf(t: SendTally, h: TypeHistory | undefined, elsewhere: TypeVerdict | undefined): TypeOutlook {
   const refused: Record<string, number> = {};
   if (t.empty) refused.badFile = t.empty;
   const nonEmpty = t.files - t.empty;
   const basis: string[] = t.empty ? [`${t.empty} empty (the service refuses an empty file as badFile)`] : [];
+  if ((!h || h.processed === 0) && elsewhere && nonEmpty > 0) {
+    // Only ever refused as a type there: refused here too. Taken there: supported, pages unknown.
+    const where = `in project "${elsewhere.project}" of this tenant`;
+    if (elsewhere.taken === 0) {
+      refused.unsupportedFileType = nonEmpty;
+      basis.push(`no ${t.extension} document processed in this project; ${elsewhere.unsupported} refused as unsupportedFileType ${where}: the type is not supported`);
+      return { extension: t.extension, files: t.files, bytes: t.bytes, refused, taken: 0, pages: 0, credits: 0, basis: basis.join('; ') };
+    }
+    basis.push(`no ${t.extension} document processed in this project; ${elsewhere.taken} taken ${where}: the type is supported, pages and credits unknown`);
+    return { extension: t.extension, files: t.files, bytes: t.bytes, refused, taken: nonEmpty, pages: null, credits: null, basis: basis.join('; ') };
+  }
   if (!h || h.processed === 0) {
     basis.push(nonEmpty ? `no ${t.extension} document processed in this project yet: unknown` : '');
     return { extension: t.extension, files: t.files, bytes: t.bytes, refused, taken: nonEmpty ? null : 0, pages: null, credits: null, basis: basis.filter(Boolean).join('; ') };

@@ -159,6 +159,24 @@ describe('ferry scan', () => {
     }
   });
 
+  it('into a new project: a type another project of the tenant saw refused is predicted refused, one it took is taken, one nobody sent stays unknown', async () => {
+    const { src, env } = await onboarding();
+    const fresh = (await useEmulator().client().projects.create({ name: 'scan into a new project', description: 'issue 77' })).objectIdentifier;
+    const r = await runFerry(['scan', src, '--project', fresh, '--json'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const s = onlyJson(r) as Scan;
+    expect(s.outlook.documentsRead).toBe(0);
+    const sevenZ = s.outlook.byExtension.find((x) => x.extension === '7z')!;
+    expect(sevenZ).toMatchObject({ refused: { unsupportedFileType: 1 }, taken: 0 });
+    expect(sevenZ.basis).toMatch(/no 7z document processed in this project; 1 refused as unsupportedFileType in project "scan onboarding" of this tenant: the type is not supported/);
+    const txt = s.outlook.byExtension.find((x) => x.extension === 'txt')!;
+    expect(txt).toMatchObject({ refused: { badFile: 2 }, taken: 5, pages: null });
+    expect(txt.basis).toMatch(/2 taken in project "scan onboarding" of this tenant: the type is supported/);
+    expect(s.outlook.unknown).toMatchObject({ files: 2, extensions: ['dat'] });
+    const text = await runFerry(['scan', src, '--project', fresh], env);
+    expect(text.stdout).toMatch(/likely refused: [^\n]*1 unsupportedFileType/);
+  });
+
   it('bad input: a source missing (exit 2), a project this client cannot read (exit 3, plainly), an --html folder missing (exit 2, before the walk), --to without --project', async () => {
     const service = useEmulator();
     const dir = await mkdtemp(join(tmpdir(), 'ferry-scan-bad-'));
