@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { FerryClient } from '../../src/api/index.js';
+import { inTerminal } from '../helpers/pty.js';
 
 const bin = fileURLToPath(new URL('../../bin/ferry.js', import.meta.url));
 
@@ -212,6 +213,16 @@ describe('ferry emulator --write-profiles', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
     expect(stderr).toBe('');
+  });
+
+  it('in a terminal, says at once that it is starting, before the service loads, then that it is ready', async () => {
+    const run = inTerminal(200, ['emulator', '--port', '0'], {});
+    await run.waitFor(/ready at http/);
+    run.type('\x03');
+    const { output } = await run.done;
+    const starting = output.indexOf('ferry emulator: starting (loading the service and building its state in memory)');
+    expect(starting).toBeGreaterThanOrEqual(0);
+    expect(starting).toBeLessThan(output.indexOf('ferry emulator: ready at'));
   });
 
   it('started with `npx ferry emulator &`, stops with npm\'s wrapper, even one killed with SIGKILL (which it cannot pass on)', async () => {

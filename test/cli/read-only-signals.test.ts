@@ -38,3 +38,33 @@ describe('watch stopped by a signal', () => {
     });
   }
 });
+
+describe('report stopped by a signal', () => {
+  it('SIGTERM while it reads a slow listing: one JSON object, interrupted, exit 3, naming the batch it opened', async () => {
+    const dir = await tempDir('ferry-report-signal-');
+    await writeTree(join(dir, 'src'), { 'a.txt': 'alpha', 'b.txt': 'bravo' });
+    const project = (await service().client().projects.create({ name: 'report SIGTERM', description: '' })).objectIdentifier;
+    const state = join(dir, 'state.sqlite');
+    expect((await runFerry(['mirror', join(dir, 'src'), '--project', project, '--state', state], service().env())).code).toBe(0);
+    // Every listing request now takes ten seconds; the signal comes once the report has asked.
+    service().emulator.setFaults({ latencyMs: 10_000 });
+    try {
+      const before = service().emulator.traffic().requests;
+      let child: ChildProcess | undefined;
+      const timer = setInterval(() => {
+        if (child && service().emulator.traffic().requests > before) {
+          clearInterval(timer);
+          child.kill('SIGTERM');
+        }
+      }, 20);
+      const r = await runFerry(['report', '--run', 'last', '--state', state, '--json'], service().env(), (c) => (child = c));
+      clearInterval(timer);
+      expect(r.code, r.stderr).toBe(3);
+      const answer = onlyJson(r);
+      expect(answer).toMatchObject({ command: 'report', status: 'interrupted', exitCode: 3, reported: expect.stringContaining(`project ${project}, made by run 1`) });
+      expect(String(answer.error)).toContain('SIGTERM received');
+    } finally {
+      service().emulator.setFaults({});
+    }
+  });
+});

@@ -35,5 +35,11 @@ export function registerEmulator(program: Command): void {
     .option('--no-control', 'serve no control API (/_emulator/: reset, snapshots, faults, lag, modes, processing, clock, credits, traffic)')
     .option('--tls-cert <file>', 'serve https with this certificate (PEM), as the real service does; with --tls-key. ferry trusts it through NODE_EXTRA_CA_CERTS')
     .option('--tls-key <file>', "the certificate's private key (PEM), with --tls-cert")
-    .action(later(() => import('../actions/emulator.js'), 'emulatorAction'));
+    .action(async (...args: unknown[]) => {
+      // Said before the service's modules load and its state is built: a terminal that shows
+      // nothing for seconds (longer on a first run or a slow disk) reads as a hang.
+      const opts = args[0] as { readyJson?: boolean };
+      if (process.stderr.isTTY && !opts.readyJson) process.stderr.write('ferry emulator: starting (loading the service and building its state in memory)…\n');
+      await later(() => import('../actions/emulator.js'), 'emulatorAction')(...args);
+    });
 }
