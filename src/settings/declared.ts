@@ -163,9 +163,9 @@ const pulling = {
 const migrating = {
   fromProfile: { key: 'from', flag: '--from', kind: k.words('<profile>'), required: true, help: 'the profile of the source tenant', resume: true },
   toProfile: { key: 'to', flag: '--to', kind: k.words('<profile>'), required: true, help: 'the profile of the target tenant', resume: true },
-  projects: { key: 'projects', flag: '--projects', kind: k.ids, help: 'these projects (comma-separated ids; a job file: a list, or all)', resume: true },
+  projects: { key: 'projects', flag: '--projects', kind: k.ids, help: 'these projects (comma-separated ids or names; a job file: a list, or all)', resume: true },
   allProjects: { key: 'projects', flag: '--all-projects', kind: k.onOff, asForm: 'all', help: 'every project the source application can see', resume: true },
-  playbooks: { key: 'playbooks', flag: '--playbooks', kind: k.ids, help: 'these playbooks (comma-separated ids; a job file: a list, or all)', resume: true },
+  playbooks: { key: 'playbooks', flag: '--playbooks', kind: k.ids, help: 'these playbooks (comma-separated ids or names; a job file: a list, or all)', resume: true },
   allPlaybooks: { key: 'playbooks', flag: '--all-playbooks', kind: k.onOff, asForm: 'all', help: 'every playbook of the source organization', resume: true },
   shard: { key: 'shard', flag: '--shard', kind: k.shard, help: "only this process's share of the selection, by project and playbook (K of N; N processes split it exactly)", resume: true },
   sameTenant: { key: 'sameTenant', flag: '--same-tenant', kind: k.onOff, help: 'allow --from and --to to be the same tenant (a copy inside one tenant)', resume: true },

@@ -220,19 +220,22 @@ export const list: Kind = {
   },
 };
 
-/** Ids, comma-separated on the command line; a list (or `all`) in a job file. */
+/**
+ * Ids or names (docs/cli.md, *Names and ids*), comma-separated on the command line; a list (or
+ * `all`) in a job file. A name is looked up where the client is (a name holding a comma: its id).
+ */
 export const ids: Kind = {
-  expected: 'uuids (comma-separated), or all',
+  expected: 'ids or names (comma-separated), or all',
   arg: '<ids>',
   said: 'is-not',
   fromFlag(t) {
     const out = t.split(',').map((s) => s.trim()).filter(Boolean);
-    for (const id of out) if (!isUuid(id)) throw new Unreadable(`${ids.expected}: "${id}" is not a uuid`);
+    if (out.length === 0) throw new Unreadable(`${ids.expected}: none given`);
     return out;
   },
   check(value) {
     if (value === 'all') return;
-    if (!Array.isArray(value) || value.length === 0) throw new Unreadable('a list of uuids, or all');
+    if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string' || v.trim() === '')) throw new Unreadable('a list of ids or names, or all');
   },
 };
 

@@ -2,6 +2,7 @@
 // job key, its items, its lock), the projects and playbooks selected at the source, the
 // organization metadata they use, and what the interface cannot carry at all.
 import { isUuid } from '../ids.js';
+import { resolveProject } from '../backends/project/named.js';
 import type { Shard } from './shard.js';
 import type { FerryClient } from '../api/client.js';
 import { ConfigurationError, NotFoundError } from '../api/errors.js';
@@ -68,7 +69,9 @@ export function readIdMap(store: CheckpointStore, jobKey: string): IdMap {
 export async function selectProjects(from: FerryClient, sel: MigrateSelection): Promise<Project[]> {
   if (sel.allProjects) return from.projects.list().all();
   const out: Project[] = [];
-  for (const id of sel.projects ?? []) {
+  for (const given of sel.projects ?? []) {
+    // A name is the one project of that name (two are exit 2 listing both); an id is taken as it is.
+    const id = await resolveProject(from, given, '--projects');
     try {
       out.push(await from.projects.get(id));
     } catch (err) {

@@ -108,7 +108,7 @@ describe('ferry playbooks (CLI)', () => {
     const r = await runFerry(['playbooks', 'import', zip, '--mode', 'replay', '--state', join(dir, 's.sqlite'), '--json'], fresh.env(1));
     // A configuration problem (exit 2), found before any write.
     expect(r.code).toBe(2);
-    expect(String(onlyJson(r).error)).toMatch(/the target has no organization metadata matching "Region" \(.*\), "Department".*nothing was created/);
+    expect(String(onlyJson(r).error)).toMatch(/the target shows no organization metadata named as "Region" \(.*\), "Department".*nothing was created/);
     expect(await count(b.playbooks.searchAll())).toBe(before);
     await fresh.close();
   });

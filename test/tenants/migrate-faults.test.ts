@@ -102,9 +102,9 @@ describe('ferry migrate against a misbehaving source', () => {
     const project = (await from.projects.create({ name: 'needs Department', description: '', metadata: [{ organizationMetadataIdentifier: department, text: 'Legal' }] })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(await mkdtemp(join(tmpdir(), 'ferry-migrate-faults-')), 'state.sqlite'));
     const plan = await planMigration({ projects: [project] }, { from, to, store });
-    expect(plan.blockers).toEqual([expect.stringContaining('the target has no organization metadata matching "Department"')]);
+    expect(plan.blockers).toEqual([expect.stringContaining('the target shows no organization metadata named as "Department"')]);
     const before = (await to.projects.list().all()).length;
-    await expect(migrate({ projects: [project], progress: false }, { from, to, store })).rejects.toThrow(/no organization metadata matching "Department"/);
+    await expect(migrate({ projects: [project], progress: false }, { from, to, store })).rejects.toThrow(/no organization metadata named as "Department"/);
     expect((await to.projects.list().all()).length).toBe(before);
     store.close();
   });

@@ -11,7 +11,7 @@ import { EXIT } from '../exit-codes.js';
 import { camelKey } from '../envelope.js';
 import { JsonItems } from '../json-items.js';
 import { layout } from '../../runner/layout.js';
-import { projectFlag, resolveProject } from '../project-name.js';
+import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import { archiveFrom, manifestFrom, patternsFrom } from '../options.js';
 import { safeText, visible } from '../../backends/names.js';
 

@@ -11,7 +11,7 @@ import { describeTarget } from '../../api/target.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
-import { projectFlag, resolveProject } from '../project-name.js';
+import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import type { FerryClient } from '../../api/client.js';
 
 interface LockOptions {

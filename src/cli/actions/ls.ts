@@ -14,7 +14,7 @@ import { EXIT } from '../exit-codes.js';
 import { uuidFlag } from '../shared.js';
 import { isUuid } from '../../ids.js';
 import { OWN_METADATA } from '../../backends/project/identity.js';
-import { resolveProject } from '../project-name.js';
+import { resolveProject } from '../../backends/project/named.js';
 import { JsonItems } from '../json-items.js';
 import { SpillSort, pathSortKey } from '../../store/spill-sort.js';
 import { refusalOf } from '../../api/refusal.js';

@@ -8,7 +8,7 @@ import { EXIT } from '../exit-codes.js';
 import { safeText, visible } from '../../backends/names.js';
 import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { PlanOutput } from '../plan-output.js';
-import { resolveProject } from '../project-name.js';
+import { resolveProject } from '../../backends/project/named.js';
 
 export async function mirrorAction(source: string, opts: Record<string, unknown>, cmd: Command): Promise<void> {
   const loaded = jobFromFlags('mirror', { source }, opts);

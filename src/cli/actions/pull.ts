@@ -7,7 +7,7 @@ import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
 import { jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { ConfigurationError } from '../../api/errors.js';
-import { projectFlag, resolveProject } from '../project-name.js';
+import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import { PlanOutput } from '../plan-output.js';
 
 

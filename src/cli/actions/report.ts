@@ -9,7 +9,7 @@ import { buildProjectBatchReport, buildReport } from '../../report/model.js';
 import { renderReport, type ReportFormat } from '../../report/render.js';
 import type { CheckpointStore, RunRecord } from '../../store/types.js';
 import { openJobDeps, positiveInt, uuidFlag } from '../shared.js';
-import { projectFlag, resolveProject } from '../project-name.js';
+import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import type { FerryClient } from '../../api/client.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';

@@ -11,7 +11,7 @@ import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { printJsonError } from '../output.js';
-import { projectFlag, resolveProject } from '../project-name.js';
+import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import { archiveFrom, bwlimitFlag, manifestFrom, patternsFrom, sizeAgeFrom } from '../options.js';
 import { renderScanHtml, renderScanText } from '../../scan/render.js';
 import { safeText, visible } from '../../backends/names.js';

@@ -13,7 +13,7 @@ import { visible, safeText } from '../../backends/names.js';
 import { printSummary, summaryBody } from '../output.js';
 import { writeEnvelope } from '../envelope.js';
 import { StatusLine } from '../../runner/progress.js';
-import { resolveProject } from '../project-name.js';
+import { resolveProject } from '../../backends/project/named.js';
 
 export async function uploadAction(source: string, opts: Record<string, unknown>, cmd: Command): Promise<void> {
   const loaded = jobFromFlags('upload', { source }, opts);

@@ -2,10 +2,10 @@
 // the service wants the id. A name is looked up in the projects this client sees; one that
 // names two is refused listing both (ferry never picks the tenant's project for the user), and
 // one that names none points to `ferry ls`. Summaries give the id either way.
-import type { FerryClient } from '../api/client.js';
-import { ConfigurationError } from '../errors.js';
-import { isUuid } from '../ids.js';
-import { visible } from '../backends/names.js';
+import type { FerryClient } from '../../api/client.js';
+import { ConfigurationError } from '../../errors.js';
+import { isUuid } from '../../ids.js';
+import { visible } from '../names.js';
 
 /** The flag as typed: an id, or a name to look up once a client exists. */
 export function projectFlag(flag: string, value: string): string {
