@@ -8,7 +8,7 @@ import { ConfigurationError } from '../../api/errors.js';
 import { formatBytes } from '../../runner/format.js';
 import { visible, safeText } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, namedCounts, printSummary, summaryEnvelope } from '../output.js';
+import { exitCodeFor, namedCounts, plural, printSummary, summaryEnvelope } from '../output.js';
 import { setCommand, writeEnvelope } from '../envelope.js';
 import { layout } from '../../runner/layout.js';
 import { heard, jobFromFlags, lockedOr, openPairDeps, type RunOptions } from '../shared.js';
@@ -130,7 +130,7 @@ function projectReport(toProfile: string, target: string, upload: unknown): stri
 
 function describeVerification(r: VerifyReport): string {
   const c = r.counts;
-  const lines = [`verify ${visible(r.from)} -> ${visible(r.to)}: ${c.projects} projects, ${c.folders} folders, ${c.documents} documents (${formatBytes(c.bytesHashed)} hashed), ${c.playbooks} playbooks compared: ${r.differenceCount} differences`];
+  const lines = [`verify ${visible(r.from)} -> ${visible(r.to)}: ${plural(c.projects, 'project', 'projects')}, ${plural(c.folders, 'folder', 'folders')}, ${plural(c.documents, 'document', 'documents')} (${formatBytes(c.bytesHashed)} hashed), ${plural(c.playbooks, 'playbook', 'playbooks')} compared: ${plural(r.differenceCount, 'difference', 'differences')}`];
   for (const d of r.differences.slice(0, 50)) lines.push(`  ${d.kind} ${d.where}: ${d.what}`);
   if (r.differenceCount > 50) lines.push(`  … ${r.differenceCount - 50} more (see --json)`);
   return `${layout(lines.join('\n'))}\n`;
