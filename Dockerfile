@@ -4,7 +4,8 @@
 # (docs/scale-out.md, "The container image"). The run stage holds Node, tini, and ferry with its
 # production dependencies under /opt/ferry; it runs as user 65532, writes only to
 # /var/lib/ferry (FERRY_STATE_DIR, a volume) and /tmp, and so works with a read-only root.
-# test/deploy/install.test.ts lays out the same tree with deploy/image/layout.sh and runs it.
+# test/deploy/install.test.ts lays out the same tree with deploy/image/layout.sh and runs it;
+# `npm run test:image` builds both targets and runs them (docs/scale-out.md, "The image, tested").
 
 # The Active LTS line (docs/scale-out.md, *Node lines*).
 ARG NODE_VERSION=26

@@ -1,4 +1,7 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** Built and run by `npm run test:image` alone (vitest.image.config.ts): docs/scale-out.md, *The image, tested*. */
+const IMAGE_SUITE = 'test/deploy/image.test.ts';
 
 /** The job suites, run a second time against the strict emulator (test/helpers/service.ts). */
 const JOB_SUITES = ['test/jobs/**/*.test.ts', 'test/backends/project-*.test.ts', 'test/pull/**/*.test.ts', 'test/playbooks/**/*.test.ts', 'test/tenants/**/*.test.ts'];
@@ -41,7 +44,7 @@ export default defineConfig({
     maxWorkers: 3,
     globalSetup: ['test/global-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, IMAGE_SUITE] } },
       { extends: true, test: { name: 'strict', include: JOB_SUITES, exclude: [...NOT_MODE_DEPENDENT, ...LOCAL_FILE_SYSTEMS], env: { FERRY_TEST_EMULATOR: 'strict' } } },
       { extends: true, test: { name: 'lagging', include: LISTING_SUITES, env: { FERRY_TEST_LISTING_LAG_MS: '300' } } },
     ],

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Lays out the image's file tree under ROOT from ferry's tarball (`npm run package`). The
 # Dockerfile's build stage runs this, and test/deploy/install.test.ts runs the same script into a
-# temp folder, since no Docker engine runs where the tests do.
+# temp folder, so that `npm test` checks the tree without a Docker engine.
 #
 #   deploy/image/layout.sh TARBALL ROOT
 #
