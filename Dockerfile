@@ -20,10 +20,25 @@ COPY package.json package-lock.json ./
 # The build tools only (tsc): the addon is built where the tarball is installed, below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
+# /opt/ferry/sbom.cdx.json: the SBOM of the production dependencies the image carries (CycloneDX,
+# by CycloneDX's own npm tool: `npm sbom --omit dev` of npm 11 leaves out the ones dev tools share).
 RUN node deploy/package/pack.mjs --out /tmp \
-  && sh deploy/image/layout.sh /tmp/ferry-*.tgz /image
+  && sh deploy/image/layout.sh /tmp/ferry-*.tgz /image \
+  && npx cyclonedx-npm --omit dev --output-format JSON --output-file /image/opt/ferry/sbom.cdx.json
 
 FROM node:${NODE_VERSION}-bookworm-slim AS run
+# What the image is (OCI annotations): its version is package.json's (test/deploy/install.test.ts
+# holds them equal); the revision and the source address come from the build
+# (`--build-arg REVISION=$(git rev-parse HEAD) --build-arg SOURCE=https://…`).
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG SOURCE=
+LABEL org.opencontainers.image.title="ferry" \
+      org.opencontainers.image.description="Bulk sync and migration toolkit for the document, playbook and assistant management service, with its emulator" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="MIT"
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \
   && rm -rf /var/lib/apt/lists/*

@@ -6,7 +6,8 @@
 //     tree into it and pulls it back byte for byte;
 //   - `docker stop` during a mirror: tini passes SIGTERM, ferry exits 3, and the next run with the
 //     same volume finishes with every file once;
-//   - a state volume owned by another user: exit 2, one line naming it.
+//   - a state volume owned by another user: exit 2, one line naming it;
+//   - its OCI annotations and its SBOM.
 // Run by `npm run test:image` (vitest.image.config.ts), not by `npm test`: docs/scale-out.md says
 // why (CI's time). Where no Docker engine answers, it fails under CI=true, else is skipped saying so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +45,7 @@ async function unavailable(): Promise<string | undefined> {
 }
 
 let why: string | undefined;
+let revision: string;
 let dir: string;
 let emulatorId: string;
 let ready: { baseUrl: string; settingsUrl: string; authUrl: string; audience: string; tenants: { clientId: string; clientSecret: string; assistants: { projectIdentifier: string }[] }[]; adminToken: string };
@@ -61,7 +63,8 @@ beforeAll(async () => {
   // The base the Dockerfile names, made here when it is not.
   const base = `node:${/ARG NODE_VERSION=(\S+)/.exec(await readFile(join(repo, 'Dockerfile'), 'utf8'))![1]}-bookworm-slim`;
   if (!(await docker(['images', '-q', base])).stdout.trim()) await run('sh', [join(repo, 'deploy/image/local-base.sh'), base.split(':')[1]!.split('-')[0]!], { maxBuffer: 16 << 20 });
-  await docker(['build', '--network', 'host', '-t', FERRY, repo], { timeoutMs: 900_000 });
+  revision = (await run('git', ['rev-parse', 'HEAD'], { cwd: repo })).stdout.trim();
+  await docker(['build', '--network', 'host', '--build-arg', `REVISION=${revision}`, '-t', FERRY, repo], { timeoutMs: 900_000 });
   await docker(['build', '--network', 'host', '--target', 'emulator', '-t', EMULATOR, repo], { timeoutMs: 900_000 });
   // The emulator image on a free loopback port; its health check told where to look.
   const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -166,6 +169,26 @@ describe('the image, built and run', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ status: 'succeeded' });
     expect(await pathsOnce(c, project)).toBe(files);
     await c.close();
+  });
+
+  it('carries its OCI annotations (the revision it was built from) and an SBOM of exactly its production dependencies', async (ctx) => {
+    if (why) return ctx.skip(why);
+    const labels = JSON.parse((await docker(['inspect', '--format', '{{json .Config.Labels}}', FERRY])).stdout) as Record<string, string>;
+    const pkg = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as { version: string; license: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    expect(labels).toMatchObject({ 'org.opencontainers.image.version': pkg.version, 'org.opencontainers.image.revision': revision, 'org.opencontainers.image.licenses': pkg.license });
+    type Component = { group?: string; name: string; components?: Component[] };
+    const sbom = JSON.parse((await docker(['run', '--rm', '--network', 'host', '--entrypoint', '/bin/cat', FERRY, '/opt/ferry/sbom.cdx.json'])).stdout) as { bomFormat: string; components: Component[] };
+    expect(sbom.bomFormat).toBe('CycloneDX');
+    const names = new Set<string>();
+    const walk = (cs: Component[] = []): void => {
+      for (const c of cs) {
+        names.add(c.group ? `${c.group}/${c.name}` : c.name);
+        walk(c.components);
+      }
+    };
+    walk(sbom.components);
+    for (const dep of Object.keys(pkg.dependencies)) expect(names.has(dep), dep).toBe(true);
+    for (const dev of ['vitest', 'typescript']) expect(names.has(dev), dev).toBe(false);
   });
 
   it('a state volume owned by another user: exit 2, one line naming it', async (ctx) => {

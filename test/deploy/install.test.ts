@@ -234,6 +234,14 @@ describe('the Dockerfile and the Kubernetes manifests agree with the tree', () =
     expect(stage.some((l) => /--chown=65532:65532 \/image\/var\/lib\/ferry/.test(l))).toBe(true);
   });
 
+  it('says what it is: the OCI annotations, its version package.json\'s and its licence the package\'s; an SBOM made in the build', () => {
+    const args = Object.fromEntries(stage.filter((l) => l.startsWith('ARG ')).map((l) => l.slice(4).split('=') as [string, string]));
+    expect(args.VERSION).toBe(manifest.version);
+    const labels = Object.fromEntries([...stage.filter((l) => l.startsWith('LABEL ')).join(' ').matchAll(/(org\.opencontainers\.image\.\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    expect(labels).toMatchObject({ 'org.opencontainers.image.version': '${VERSION}', 'org.opencontainers.image.revision': '${REVISION}', 'org.opencontainers.image.source': '${SOURCE}', 'org.opencontainers.image.licenses': (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { license: string }).license });
+    expect(build.some((l) => /npx cyclonedx-npm --omit dev --output-format JSON --output-file \/image\/opt\/ferry\/sbom\.cdx\.json/.test(l))).toBe(true);
+  });
+
   it('the manifests run this image, as its user, read-only, with the state dir and /tmp mounted', async () => {
     for (const file of ['nightly-mirror-cronjob.yaml', 'sharded-migration-job.yaml']) {
       const [doc] = parseAllDocuments(await readFile(join(repo, 'deploy/kubernetes', file), 'utf8')).map((d) => d.toJS());
