@@ -11,6 +11,7 @@ import { envelope, writeEnvelope } from './envelope.js';
 import { layout } from '../runner/layout.js';
 import type { LeaseReport } from '../runner/lease.js';
 import { lostAdvice } from './lease-words.js';
+import { RESUMABLE_JOBS } from '../settings/declared.js';
 
 export function exitCodeFor(summary: JobSummary): number {
   if ((summary.lease as { lost?: string } | undefined)?.lost) return EXIT.leaseLost;
@@ -68,13 +69,11 @@ export function followUps(summary: JobSummary, reopen = ''): { watch?: string; r
     // Processing not waited for: watch waits for it; a migration's projects each name their own report.
     ...(processing && !processing.waited ? { watch: `ferry watch --run ${run}${reopen}` } : {}),
     ...(processing && summary.job !== 'migrate' ? { report: `ferry report --run ${run}${reopen}` } : {}),
-    ...(summary.status === 'interrupted' && c.interrupted && RESUMABLE_JOBS.has(summary.job) ? { resume: `ferry jobs resume ${run}${reopen}` } : {}),
+    ...(summary.status === 'interrupted' && c.interrupted && (RESUMABLE_JOBS as readonly string[]).includes(summary.job) ? { resume: `ferry jobs resume ${run}${reopen}` } : {}),
     ...(summary.errors.length > LISTED || (summary.problems ?? []).length > LISTED ? { show: `ferry jobs show ${run}${reopen}` } : {}),
   };
 }
 
-/** Jobs `ferry jobs resume` takes up again. */
-const RESUMABLE_JOBS = new Set(['mirror', 'upload']);
 /** Errors (and notes) a text summary names one by one; `ferry jobs show` names the rest. */
 const LISTED = 20;
 

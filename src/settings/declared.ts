@@ -212,6 +212,8 @@ export const JOB_SETTINGS = {
 } as const satisfies Record<string, Names>;
 export type JobKind = keyof typeof JOB_SETTINGS;
 export const JOB_KINDS = Object.keys(JOB_SETTINGS) as JobKind[];
+/** The kinds `ferry jobs resume` takes up again from a run's record (the one list: its summary offers it only for these). */
+export const RESUMABLE_JOBS: readonly JobKind[] = ['mirror', 'upload', 'migrate'];
 
 /** The command each job kind runs as. */
 export const JOB_COMMANDS: Record<JobKind, string> = { mirror: 'mirror', upload: 'upload', pull: 'pull', migrate: 'migrate', 'playbooks-backup': 'playbooks backup' };

@@ -12,7 +12,7 @@ import { runUploadCommand } from './upload.js';
 import { runMigrateCommand } from './migrate.js';
 import { definitionFromRecord } from '../../../jobs/definition.js';
 import { formOfRecord } from '../../settings/resume.js';
-import type { JobKind } from '../../settings/declared.js';
+import { RESUMABLE_JOBS, type JobKind } from '../../settings/declared.js';
 import { heard } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
@@ -43,13 +43,12 @@ export async function showAction(runArg: string, opts: { state?: string; json?: 
 }
 
 /** The kinds of run `ferry jobs resume` continues: those that record their settings (src/settings/resume.ts). */
-const RESUMABLE: readonly JobKind[] = ['mirror', 'upload', 'migrate'];
 
 export async function resumeAction(runArg: string, opts: { state?: string; json?: boolean }, cmd: Command): Promise<void> {
   const id = runId(runArg);
   const run = withStore(cmd, opts.state, (store) => store.getRun(id));
   if (!run) throw new ConfigurationError(`no run ${runArg} in this checkpoint store`);
-  if (!(RESUMABLE as readonly string[]).includes(run.job)) throw new ConfigurationError(`run ${id} is a ${run.job} run, which cannot be resumed`);
+  if (!(RESUMABLE_JOBS as readonly string[]).includes(run.job)) throw new ConfigurationError(`run ${id} is a ${run.job} run, which cannot be resumed`);
   if (run.status === 'succeeded') throw new ConfigurationError(`run ${id} already succeeded; run the job again instead to pick up changes`);
   const kind = run.job as JobKind;
   const loaded = definitionFromRecord(kind, id, formOfRecord(kind, id, run.params));
