@@ -242,11 +242,8 @@ export async function newestGoodBackups(folder: string): Promise<RestoreChoice[]
     throw new ConfigurationError(`${folder} is a folder without ${INDEX_FILE}: not one \`ferry playbooks backup\` wrote; give one archive (.zip), or the backup folder`);
   }
   const index = await readIndex(out);
-  const byPlaybook = new Map<string, BackupEntry[]>();
-  for (const b of index.backups) byPlaybook.set(b.playbookIdentifier, [...(byPlaybook.get(b.playbookIdentifier) ?? []), b]);
   const choices: RestoreChoice[] = [];
-  for (const [playbookIdentifier, backups] of byPlaybook) {
-    const newestFirst = [...backups].sort((a, b) => Date.parse(b.exportedAt) - Date.parse(a.exportedAt));
+  for (const [playbookIdentifier, newestFirst] of backupsByPlaybook(index)) {
     const choice: RestoreChoice = { playbookIdentifier, name: newestFirst[0]?.name ?? null, passedOver: [] };
     for (const b of newestFirst) {
       const why = (await damaged(out, b)) ?? (await unreadable(join(out, b.file), playbookIdentifier));
@@ -271,6 +268,14 @@ async function unreadable(path: string, playbook: string): Promise<string | unde
     if (err instanceof ArchiveRefusedError) return err.message;
     throw err;
   }
+}
+
+/** The index's backups of each playbook, newest first: what a backup, a restore and retention read. */
+function backupsByPlaybook(index: BackupIndex): Map<string, BackupEntry[]> {
+  const by = new Map<string, BackupEntry[]>();
+  for (const b of index.backups) by.set(b.playbookIdentifier, [...(by.get(b.playbookIdentifier) ?? []), b]);
+  for (const list of by.values()) list.sort((a, b) => Date.parse(b.exportedAt) - Date.parse(a.exportedAt));
+  return by;
 }
 
 /** One archive the backup folder holds, as its index records it. */
@@ -393,10 +398,8 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
 }
 
 async function prune(out: string, index: BackupIndex, rules: RetentionRules): Promise<string[]> {
-  const byPlaybook = new Map<string, BackupEntry[]>();
-  for (const b of index.backups) byPlaybook.set(b.playbookIdentifier, [...(byPlaybook.get(b.playbookIdentifier) ?? []), b]);
   const pruned: string[] = [];
-  for (const backups of byPlaybook.values()) {
+  for (const backups of backupsByPlaybook(index).values()) {
     const keep = toKeep(backups, rules);
     for (const b of backups) {
       if (keep.has(b)) continue;

@@ -98,13 +98,12 @@ export async function startRunMetrics(action: Command, g: GlobalOptions): Promis
 function checkMetricsFile(path: string, where: string): string {
   const file = resolve(path);
   // A path through a file (ENOTDIR) is said below, as a folder that cannot be made.
-  const st = (() => {
-    try {
-      return statSync(file, { throwIfNoEntry: false });
-    } catch {
-      return undefined;
-    }
-  })();
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    st = undefined;
+  }
   if (st?.isDirectory()) throw new ConfigurationError(`${where} ${visible(path)} is a folder: name the file to write (e.g. ${visible(path.replace(/\/$/, ''))}/ferry.prom)`);
   try {
     mkdirSync(dirname(file), { recursive: true });

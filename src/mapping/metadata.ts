@@ -203,12 +203,14 @@ export async function seenDefinitions(client: FerryClient): Promise<Map<string, 
     d[on] += 1;
     seen.set(d.id, d);
   };
-  for await (const project of client.projects.list()) for (const id of new Set((project.metadataValues ?? []).map((v) => v.metadata?.objectIdentifier))) add(project.metadataValues?.find((v) => v.metadata?.objectIdentifier === id)?.metadata, 'projects');
-  for await (const playbook of client.playbooks.searchAll()) {
+  // Each definition counted once per project or playbook, however many of its values that carries.
+  const once = (values: Iterable<MetadataValue>, on: 'projects' | 'playbooks') => {
     const here = new Map<string, MetadataValue['metadata']>();
-    for await (const v of client.playbookMetadata.list(playbook.objectIdentifier)) if (v.metadata?.objectIdentifier) here.set(v.metadata.objectIdentifier, v.metadata);
-    for (const m of here.values()) add(m, 'playbooks');
-  }
+    for (const v of values) if (v.metadata?.objectIdentifier) here.set(v.metadata.objectIdentifier, v.metadata);
+    for (const m of here.values()) add(m, on);
+  };
+  for await (const project of client.projects.list()) once(project.metadataValues ?? [], 'projects');
+  for await (const playbook of client.playbooks.searchAll()) once(await client.playbookMetadata.list(playbook.objectIdentifier).all(), 'playbooks');
   return seen;
 }
 

@@ -3,6 +3,7 @@
 // file it took. An earlier onboarding into the same project is the best predictor of the next.
 // Read from one listing of the project's documents (flattened), kept as tallies per extension.
 import type { FerryClient } from '../api/client.js';
+import type { Document } from '../api/types.js';
 import { extensionOf } from './census.js';
 import { refusalOf } from '../api/refusal.js';
 
@@ -33,6 +34,11 @@ export interface ServiceHistory {
   largestTaken: number;
 }
 
+/** A document's type as the census names a file's: the service's extension, else the name's. */
+function documentExtension(doc: Pick<Document, 'extension' | 'name'>): string {
+  return doc.extension ? doc.extension.replace(/^\./, '').toLowerCase() : extensionOf(doc.name ?? '');
+}
+
 export async function readHistory(client: FerryClient, project: string, signal?: AbortSignal): Promise<ServiceHistory> {
   const history: ServiceHistory = { documents: 0, byExtension: new Map(), largestTaken: 0 };
   const list = client.documents.list(project, { flattenList: true, hidePackagedFiles: false }, { pageSize: PAGE_SIZE });
@@ -40,7 +46,7 @@ export async function readHistory(client: FerryClient, project: string, signal?:
     signal?.throwIfAborted();
     if (doc.isDirectory) continue;
     history.documents++;
-    const ext = doc.extension ? doc.extension.replace(/^\./, '').toLowerCase() : extensionOf(doc.name ?? '');
+    const ext = documentExtension(doc);
     let t = history.byExtension.get(ext);
     if (!t) {
       if (history.byExtension.size >= MAX_EXTENSIONS) continue;
@@ -108,7 +114,7 @@ export async function typeVerdicts(client: FerryClient, project: string, extensi
       for await (const doc of list) {
         if (++read > PER_TYPE) break;
         if (doc.isDirectory || doc.uploadInProgress) continue;
-        if ((doc.extension ? doc.extension.replace(/^\./, '').toLowerCase() : extensionOf(doc.name ?? '')) !== ext) continue;
+        if (documentExtension(doc) !== ext) continue;
         if (refusalOf(doc) === 'unsupportedFileType') verdict.unsupported++;
         else if (!refusalOf(doc)) verdict.taken++;
       }

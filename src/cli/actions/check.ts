@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { check, type CheckOptions, type CheckReport } from '../../../jobs/check.js';
 import { loadDefinition } from '../../../jobs/definition.js';
+import { OTHER_SETTINGS, SETTINGS } from '../../settings/declared.js';
 import { ConfigurationError } from '../../api/errors.js';
 import { normaliseRemotePath } from '../../../jobs/mirror.js';
 import { formatBytes } from '../../runner/format.js';
@@ -62,14 +63,14 @@ function fromFlags(source: string | undefined, opts: CheckFlags): Compared {
   return { source, project: opts.project, to: opts.to, ...patternsFrom(opts), ...archiveFrom(opts), ...manifestFrom(opts) };
 }
 
-/** The flags a job file answers: given beside --job they would say it twice, perhaps differently. */
-const NAMED_BY_THE_JOB = ['project', 'to', 'include', 'exclude', 'filterFrom', 'archiveEncoding', 'maxEntries', 'stripComponents', 'manifest', 'manifestDelimiter', 'manifestEncoding', 'manifestSheet'] as const;
 
 /** `--job FILE`: what its runs mirror, compared as they send it (its filters, archive and sheet settings, its profile). */
 function fromJobFile(file: string, source: string | undefined, opts: CheckFlags): Compared {
-  const twice = NAMED_BY_THE_JOB.filter((k) => opts[k] !== undefined && !(Array.isArray(opts[k]) && opts[k].length === 0));
+  // Check's declared settings are what a job file answers: given beside --job they would say it twice, perhaps differently.
+  const given = opts as Record<string, unknown>;
+  const twice = OTHER_SETTINGS.check.filter((name) => given[name] !== undefined && !(Array.isArray(given[name]) && (given[name] as unknown[]).length === 0));
   if (source !== undefined || twice.length) {
-    const named = [...(source !== undefined ? ['SOURCE'] : []), ...twice.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`)];
+    const named = [...(source !== undefined ? ['SOURCE'] : []), ...twice.map((name) => SETTINGS[name].flag as string)];
     throw new ConfigurationError(`ferry check --job ${file}: the job file names the source, project, filters and archive settings; leave out ${named.join(', ')}`);
   }
   const loaded = loadDefinition(file);
