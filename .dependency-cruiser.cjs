@@ -79,6 +79,13 @@ module.exports = {
       to: { path: '^(src/|jobs/)', pathNot: `^src/(api|contract)/|${GROUND}` },
     },
     {
+      name: 'testcontainers-module-imports-the-client',
+      comment: 'ferry/testcontainers hands a test the emulator image and clients of it: the client, nothing else of ferry.',
+      severity: 'error',
+      from: { path: '^src/testcontainers/' },
+      to: { path: '^(src/|jobs/)', pathNot: `^src/(testcontainers|api|contract)/|${GROUND}` },
+    },
+    {
       name: 'runner-imports-store-and-client',
       comment: 'The life of a run imports the store, the client and the ground floor.',
       severity: 'error',

@@ -114,8 +114,9 @@ describe('ferry mirror at its edges', () => {
     await expect(stat(new URL('.npmrc', root))).rejects.toThrow(/ENOENT/);
     const pkg = JSON.parse(await readFile(new URL('package.json', root), 'utf8')) as { allowScripts?: Record<string, boolean> };
     // Every package of the lockfile with an install script has its decision (npm 11 warns of one
-    // without); the SQLite addon's runs, libxmljs2's (an optional XML validator of the SBOM tool,
-    // JSON is what the image's SBOM is written in) is declined.
+    // without); the SQLite addon's runs; declined: libxmljs2's (an optional XML validator of the SBOM
+    // tool, JSON is what the image's SBOM is written in), and ssh2's, cpu-features' and protobufjs'
+    // (testcontainers' optional native SSH crypto and a version check; it reaches the engine by socket).
     const lock = JSON.parse(await readFile(new URL('package-lock.json', root), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
     const scripted = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript).map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
     expect(Object.keys(pkg.allowScripts ?? {}).sort()).toEqual([...new Set(scripted)].sort());

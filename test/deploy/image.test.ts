@@ -5,7 +5,9 @@
 //   - the ferry image, read-only, as user 65532, its state in a named volume, mirrors a bind-mounted
 //     tree into it and pulls it back byte for byte;
 //   - `docker stop` during a mirror: tini passes SIGTERM, ferry exits 3, and the next run with the
-//     same volume finishes with every file once;
+//     same volume finishes with every file once; `docker kill` (SIGKILL) likewise;
+//   - the sharded migration of deploy/kubernetes, its command read from the manifest, as three
+//     containers with JOB_COMPLETION_INDEX 0..2: every project once, every document once;
 //   - a state volume owned by another user: exit 2, one line naming it;
 //   - its OCI annotations and its SBOM.
 // Run by `npm run test:image` (vitest.image.config.ts), not by `npm test`: docs/scale-out.md says
@@ -13,12 +15,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { chmod, chown, mkdir, mkdtemp, readFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse, stringify } from 'yaml';
 import { FerryClient } from '../../src/api/index.js';
+import { SqliteCheckpointStore } from '../../src/store/index.js';
+import { mirror } from '../../jobs/mirror.js';
+import { FerryEmulatorContainer } from '../../src/testcontainers/index.js';
 import { numberedTree, pathsOnce } from '../helpers/runs.js';
 import { remoteFiles } from '../helpers/service.js';
 
@@ -48,7 +54,8 @@ let why: string | undefined;
 let revision: string;
 let dir: string;
 let emulatorId: string;
-let ready: { baseUrl: string; settingsUrl: string; authUrl: string; audience: string; tenants: { clientId: string; clientSecret: string; assistants: { projectIdentifier: string }[] }[]; adminToken: string };
+type Ready = { baseUrl: string; settingsUrl: string; authUrl: string; audience: string; tenants: { clientId: string; clientSecret: string; assistants: { projectIdentifier: string }[] }[]; adminToken: string };
+let ready: Ready;
 const containers: string[] = [];
 const volumes: string[] = [];
 
@@ -66,19 +73,22 @@ beforeAll(async () => {
   revision = (await run('git', ['rev-parse', 'HEAD'], { cwd: repo })).stdout.trim();
   await docker(['build', '--network', 'host', '--build-arg', `REVISION=${revision}`, '-t', FERRY, repo], { timeoutMs: 900_000 });
   await docker(['build', '--network', 'host', '--target', 'emulator', '-t', EMULATOR, repo], { timeoutMs: 900_000 });
-  // The emulator image on a free loopback port; its health check told where to look.
+  ({ id: emulatorId, ready } = await startEmulator());
+}, 1_200_000);
+
+/** The emulator image on a free loopback port, its health check told where to look; its ready line. */
+async function startEmulator(): Promise<{ id: string; ready: Ready }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  emulatorId = (await docker(['run', '-d', '--network', 'host', '-e', `FERRY_EMULATOR_HEALTH_URL=http://127.0.0.1:${port}/_emulator/health`, EMULATOR, 'emulator', '--host', '127.0.0.1', '--port', String(port), '--ready-json'])).stdout.trim();
-  containers.push(emulatorId);
+  const id = (await docker(['run', '-d', '--network', 'host', '-e', `FERRY_EMULATOR_HEALTH_URL=http://127.0.0.1:${port}/_emulator/health`, EMULATOR, 'emulator', '--host', '127.0.0.1', '--port', String(port), '--ready-json'])).stdout.trim();
+  containers.push(id);
   for (;;) {
-    const logs = (await docker(['logs', emulatorId])).stdout.trim();
-    if (logs) {
-      ready = JSON.parse(logs.split('\n')[0]!);
-      break;
-    }
+    const logs = (await docker(['logs', id])).stdout.trim();
+    if (logs) return { id, ready: JSON.parse(logs.split('\n')[0]!) as Ready };
+    const state = (await docker(['inspect', '--format', '{{.State.Running}}', id])).stdout.trim();
+    if (state === 'false') throw new Error(`the emulator container ended before its ready line: ${(await docker(['logs', id])).stderr}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-}, 1_200_000);
+}
 
 afterAll(async () => {
   if (why) return;
@@ -87,9 +97,9 @@ afterAll(async () => {
   await docker(['rmi', '-f', FERRY, EMULATOR]).catch(() => undefined);
 });
 
-function client(): FerryClient {
-  const t = ready.tenants[0]!;
-  return new FerryClient({ address: ready, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: ready.audience } });
+function client(on: Ready = ready, tenant = 0): FerryClient {
+  const t = on.tenants[tenant]!;
+  return new FerryClient({ address: on, credentials: { clientId: t.clientId, clientSecret: t.clientSecret, audience: on.audience } });
 }
 
 /** The ferry image as the manifests run it: read-only, /tmp a tmpfs, its state a named volume, as user 65532, on the host network. */
@@ -138,29 +148,37 @@ describe('the image, built and run', () => {
     expect(new Set(modes)).toEqual(new Set(['host']));
   });
 
-  it('docker stop during a mirror: tini passes SIGTERM, ferry exits 3, and the next run with the same volume finishes, every file once', async (ctx) => {
+  // As Kubernetes ends a pod: SIGTERM, then SIGKILL after the grace period (`docker stop`), or
+  // SIGKILL at once (`docker kill`, a node lost). Either way the next run with the same volume
+  // finishes with every file once.
+  for (const { how, args, exitCode, says } of [
+    { how: 'stop', args: ['stop', '-t', '20'], exitCode: '3', says: 'tini passes SIGTERM, ferry exits 3' },
+    { how: 'kill', args: ['kill'], exitCode: '137', says: 'SIGKILL, exit 137' },
+  ]) it(`docker ${how} during a mirror: ${says}, and the next run with the same volume finishes, every file once`, async (ctx) => {
     if (why) return ctx.skip(why);
-    const src = join(dir, 'stopped');
+    const src = join(dir, how);
     const files = await numberedTree(src, 4, 25);
     const c = client();
-    const project = (await c.projects.create({ name: `docker stop ${TAG}`, description: '' })).objectIdentifier;
+    const project = (await c.projects.create({ name: `docker ${how} ${TAG}`, description: '' })).objectIdentifier;
     const state = volume();
-    // Slow answers, so that the stop lands mid-run.
+    // Slow answers, so that the signal lands mid-run.
     const control = (method: string, path: string, body?: unknown) => fetch(`${ready.baseUrl}/_emulator/${path}`, { method, headers: { authorization: `Bearer ${ready.adminToken}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
     expect((await control('PUT', 'faults', { spec: 'latency=150' })).status).toBe(200);
-    const name = `ferry-stop-${TAG}`;
+    const name = `ferry-${how}-${TAG}`;
     containers.push(name);
     const child = spawn('docker', ferryRun(state, [`${src}:/data:ro`], ['mirror', '/data', '--project', project, '--concurrency', '2', '--json'], ['--name', name]), { stdio: 'ignore' });
     try {
       for (;;) {
         if ((await remoteFiles(c, project)).length >= 5) break;
         // A container that ended before its fifth upload failed: said with what it printed, not waited on.
-        const state = (await docker(['inspect', '--format', '{{.State.Running}} {{.State.ExitCode}}', name]).catch(() => ({ stdout: 'starting' }))).stdout.trim();
-        if (state.startsWith('false')) throw new Error(`the mirror ended before the stop (${state}): ${(await docker(['logs', name])).stderr}`);
+        const running = (await docker(['inspect', '--format', '{{.State.Running}} {{.State.ExitCode}}', name]).catch(() => ({ stdout: 'starting' }))).stdout.trim();
+        if (running.startsWith('false')) throw new Error(`the mirror ended before the ${how} (${running}): ${(await docker(['logs', name])).stderr}`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      await docker(['stop', '-t', '20', name]);
-      expect((await docker(['inspect', '--format', '{{.State.ExitCode}}', name])).stdout.trim()).toBe('3');
+      await docker([...args, name]);
+      await docker(['wait', name]);
+      expect((await docker(['inspect', '--format', '{{.State.ExitCode}}', name])).stdout.trim()).toBe(exitCode);
+      expect(await remoteFiles(c, project).then((d) => d.length)).toBeLessThan(files);
     } finally {
       child.kill();
       await control('DELETE', 'faults');
@@ -204,5 +222,89 @@ describe('the image, built and run', () => {
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('/var/lib/ferry');
+  });
+
+  it("the sharded migration as deploy/kubernetes runs it: three containers, JOB_COMPLETION_INDEX 0..2, the manifest's command, every document once", async (ctx) => {
+    if (why) return ctx.skip(why);
+    // A service of its own, so that --all-projects means only what this test made.
+    const { ready: two } = await startEmulator();
+    const source = client(two, 0);
+    const target = client(two, 1);
+    const projects = new Map<string, string[]>();
+    for (let p = 0; p < 5; p++) {
+      const name = `Sharded in containers ${p}`;
+      const id = (await source.projects.create({ name, description: '' })).objectIdentifier;
+      const tree = join(dir, `shard-src-${p}`);
+      await numberedTree(tree, 2, 3 + p);
+      const store = new SqliteCheckpointStore(join(dir, `shard-src-${p}.sqlite`));
+      expect((await mirror({ source: tree, project: id, progress: false }, { client: source, store })).counts.uploaded).toBe(2 * (3 + p));
+      store.close();
+      projects.set(name, (await remoteFiles(source, id)).map((d) => d.path ?? '').sort());
+    }
+    const before = new Set((await source.projects.list().all()).map((p) => p.name));
+    // The manifest, read: its command, its arguments, the variables its profiles name.
+    const manifest = parse(await readFile(join(repo, 'deploy/kubernetes/sharded-migration-job.yaml'), 'utf8')) as { spec: { completions: number; template: { spec: { containers: { command: string[]; args: string[]; env: { name: string }[] }[] } } } };
+    const container = manifest.spec.template.spec.containers[0]!;
+    const shards = manifest.spec.completions;
+    const secrets = container.env.map((e) => e.name).filter((n) => n.endsWith('_SECRET'));
+    expect(secrets).toHaveLength(2);
+    // Its ConfigMap's two profiles, pointed at this service: uk-prod the first tenant, us-prod the second.
+    const profiles = join(dir, 'profiles');
+    await mkdir(profiles);
+    await chmod(profiles, 0o755);
+    const profile = (tenant: number, secretEnv: string) => ({ baseUrl: two.baseUrl, settingsUrl: two.settingsUrl, authUrl: two.authUrl, audience: two.audience, clientId: two.tenants[tenant]!.clientId, clientSecretEnv: secretEnv });
+    await writeFile(join(profiles, 'config.yaml'), stringify({ profiles: { 'uk-prod': profile(0, secrets[0]!), 'us-prod': profile(1, secrets[1]!) } }), { mode: 0o644 });
+    const [entrypoint, ...command] = container.command;
+    const started = [];
+    for (let index = 0; index < shards; index++) {
+      const name = `ferry-shard-${index}-${TAG}`;
+      containers.push(name);
+      const env = { JOB_COMPLETION_INDEX: String(index), FERRY_CONFIG: '/etc/ferry/config.yaml', FERRY_STATE_DIR: '/var/lib/ferry', FERRY_LOG_LEVEL: 'silent', [secrets[0]!]: two.tenants[0]!.clientSecret, [secrets[1]!]: two.tenants[1]!.clientSecret };
+      started.push(docker(['run', '-d', '--name', name, '--network', 'host', '--read-only', '--tmpfs', '/tmp', '--user', `${IMAGE_UID}:${IMAGE_UID}`, '-v', `${volume()}:/var/lib/ferry`, '-v', `${profiles}:/etc/ferry:ro`, ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), '--entrypoint', entrypoint!, FERRY, ...command, ...container.args]).then(() => name));
+    }
+    const names = await Promise.all(started);
+    const summaries = [];
+    for (const name of names) {
+      const code = (await docker(['wait', name])).stdout.trim();
+      const out = await docker(['logs', name]);
+      expect(code, `${name}: ${out.stdout}${out.stderr}`).toBe('0');
+      summaries.push(JSON.parse(out.stdout) as { projects: { name?: string; source?: string }[] });
+    }
+    // The shards split the projects between them: each once, in one shard.
+    expect(summaries.reduce((n, s) => n + s.projects.length, 0)).toBe(before.size);
+    expect(summaries.filter((s) => s.projects.length > 0).length).toBeGreaterThan(1);
+    const onTarget = await target.projects.list().all();
+    for (const [name, paths] of projects) {
+      const made = onTarget.filter((p) => p.name === name);
+      expect(made, name).toHaveLength(1);
+      expect((await remoteFiles(target, made[0]!.objectIdentifier)).map((d) => d.path ?? '').sort(), name).toEqual(paths);
+    }
+    await Promise.all([source.close(), target.close()]);
+  });
+
+  it('ferry/testcontainers: the module starts the emulator image, hands over its clients and control API, and a mirror runs against it', async (ctx) => {
+    if (why) return ctx.skip(why);
+    // No reaper (an image from a public registry), and no bridge to find the engine's host through:
+    // loopback (docs/emulator.md, *As a container*).
+    process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+    process.env.TESTCONTAINERS_HOST_OVERRIDE = '127.0.0.1';
+    const emulator = await new FerryEmulatorContainer(EMULATOR).withHostNetwork().withEmulatorArgs('--max-page-size', '7').start();
+    containers.push(emulator.getId());
+    const c = emulator.client();
+    const project = (await c.projects.create({ name: `testcontainers ${TAG}`, description: '' })).objectIdentifier;
+    const src = join(dir, 'testcontainers');
+    const files = await numberedTree(src, 2, 10);
+    const store = new SqliteCheckpointStore(join(dir, 'testcontainers.sqlite'));
+    expect((await mirror({ source: src, project, progress: false }, { client: c, store })).counts.uploaded).toBe(files);
+    store.close();
+    expect(await pathsOnce(c, project)).toBe(files);
+    // Its flags reached the emulator, and its control API answers: a reset takes the project away.
+    expect(((await (await emulator.control('GET', 'modes')).json()) as { modes: { maxPageSize: number } }).modes.maxPageSize).toBe(7);
+    expect((await emulator.control('POST', 'reset')).status).toBe(200);
+    expect((await emulator.client().projects.list().all()).map((p) => p.objectIdentifier)).not.toContain(project);
+    const id = emulator.getId();
+    await emulator.stop();
+    // Stopped is removed: nothing left behind for a reaper.
+    expect((await docker(['ps', '-aq', '--filter', `id=${id}`])).stdout.trim()).toBe('');
   });
 });
