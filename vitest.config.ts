@@ -1,6 +1,6 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
-/** Built and run by `npm run test:image` alone (vitest.image.config.ts): docs/scale-out.md, *The image, tested*. */
+/** Built and run by `npm run test:image` (vitest.image.config.ts), beside `npm test` in .ci/run: docs/scale-out.md, *CI's minutes*. */
 const IMAGE_SUITE = 'test/deploy/image.test.ts';
 
 /** The job suites, run a second time against the strict emulator (test/helpers/service.ts). */

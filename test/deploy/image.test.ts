@@ -9,9 +9,11 @@
 //   - the sharded migration of deploy/kubernetes, its command read from the manifest, as three
 //     containers with JOB_COMPLETION_INDEX 0..2: every project once, every document once;
 //   - a state volume owned by another user: exit 2, one line naming it;
-//   - its OCI annotations and its SBOM.
-// Run by `npm run test:image` (vitest.image.config.ts), not by `npm test`: docs/scale-out.md says
-// why (CI's time). Where no Docker engine answers, it fails under CI=true, else is skipped saying so.
+//   - its OCI annotations and its SBOM;
+//   - ferry/testcontainers starts the emulator image, and a mirror runs against it.
+// Run by `npm run test:image` (vitest.image.config.ts), which .ci/run starts beside `npm test`
+// (docs/scale-out.md, *CI's minutes*). Where no Docker engine answers, it fails under CI=true, else
+// is skipped saying so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
