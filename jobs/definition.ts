@@ -7,18 +7,17 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { nearest } from '../src/nearest.js';
-import { parseBandwidthLimit, type BandwidthLimit } from '../src/sync/bandwidth.js';
 import { hasLimits, type LimitSettings } from '../src/runner/limits.js';
 import { yaml } from '../src/libraries.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
-import { parseSize } from '../src/runner/format.js';
-import { parseDuration } from '../src/duration.js';
 import { readFilterFile } from '../src/config/filter-file.js';
 import { visible } from '../src/backends/names.js';
 import { OWN_METADATA } from '../src/backends/project/identity.js';
-import { JOB_KINDS, SETTINGS, type JobKind, type SettingName } from '../src/settings/declared.js';
-import { getPath, nameOf, setPath, type Form } from '../src/settings/form.js';
+import { JOB_KINDS, JOB_SETTINGS, NOT_OPTIONS, SENDING_SETTINGS, type JobKind, type OptionValues, type SettingName } from '../src/settings/declared.js';
+import { SettingValues } from '../src/settings/values.js';
+import type { SizeAgeLimits } from '../src/sync/filters.js';
+import { formFromFlags, getPath, setPath, type Form } from '../src/settings/form.js';
 import { flagProblems, jobKeys, jobSettings, kindSchema } from '../src/settings/schema.js';
 import { resumeRecord } from '../src/settings/resume.js';
 import { writableFile } from '../src/settings/files.js';
@@ -117,98 +116,63 @@ function definitionOf(raw: unknown, base: string | undefined, origin: Origin): L
   return new Reader(job, d, base, origin, where).loaded();
 }
 
-/** One form's values, with the defaults declared for them, named in messages as the origin names them. */
+/** A job's options from one form: its settings' values (settings/values.ts), and what they make together. */
 class Reader {
+  private readonly v: SettingValues;
+
   constructor(
     private readonly job: JobKind,
     private readonly d: Form & { job: JobKind },
     private readonly base: string | undefined,
-    private readonly origin: Origin,
-    private readonly where: string,
-  ) {}
-
-  private raw(name: SettingName): unknown {
-    const s = SETTINGS[name];
-    return getPath(this.d, s.key) ?? ('default' in s ? s.default : undefined);
-  }
-  private given(name: SettingName): boolean {
-    return getPath(this.d, SETTINGS[name].key) !== undefined;
-  }
-  private text(name: SettingName): string | undefined {
-    const v = this.raw(name);
-    return v === undefined ? undefined : String(v);
-  }
-  private on(name: SettingName): boolean | undefined {
-    return this.raw(name) as boolean | undefined;
-  }
-  private count(name: SettingName): number | undefined {
-    const v = this.raw(name);
-    return v === undefined ? undefined : Number(v);
-  }
-  private ms(name: SettingName): number | undefined {
-    const v = this.text(name);
-    return v === undefined ? undefined : parseDuration(v);
-  }
-  private bytes(name: SettingName): number | undefined {
-    const v = this.text(name);
-    return v === undefined ? undefined : parseSize(v);
-  }
-  private list(name: SettingName): string[] | undefined {
-    return this.raw(name) as string[] | undefined;
-  }
-  /** A path as the job uses it: a job file's is relative to the file. */
-  private path(name: SettingName): string | undefined {
-    const v = this.text(name);
-    return v === undefined ? undefined : this.base !== undefined ? resolve(this.base, v) : v;
-  }
-  name(name: SettingName): string {
-    return nameOf(SETTINGS[name], this.origin.from === 'flags' ? 'flags' : 'file');
-  }
-  refuse(message: string): never {
-    throw new ConfigurationError(`${this.where}${message}`);
+    origin: Origin,
+    where: string,
+  ) {
+    this.v = new SettingValues(d, { names: origin.from === 'flags' ? 'flags' : 'file', base, where });
   }
 
   loaded(): LoadedDefinition {
+    const v = this.v;
+    v.check(JOB_SETTINGS[this.job]);
+    const metricsFile = v.value('metricsFile');
     const common = {
       definition: this.d,
       record: this.record(),
-      profile: this.job === 'migrate' ? this.text('toProfile') : this.text('profile'),
-      rps: this.count('rps'),
-      state: this.path('state'),
-      statsIntervalMs: this.given('stats') ? this.ms('stats') : undefined,
-      ...(this.given('metricsFile') ? { metricsFile: resolve(this.path('metricsFile')!) } : {}),
-      ...(this.given('pushgateway') ? { pushgateway: this.text('pushgateway') } : {}),
-      ...(this.given('notify') ? { notify: this.text('notify') } : {}),
+      profile: this.job === 'migrate' ? v.value('toProfile') : v.value('profile'),
+      rps: v.value('rps'),
+      state: v.value('state'),
+      statsIntervalMs: v.given('stats') ? v.value('stats') : undefined,
+      ...(metricsFile !== undefined ? { metricsFile: resolve(metricsFile) } : {}),
+      ...(v.given('pushgateway') ? { pushgateway: v.value('pushgateway') } : {}),
+      ...(v.given('notify') ? { notify: v.value('notify') } : {}),
     };
     switch (this.job) {
       case 'migrate':
         return { ...common, kind: 'migrate', migrate: this.migrate() };
       case 'playbooks-backup':
-        return { ...common, kind: 'playbooks-backup', backup: { out: this.path('out')!, keep: this.count('keep'), keepDaily: this.count('keepDaily'), keepWeekly: this.count('keepWeekly'), lock: this.lease() } };
+        return { ...common, kind: 'playbooks-backup', backup: { out: v.value('out')!, keep: v.value('keep'), keepDaily: v.value('keepDaily'), keepWeekly: v.value('keepWeekly'), lock: this.lease() } };
       case 'pull':
         return { ...common, kind: 'pull', pull: this.pull() };
       case 'mirror': {
         // --wait waits for processing; without it, what is still processing is counted.
-        const waited = this.on('wait') ? { waitMs: this.ms('timeout')! } : { countProcessing: true };
+        const waited = v.value('wait') ? { waitMs: v.value('timeout')! } : { countProcessing: true };
         return { ...common, kind: 'mirror', mirror: { ...this.mirror(), ...waited } };
       }
       case 'upload': {
         const mirror = this.mirror();
-        const reasons = this.raw('retryReasons') as UploadOptions['policy'] extends infer P ? (P extends { reasons: infer R } ? Partial<R> : never) : never;
         const upload: UploadOptions = {
           ...mirror,
-          playbook: this.text('playbook')!,
-          name: this.text('name'),
-          wait: this.on('noWait'),
-          timeoutMs: this.ms('timeout'),
-          retryFailed: this.on('retryFailed'),
+          playbook: v.value('playbook')!,
+          name: v.value('name'),
+          wait: v.value('noWait'),
+          timeoutMs: v.value('timeout'),
+          retryFailed: v.value('retryFailed'),
           policy: {
-            reasons: { ...DEFAULT_RETRY_POLICY.reasons, ...reasons },
-            maxRounds: this.count('retryRounds') ?? DEFAULT_RETRY_POLICY.maxRounds,
-            ocrFallback: this.text('ocrFallback') as 'never' | 'detect' | undefined,
+            reasons: { ...DEFAULT_RETRY_POLICY.reasons, ...v.value('retryReasons') },
+            maxRounds: v.value('retryRounds') ?? DEFAULT_RETRY_POLICY.maxRounds,
+            ocrFallback: v.value('ocrFallback'),
           },
         };
-        return { ...common, kind: 'upload', mirror, upload, ack: this.on('ack') === true };
+        return { ...common, kind: 'upload', mirror, upload, ack: v.value('ack') === true };
       }
     }
   }
@@ -217,32 +181,27 @@ class Reader {
   private record(): Form {
     const form: Form = { ...this.d };
     for (const s of jobSettings(this.job)) {
-      const v = getPath(form, s.key);
-      if ('isPath' in s.kind && typeof v === 'string') setPath(form, s.key, resolve(this.base ?? process.cwd(), v));
+      const value = getPath(form, s.key);
+      if ('isPath' in s.kind && typeof value === 'string') setPath(form, s.key, resolve(this.base ?? process.cwd(), value));
     }
     return resumeRecord(this.job, form);
   }
 
+  /**
+   * A mirror's options (an upload's too): every declared setting of the job by its value, as
+   * MirrorOptions is derived from them; those that make something together (the lease, the window,
+   * the filters) or belong to the run are made into it here.
+   */
   private mirror(): MirrorOptions {
-    const manifest = this.manifest();
+    const values = this.v.values(SENDING_SETTINGS);
+    const own = Object.fromEntries(Object.entries(values).filter(([name]) => !(NOT_OPTIONS as readonly string[]).includes(name))) as OptionValues<typeof SENDING_SETTINGS>;
     return {
-      source: this.path('source')!,
-      project: this.text('project')!,
-      to: this.text('to'),
+      ...own,
+      source: values.source!,
+      project: values.project!,
       ...this.filters(),
-      bwlimit: this.bwlimit(),
-      concurrency: this.count('concurrency'),
-      checksum: this.on('checksum'),
-      resync: this.on('resync'),
-      followSymlinks: this.on('followSymlinks'),
-      archiveEncoding: this.text('archiveEncoding'),
-      maxEntries: this.count('maxEntries'),
-      stripComponents: this.count('stripComponents'),
-      ocrEngine: this.text('ocrEngine') as MirrorOptions['ocrEngine'],
-      ocrStrategy: this.text('ocrStrategy') as MirrorOptions['ocrStrategy'],
-      coordinateExtractionStrategy: this.text('coordinateExtraction') as MirrorOptions['coordinateExtractionStrategy'],
+      ...this.manifest(),
       metadata: this.metadata(),
-      ...manifest,
       lock: this.lease(),
       limits: this.window(),
       record: this.record(),
@@ -250,111 +209,112 @@ class Reader {
   }
 
   private pull(): PullOptions {
-    const dir = this.path('dir')!;
-    if (this.given('backupDir') && !this.on('overwriteChanged')) this.refuse(`${this.name('backupDir')} needs ${this.name('overwriteChanged')}: without it no pulled file is replaced, so none is moved`);
-    const manifestOut = this.path('manifestOut');
-    if (manifestOut !== undefined) writableFile(this.name('manifestOut'), manifestOut);
+    const v = this.v;
+    const dir = v.value('dir')!;
+    const manifestOut = v.value('manifestOut');
+    if (manifestOut !== undefined) writableFile(v.name('manifestOut'), manifestOut);
     return {
-      ...localFilesFrom({ localNames: this.given('localNames') ? this.text('localNames') : undefined, overwriteChanged: this.on('overwriteChanged'), backupDir: this.path('backupDir') }, dir),
-      project: this.text('pullProject')!,
+      ...localFilesFrom({ localNames: v.given('localNames') ? v.value('localNames') : undefined, overwriteChanged: v.value('overwriteChanged'), backupDir: v.value('backupDir') }, dir),
+      project: v.value('pullProject')!,
       dir,
-      ...(this.on('ignoreChecksum') ? { ignoreChecksum: true } : {}),
-      from: this.text('from'),
+      ...(v.value('ignoreChecksum') ? { ignoreChecksum: true } : {}),
+      from: v.value('from'),
       ...(manifestOut !== undefined ? { manifestOut } : {}),
       ...this.filters(),
-      ...(this.given('bwlimit') ? { bwlimit: this.bwlimit() } : {}),
-      concurrency: this.count('concurrency'),
+      ...(v.given('bwlimit') ? { bwlimit: v.value('bwlimit') } : {}),
+      concurrency: v.value('concurrency'),
       limits: this.window(),
     };
   }
 
   private migrate(): MigrateRequest {
-    const projects = this.raw('projects') as 'all' | string[] | undefined;
-    const playbooks = this.raw('playbooks') as 'all' | string[] | undefined;
-    const map = this.path('map');
+    const v = this.v;
+    const projects = v.value('projects');
+    const playbooks = v.value('playbooks');
+    const map = v.value('map');
+    const shard = v.value('shard');
     const options: MigrateOptions = {
       ...(projects === 'all' ? { allProjects: true } : { projects: projects ?? [] }),
       ...(playbooks === 'all' ? { allPlaybooks: true } : { playbooks: playbooks ?? [] }),
-      ...(this.given('shard') ? { shard: parseShard(this.text('shard')!) } : {}),
-      sameTenant: this.on('sameTenant') === true,
+      ...(shard !== undefined ? { shard: parseShard(shard) } : {}),
+      sameTenant: v.value('sameTenant') === true,
       ...(map !== undefined ? { mapping: loadMapping(map) } : {}),
-      intoExisting: this.on('intoExisting') === true,
-      concurrency: this.count('concurrency'),
-      ...(this.given('bwlimit') ? { bwlimit: this.bwlimit() } : {}),
+      intoExisting: v.value('intoExisting') === true,
+      concurrency: v.value('concurrency'),
+      ...(v.given('bwlimit') ? { bwlimit: v.value('bwlimit') } : {}),
       lock: this.lease(),
       limits: this.window(),
-      ...(this.on('wait') ? { waitMs: this.ms('timeout') } : {}),
+      ...(v.value('wait') ? { waitMs: v.value('timeout') } : {}),
       record: this.record(),
     };
-    return { from: this.text('fromProfile')!, to: this.text('toProfile')!, options, verify: this.on('verify') === true };
-  }
-
-  private bwlimit(): BandwidthLimit | undefined {
-    const text = this.text('bwlimit');
-    return text === undefined ? undefined : parseBandwidthLimit(text, parseSize);
+    return { from: v.value('fromProfile')!, to: v.value('toProfile')!, options, verify: v.value('verify') === true };
   }
 
   /** The lease on the service (--wait-lock, --lock-ttl, --no-lock). */
   private lease(): LeaseSettings {
+    const v = this.v;
     return {
-      ...(this.on('lock') === false ? { off: true } : {}),
-      ...(this.given('waitLock') ? { waitMs: this.ms('waitLock') } : {}),
-      ...(this.given('lockTtl') ? { ttlMs: this.ms('lockTtl') } : {}),
+      // Named as it was given: `--no-lock`, or a job file's `lock: false`.
+      ...(v.value('lock') === false ? { off: v.name('lock').startsWith('--') ? v.name('lock') : `${v.name('lock')}: false` } : {}),
+      ...(v.given('waitLock') ? { waitMs: v.value('waitLock') } : {}),
+      ...(v.given('lockTtl') ? { ttlMs: v.value('lockTtl') } : {}),
     };
   }
 
   /** The run's window: exit 8 at a limit, the next run carries on. */
   private window(): LimitSettings | undefined {
+    const v = this.v;
     const settings: LimitSettings = {
-      ...(this.given('maxDuration') ? { maxDurationMs: this.ms('maxDuration') } : {}),
-      ...(this.given('maxTransfer') ? { maxTransfer: this.bytes('maxTransfer') } : {}),
-      ...(this.given('maxFiles') ? { maxFiles: this.count('maxFiles') } : {}),
-      cutoff: this.text('cutoffMode') === 'hard' ? 'hard' : 'soft',
+      ...(v.given('maxDuration') ? { maxDurationMs: v.value('maxDuration') } : {}),
+      ...(v.given('maxTransfer') ? { maxTransfer: v.value('maxTransfer') } : {}),
+      ...(v.given('maxFiles') ? { maxFiles: v.value('maxFiles') } : {}),
+      cutoff: v.value('cutoffMode') === 'hard' ? 'hard' : 'soft',
     };
     return hasLimits(settings) ? settings : undefined;
   }
 
-  /** Patterns, a rules file (read now: one missing or wrong stops the job before it starts), size and age limits. */
-  private filters(): Pick<MirrorOptions, 'include' | 'exclude' | 'rules' | 'minSize' | 'maxSize' | 'minAgeMs' | 'maxAgeMs'> {
-    const filterFrom = this.path('filterFrom');
-    if (filterFrom !== undefined && (this.list('include')?.length || this.list('exclude')?.length)) {
-      this.refuse(`${this.name('filterFrom')} cannot be given with ${this.name('include')} or ${this.name('exclude')}: put those in the file as "+ PATTERN" and "- PATTERN" lines, in the order they should apply`);
-    }
-    const out = { minSize: this.bytes('minSize'), maxSize: this.bytes('maxSize'), minAgeMs: this.ms('minAge'), maxAgeMs: this.ms('maxAge') };
-    if (out.minSize !== undefined && out.maxSize !== undefined && out.minSize > out.maxSize) this.refuse(`${this.name('minSize')} ${this.text('minSize')} is larger than ${this.name('maxSize')} ${this.text('maxSize')}: no file would be left`);
-    if (out.minAgeMs !== undefined && out.maxAgeMs !== undefined && out.minAgeMs > out.maxAgeMs) this.refuse(`${this.name('minAge')} ${this.text('minAge')} is longer than ${this.name('maxAge')} ${this.text('maxAge')}: no file would be left`);
-    return {
-      ...(filterFrom !== undefined ? { include: [], exclude: [], rules: readFilterFile(filterFrom, `${this.where}${this.name('filterFrom')} ${this.text('filterFrom')}`) } : { include: this.list('include') ?? [], exclude: this.list('exclude') ?? [] }),
-      ...Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)),
-    };
+  /** Patterns, or a rules file (read now: one missing or wrong stops the job before it starts), and the size and age limits. */
+  private filters(): Pick<MirrorOptions, 'include' | 'exclude' | 'rules'> & SizeAgeLimits {
+    return filtersFrom(this.v);
   }
 
-  /** The manifest of each file's metadata and settings (read where the source opens). */
-  private manifest(): Pick<MirrorOptions, 'manifest' | 'manifestDelimiter' | 'manifestPartial' | 'manifestEncoding' | 'manifestSheet'> {
-    const manifest = this.path('manifest');
-    if (manifest === undefined) {
-      for (const name of ['manifestEncoding', 'manifestSheet', 'manifestDelimiter', 'manifestPartial'] as const) if (this.given(name)) this.refuse(`${this.name(name)} needs ${this.name('manifest')}`);
-      return {};
-    }
-    const delimiter = this.text('manifestDelimiter');
-    return {
-      manifest,
-      ...(delimiter !== undefined ? { manifestDelimiter: delimiter === 'tab' ? '\t' : delimiter } : {}),
-      ...(this.on('manifestPartial') ? { manifestPartial: true } : {}),
-      ...(this.given('manifestEncoding') ? { manifestEncoding: codePage(this.name('manifestEncoding'), this.text('manifestEncoding')!) } : {}),
-      ...(this.given('manifestSheet') ? { manifestSheet: this.text('manifestSheet') } : {}),
-    };
+  /** The manifest of each file's metadata and settings (read where the source opens; its code page checked now). */
+  private manifest(): Pick<MirrorOptions, 'manifestEncoding'> {
+    const v = this.v;
+    return v.given('manifestEncoding') ? { manifestEncoding: codePage(v.name('manifestEncoding'), v.value('manifestEncoding')!) } : {};
   }
 
   /** Metadata on every document; keys starting with `ferry.` are ferry's own. */
   private metadata(): Record<string, string> | undefined {
-    const pairs = this.raw('metadata') as Record<string, string> | undefined;
+    const pairs = this.v.value('metadata');
     if (pairs === undefined || Object.keys(pairs).length === 0) return undefined;
     for (const [key, value] of Object.entries(pairs)) {
-      if (OWN_METADATA.test(key)) this.refuse(`${this.name('metadata')} "${visible(`${key}=${value}`)}": keys starting with "ferry." are ferry's own (the identity of each document, docs/cli.md); choose another key`);
+      if (OWN_METADATA.test(key)) this.v.refuse(`${this.v.name('metadata')} "${visible(`${key}=${value}`)}": keys starting with "ferry." are ferry's own (the identity of each document, docs/cli.md); choose another key`);
     }
     return pairs;
   }
+}
+
+/**
+ * The settings of a command that is no job kind (scan, check: OTHER_SETTINGS), read as a job's
+ * are: each flag by its kind, the cross-checks held, every value typed, the patterns and limits
+ * made. A setting added to the command's list arrives here by its name with nothing else to write.
+ */
+export function settingsOf<const Ns extends readonly SettingName[]>(names: Ns, flags: Record<string, unknown>): OptionValues<Ns> & Pick<MirrorOptions, 'include' | 'exclude' | 'rules'> & SizeAgeLimits {
+  const v = new SettingValues(formFromFlags(names, flags), { names: 'flags' });
+  const values = v.values(names);
+  const own = Object.fromEntries(Object.entries(values).filter(([name]) => !(NOT_OPTIONS as readonly string[]).includes(name))) as OptionValues<Ns>;
+  return { ...own, ...filtersFrom(v) };
+}
+
+/** Patterns or a rules file, and the size and age limits, as every command that walks a source takes them (mirror, upload, pull, scan, check). */
+export function filtersFrom(v: SettingValues): Pick<MirrorOptions, 'include' | 'exclude' | 'rules'> & SizeAgeLimits {
+  const filterFrom = v.value('filterFrom');
+  const limits = { minSize: v.value('minSize'), maxSize: v.value('maxSize'), minAge: v.value('minAge'), maxAge: v.value('maxAge') };
+  return {
+    ...(filterFrom !== undefined ? { include: [], exclude: [], rules: readFilterFile(filterFrom, `${v.where}${v.name('filterFrom')} ${v.text('filterFrom')}`) } : { include: v.value('include') ?? [], exclude: v.value('exclude') ?? [] }),
+    ...(Object.fromEntries(Object.entries(limits).filter(([, x]) => x !== undefined)) as SizeAgeLimits),
+  };
 }
 
 /** For a key no setting of this kind declares: the declared key nearest it, as a mistyped flag is told. */

@@ -1,12 +1,10 @@
 // The mirror job: a folder tree or a zip into a project's documents, exactly once, incrementally.
 // A composition: a source (folder or zip), the project destination and the transfer engine,
 // inside one run of the runner (lock, signals, record).
-import type { BandwidthLimit } from '../src/sync/bandwidth.js';
 import type { LimitSettings } from '../src/runner/limits.js';
 import { resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { FerryClient } from '../src/api/client.js';
-import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../src/api/types.js';
 import { closing, openSource, type Source } from '../src/backends/index.js';
 import type { SourceEntry } from '../src/sync/types.js';
 import { tapped } from '../src/sync/tap.js';
@@ -25,35 +23,21 @@ import { adoptInventory, isCold, planTransfer, transfer, type PlannedItem, type 
 import { openScratchStore } from '../src/store/index.js';
 import { ProjectDestination } from '../src/backends/project/destination.js';
 import { projectLeaseTarget, serviceLease, type LeaseSettings } from '../src/backends/project/lease-use.js';
+import type { OptionValues, SENDING_SETTINGS } from '../src/settings/declared.js';
 
-export interface MirrorOptions extends SizeAgeLimits {
+/**
+ * A mirror's options: each setting it declares (SENDING_SETTINGS in src/settings/declared.ts) by
+ * its typed value, under its name (`to`, `bwlimit` as a timetable, `minAge` in ms…), and what
+ * jobs/definition.ts makes of the others (the patterns, the lease, the window); then what only
+ * code gives (a job's own batch, retries of failed documents, the progress display).
+ */
+export interface MirrorOptions extends SizeAgeLimits, Omit<OptionValues<typeof SENDING_SETTINGS>, 'source' | 'project'> {
   source: string;
   project: string;
-  /** Remote folder path under the project root (`--to`). */
-  to?: string | undefined;
   include?: string[] | undefined;
   exclude?: string[] | undefined;
   /** The rules of a --filter-from file, in order (sync/patterns.ts). */
   rules?: FilterRule[] | undefined;
-  followSymlinks?: boolean | undefined;
-  /** --archive-encoding: the code page of archive entry names that do not say theirs. */
-  archiveEncoding?: string | undefined;
-  /** --max-entries: the most entries an archive may hold. */
-  maxEntries?: number | undefined;
-  /** --strip-components: leading folders taken off each archive entry's path. */
-  stripComponents?: number | undefined;
-  /** Largest number of uploads at once; adaptive concurrency works below it. */
-  concurrency?: number | undefined;
-  /** --bwlimit: most content bytes per second, every transfer of the run together. */
-  bwlimit?: BandwidthLimit | undefined;
-  checksum?: boolean | undefined;
-  /** List the project and adopt what is there even when the checkpoint store knows it. */
-  resync?: boolean | undefined;
-  ocrEngine?: OCREngine | undefined;
-  ocrStrategy?: OCRStrategy | undefined;
-  coordinateExtractionStrategy?: CoordinateExtractionStrategy | undefined;
-  /** Extra key/value metadata on every document. */
-  metadata?: Record<string, string> | undefined;
   /** Use this batch id (the upload job passes its playbook document upload). */
   uploadIdentifier?: string | undefined;
   itemRetry?: Partial<ItemRetryOptions> | undefined;
@@ -78,16 +62,6 @@ export interface MirrorOptions extends SizeAgeLimits {
   lock?: LeaseSettings | undefined;
   /** The run's window (--max-duration, --max-transfer, --max-files, --cutoff-mode). */
   limits?: LimitSettings | undefined;
-  /** --manifest: a CSV or JSON Lines file of each file's metadata and settings (src/manifest). */
-  manifest?: string | undefined;
-  /** --manifest-delimiter: the CSV's separator where the header does not tell. */
-  manifestDelimiter?: string | undefined;
-  /** --manifest-encoding: the manifest CSV's code page when it is not UTF-8. */
-  manifestEncoding?: string | undefined;
-  /** --manifest-sheet: an .xlsx manifest's sheet; else its first. */
-  manifestSheet?: string | undefined;
-  /** --manifest-partial: go on when no row of the manifest names a file of the folder. */
-  manifestPartial?: boolean | undefined;
   /** --wait: after its uploads, wait this long for the service to process them, then report what it refused. */
   waitMs?: number | undefined;
   /**

@@ -21,7 +21,7 @@ import { overlayOf, unmatchedWarning } from '../src/manifest/index.js';
 
 export type { ScanReport } from '../src/scan/report.js';
 
-export type ScanOptions = Pick<MirrorOptions, 'source' | 'include' | 'exclude' | 'rules' | 'followSymlinks' | 'archiveEncoding' | 'maxEntries' | 'stripComponents' | 'manifest' | 'manifestDelimiter' | 'manifestEncoding' | 'manifestSheet' | 'bwlimit' | 'minSize' | 'maxSize' | 'minAgeMs' | 'maxAgeMs'> & {
+export type ScanOptions = Pick<MirrorOptions, 'source' | 'include' | 'exclude' | 'rules' | 'followSymlinks' | 'archiveEncoding' | 'maxEntries' | 'stripComponents' | 'manifest' | 'manifestDelimiter' | 'manifestEncoding' | 'manifestSheet' | 'bwlimit' | 'minSize' | 'maxSize' | 'minAge' | 'maxAge'> & {
   /** The project a mirror would write to: the service's history there, and the plan against it. */
   project?: string | undefined;
   to?: string | undefined;

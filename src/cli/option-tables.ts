@@ -3,7 +3,7 @@
 // keeps it. `npm run docs:options` writes them; test/cli/option-tables.test.ts holds the file to them.
 import type { Command, Option } from 'commander';
 import { settingOf } from './settings-flags.js';
-import { JOB_COMMANDS, JOB_KINDS, JOB_SETTINGS, SETTINGS, type JobKind, type Setting } from '../settings/declared.js';
+import { JOB_COMMANDS, JOB_KINDS, JOB_SETTINGS, RESUMABLE_JOBS, SETTINGS, keptOnResume, type JobKind, type Setting } from '../settings/declared.js';
 
 export const BEGIN = '<!-- options:begin (written by npm run docs:options; do not edit by hand) -->';
 export const END = '<!-- options:end -->';
@@ -26,25 +26,25 @@ export function rangeOf(option: Option): string {
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ').replace(/</g, '&lt;');
 
 const keyCell = (s: Setting | undefined) => (s === undefined ? '' : s.runFlag ? '(a flag of `ferry run`)' : `\`${s.key}\``);
-const resumeCell = (s: Setting | undefined) => (s?.resume ? 'kept' : '');
+const resumeCell = (s: Setting | undefined, kind: JobKind) => (s !== undefined && keptOnResume(kind, s) ? 'kept' : '');
 
 function table(path: string, cmd: Command, jobKind: JobKind | undefined): string {
   const rows = cmd.options
     .filter((o) => !o.hidden)
     .map((o) => {
       const s = settingOf(o);
-      return `| \`${o.flags}\` | ${cell(defaultOf(o))} | ${cell(rangeOf(o))} |${jobKind !== undefined ? ` ${keyCell(s)} | ${resumeCell(s)} |` : ''} ${cell(s?.help ?? o.description)} |`;
+      return `| \`${o.flags}\` | ${cell(defaultOf(o))} | ${cell(rangeOf(o))} |${jobKind !== undefined ? ` ${keyCell(s)} | ${resumeCell(s, jobKind)} |` : ''} ${cell(s?.help ?? o.description)} |`;
     });
   // A job file's keys that no flag of the command gives: its arguments, and what global flags say.
   if (jobKind !== undefined) {
     for (const name of JOB_SETTINGS[jobKind]) {
       const s: Setting = SETTINGS[name];
-      if (s.flag === undefined) rows.push(`| ${s.elsewhere?.startsWith('-') ? `\`${s.elsewhere}\` (global)` : s.elsewhere ?? ''} | ${s.default ?? ''} | ${s.range?.words ?? ''} | ${keyCell(s)} | ${resumeCell(s)} | ${cell(s.help)} |`);
+      if (s.flag === undefined) rows.push(`| ${s.elsewhere?.startsWith('-') ? `\`${s.elsewhere}\` (global)` : s.elsewhere ?? ''} | ${s.default ?? ''} | ${s.range?.words ?? ''} | ${keyCell(s)} | ${resumeCell(s, jobKind)} | ${cell(s.help)} |`);
     }
   }
   if (rows.length === 0) return '';
   const head = jobKind !== undefined ? '| Flag | Default | Range | Job file key | On resume | What |\n|---|---|---|---|---|---|' : '| Flag | Default | Range | What |\n|---|---|---|---|';
-  return `### \`ferry ${path}\`${jobKind !== undefined ? ` (job file: \`job: ${jobKind}\`)` : ''}\n\n${head}\n${rows.join('\n')}\n`;
+  return `### \`ferry ${path}\`${jobKind !== undefined ? ` (job file: \`job: ${jobKind}\`${RESUMABLE_JOBS.includes(jobKind) ? '' : '; not taken up by `ferry jobs resume`: run it again'})` : ''}\n\n${head}\n${rows.join('\n')}\n`;
 }
 
 /** The tables of every command and subcommand, in the program's order. */

@@ -38,7 +38,10 @@ export interface Setting {
   /** What happens when it is not given, in words, where that is no value (`--to`: the root). */
   unset?: string;
   range?: Range;
-  /** A resumed run (`ferry jobs resume`) keeps it; the others are the resuming command's own. */
+  /**
+   * A resumed run (`ferry jobs resume`) keeps it, where its job kind resumes at all (RESUMABLE_JOBS;
+   * keptOnResume says both); the others are the resuming command's own.
+   */
   resume: boolean;
   /** The flag stands for this job-file value (`--all-projects` is `projects: all`). */
   asForm?: FormValue;
@@ -64,7 +67,7 @@ const window = {
   maxDuration: { key: 'maxDuration', flag: '--max-duration', kind: k.duration, help: 'start nothing new this long after the run began (e.g. 6h); exit 8, the next run carries on', range: { min: 1, words: 'above 0', said: 'no time at all', why: 'give a duration above 0, like 6h' }, resume: false },
   maxTransfer: { key: 'maxTransfer', flag: '--max-transfer', kind: k.size, help: 'start nothing new once this much content has been started (e.g. 750G); exit 8', range: { min: 1, words: 'above 0', said: 'nothing at all', why: 'give a size above 0, like 750G' }, resume: false },
   maxFiles: { key: 'maxFiles', flag: '--max-files', kind: k.count(1), help: 'start at most this many files; exit 8 when more were left', resume: false },
-  cutoffMode: { key: 'cutoffMode', flag: '--cutoff-mode', kind: k.choice(['soft', 'hard'], '<mode>'), help: 'at a limit: soft lets transfers in flight finish, hard cuts them off for the next run to settle', default: 'soft', resume: false },
+  cutoffMode: { key: 'cutoffMode', flag: '--cutoff-mode', kind: k.choice(['soft', 'hard'] as const, '<mode>'), help: 'at a limit: soft lets transfers in flight finish, hard cuts them off for the next run to settle', default: 'soft', resume: false },
 } satisfies Record<string, Setting>;
 
 const patterns = {
@@ -121,9 +124,9 @@ const processing = {
   timeout: { key: 'timeout', flag: '--timeout', kind: k.duration, help: 'the longest wait for processing (then exit 5)', default: durationText(DEFAULT_PROCESSING_WAIT_MS), resume: true },
 } satisfies Record<string, Setting>;
 
-const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'];
-const OCR_STRATEGIES = ['never', 'detect', 'always'];
-const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet'];
+const OCR_ENGINES = ['cloudDocumentIntelligence', 'engineA'] as const;
+const OCR_STRATEGIES = ['never', 'detect', 'always'] as const;
+const COORDINATE_STRATEGIES = ['never', 'engineB', 'cloudDocumentIntelligence', 'spreadsheet'] as const;
 
 const sending = {
   source: { key: 'source', kind: k.path, help: 'a folder, or a zip or tar (.tar, .tar.gz) read in place', elsewhere: 'SOURCE', required: true, resume: true },
@@ -134,7 +137,7 @@ const sending = {
   followSymlinks: { key: 'followSymlinks', flag: '--follow-symlinks', kind: k.onOff, help: 'upload symlinked files that point inside SOURCE (folders are never followed)', resume: true },
   ocrEngine: { key: 'ocr.engine', flag: '--ocr-engine', kind: k.choice(OCR_ENGINES, '<engine>'), help: 'OCR engine for every document', resume: true },
   ocrStrategy: { key: 'ocr.strategy', flag: '--ocr-strategy', kind: k.choice(OCR_STRATEGIES, '<strategy>'), help: 'OCR strategy for every document', resume: true },
-  coordinateExtraction: { key: 'coordinateExtraction', flag: '--coordinate-extraction', kind: k.choice(COORDINATE_STRATEGIES, '<strategy>'), help: 'coordinate extraction strategy for every document', resume: true },
+  coordinateExtractionStrategy: { key: 'coordinateExtraction', flag: '--coordinate-extraction', kind: k.choice(COORDINATE_STRATEGIES, '<strategy>'), help: 'coordinate extraction strategy for every document', resume: true },
   metadata: { key: 'metadata', flag: '--metadata', kind: k.pairs, help: 'metadata on every document (repeatable)', resume: true },
 } satisfies Record<string, Setting>;
 
@@ -143,8 +146,8 @@ const batch = {
   name: { key: 'name', flag: '--name', kind: k.words('<name>'), help: 'name of the batch', unset: 'the folder name and the date', resume: true },
   noWait: { key: 'wait', flag: '--no-wait', kind: k.onOff, negates: true, help: 'mark the batch complete and return without waiting for processing', resume: true },
   retryFailed: { key: 'retryFailed', flag: '--retry-failed', kind: k.onOff, help: 'upload files that failed for transient reasons again, into new batches (see docs/cli.md for the policy)', resume: true },
-  ocrFallback: { key: 'retryPolicy.ocrFallback', flag: '--ocr-fallback', kind: k.choice(['never', 'detect'], '<strategy>'), help: 'retry ocrPageLimitExceeded files with this OCR strategy', resume: true },
-  retryReasons: { key: 'retryPolicy.reasons', kind: k.words('<mapping>', 'a mapping of failure reasons to retry, never, fallback or stop'), help: 'the retry policy by failure reason: retry, never, fallback or stop (docs/cli.md)', elsewhere: '(job file only)', resume: true },
+  ocrFallback: { key: 'retryPolicy.ocrFallback', flag: '--ocr-fallback', kind: k.choice(['never', 'detect'] as const, '<strategy>'), help: 'retry ocrPageLimitExceeded files with this OCR strategy', resume: true },
+  retryReasons: { key: 'retryPolicy.reasons', kind: k.mappingTo(['retry', 'never', 'fallback', 'stop'] as const, '<mapping>', 'a mapping of failure reasons to retry, never, fallback or stop'), help: 'the retry policy by failure reason: retry, never, fallback or stop (docs/cli.md)', elsewhere: '(job file only)', resume: true },
   retryRounds: { key: 'retryPolicy.maxRounds', kind: k.count(0), range: { min: 0, max: 10, words: 'from 0 to 10' }, help: 'the most retry rounds', elsewhere: '(job file only)', resume: true },
   ack: { key: 'ack', flag: '--ack', kind: k.onOff, help: "mark the service's notifications about the batch read", resume: true },
 } satisfies Record<string, Setting>;
@@ -181,23 +184,59 @@ const backup = {
   keepWeekly: { key: 'keepWeekly', flag: '--keep-weekly', kind: k.count(0), help: 'keep the newest archive of each of the last n ISO weeks', resume: true },
 } satisfies Record<string, Setting>;
 
-/** Every setting, by the name the code reads it under (commander's attribute name where it has a flag). */
+/** Every setting, by the name the code reads it under: the field of a job's options it fills. */
 const ALL = { ...lease, ...window, ...patterns, ...sizeAge, ...archive, ...manifest, ...run, ...flow, ...processing, ...sending, ...batch, ...pulling, ...migrating, ...backup } satisfies Record<string, Setting>;
 export type SettingName = keyof typeof ALL;
 export const SETTINGS: Record<SettingName, Setting> = ALL;
+/** A setting's value as the code uses it: what its kind yields (a duration in ms, a size in bytes, a rate its timetable). */
+export type ValueOf<N extends SettingName> = (typeof ALL)[N]['kind'] extends Kind<infer T> ? T : never;
+/** The values of some settings, by name: a job's options are these and what they make together. */
+export type Values<Ns extends readonly SettingName[]> = { [N in Ns[number]]?: ValueOf<N> | undefined };
+
+/**
+ * What settings say of each other, declared once; every reader holds a form to them
+ * (settings/values.ts): the job commands, job files, resumed records, scan and check.
+ * - `order`: the first may not be above the second (`said`: how "above" reads for the kind; `why`: what it would mean);
+ * - `needs`: the first is taken only with the second;
+ * - `apart`: the first is not taken with any of the others.
+ */
+export type CrossCheck =
+  | { order: readonly [SettingName, SettingName]; said: string; why: string }
+  | { needs: SettingName; on: SettingName; why?: string }
+  | { apart: SettingName; from: readonly SettingName[]; why: string };
+export const CROSS_CHECKS: readonly CrossCheck[] = [
+  { order: ['minSize', 'maxSize'], said: 'is larger than', why: 'no file would be left' },
+  { order: ['minAge', 'maxAge'], said: 'is longer than', why: 'no file would be left' },
+  { apart: 'filterFrom', from: ['include', 'exclude'], why: 'put those in the file as "+ PATTERN" and "- PATTERN" lines, in the order they should apply' },
+  ...(['manifestEncoding', 'manifestSheet', 'manifestDelimiter', 'manifestPartial'] as const).map((n) => ({ needs: n, on: 'manifest' as const })),
+  { needs: 'backupDir', on: 'overwriteChanged', why: 'without it no pulled file is replaced, so none is moved' },
+];
 
 type Names = readonly SettingName[];
-const LEASE: Names = ['waitLock', 'lockTtl', 'lock'];
-const WINDOW: Names = ['maxDuration', 'maxTransfer', 'maxFiles', 'cutoffMode'];
-const PATTERNS: Names = ['include', 'exclude', 'filterFrom'];
-const SIZE_AGE: Names = ['minSize', 'maxSize', 'minAge', 'maxAge'];
-const ARCHIVE: Names = ['archiveEncoding', 'maxEntries', 'stripComponents'];
-const MANIFEST: Names = ['manifest', 'manifestDelimiter', 'manifestEncoding', 'manifestSheet'];
-const JOB_RUN: Names = ['profile', 'metricsFile', 'pushgateway', 'notify'];
-const SHOWN: Names = ['state', 'stats', 'json'];
+const LEASE = ['waitLock', 'lockTtl', 'lock'] as const satisfies Names;
+const WINDOW = ['maxDuration', 'maxTransfer', 'maxFiles', 'cutoffMode'] as const satisfies Names;
+const PATTERNS = ['include', 'exclude', 'filterFrom'] as const satisfies Names;
+const SIZE_AGE = ['minSize', 'maxSize', 'minAge', 'maxAge'] as const satisfies Names;
+const ARCHIVE = ['archiveEncoding', 'maxEntries', 'stripComponents'] as const satisfies Names;
+const MANIFEST = ['manifest', 'manifestDelimiter', 'manifestEncoding', 'manifestSheet'] as const satisfies Names;
+const JOB_RUN = ['profile', 'metricsFile', 'pushgateway', 'notify'] as const satisfies Names;
+const SHOWN = ['state', 'stats', 'json'] as const satisfies Names;
 
 /** What a mirror and an upload both take: the files, where they go, how they are sent. */
-const SENDING: Names = ['source', 'project', 'to', ...PATTERNS, 'concurrency', 'bwlimit', 'rps', 'checksum', 'resync', 'followSymlinks', 'ocrEngine', 'ocrStrategy', 'coordinateExtraction', 'metadata', 'manifestPartial', ...ARCHIVE, ...MANIFEST, ...SIZE_AGE, ...LEASE, ...WINDOW, ...SHOWN];
+const SENDING = ['source', 'project', 'to', ...PATTERNS, 'concurrency', 'bwlimit', 'rps', 'checksum', 'resync', 'followSymlinks', 'ocrEngine', 'ocrStrategy', 'coordinateExtractionStrategy', 'metadata', 'manifestPartial', ...ARCHIVE, ...MANIFEST, ...SIZE_AGE, ...LEASE, ...WINDOW, ...SHOWN] as const satisfies Names;
+
+/** What a mirror and an upload both take, by name: MirrorOptions (jobs/mirror.ts) is derived from it. */
+export const SENDING_SETTINGS = SENDING;
+
+/**
+ * Settings no job's options carry as they are: they make something together (the lease, the run's
+ * window, the filters, the wait for processing) or belong to the run (its store, its output, its
+ * profile and metrics), and jobs/definition.ts makes them into that.
+ */
+export const NOT_OPTIONS = ['include', 'exclude', 'filterFrom', 'waitLock', 'lockTtl', 'lock', 'maxDuration', 'maxTransfer', 'maxFiles', 'cutoffMode', 'wait', 'timeout', 'state', 'stats', 'json', 'dryRun', 'rps', 'profile', 'metricsFile', 'pushgateway', 'notify'] as const satisfies Names;
+export type NotOption = (typeof NOT_OPTIONS)[number];
+/** A job's options as its settings give them, by name (the made ones left out). */
+export type OptionValues<Ns extends readonly SettingName[]> = Omit<Values<Ns>, NotOption>;
 
 /**
  * The settings of each job kind, in the order its command's help lists them. The command takes
@@ -214,6 +253,11 @@ export type JobKind = keyof typeof JOB_SETTINGS;
 export const JOB_KINDS = Object.keys(JOB_SETTINGS) as JobKind[];
 /** The kinds `ferry jobs resume` takes up again from a run's record (the one list: its summary offers it only for these). */
 export const RESUMABLE_JOBS: readonly JobKind[] = ['mirror', 'upload', 'migrate'];
+
+/** Whether a resumed run of this kind keeps the setting: never for a kind that does not resume (a pull is run again). */
+export function keptOnResume(kind: JobKind, s: Setting): boolean {
+  return s.resume && RESUMABLE_JOBS.includes(kind);
+}
 
 /** The command each job kind runs as. */
 export const JOB_COMMANDS: Record<JobKind, string> = { mirror: 'mirror', upload: 'upload', pull: 'pull', migrate: 'migrate', 'playbooks-backup': 'playbooks backup' };

@@ -30,8 +30,9 @@ export function setPath(form: Form, key: string, value: unknown): void {
 
 /** The range's complaint about a value, or undefined when it holds (or the setting has none). */
 export function outOfRange(s: Setting, value: FormValue): string | undefined {
-  if (!s.range || !s.kind.measure) return undefined;
-  const n = s.kind.measure(value);
+  if (!s.range) return undefined;
+  const n = s.kind.value(value);
+  if (typeof n !== 'number') return undefined;
   if ((s.range.min !== undefined && n < s.range.min) || (s.range.max !== undefined && n > s.range.max)) return s.range.words;
   return undefined;
 }

@@ -20,9 +20,3 @@ export function parseFilterRules(text: string, where: string): FilterRule[] {
   return rules;
 }
 
-/** --filter-from beside --include/--exclude would be two orders of rules: refused, saying how to join them. */
-export function checkPatternFlags(p: { include?: string[] | undefined; exclude?: string[] | undefined; filterFrom?: string | undefined }): void {
-  if (p.filterFrom && ((p.include?.length ?? 0) > 0 || (p.exclude?.length ?? 0) > 0)) {
-    throw new ConfigurationError('--filter-from cannot be given with --include or --exclude: put those in the file as "+ PATTERN" and "- PATTERN" lines, in the order they should apply');
-  }
-}

@@ -8,23 +8,23 @@ export interface SizeAgeLimits {
   /** Leave alone files larger than this many bytes. */
   maxSize?: number | undefined;
   /** Leave alone files changed less than this long ago (ms). */
-  minAgeMs?: number | undefined;
+  minAge?: number | undefined;
   /** Leave alone files changed longer ago than this (ms). */
-  maxAgeMs?: number | undefined;
+  maxAge?: number | undefined;
 }
 
 /** The filter a run applies, or undefined when no limit is set. `now` is read once, at the start. */
 export function sizeAgeFilter(limits: SizeAgeLimits, now = Date.now()): ((entry: FileEntry) => boolean) | undefined {
-  const { minSize, maxSize, minAgeMs, maxAgeMs } = limits;
-  if (minSize === undefined && maxSize === undefined && minAgeMs === undefined && maxAgeMs === undefined) return undefined;
+  const { minSize, maxSize, minAge, maxAge } = limits;
+  if (minSize === undefined && maxSize === undefined && minAge === undefined && maxAge === undefined) return undefined;
   return (entry) => {
     if (minSize !== undefined && entry.size < minSize) return false;
     if (maxSize !== undefined && entry.size > maxSize) return false;
     // A file whose time is unknown is not judged by age.
     if (!Number.isFinite(entry.mtimeMs) || entry.mtimeMs <= 0) return true;
     const age = now - entry.mtimeMs;
-    if (minAgeMs !== undefined && age < minAgeMs) return false;
-    if (maxAgeMs !== undefined && age > maxAgeMs) return false;
+    if (minAge !== undefined && age < minAge) return false;
+    if (maxAge !== undefined && age > maxAge) return false;
     return true;
   };
 }

@@ -2,7 +2,8 @@
 // clock held still.
 import { describe, expect, it } from 'vitest';
 import { sizeAgeFilter } from '../../src/sync/filters.js';
-import { ageFlag, sizeAgeFrom, sizeFlag } from '../../src/cli/options.js';
+import { settingsOf } from '../../jobs/definition.js';
+import { OTHER_SETTINGS } from '../../src/settings/declared.js';
 import type { FileEntry } from '../../src/sync/types.js';
 
 const NOW = Date.parse('2026-11-24T12:00:00Z');
@@ -10,6 +11,12 @@ const HOUR = 3_600_000;
 const file = (size: number, ageMs: number): FileEntry => ({ kind: 'file', key: `f-${size}-${ageMs}`, size, mtimeMs: NOW - ageMs, open: () => { throw new Error('not read'); } }) as FileEntry;
 
 describe('size and age filters', () => {
+  // Read as scan reads them: through the declarations, one reader (jobs/definition.ts settingsOf).
+  const read = (flags: Record<string, string>) => settingsOf(OTHER_SETTINGS.scan, flags);
+  const sizeFlag = (flag: string, text: string) => read({ [flag === '--min-size' ? 'minSize' : 'maxSize']: text })[flag === '--min-size' ? 'minSize' : 'maxSize'];
+  const ageFlag = (flag: string, text: string) => read({ [flag === '--min-age' ? 'minAge' : 'maxAge']: text })[flag === '--min-age' ? 'minAge' : 'maxAge'];
+  const sizeAgeFrom = read;
+
   it('reads sizes in bytes and powers of 1024, ages in units up to weeks', () => {
     expect(sizeFlag('--min-size', '500')).toBe(500);
     expect(sizeFlag('--min-size', '10K')).toBe(10_240);
@@ -26,7 +33,7 @@ describe('size and age filters', () => {
 
   it('leaves alone what lies outside the limits, bounds included', () => {
     expect(sizeAgeFilter({})).toBeUndefined();
-    const f = sizeAgeFilter({ minSize: 10, maxSize: 100, minAgeMs: HOUR, maxAgeMs: 24 * HOUR }, NOW)!;
+    const f = sizeAgeFilter({ minSize: 10, maxSize: 100, minAge: HOUR, maxAge: 24 * HOUR }, NOW)!;
     expect(f(file(10, 2 * HOUR))).toBe(true);
     expect(f(file(100, 24 * HOUR))).toBe(true);
     expect(f(file(9, 2 * HOUR))).toBe(false);

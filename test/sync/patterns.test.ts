@@ -1,7 +1,9 @@
 // One pattern syntax for every source (sync/patterns.ts), and the --filter-from rules.
 import { describe, expect, it } from 'vitest';
 import { pathFilter } from '../../src/sync/patterns.js';
-import { checkPatternFlags, parseFilterRules } from '../../src/sync/filter-rules.js';
+import { parseFilterRules } from '../../src/sync/filter-rules.js';
+import { settingsOf } from '../../jobs/definition.js';
+import { OTHER_SETTINGS } from '../../src/settings/declared.js';
 
 const PATHS = ['a.pdf', 'a.txt', '.hidden', 'docs/b.pdf', 'docs/b.txt', 'docs/deep/c.pdf', 'drafts/d.pdf', 'drafts/sub/e.pdf'];
 const pick = (f: (k: string) => boolean) => PATHS.filter(f);
@@ -42,7 +44,9 @@ describe('path patterns', () => {
     expect(() => parseFilterRules('+ *.pdf\nkeep this\n', 'f.txt')).toThrow(/f\.txt, line 2: "keep this" is not a rule/);
     expect(() => parseFilterRules('# only comments\n\n', 'f.txt')).toThrow(/holds no rule/);
     expect(() => parseFilterRules('\ufeff+ *.pdf\r\n', 'f.txt')).not.toThrow();
-    expect(() => checkPatternFlags({ filterFrom: 'f.txt', include: ['*.pdf'] })).toThrow(/--filter-from cannot be given with --include or --exclude/);
-    expect(() => checkPatternFlags({ filterFrom: 'f.txt', include: [], exclude: [] })).not.toThrow();
+    expect(() => settingsOf(OTHER_SETTINGS.scan, { filterFrom: 'f.txt', include: ['*.pdf'] })).toThrow(/--filter-from cannot be given with --include or --exclude: put those in the file/);
+    // Empty lists say nothing: the rules file alone is read (and here it is missing).
+    expect(() => settingsOf(OTHER_SETTINGS.scan, { filterFrom: 'f.txt', include: [], exclude: [] })).toThrow(/f\.txt/);
+    expect(() => settingsOf(OTHER_SETTINGS.scan, { filterFrom: 'f.txt', include: [], exclude: [] })).not.toThrow(/cannot be given with/);
   });
 });

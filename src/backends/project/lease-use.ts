@@ -13,8 +13,8 @@ import { ProjectLeaseBoard } from './lease-board.js';
 
 /** How a job uses its lease, as the command line and job files say it. */
 export interface LeaseSettings {
-  /** `--no-lock`: no lease at all (said in the summary). */
-  off?: boolean | undefined;
+  /** No lease at all, and the setting that said so as its reader names it (`--no-lock`, a job file's `lock`): said in the summary. */
+  off?: string | undefined;
   /** `--wait-lock`: how long to wait for a held lease (default: not at all). */
   waitMs?: number | undefined;
   /** `--lock-ttl`: how long a lease lives past its last renewal (default 30 s). */
@@ -39,7 +39,7 @@ export interface LeaseTarget {
 /** The lease a job's run takes on the service (runner/job's LeaseUse), or none under --no-lock. */
 export function serviceLease(client: FerryClient, target: LeaseTarget, settings: LeaseSettings = {}): LeaseUse {
   const listingLag = client.transport.listingLag;
-  if (settings.off) return { off: '--no-lock', listingLag };
+  if (settings.off) return { off: settings.off, listingLag };
   const ttlMs = leaseTtlFor(settings.ttlMs, listingLag.boundMs);
   return {
     listingLag,

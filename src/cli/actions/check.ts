@@ -13,7 +13,7 @@ import { camelKey } from '../envelope.js';
 import { JsonItems } from '../json-items.js';
 import { layout } from '../../runner/layout.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
-import { archiveFrom, manifestFrom, patternsFrom } from '../options.js';
+import { settingsOf } from '../../../jobs/definition.js';
 import { safeText, visible } from '../../backends/names.js';
 
 /** Differences printed as text; --json lists every one. */
@@ -60,7 +60,7 @@ export async function checkAction(source: string | undefined, opts: CheckFlags, 
 function fromFlags(source: string | undefined, opts: CheckFlags): Compared {
   if (source === undefined) throw new ConfigurationError('ferry check: name the SOURCE to compare (or --job FILE, a mirror job file that names it)');
   if (opts.project === undefined) throw new ConfigurationError("ferry check: --project is required (or --job FILE, a mirror job file that names it)");
-  return { source, project: opts.project, to: opts.to, ...patternsFrom(opts), ...archiveFrom(opts), ...manifestFrom(opts) };
+  return { source, ...settingsOf(OTHER_SETTINGS.check, opts), project: opts.project };
 }
 
 

@@ -12,36 +12,18 @@ import { EXIT } from '../exit-codes.js';
 import { writeEnvelope } from '../envelope.js';
 import { printJsonError } from '../output.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
-import { archiveFrom, bwlimitFlag, manifestFrom, patternsFrom, sizeAgeFrom } from '../options.js';
+import { settingsOf } from '../../../jobs/definition.js';
+import { OTHER_SETTINGS } from '../../settings/declared.js';
 import { renderScanHtml, renderScanText } from '../../scan/render.js';
 import { safeText, visible } from '../../backends/names.js';
 import type { FerryClient } from '../../api/client.js';
 
-interface ScanFlags {
-  project?: string;
-  to?: string;
-  include?: string[];
-  exclude?: string[];
-  filterFrom?: string;
-  archiveEncoding?: string;
-  maxEntries?: string;
-  manifest?: string;
-  manifestDelimiter?: string;
-  manifestEncoding?: string;
-  manifestSheet?: string;
-  minSize?: string;
-  maxSize?: string;
-  minAge?: string;
-  maxAge?: string;
-  rps?: string;
-  bwlimit?: string;
-  html?: string;
-  json?: boolean;
-}
+/** Its settings (OTHER_SETTINGS.scan, read by settingsOf) and its own flags. */
+type ScanFlags = Record<string, unknown> & { project?: string; to?: string; rps?: string; html?: string; json?: boolean };
 
 export async function scanAction(source: string, opts: ScanFlags, cmd: Command): Promise<void> {
   const html = opts.html !== undefined ? htmlPath(opts.html) : undefined;
-  const settings = { ...patternsFrom(opts), ...archiveFrom(opts), ...manifestFrom(opts), ...sizeAgeFrom(opts), bwlimit: bwlimitFlag(opts.bwlimit) };
+  const settings = settingsOf(OTHER_SETTINGS.scan, opts);
   if (opts.to !== undefined && opts.project === undefined) throw new ConfigurationError('--to names a folder of the project: give --project too');
   // A client only for a project: a scan of a folder alone needs no service, no profile.
   const client: FerryClient | undefined = opts.project !== undefined ? createContext(cmd, opts.rps).client : undefined;
