@@ -1,12 +1,11 @@
-// The dry run of a transfer: what a run would do, with nothing written. The same decision as the
-// engine's (`decide`, a content comparison when sizes match and times do not); the destination is
-// asked only to place entries, and, for a metadata-only change, what the document carries now.
-import type { Readable } from 'node:stream';
+// The dry run of a transfer: what a run would do, with nothing written. The same judgement of each
+// entry as the run's walk (judge.ts); the destination is asked only to place entries, whether
+// another store's document is there, and, for a metadata-only change, what the document carries now.
 import type { FileEntry, Source } from './types.js';
 import type { CheckpointStore } from '../store/types.js';
 import { attributeChanges, EXPLAINED, type AttributeChange } from './attribute-changes.js';
-import { attributesChanged, decide, UNKNOWN_MTIME } from './decide.js';
-import { sha256Of } from './checksum.js';
+import { attributesChanged, UNKNOWN_MTIME } from './decide.js';
+import { judge } from './judge.js';
 import { SeenSet } from '../hashed-keys.js';
 import { batchesOf } from './batches.js';
 import { MAX_LISTED, type Destination } from './contract.js';
@@ -27,10 +26,6 @@ export interface TransferPlan {
   problemCount: number;
 }
 
-/**
- * What a run would do, with nothing written: the dry runs of mirror, pull and migrate. The same
- * decision as the engine's (`decide`, a content comparison when sizes match and times do not).
- */
 /** One thing a run would do, as a dry run names it. */
 export interface PlannedItem {
   action: 'new' | 'changed' | 'deleted locally';
@@ -73,11 +68,10 @@ export async function planTransfer(opts: {
     seen.add(entry.key);
     if (opts.filter && !opts.filter(entry)) continue;
     plan.totalBytes += entry.size;
-    const marker = opts.checksum ? (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) : entry.marker;
     const known = store.fingerprint(jobKey, entry.key);
-    const file = { size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker, attrs: entry.attributesDigest };
-    let decision = decide(file, known);
-    if (decision === 'compare') decision = (entry.sha256 ?? (await sha256Of(entry.open() as Readable))) === known?.sha256 ? 'unchanged' : 'changed';
+    const judged = await judge(entry, known, { checksum: opts.checksum });
+    const file = judged.file;
+    let decision = judged.decision;
     if (decision === 'unchanged') {
       plan.unchanged++;
       continue;

@@ -4,8 +4,7 @@
 // the work there is. Every entry met is accounted here or by the writes (ledger.ts).
 import type { FileEntry, Source, SourceEntry } from './types.js';
 import type { Placement } from './contract.js';
-import { decide } from './decide.js';
-import { sha256Of } from './checksum.js';
+import { judge } from './judge.js';
 import type { RunParts } from './ledger.js';
 import type { Group } from './groups.js';
 import type { FolderMaker } from './folders.js';
@@ -98,17 +97,9 @@ async function* considered(w: Walk, files: Pending[]): AsyncIterable<Pending> {
     w.ledger.seen.add(entry.key);
     if (w.only && !w.only.has(entry.key)) continue;
     w.ctx.counts.discovered++;
-    const marker = w.checksum ? (entry.sha256 ?? (await sha256Of(entry.open()))) : entry.marker;
-    // The content's sha256 once read (--checksum, or a comparison): never read twice.
-    let contentSha = w.checksum ? marker : undefined;
     const previous = known.get(entry.key);
-    let decision = w.only ? 'changed' : decide({ size: entry.size, mtimeMs: entry.mtimeMs, sha256: marker, attrs: entry.attributesDigest }, previous);
-    if (decision === 'compare' && previous) {
-      // Same size, another time: read it once; equal content is the same file, its new time noted.
-      contentSha = entry.sha256 ?? (await sha256Of(entry.open()));
-      decision = contentSha === previous.sha256 ? 'unchanged' : 'changed';
-      if (decision === 'unchanged') w.store.recordSameContent(w.jobKey, entry.key, { mtimeMs: entry.mtimeMs, sha256: contentSha });
-    }
+    const { decision, marker, contentSha, sameContent } = await judge(entry, previous, { checksum: w.checksum, again: w.only !== undefined });
+    if (sameContent) w.store.recordSameContent(w.jobKey, entry.key, { mtimeMs: entry.mtimeMs, sha256: contentSha! });
     if (decision === 'unchanged') {
       w.ledger.unchanged(entry.key);
       w.groups.done(group, true);
