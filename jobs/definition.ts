@@ -208,21 +208,20 @@ class Reader {
     };
   }
 
+  /** A pull's options: every declared setting of the job by its value (PullOptions is derived from them), the others made. */
   private pull(): PullOptions {
     const v = this.v;
-    const dir = v.value('dir')!;
-    const manifestOut = v.value('manifestOut');
-    if (manifestOut !== undefined) writableFile(v.name('manifestOut'), manifestOut);
+    const values = v.values(JOB_SETTINGS.pull);
+    const own = Object.fromEntries(Object.entries(values).filter(([name]) => !(NOT_OPTIONS as readonly string[]).includes(name))) as OptionValues<(typeof JOB_SETTINGS)['pull']>;
+    const dir = values.dir!;
+    if (own.manifestOut !== undefined) writableFile(v.name('manifestOut'), own.manifestOut);
     return {
-      ...localFilesFrom({ localNames: v.given('localNames') ? v.value('localNames') : undefined, overwriteChanged: v.value('overwriteChanged'), backupDir: v.value('backupDir') }, dir),
-      project: v.value('pullProject')!,
+      ...own,
+      // Where the folder's file system is probed unless the rules were given (the default is auto).
+      ...localFilesFrom({ localNames: v.given('localNames') ? own.localNames : undefined, overwriteChanged: own.overwriteChanged, backupDir: own.backupDir }, dir),
+      project: values.pullProject!,
       dir,
-      ...(v.value('ignoreChecksum') ? { ignoreChecksum: true } : {}),
-      from: v.value('from'),
-      ...(manifestOut !== undefined ? { manifestOut } : {}),
       ...this.filters(),
-      ...(v.given('bwlimit') ? { bwlimit: v.value('bwlimit') } : {}),
-      concurrency: v.value('concurrency'),
       limits: this.window(),
     };
   }

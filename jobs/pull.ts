@@ -1,7 +1,6 @@
 // The pull job: a project's documents into a local folder, exactly once, incrementally. A
 // composition: the project source, the local-folder destination and the transfer engine, inside
 // one run of the runner (lock, signals, record).
-import type { BandwidthLimit } from '../src/sync/bandwidth.js';
 import type { LimitSettings } from '../src/runner/limits.js';
 import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
@@ -9,44 +8,34 @@ import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteProblem, runJob, type JobSummary } from '../src/runner/job.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
+import type { JOB_SETTINGS, OptionValues } from '../src/settings/declared.js';
 import type { FilterRule } from '../src/sync/patterns.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
 import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { planTransfer, transfer, type PlannedItem, type TransferPlan } from '../src/sync/engine.js';
 import { LocalFolderDestination } from '../src/backends/local/destination.js';
-import type { LocalNamesSetting } from '../src/backends/name-rules.js';
 import { ManifestWriter } from '../src/manifest/write.js';
 
-export interface PullOptions extends SizeAgeLimits {
+/**
+ * A pull's options: each setting it declares (JOB_SETTINGS.pull in src/settings/declared.ts) by its
+ * typed value, under its name (`bwlimit` as a timetable, `minAge` in ms…), and what
+ * jobs/definition.ts makes of the others (the patterns, the window); then what only code gives.
+ */
+export interface PullOptions extends SizeAgeLimits, Omit<OptionValues<(typeof JOB_SETTINGS)['pull']>, 'pullProject' | 'dir'> {
   project: string;
+  dir: string;
   /** The run's window (--max-duration, --max-transfer, --max-files, --cutoff-mode). */
   limits?: LimitSettings | undefined;
-  dir: string;
-  /** Folder under the project root to pull ('' or absent: the whole project). */
-  from?: string | undefined;
   include?: string[] | undefined;
   exclude?: string[] | undefined;
   /** The rules of a --filter-from file, in order (sync/patterns.ts). */
   rules?: FilterRule[] | undefined;
-  concurrency?: number | undefined;
-  /** --bwlimit: most content bytes per second, every transfer of the run together. */
-  bwlimit?: BandwidthLimit | undefined;
   progress?: boolean | undefined;
   /** Off a terminal, one progress record this often (default 30 s). */
   statsIntervalMs?: number | undefined;
-  /** --manifest-out: write the manifest that would give the pulled files' documents the same metadata again. */
-  manifestOut?: string | undefined;
   /** Tell the file system's case rule instead of probing it. */
   caseInsensitive?: boolean | undefined;
-  /** --local-names: the rules local names are written by (auto: probed in the folder). */
-  localNames?: LocalNamesSetting | undefined;
-  /** --overwrite-changed: a pulled file changed here since is replaced by the project's version. */
-  overwriteChanged?: boolean | undefined;
-  /** --backup-dir: where a file replaced under overwriteChanged is moved first. */
-  backupDir?: string | undefined;
-  /** --ignore-checksum: the bytes received are not checked against each document's sha256. */
-  ignoreChecksum?: boolean | undefined;
 }
 
 export interface PullDeps {
