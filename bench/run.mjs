@@ -167,7 +167,7 @@ async function benchNoop(count) {
   await client.close();
   await emu.stop();
   for (const r of [first, last]) {
-    if (r.result.counts.uploaded !== 0 || r.result.counts.skipped !== count) throw new Error(`no-op rerun was not a no-op: ${JSON.stringify(r.result.counts)}`);
+    if (r.result.counts.uploaded !== 0 || r.result.counts.unchanged !== count) throw new Error(`no-op rerun was not a no-op: ${JSON.stringify(r.result.counts)}`);
   }
   const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
   const bareMs = median(bares);
@@ -585,7 +585,7 @@ async function benchCopies() {
     const s = new SqliteCheckpointStore(store);
     try {
       const f = await timed(() => pull({ project, dir, progress: false, concurrency: CONCURRENCY }, { client, store: s }));
-      if (f.result.counts.uploaded + f.result.counts.skipped !== n) throw new Error(`a pull did not account for every document: ${JSON.stringify(f.result.counts)}`);
+      if (f.result.counts.uploaded + f.result.counts.unchanged + f.result.counts.skipped !== n) throw new Error(`a pull did not account for every document: ${JSON.stringify(f.result.counts)}`);
       return f;
     } finally {
       s.close();

@@ -312,7 +312,7 @@ function failItem(ctx: JobContext, key: string, err: unknown): void {
 }
 
 function zeroCounts(): RunCounts {
-  return { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 };
+  return { discovered: 0, uploaded: 0, unchanged: 0, skipped: 0, failed: 0, reconciled: 0 };
 }
 
 // ---------------------------------------------------------------- verify

@@ -18,7 +18,7 @@ import { serverImport } from '../src/playbooks/server-import.js';
 import { canonicalJson, countParts } from '../src/playbooks/format.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { toKeep, type RetentionRules } from '../src/playbooks/retention.js';
-import { noteError, noteProblem, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { noteError, runJob, type JobContext, type JobSummary } from '../src/runner/job.js';
 import type { CheckpointStore } from '../src/store/types.js';
 import { describeTarget } from '../src/api/target.js';
 import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-use.js';
@@ -368,9 +368,8 @@ export async function backupPlaybooks(opts: BackupOptions, deps: PlaybookDeps): 
           healed.push({ playbook: playbook.objectIdentifier, file: newest.file, why: broken, ...(moved ? { quarantinedAs: moved.file } : {}) });
         } else if (newest && newest.contentSha256 === result.contentSha256) {
           await rm(temp, { force: true });
-          ctx.counts.skipped++;
+          ctx.counts.unchanged++;
           unchanged++;
-          noteProblem(ctx, playbook.objectIdentifier, `skipped: unchanged since ${newest.file}`);
           opts.onDone?.(playbook.objectIdentifier, 'unchanged');
           continue;
         }

@@ -125,7 +125,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   }
   const lines = [
     `${summary.job} run ${summary.runId}: ${statusOf(summary)}${failedBy(summary)} in ${formatDuration(summary.durationMs)}`,
-    `  discovered ${c.discovered}  ${verb} ${c.uploaded}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
+    `  discovered ${c.discovered}  ${verb} ${c.uploaded}  unchanged ${c.unchanged ?? 0}  skipped ${c.skipped}  failed ${c.failed}  reconciled ${c.reconciled}`,
     // The batch only when something went into it.
     `  bytes ${verb} ${formatBytes(summary.bytes)}${summary.uploadIdentifier && c.uploaded + c.failed > 0 ? `  batch ${String(summary.uploadIdentifier)}` : ''}`,
   ];

@@ -34,14 +34,13 @@ export interface JobProblem {
 
 /**
  * The kind of a skip's reason, from a bounded set (a metric's label never holds a name): a
- * symbolic link, a path twice in an archive, an entry gone at the source since it was listed, a
- * playbook unchanged since its last backup, or anything else.
+ * symbolic link, a path twice in an archive, an entry gone at the source since it was listed, or
+ * anything else (what is unchanged is no skip: RunCounts.unchanged).
  */
 export function skipKind(reason: string): string {
   if (/symbolic link/i.test(reason)) return 'symlink';
   if (/twice|more than once|duplicate/i.test(reason)) return 'duplicate';
   if (/gone|deleted|no longer|not found/i.test(reason)) return 'gone';
-  if (/unchanged/i.test(reason)) return 'unchanged';
   return 'other';
 }
 
@@ -227,7 +226,7 @@ export async function runJob(
     run,
     uploadId: opts.uploadId ?? run.uploadId ?? randomUUID(),
     signal: stop.signal,
-    counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 },
+    counts: { discovered: 0, uploaded: 0, unchanged: 0, skipped: 0, failed: 0, reconciled: 0 },
     errors: [],
     problems: [],
     bytes: 0,
@@ -280,7 +279,7 @@ export async function runJob(
     }
     // Stopped or aborted: what was discovered and did not end is said as such, so the counts add up.
     const c = ctx.counts;
-    const open = c.discovered - c.uploaded - c.reconciled - c.skipped - c.failed;
+    const open = c.discovered - c.uploaded - c.reconciled - c.unchanged - c.skipped - c.failed;
     if (status !== 'succeeded' && status !== 'failed' && open > 0) c.interrupted = open;
     // The run record keeps both, problems after errors, as lines (ferry jobs show).
     const kept = [...ctx.errors.map((e) => `${e.key}: ${e.error}`), ...ctx.problems.map((p) => `${p.key}: ${p.reason}`)];

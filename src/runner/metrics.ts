@@ -141,15 +141,13 @@ export class RunMetrics {
 
     const items = counter('ferry_items_total', 'Entries of the source by how they ended: uploaded (written), reconciled, unchanged, skipped (with a reason), failed, interrupted.', ['outcome']);
     const written = sum((r) => r.counts.uploaded ?? 0);
-    const skippedWithReason = sum((r) => Object.values(r.skippedByReason).reduce((a, b) => a + b, 0) + r.repeatedNotices);
-    const skipped = sum((r) => r.counts.skipped ?? 0);
     items.inc({ ...labels, outcome: 'uploaded' }, written);
     items.inc({ ...labels, outcome: 'reconciled' }, sum((r) => r.counts.reconciled ?? 0));
-    items.inc({ ...labels, outcome: 'unchanged' }, Math.max(0, skipped - skippedWithReason));
-    items.inc({ ...labels, outcome: 'skipped' }, Math.min(skipped, skippedWithReason));
+    items.inc({ ...labels, outcome: 'unchanged' }, sum((r) => r.counts.unchanged ?? 0));
+    items.inc({ ...labels, outcome: 'skipped' }, sum((r) => r.counts.skipped ?? 0));
     items.inc({ ...labels, outcome: 'failed' }, sum((r) => r.counts.failed ?? 0));
     items.inc({ ...labels, outcome: 'interrupted' }, sum((r) => r.counts.interrupted ?? 0));
-    const skippedBy = counter('ferry_items_skipped_total', 'Entries skipped with a reason, by kind of reason (symlink, duplicate, gone, unchanged, repeated: said by name on an earlier run, other).', ['reason']);
+    const skippedBy = counter('ferry_items_skipped_total', 'Entries skipped with a reason, by kind of reason (symlink, duplicate, gone, repeated: said by name on an earlier run, other).', ['reason']);
     const failedBy = counter('ferry_items_failed_total', 'Entries that failed, by the mark of the failure (src/marks.ts: transient, throttled, fatal, gone, conflict, item).', ['mark']);
     for (const r of runs) {
       for (const [reason, n] of Object.entries(r.skippedByReason)) skippedBy.inc({ ...labels, reason }, n);

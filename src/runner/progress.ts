@@ -170,7 +170,7 @@ export function describeProgress(s: ProgressState, elapsedMs: number): string {
     `${formatBytes(rate)}/s`,
     ...(limitSaid(s) ? [limitSaid(s)!] : []),
     // Small files move few bytes: their pace is told in files.
-    `${filesPerSecond(c.uploaded + c.reconciled + c.skipped + c.failed, elapsedMs)} files/s`,
+    `${filesPerSecond(c.uploaded + c.reconciled + c.unchanged + c.skipped + c.failed, elapsedMs)} files/s`,
     `eta ${eta}`,
     `skipped ${c.skipped}`,
     `failed ${c.failed}`,
@@ -184,7 +184,7 @@ export function describeProgress(s: ProgressState, elapsedMs: number): string {
  */
 export function liveLine(s: ProgressState, elapsedMs: number, width: number): string {
   const c = s.counts;
-  const handled = c.uploaded + c.reconciled + c.skipped + c.failed;
+  const handled = c.uploaded + c.reconciled + c.unchanged + c.skipped + c.failed;
   const rate = elapsedMs > 0 ? s.bytes / (elapsedMs / 1000) : 0;
   const problems = `skipped ${c.skipped} failed ${c.failed}`;
   const limit = limitSaid(s);

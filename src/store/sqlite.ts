@@ -31,7 +31,7 @@ export interface SqliteStoreOptions {
   now?: () => Date;
 }
 
-const EMPTY_COUNTS: RunCounts = { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 };
+const EMPTY_COUNTS: RunCounts = { discovered: 0, uploaded: 0, unchanged: 0, skipped: 0, failed: 0, reconciled: 0 };
 
 /**
  * Rows adopted per statement: a statement per row spent a third of an adoption stepping and binding

@@ -10,6 +10,9 @@ export type ItemState = 'pending' | 'uploading' | 'uploaded' | 'failed' | 'skipp
 export interface RunCounts {
   discovered: number;
   uploaded: number;
+  /** Met again as it was: nothing to do (counted apart from `skipped`, which always has a reason). */
+  unchanged: number;
+  /** Not carried, each with its reason (a symbolic link, a name that cannot be written…). */
   skipped: number;
   failed: number;
   reconciled: number;

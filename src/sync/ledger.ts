@@ -1,5 +1,5 @@
 // What one transfer run knows and counts as it goes: the one owner of the accounting invariant
-// (each entry the source holds ends as exactly one of written, reconciled, skipped or failed, each
+// (each entry the source holds ends as exactly one of written, reconciled, unchanged, skipped or failed, the last two
 // with its reason), of the keys the run saw, and of what it found superseded or vanished.
 import type { CheckpointStore } from '../store/types.js';
 import type { JobContext } from '../runner/job.js';
@@ -50,7 +50,7 @@ export class Ledger {
     private readonly store: CheckpointStore,
     private readonly jobKey: string,
     private readonly ctx: JobContext,
-    /** Entries an earlier run left in flight, settled at the start: counted there, not again as skipped. */
+    /** Entries an earlier run left in flight, settled at the start: counted there, not again as unchanged. */
     private readonly reconciled: ReadonlySet<string>,
     opts: { seesAll: boolean; asksClaimed: boolean },
   ) {
@@ -65,9 +65,9 @@ export class Ledger {
     this.claimed.reserve(count);
   }
 
-  /** A file met again as it was: skipped (unless settled at the start, where it was counted). */
+  /** A file met again as it was: unchanged (unless settled at the start, where it was counted). */
   unchanged(key: string): void {
-    if (!this.reconciled.has(key)) this.ctx.counts.skipped++;
+    if (!this.reconciled.has(key)) this.ctx.counts.unchanged++;
     this.knownUploaded++;
   }
 

@@ -43,7 +43,7 @@ describe('zips as their producers write them', () => {
     expect(r.paths).toEqual(['/Größe/Übersicht.docx', '/Résumé.pdf', '/plain.txt']);
     expect(r.summary.counts).toMatchObject({ uploaded: 3, failed: 0 });
     expect(r.summary.problems).toContainEqual({ key: '(source)', reason: expect.stringContaining('3 names read as cp437, the zip default') });
-    expect(r.second.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+    expect(r.second.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
   });
 
   it('WinZip and Info-ZIP on Windows: "?" in the OEM name, the real one in a fresh Unicode Path field; a stale field ignored', async () => {
@@ -102,7 +102,7 @@ describe('zips as their producers write them', () => {
     const said = await mirrorTwice('sjis-said', entries, ['--archive-encoding', 'cp932']);
     expect(said.first.code, said.first.stderr).toBe(0);
     expect(said.paths).toEqual(['/契約書/表計算.xlsx', '/日本語の資料.txt']);
-    expect(said.second.counts).toMatchObject({ uploaded: 0, skipped: 2 });
+    expect(said.second.counts).toMatchObject({ uploaded: 0, unchanged: 2 });
   });
 
   it('Western Europe (cp850) with --archive-encoding cp850; without it, the letters cp437 reads as box drawing are refused, not guessed', async () => {

@@ -14,7 +14,7 @@ describe('npm run demo', () => {
     expect(await runDemo(out as unknown as NodeJS.WritableStream)).toBe(0);
     // The counts agree from line to line: 9 files, 9 uploaded, 5 + 4 processed.
     expect(text).toContain('the sample: 9 files in 6 folders (one of them empty)');
-    expect(text).toContain('discovered 9  uploaded 9  skipped 0  failed 0');
+    expect(text).toContain('discovered 9  uploaded 9  unchanged 0  skipped 0  failed 0');
     expect(text).toContain('folders: 7 created');
     expect(text).toContain('the service took all 9 files, in 7 new folders (Demo and the sample\'s 6)');
     expect(text).toContain('processed: 5 of 9 indexed, 4 refused by processing');

@@ -34,7 +34,7 @@ describe('size and age filters', () => {
     expect(first.counts).toMatchObject({ discovered: 1, uploaded: 1, failed: 0 });
     expect((await client.documents.list(project).all()).map((d) => d.name)).toEqual(['new.txt']);
     const rest = onlyJson(await runFerry(base, service.env())) as unknown as Summary;
-    expect(rest.counts).toMatchObject({ discovered: 4, uploaded: 3, skipped: 1 });
+    expect(rest.counts).toMatchObject({ discovered: 4, uploaded: 3, unchanged: 1 });
     // Limited again: what they leave out is not taken for files gone from the source.
     const again = onlyJson(await runFerry([...base, '--max-size', '1K'], service.env())) as unknown as Summary;
     expect(again.counts).toMatchObject({ discovered: 3, uploaded: 0 });

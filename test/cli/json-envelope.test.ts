@@ -84,16 +84,16 @@ describe('one JSON shape for every command (docs/json-output.schema.json)', () =
     expect(await run('lock break', ['lock', 'break', '--project', project, '--path', 'Src'])).toMatchObject({ removed: 0, broken: [], warning: expect.stringMatching(/^nothing to break/) });
 
     const pulled = await run('pull', ['pull', project, join(dir, 'pulled'), '--from', 'Src', '--state', state]);
-    expect(pulled.counts).toEqual({ discovered: 3, downloaded: 3, skipped: 0, failed: 0, reconciled: 0 });
+    expect(pulled.counts).toEqual({ discovered: 3, downloaded: 3, unchanged: 0, skipped: 0, failed: 0, reconciled: 0 });
     expect((await run('pull', ['pull', project, join(dir, 'pulled'), '--from', 'Src', '--state', state, '--dry-run'])).counts).toMatchObject({ unchanged: 3, goneFromTheProject: 0 });
 
     const jobFile = join(dir, 'job.yaml');
     await writeFile(jobFile, `job: mirror\nsource: ${src}\nproject: ${project}\nto: Src\nstate: ${state}\n`);
-    expect(await run('run', ['run', jobFile])).toMatchObject({ job: 'mirror', counts: { reconciled: 0, skipped: 3 } });
+    expect(await run('run', ['run', jobFile])).toMatchObject({ job: 'mirror', counts: { reconciled: 0, unchanged: 3 } });
     const runs = await run('jobs list', ['jobs', 'list', '--state', state]);
     expect(runs.items.find((r: { job: string }) => r.job === 'pull').counts).toHaveProperty('downloaded', 3);
     // And in text, a pull's runs say downloaded, as its summary does.
-    expect((await runFerry(['jobs', 'list', '--state', state], env)).stdout).toMatch(/ pull +succeeded .* downloaded 3 skipped 0 failed 0 reconciled 0/);
+    expect((await runFerry(['jobs', 'list', '--state', state], env)).stdout).toMatch(/ pull +succeeded .* downloaded 3 unchanged 0 skipped 0 failed 0 reconciled 0/);
     expect((await run('jobs show', ['jobs', 'show', '1', '--state', state])).run).toMatchObject({ id: 1, job: 'mirror' });
     // Only unfinished runs resume: the answer to a finished one is an error, in the same shape.
     expect(await run('jobs resume', ['jobs', 'resume', '2', '--state', state], 2)).toMatchObject({ status: 'error', error: expect.stringContaining('already succeeded') });
@@ -139,7 +139,7 @@ describe('one JSON shape for every command (docs/json-output.schema.json)', () =
 
   it('the schema refuses what the issue reported', () => {
     const summary = { command: 'pull', status: 'succeeded', exitCode: 0, job: 'pull', runId: 1, bytes: 0, durationMs: 1, errors: [], problems: [] };
-    expect(envelopeErrors({ ...summary, counts: { discovered: 1, downloaded: 1, skipped: 0, failed: 0, reconciled: 0 } })).toEqual([]);
+    expect(envelopeErrors({ ...summary, counts: { discovered: 1, downloaded: 1, unchanged: 0, skipped: 0, failed: 0, reconciled: 0 } })).toEqual([]);
     // pull reusing `uploaded` for its downloads
     expect(envelopeErrors({ ...summary, counts: { discovered: 1, uploaded: 1, skipped: 0, failed: 0, reconciled: 0 } })).not.toEqual([]);
     // a summary that says succeeded while the process exits 1

@@ -72,7 +72,7 @@ describe('--manifest: every document with its own metadata', () => {
     expect(docs['contracts/acme.pdf']!.ocrStrategy).toBe('always');
 
     const again = onlyJson(await runFerry([...args, '--json'], useEmulator().env())) as Summary;
-    expect(again.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+    expect(again.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
     // In text too: the row without a file is said.
     const text = await runFerry(args, useEmulator().env());
     expect(text.stdout).toContain('(manifest): warning: 1 row of the manifest names no file of the source: "contracts/ghost.pdf"');
@@ -86,7 +86,7 @@ describe('--manifest: every document with its own metadata', () => {
     const planText = await runFerry([...args, '-n'], useEmulator().env());
     expect(planText.stdout).toContain(`upload, changed (metadata): contracts/globex.txt (${FILES['contracts/globex.txt'].length} B): client "Globex" -> "Globex Corp"`);
     const changed = onlyJson(await runFerry([...args, '--json'], useEmulator().env())) as Summary;
-    expect(changed.counts).toMatchObject({ uploaded: 1, skipped: 2 });
+    expect(changed.counts).toMatchObject({ uploaded: 1, unchanged: 2 });
     expect((await carried(project, 'Excel'))['contracts/globex.txt']!.metadata.client).toBe('Globex Corp');
 
     // check names the document and the key that differ from the sheet.

@@ -47,7 +47,7 @@ describe('folder creation refused', () => {
       expect(raw.filter((d) => !d.isDirectory).map((d) => d.metadata?.find((m) => m.key === 'ferry.relativePath')?.value).sort()).toEqual(['Imports/a/b/two.txt', 'Imports/a/one.txt', 'Imports/c/two.txt', 'Imports/top.txt']);
       expect(await remoteFolders(client, project)).toEqual([]);
       const again = await mirror({ source: join(dir, 'src'), project, to: 'Imports', progress: false }, { client, store });
-      expect(again.counts).toMatchObject({ uploaded: 0, skipped: 4 });
+      expect(again.counts).toMatchObject({ uploaded: 0, unchanged: 4 });
       expect(await remoteFiles(client, project)).toHaveLength(4);
       store.close();
       service.emulator.setFaults({});
@@ -78,7 +78,7 @@ describe('one folder refused (HTTP 400)', () => {
       if (!STRICT) expect(first.folders).toMatchObject({ creationUnavailable: false, created: 2, flattened: 1, refused: [{ path: 'back\\slash', why: expect.stringContaining('HTTP 400') }] });
       expect(await remoteFolders(client, project)).toEqual(STRICT ? [] : ['/ok', '/ok/deeper']);
       const again = await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
-      expect(again.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+      expect(again.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
     } finally {
       store.close();
     }

@@ -53,7 +53,7 @@ describe('ferry mirror (CLI)', () => {
 
     // The run is on record, with its problem, for `jobs list` and `jobs show`.
     const listed = await ferry(['jobs', 'list', '--state', join(dir, 'state.sqlite')], service.env());
-    expect(listed.stdout).toMatch(/^\s+1 {2}mirror {3}failed {6}.* uploaded 2 skipped 0 failed 1 reconciled 0/m);
+    expect(listed.stdout).toMatch(/^\s+1 {2}mirror {3}failed {6}.* uploaded 2 unchanged 0 skipped 0 failed 1 reconciled 0/m);
     const shown = (onlyJson(await ferry(['jobs', 'show', '1', '--state', join(dir, 'state.sqlite'), '--json'], service.env())) as any).run;
     expect(shown).toMatchObject({ id: 1, job: 'mirror', status: 'failed', params: { source: src, project } });
     expect(shown.errors[0]).toMatch(/^secret\.txt: cannot read .*EACCES/);

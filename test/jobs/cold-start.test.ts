@@ -55,7 +55,7 @@ describe('mirror with no checkpoint file', () => {
 
     for (const container of ['container-2', 'container-3']) {
       const again = await run('nightly', container);
-      expect(again.counts, container).toMatchObject({ discovered: n, uploaded: 0, skipped: n, failed: 0 });
+      expect(again.counts, container).toMatchObject({ discovered: n, uploaded: 0, unchanged: n, failed: 0 });
       expect(again.coldStart, container).toMatchObject({ reason: 'cold', adopted: n, withoutFingerprint: 0 });
     }
     let remote = await remoteFiles(client, project);
@@ -72,11 +72,11 @@ describe('mirror with no checkpoint file', () => {
     for (const key of Object.keys(FILES)) await utimes(join(src, key), later, later);
     await writeFile(join(src, 'docs/b.txt'), 'BRAVO BRAVO');
     const changed = await run('nightly', 'container-4');
-    expect(changed.counts).toMatchObject({ discovered: n, uploaded: 1, skipped: n - 1 });
+    expect(changed.counts).toMatchObject({ discovered: n, uploaded: 1, unchanged: n - 1 });
 
     // The same job under another profile name (another state file): nothing to do.
     const renamed = await run('renamed', 'container-1');
-    expect(renamed.counts).toMatchObject({ discovered: n, uploaded: 0, skipped: n });
+    expect(renamed.counts).toMatchObject({ discovered: n, uploaded: 0, unchanged: n });
 
     remote = await remoteFiles(client, project);
     // Every path once, but the changed file: its older document stays (the service cannot delete it).
@@ -106,15 +106,15 @@ describe('mirror with no checkpoint file', () => {
       const later = new Date(Date.now() + 120_000);
       for (const key of ['x/one.txt', 'x/two.txt', 'three.txt']) await utimes(join(src, key), later, later);
       const touched = await mirror({ source: src, project, progress: false }, { client, store });
-      expect(touched.counts).toMatchObject({ discovered: 3, uploaded: 0, skipped: 3 });
+      expect(touched.counts).toMatchObject({ discovered: 3, uploaded: 0, unchanged: 3 });
       expect(touched.coldStart).toBeUndefined();
       // The times were noted: the next run does not read the content again (and still uploads nothing).
       const again = await mirror({ source: src, project, progress: false }, { client, store });
-      expect(again.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+      expect(again.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
 
       const resync = await mirror({ source: src, project, progress: false, resync: true }, { client, store });
       expect(resync.coldStart).toMatchObject({ reason: 'resync', adopted: 3 });
-      expect(resync.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+      expect(resync.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
     } finally {
       store.close();
     }
@@ -132,7 +132,7 @@ describe('mirror with no checkpoint file', () => {
     const cold = await mirror({ source: src, project, progress: false }, { client: service.client({ dispatcher: counting.dispatcher }), store: fresh });
     fresh.close();
     expect(cold.coldStart).toMatchObject({ reason: 'cold', adopted: 13 });
-    expect(cold.counts).toMatchObject({ discovered: 13, uploaded: 0, skipped: 13 });
+    expect(cold.counts).toMatchObject({ discovered: 13, uploaded: 0, unchanged: 13 });
     // The inventory's one page; before, a listing of each parent folder (here 1 + 3 + 12 = 16) followed it.
     expect(counting.count('GET', new RegExp(`^/projects/${project}/documents$`))).toBe(1);
     expect(counting.count('POST', /\/folders$/)).toBe(0);
@@ -154,7 +154,7 @@ describe('mirror with no checkpoint file', () => {
     try {
       const summary = await mirror({ source: src, project, progress: false }, { client, store });
       expect(summary.coldStart).toMatchObject({ reason: 'cold', adopted: 2, withoutFingerprint: 2 });
-      expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 2, skipped: 1, failed: 0 });
+      expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 2, unchanged: 1, failed: 0 });
       // Said, not failed: a problem of the run, not one of its errors.
       expect(summary.errors).toEqual([]);
       const warnings = summary.problems.filter((p) => /carry no fingerprint/.test(p.reason));
@@ -188,8 +188,8 @@ describe('mirror with no checkpoint file', () => {
     await writeFile(join(src, 'a.txt'), 'ALPHA, changed');
     expect((await run('b.sqlite')).counts).toMatchObject({ uploaded: 2, reconciled: 0 });
     expect((await run('a.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 2 });
-    expect((await run('a.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 0, skipped: 4 });
-    expect((await run('b.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 0, skipped: 4 });
+    expect((await run('a.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 0, unchanged: 4 });
+    expect((await run('b.sqlite')).counts).toMatchObject({ uploaded: 0, reconciled: 0, unchanged: 4 });
     // On the service: one document a path, but for a.txt's superseded version.
     const paths = (await remoteFiles(client, project)).map((d) => d.path).sort();
     expect(paths).toEqual(['/Share/a.txt', '/Share/a.txt', '/Share/docs/b.txt', '/Share/docs/deep/c.txt', '/Share/docs/new.txt']);

@@ -126,7 +126,7 @@ describe('the lease between processes with their own stores', () => {
     const next = onlyJson(await mirror(src, project, env(dir, 'other'), ['--wait-lock', '60s'])) as unknown as Answer;
     expect(next.exitCode, JSON.stringify(next)).toBe(0);
     expect(next.lease?.tookOverFrom?.map((h) => h.pid)).toEqual([holder!.pid]);
-    expect((next.counts?.uploaded ?? 0) + (next.counts?.skipped ?? 0) + (next.counts?.reconciled ?? 0)).toBe(n);
+    expect((next.counts?.uploaded ?? 0) + (next.counts?.unchanged ?? 0) + (next.counts?.skipped ?? 0) + (next.counts?.reconciled ?? 0)).toBe(n);
     expect(await pathsOnce(project)).toBe(n);
   });
 

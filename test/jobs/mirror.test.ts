@@ -86,7 +86,7 @@ describe('mirror', () => {
     expect(uploadsAfterFirst).toBe(4);
 
     const second = await mirror({ source: src, project, progress: false }, { client, store });
-    expect(second.counts).toMatchObject({ discovered: 4, uploaded: 0, skipped: 4 });
+    expect(second.counts).toMatchObject({ discovered: 4, uploaded: 0, unchanged: 4 });
     expect(counting.count('POST', /\/documents$/)).toBe(uploadsAfterFirst);
     // Six folders made once; without folder creation, one refused probe per run.
     expect(counting.count('POST', /\/folders$/)).toBe(STRICT ? 2 : 6);
@@ -95,7 +95,7 @@ describe('mirror', () => {
     await utimes(join(src, 'a', 'one.txt'), new Date(), new Date(Date.now() + 5_000));
     const third = await mirror({ source: src, project, progress: false }, { client, store });
     store.close();
-    expect(third.counts).toMatchObject({ uploaded: 1, skipped: 3 });
+    expect(third.counts).toMatchObject({ uploaded: 1, unchanged: 3 });
     const superseded = third.superseded as { key: string; previous: string; current: string }[];
     expect(superseded).toHaveLength(1);
     expect(superseded[0]!.key).toBe('a/one.txt');
@@ -130,16 +130,16 @@ describe('mirror', () => {
     await writeFile(join(src, 'a', 'b', 'two.txt'), 'TWO TWO');
     await utimes(join(src, 'a', 'b', 'two.txt'), new Date(), new Date(Date.now() + 7_000));
     const second = await mirror({ source: src, project, progress: false }, { client, store });
-    expect(second.counts).toMatchObject({ discovered: files, uploaded: 1, skipped: files - 1 });
+    expect(second.counts).toMatchObject({ discovered: files, uploaded: 1, unchanged: files - 1 });
     // A new file next to unchanged ones, and one removed elsewhere: both seen through the digests.
     await writeFile(join(src, 'a', 'three.txt'), '3');
     await rm(join(src, 'f0.txt'));
     const third = await mirror({ source: src, project, progress: false }, { client, store });
-    expect(third.counts).toMatchObject({ discovered: files, uploaded: 1, skipped: files - 1 });
+    expect(third.counts).toMatchObject({ discovered: files, uploaded: 1, unchanged: files - 1 });
     expect(third.deletedLocally).toMatchObject({ count: 1, sample: ['f0.txt'] });
     const fourth = await mirror({ source: src, project, progress: false }, { client, store });
     store.close();
-    expect(fourth.counts).toMatchObject({ discovered: files, uploaded: 0, skipped: files });
+    expect(fourth.counts).toMatchObject({ discovered: files, uploaded: 0, unchanged: files });
     // Said by name on the run that first missed it; counted after (issue 77: a nightly job stays quiet).
     expect(fourth.deletedLocally).toMatchObject({ count: 0, before: 1 });
     const twos = (await remoteFiles(client, project)).filter((f) => f.path === '/a/b/two.txt');

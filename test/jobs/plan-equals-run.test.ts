@@ -58,7 +58,7 @@ describe('a dry run previews the run', () => {
           const run = await mirror(opts, { client, store: second });
           second.close();
           const c = run.counts;
-          expect({ sent: plan.new + plan.changed, kept: plan.unchanged }, JSON.stringify({ tree, changes, which, sums, firstSums, plan, counts: c })).toEqual({ sent: c.uploaded, kept: c.skipped + c.reconciled });
+          expect({ sent: plan.new + plan.changed, kept: plan.unchanged }, JSON.stringify({ tree, changes, which, sums, firstSums, plan, counts: c })).toEqual({ sent: c.uploaded, kept: c.unchanged + c.reconciled });
         } finally {
           await rm(dir, { recursive: true, force: true });
         }

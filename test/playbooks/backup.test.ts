@@ -53,19 +53,20 @@ describe('ferry playbooks backup', () => {
     try {
       const day1 = await backupPlaybooks({ out, now: at('2026-11-20T01:00:00Z'), keep: 2 }, { client, store });
       const playbooks = day1.counts.discovered;
-      expect(day1.counts).toMatchObject({ uploaded: playbooks, skipped: 0, failed: 0 });
+      expect(day1.counts).toMatchObject({ uploaded: playbooks, unchanged: 0, skipped: 0, failed: 0 });
 
       // Nothing changed: nothing new is written.
       const day2 = await backupPlaybooks({ out, now: at('2026-11-21T01:00:00Z'), keep: 2 }, { client, store });
-      expect(day2.counts).toMatchObject({ uploaded: 0, skipped: playbooks, failed: 0 });
+      // Unchanged is no skip: nothing to say of it by name.
+      expect(day2.counts).toMatchObject({ uploaded: 0, unchanged: playbooks, skipped: 0, failed: 0 });
       expect(day2.errors).toEqual([]);
-      expect(day2.problems.find((p) => p.key === first.id)?.reason).toMatch(/^skipped: unchanged since Backup one-.*\/20261120T010000Z\.zip$/);
+      expect(day2.problems.find((p) => p.key === first.id)).toBeUndefined();
 
       // One playbook changes three times: three new archives for it, the oldest pruned by --keep 2.
       for (const [i, when] of ['2026-11-22T01:00:00Z', '2026-11-23T01:00:00Z', '2026-11-24T01:00:00Z'].entries()) {
         await client.referenceMaterials.create(first.id, { name: `Added ${i}`, type: 'text', textValue: `change ${i}` });
         const run = await backupPlaybooks({ out, now: at(when), keep: 2 }, { client, store });
-        expect(run.counts).toMatchObject({ uploaded: 1, skipped: playbooks - 1 });
+        expect(run.counts).toMatchObject({ uploaded: 1, unchanged: playbooks - 1 });
       }
       const index = await readIndex(out);
       const mine = index.backups.filter((b) => b.playbookIdentifier === first.id).map((b) => b.file.split('/')[1]).sort();
@@ -144,7 +145,7 @@ describe('ferry playbooks backup heals a damaged newest archive', () => {
       expect(fresh.map((x) => x.playbookIdentifier).sort()).toEqual([a.id, b.id, c.id].sort());
       // And the run after that skips all of them: nothing is damaged any more.
       const third = await backupPlaybooks({ out, now: at('2026-11-22T01:00:00Z') }, { client, store });
-      expect(third.counts).toMatchObject({ uploaded: 0, skipped: n });
+      expect(third.counts).toMatchObject({ uploaded: 0, unchanged: n });
     } finally {
       store.close();
     }

@@ -71,7 +71,7 @@ describe('ferry pull', () => {
     // An empty folder exists only where the service could hold one.
     if (!STRICT) expect(await readdir(join(out, 'emptyfolder'))).toEqual([]);
     const again = await pull({ project, dir: out, progress: false }, { client, store });
-    expect(again.counts).toMatchObject({ discovered: 5, uploaded: 0, skipped: 5 });
+    expect(again.counts).toMatchObject({ discovered: 5, uploaded: 0, unchanged: 5 });
     store.close();
   });
 
@@ -111,7 +111,7 @@ describe('ferry pull', () => {
     expect([...got.keys()].filter((k) => k.includes('.ferry-'))).toEqual([]);
     expect(got).toEqual(await tree(src));
     const noop = onlyJson(await runFerry(args, service.env())) as { counts: Record<string, number> };
-    expect(noop.counts).toMatchObject({ downloaded: 0, skipped: 120, failed: 0 });
+    expect(noop.counts).toMatchObject({ downloaded: 0, unchanged: 120, failed: 0 });
   });
 
   it('keeps a local file ferry did not write and reports the conflict; exit 1', async () => {
@@ -189,8 +189,8 @@ describe('ferry pull', () => {
     // The next run skips them again, and counts them instead of naming them once more.
     const again = await pull({ project, dir: join(dir, 'out'), progress: false }, { client, store });
     store.close();
-    // Skipped: the file already pulled, and the two older documents.
-    expect(again.counts).toMatchObject({ discovered: 3, uploaded: 0, skipped: 3, failed: 0 });
+    // The file already pulled is unchanged; the two older documents are skipped (reported on the first pull).
+    expect(again.counts).toMatchObject({ discovered: 3, uploaded: 0, unchanged: 1, skipped: 2, failed: 0 });
     expect(again.problems).toEqual([]);
     expect(again.repeatedNotices).toBe(2);
   });

@@ -8,7 +8,7 @@ import { parseShard, shareOf } from '../../src/tenants/shard.js';
 describe('progress line', () => {
   it('shows files, bytes, rate, ETA and failures', () => {
     const line = describeProgress(
-      { counts: { discovered: 10, uploaded: 4, skipped: 2, failed: 1, reconciled: 1 }, bytes: 5 * 1024 * 1024, bytesPlanned: 10 * 1024 * 1024, itemsPlanned: 8, discovering: false },
+      { counts: { discovered: 10, uploaded: 4, unchanged: 0, skipped: 2, failed: 1, reconciled: 1 }, bytes: 5 * 1024 * 1024, bytesPlanned: 10 * 1024 * 1024, itemsPlanned: 8, discovering: false },
       5_000,
     );
     // 8 entries handled in 5 s.
@@ -19,7 +19,7 @@ describe('progress line', () => {
 });
 
 describe('live progress line', () => {
-  const counts = { discovered: 40, uploaded: 20, skipped: 5, failed: 1, reconciled: 0 };
+  const counts = { discovered: 40, uploaded: 20, unchanged: 0, skipped: 5, failed: 1, reconciled: 0 };
   const base = { counts, bytes: 20 * 1024 * 1024, bytesPlanned: 30 * 1024 * 1024, itemsPlanned: 30, discovering: true };
 
   it('shows the listing apart, without a bar or an ETA, while it runs', () => {

@@ -48,7 +48,7 @@ describe('the timetable', () => {
       for await (const c of out) bytes += (c as Buffer).length;
       return bytes;
     };
-    const state = { counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: false, bwlimit: () => bw.rate };
+    const state = { counts: { discovered: 0, uploaded: 0, unchanged: 0, skipped: 0, failed: 0, reconciled: 0 }, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: false, bwlimit: () => bw.rate };
     expect(describeProgress(state, 1_000)).toContain('limit 10.0 KiB/s');
     expect(await read(8)).toBe(40 * 1024);
     // 40 KiB at 10 KiB/s, a second's worth in the bucket at the start: 3 s of waits.

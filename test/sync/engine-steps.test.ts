@@ -80,7 +80,7 @@ describe('write and retry: the intent before the write', () => {
     expect(ctx.bytes).toBe(3);
     expect(ctx.errors).toEqual([{ key: 'renamed.txt', error: expect.stringContaining('stored it under another name, "renamed (1).txt"') }]);
     const again = await run(store, items, dest);
-    expect(again.ctx.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+    expect(again.ctx.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
     expect(dest.attempts.get('renamed.txt')).toBe(1);
   });
 
@@ -119,7 +119,7 @@ describe('write and retry: the intent before the write', () => {
     expect(ctx.counts).toMatchObject({ uploaded: 2, failed: 0 });
     expect(limits.reached?.limit).toBe('max-files');
     const next = await run(store, tree(6), dest, { maxConcurrency: 1 });
-    expect(next.ctx.counts).toMatchObject({ uploaded: 4, skipped: 2, failed: 0 });
+    expect(next.ctx.counts).toMatchObject({ uploaded: 4, unchanged: 2, failed: 0 });
   });
 
   it('a hard cutoff cancels a write in flight without failing it; the next run writes it', async () => {
@@ -172,12 +172,12 @@ describe('the group digest', () => {
     failing = false;
     const lookups = lookupsOf(store);
     const second = await run(store, tree(20), dest);
-    expect(second.ctx.counts).toMatchObject({ uploaded: 1, skipped: 19, failed: 0 });
+    expect(second.ctx.counts).toMatchObject({ uploaded: 1, unchanged: 19, failed: 0 });
     expect(lookups.keys).toBe(20);
     expect(store.groupDigest('k', 'f/', 0)).toBe(groupDigest(tree(20)()));
     const third = await run(store, tree(20), dest);
     expect(lookups.keys).toBe(20);
-    expect(third.ctx.counts).toMatchObject({ skipped: 20, discovered: 20 });
+    expect(third.ctx.counts).toMatchObject({ unchanged: 20, discovered: 20 });
   });
 
   it('a folder of fewer than 8 files gets no digest; 8 do', async () => {
@@ -200,7 +200,7 @@ describe('the group digest', () => {
     const lookups = lookupsOf(store);
     const changed = () => big().map((e, i) => (i === 4_109 ? file(e.key, 'changed', 5_000) : e));
     const { ctx } = await run(store, changed, dest);
-    expect(ctx.counts).toMatchObject({ uploaded: 1, skipped: 4_109 });
+    expect(ctx.counts).toMatchObject({ uploaded: 1, unchanged: 4_109 });
     expect(lookups.keys).toBe(14);
   });
 
@@ -214,7 +214,7 @@ describe('the group digest', () => {
     expect(store.groupDigest('k', 'b/', 0)).toBe(groupDigest(tree(10, 'b')()));
     const lookups = lookupsOf(store);
     const { ctx } = await run(store, interleaved, dest);
-    expect(ctx.counts).toMatchObject({ discovered: 30, skipped: 30, uploaded: 0 });
+    expect(ctx.counts).toMatchObject({ discovered: 30, unchanged: 30, uploaded: 0 });
     // b/ and one of the two runs of a/ by their digests; the other run of a/ (the same chunk number) looked up.
     expect(lookups.keys).toBe(10);
   });
@@ -417,7 +417,7 @@ describe('the walk and the ledger', () => {
     const dest = new MemoryDestination();
     await run(store, tree(4), dest);
     const filtered = await run(store, tree(4), dest, { filter: (e) => e.key !== 'f/2.txt' });
-    expect(filtered.ctx.counts).toMatchObject({ discovered: 3, skipped: 3 });
+    expect(filtered.ctx.counts).toMatchObject({ discovered: 3, unchanged: 3 });
     expect((filtered.report.deletedLocally as { count: number }).count).toBe(0);
     const only = await run(store, () => [...tree(4)(), { kind: 'problem', key: 'p', outcome: 'failed', reason: 'unreadable' } as const], dest, { only: new Set(['f/1.txt']) });
     expect(only.ctx.counts).toMatchObject({ discovered: 1, uploaded: 1 });
@@ -438,17 +438,17 @@ describe('the walk and the ledger', () => {
     const dest = new Hashing();
     await run(store, () => [file('same.txt', 'aaaa'), file('other.txt', 'bbbb')], dest);
     const { ctx } = await run(store, () => [file('same.txt', 'aaaa', 2_000), file('other.txt', 'cccc', 2_000)], dest);
-    expect(ctx.counts).toMatchObject({ skipped: 1, uploaded: 1 });
+    expect(ctx.counts).toMatchObject({ unchanged: 1, uploaded: 1 });
     expect(store.getItem('k', 'same.txt')?.mtimeMs).toBe(2_000);
     expect(dest.attempts.get('same.txt')).toBe(1);
     // The written one carries its content's sha256: a later time change compares content again.
     const third = await run(store, () => [file('same.txt', 'aaaa', 3_000), file('other.txt', 'cccc', 3_000)], dest);
-    expect(third.ctx.counts).toMatchObject({ skipped: 2, uploaded: 0 });
+    expect(third.ctx.counts).toMatchObject({ unchanged: 2, uploaded: 0 });
   });
 
   it('the progress counts what is planned, and says when the walk is done', async () => {
     const store = newStore();
-    const state = { counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
+    const state = { counts: { discovered: 0, uploaded: 0, unchanged: 0, skipped: 0, failed: 0, reconciled: 0 }, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true };
     const ctx = context(store);
     state.counts = ctx.counts;
     await run(store, () => [file('a.txt', 'aaa'), file('b.txt', 'bb')], new MemoryDestination(), { ctx, progress: state });
@@ -476,7 +476,7 @@ describe('what else each step owes', () => {
     const sha = createHash('sha256').update('content 0').digest('hex');
     expect(store.getItem('k', 'f/0.txt')?.sha256).toBe(sha);
     const again = await run(store, () => tree(3)().map((e) => ({ ...e, mtimeMs: 9_000 })), dest, { checksum: true });
-    expect(again.ctx.counts).toMatchObject({ uploaded: 0, skipped: 3 });
+    expect(again.ctx.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
     expect(dest.writesStarted).toBe(3);
   });
 

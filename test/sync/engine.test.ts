@@ -20,7 +20,7 @@ async function run(store: SqliteCheckpointStore, items: () => Iterable<SourceEnt
 }
 
 const tree = (n: number, folder = 'f') => () => Array.from({ length: n }, (_, i) => file(`${folder}/${i}.txt`, `content ${i}`));
-const sum = (c: JobContext['counts']) => c.uploaded + c.reconciled + c.skipped + c.failed;
+const sum = (c: JobContext['counts']) => c.uploaded + c.reconciled + c.unchanged + c.skipped + c.failed;
 
 describe('the transfer engine, alone', () => {
   it('accounts for every entry: written, skipped or failed with its reason; discovered is their sum', async () => {
@@ -35,9 +35,9 @@ describe('the transfer engine, alone', () => {
     expect(ctx.errors.map((e) => e.key).sort()).toEqual(['bad\u0001', 'f/3.txt']);
     expect(ctx.problems).toEqual([{ key: 'link', reason: 'skipped: symbolic link' }]);
     expect(dest.attempts.get('f/3.txt')).toBe(1); // the item's own fault: not retried
-    // A rerun writes nothing new: the nine are skipped as unchanged, the failure tried again.
+    // A rerun writes nothing new: the nine are unchanged, the link skipped again, the failure tried again.
     const again = await run(store, items, dest);
-    expect(again.ctx.counts).toMatchObject({ discovered: 12, uploaded: 0, skipped: 10, failed: 2 });
+    expect(again.ctx.counts).toMatchObject({ discovered: 12, uploaded: 0, unchanged: 9, skipped: 1, failed: 2 });
     expect(dest.attempts.get('f/0.txt')).toBe(1);
   });
 
@@ -52,13 +52,13 @@ describe('the transfer engine, alone', () => {
       return fingerprints(jobKey, keys);
     };
     const { ctx } = await run(store, tree(50), dest);
-    expect(ctx.counts).toMatchObject({ discovered: 50, skipped: 50, uploaded: 0 });
+    expect(ctx.counts).toMatchObject({ discovered: 50, unchanged: 50, uploaded: 0 });
     expect(lookups).toBe(0);
     expect(dest.writesStarted).toBe(50);
     // One file changed: that folder is looked up again, and only the changed file is written.
     const changed = () => tree(50)().map((e) => (e.key === 'f/7.txt' ? file('f/7.txt', 'new content', 2_000) : e));
     const third = await run(store, changed, dest);
-    expect(third.ctx.counts).toMatchObject({ uploaded: 1, skipped: 49 });
+    expect(third.ctx.counts).toMatchObject({ uploaded: 1, unchanged: 49 });
     expect(lookups).toBe(50);
   });
 

@@ -114,5 +114,5 @@ export function closeStores(): void {
 /** A run of job key `k` in the store, as the runner hands it to the engine. */
 export function context(store: SqliteCheckpointStore, extra: Partial<JobContext> = {}): JobContext {
   const run = store.startRun({ job: 'test', jobKey: 'k', params: {}, uploadId: 'u' });
-  return { run, uploadId: 'u', signal: new AbortController().signal, counts: { discovered: 0, uploaded: 0, skipped: 0, failed: 0, reconciled: 0 }, errors: [], problems: [], bytes: 0, ...extra };
+  return { run, uploadId: 'u', signal: new AbortController().signal, counts: { discovered: 0, uploaded: 0, unchanged: 0, skipped: 0, failed: 0, reconciled: 0 }, errors: [], problems: [], bytes: 0, ...extra };
 }

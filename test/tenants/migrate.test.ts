@@ -164,7 +164,7 @@ describe('ferry migrate between two regions', () => {
     expect(summary.status).toBe('succeeded');
     // Accounting: 3 projects + 120 documents + 2 playbooks, each exactly one outcome.
     expect(summary.counts.discovered).toBe(125);
-    expect(summary.counts.copied + summary.counts.reconciled + summary.counts.skipped + summary.counts.failed).toBe(125);
+    expect(summary.counts.copied + summary.counts.reconciled + summary.counts.unchanged + summary.counts.skipped + summary.counts.failed).toBe(125);
     expect(summary.verification).toMatchObject({ differenceCount: 0, counts: { projects: 3, documents: 120, playbooks: 2 } });
 
     // Exactly once on the target: one project per name, every path once, nothing else.

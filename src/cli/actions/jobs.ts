@@ -104,5 +104,5 @@ function runJson(r: RunRecord): Record<string, unknown> {
 
 function line(r: RunRecord): string {
   const c = r.counts;
-  return `${String(r.id).padStart(5)}  ${r.job.padEnd(8)} ${r.status.padEnd(11)} ${r.startedAt}  ${writtenVerb(r.job)} ${c.uploaded} skipped ${c.skipped} failed ${c.failed} reconciled ${c.reconciled}  ${formatBytes(r.bytes)}`;
+  return `${String(r.id).padStart(5)}  ${r.job.padEnd(8)} ${r.status.padEnd(11)} ${r.startedAt}  ${writtenVerb(r.job)} ${c.uploaded} unchanged ${c.unchanged ?? 0} skipped ${c.skipped} failed ${c.failed} reconciled ${c.reconciled}  ${formatBytes(r.bytes)}`;
 }

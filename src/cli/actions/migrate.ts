@@ -109,7 +109,7 @@ function describeMigration(summary: Record<string, unknown>, toProfile: string):
   if (options) lines.push(`  organization metadata: ${options.definitions} definitions, ${options.options} options (${options.created} created on the target)`);
   for (const p of (summary.projects as ProjectReport[] | undefined) ?? []) {
     const d = p.documents;
-    lines.push(`  project ${visible(p.name ?? '')} ${p.source} -> ${p.target ?? '(none)'} (${p.outcome}): ${d.uploaded} documents copied, ${d.reconciled} found, ${d.skipped} skipped, ${d.failed} failed, ${formatBytes(p.bytes)}`);
+    lines.push(`  project ${visible(p.name ?? '')} ${p.source} -> ${p.target ?? '(none)'} (${p.outcome}): ${d.uploaded} documents copied, ${d.reconciled} found, ${d.unchanged ?? 0} unchanged, ${d.skipped} skipped, ${d.failed} failed, ${formatBytes(p.bytes)}`);
     // What the target's processing did with this project's copies (--wait), and how to see it whole.
     const w = p.processing;
     if (w && p.target) {

@@ -151,7 +151,7 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   const lines = [
     `${s.job} run ${s.runId}: ${s.status} in ${formatDuration(s.durationMs)}`,
     // A backup counts an unchanged playbook apart from one skipped for a reason (one word, one meaning).
-    `  found ${c.discovered}  ${writtenVerb(s.job)} ${c.uploaded}${c.reconciled ? `  already in place ${c.reconciled}` : ''}${typeof s.unchanged === 'number' ? `  unchanged ${s.unchanged}  skipped ${c.skipped - s.unchanged}` : `  skipped ${c.skipped}`}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
+    `  found ${c.discovered}  ${writtenVerb(s.job)} ${c.uploaded}${c.reconciled ? `  already in place ${c.reconciled}` : ''}  unchanged ${c.unchanged ?? 0}  skipped ${c.skipped}  failed ${c.failed}  bytes ${formatBytes(s.bytes)}`,
   ];
   if (s.parts) lines.push(`  sub-resources: ${Object.entries(s.parts as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   if (s.target) lines.push(`  ${targetLine(s.job, s.target as Target)}`);
