@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/runner/lease-*.test.ts', 'test/api/settled.test.ts', 'test/runner/lease-judge.test.ts'],
+    include: ['test/runner/lease-*.test.ts', 'test/api/listed.test.ts', 'test/runner/lease-judge.test.ts'],
     testTimeout: 60_000,
     pool: 'forks',
   },

@@ -18,8 +18,8 @@ import { IdMap } from '../src/mapping/id-map.js';
 import { openArchive } from '../src/playbooks/read.js';
 import { replayImport } from '../src/playbooks/replay.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
-import { awaitListed, type Settled } from '../src/api/settled.js';
-import { noteError, noteProblem, runJob, settledListings, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { awaitListed, type Listed } from '../src/api/listed.js';
+import { noteError, noteProblem, runJob, listedProof, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
 import { describeTarget, hostOf } from '../src/api/target.js';
 import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-use.js';
@@ -128,7 +128,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
     const ids = new IdMap(store, `${jobKey}|ids`, ctx.run.id, ctx.uploadId, ctx.writeGate);
     // Reads only, before any write: the target projects earlier runs made (whatever store they
     // used) are found again; a same-named project that is not theirs stops the run here.
-    await adoptCounterparts(projects, to, ids, opts.intoExisting === true, settledListings(ctx));
+    await adoptCounterparts(projects, to, ids, opts.intoExisting === true, listedProof(ctx));
     const target = new TargetMetadata(to, ids, opts.mapping);
     // Reads only, before any write: a definition the target lacks stops the migration here.
     const used = await definitionsUsed(from, projects, playbooks, opts.mapping);
@@ -215,8 +215,8 @@ interface ProjectWork extends MigrateDeps {
 }
 
 /** Maps every selected project that has no target yet to the target project an earlier run made, if any. */
-async function adoptCounterparts(projects: Project[], to: FerryClient, ids: IdMap, intoExisting: boolean, settled: Settled): Promise<void> {
-  const { found, refusals } = await resolveCounterparts(to, projects, ids, intoExisting, settled);
+async function adoptCounterparts(projects: Project[], to: FerryClient, ids: IdMap, intoExisting: boolean, listed: Listed): Promise<void> {
+  const { found, refusals } = await resolveCounterparts(to, projects, ids, intoExisting, listed);
   if (refusals.length) throw new ConfigurationError(`${refusals.join('; ')}. Nothing was written.`);
   for (const [source, target] of found) ids.adopt('project', source, target);
 }
@@ -252,7 +252,7 @@ async function migrateProject(project: Project, w: ProjectWork): Promise<Project
   w.state.discovering = true;
   const extra = await transfer({
     source: new ProjectSource(w.from, project.objectIdentifier, { skipFailed: true, pageSize: CARRIED_PAGE_SIZE }),
-    destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '', markers: 'origin', madeByThisRun: madeNow, settled: settledListings(ctx) }),
+    destination: new ProjectDestination({ client: w.to, store: w.store, project: targetId, jobKey: docsKey, base: '', markers: 'origin', madeByThisRun: madeNow, listed: listedProof(ctx) }),
     store: w.store,
     jobKey: docsKey,
     ctx,
@@ -357,14 +357,14 @@ export async function verifyMigration(opts: MigrateSelection & { concurrency?: n
 async function compareAll(v: Verification, projects: Project[], playbooks: Playbook[], ids: IdMap, deps: MigrateDeps & { signal?: AbortSignal }): Promise<VerifyReport> {
   const { from, to } = deps;
   // A verification writes nothing: it reads the target as a run would, from listings that show what was written before it began.
-  const settled = await awaitListed(to.transport.listingLag, performance.now());
+  const listed = await awaitListed(to.transport.listingLag, performance.now());
   const targetProjects = projects.some((p) => !ids.get('project', p.objectIdentifier)) ? await to.projects.list().all() : [];
   for (const p of projects) {
     // Through this store's id map; else the target project whose documents name this one (made
     // from another store); else the only one of that name.
     let target = ids.get('project', p.objectIdentifier);
     if (!target) {
-      const named = await projectCounterparts(to, p, settled, targetProjects);
+      const named = await projectCounterparts(to, p, listed, targetProjects);
       target = named.find((c) => c.evidence === 'documents name the source project')?.id ?? (named.length === 1 ? named[0]?.id : undefined);
     }
     await v.project(p, target, deps.signal);

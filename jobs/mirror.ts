@@ -12,8 +12,8 @@ import { Manifest, ManifestOverlay, overlayOf, separatorsNote, unmatchedWarning,
 import type { CheckpointStore } from '../src/store/types.js';
 import { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import type { ItemRetryOptions } from '../src/runner/item-retry.js';
-import { noteProblem, runJob, settledListings, type JobContext, type JobSummary } from '../src/runner/job.js';
-import { awaitListed, type Settled } from '../src/api/settled.js';
+import { noteProblem, runJob, listedProof, type JobContext, type JobSummary } from '../src/runner/job.js';
+import { awaitListed, type Listed } from '../src/api/listed.js';
 import { awaitRunBatch, countBatch } from '../src/report/processing.js';
 import { Progress, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
@@ -112,7 +112,7 @@ export async function mirror(opts: MirrorOptions, deps: MirrorDeps): Promise<Job
 export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source: Source, ctx: JobContext): Promise<Record<string, unknown>> {
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   const overlay = overlayOf(source);
-  const destination = projectDestination(opts, deps, jobKey, settledListings(ctx), false, overlay);
+  const destination = projectDestination(opts, deps, jobKey, listedProof(ctx), false, overlay);
   const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true, ...(bandwidth ? { bwlimit: () => bandwidth.rate } : {}) };
   const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
@@ -154,9 +154,9 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   const jobKey = mirrorJobKey(deps.client.transport.address.baseUrl, opts);
   // A plan reads what the project holds as a run would: from listings that show every write made
   // before it began (waiting out the listing lag, if the service has one).
-  const settled = await awaitListed(deps.client.transport.listingLag, performance.now());
+  const listed = await awaitListed(deps.client.transport.listingLag, performance.now());
   const overlay = overlayOf(source);
-  const destination = projectDestination(opts, deps, jobKey, settled, true, overlay);
+  const destination = projectDestination(opts, deps, jobKey, listed, true, overlay);
   // A store that knows nothing of the project plans against what the project holds, adopted into
   // a scratch store (the real one is not written), as the run itself would.
   const scratch = opts.resync || isCold(deps.store, jobKey) ? openScratchStore() : undefined;
@@ -172,9 +172,9 @@ export async function planMirror(opts: MirrorOptions, deps: MirrorDeps, onItem?:
   }
 }
 
-function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, settled: Settled, dryRun: boolean, overlay: ManifestOverlay | undefined): ProjectDestination {
+function projectDestination(opts: MirrorOptions, deps: MirrorDeps, jobKey: string, listed: Listed, dryRun: boolean, overlay: ManifestOverlay | undefined): ProjectDestination {
   return new ProjectDestination({
-    settled,
+    listed,
     // A manifest's run compares what each document carries: on a cold start and where a warm run finds one.
     inventoryAttributes: overlay !== undefined,
     identityOf: overlay?.adopted,

@@ -1,5 +1,5 @@
 // The one clock interface: elapsed local time and waiting on it, injected wherever a decision
-// waits (the listing bound, src/api/settled.ts; the lease, src/runner/lease), so that tests drive
+// waits (the listing bound, src/api/listed.ts; the lease, src/runner/lease), so that tests drive
 // time by hand. Its readings are never compared across machines.
 export interface Clock {
   now(): number;

@@ -21,7 +21,7 @@ import {
   type ProblemDetails,
 } from './errors.js';
 import { Reachability } from './reachability.js';
-import { settledAfter, settledInstant } from './settled.js';
+import { listedAfter, listedInstant } from './listed.js';
 import { SMALL_BODY, buildMultipart, type BodyReader, type MultipartBody, type MultipartPart } from './multipart.js';
 import {
   DEFAULT_RETRY,
@@ -544,9 +544,9 @@ export class Transport {
 
   private async askIfLanded<T>(didItLand: (since: number) => Promise<T | undefined>, failedAt: number, method: string, path: string, slot: Slot | undefined): Promise<T | undefined> {
     // A request that took effect shows in lists only up to the listing lag later: the look that
-    // decides "it did not land" begins no sooner than that after the failure (src/api/settled.ts).
-    const since = settledInstant(this.listingLag, failedAt);
-    if (since > performance.now()) await waitOutsideSlot(slot, () => settledAfter(this.listingLag, failedAt));
+    // decides "it did not land" begins no sooner than that after the failure (src/api/listed.ts).
+    const since = listedInstant(this.listingLag, failedAt);
+    if (since > performance.now()) await waitOutsideSlot(slot, () => listedAfter(this.listingLag, failedAt));
     const landed = await didItLand(since);
     this.logger.info({ method, path, landed: landed !== undefined }, 'checked whether an interrupted request took effect');
     return landed;

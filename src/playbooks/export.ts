@@ -2,7 +2,7 @@
 // read through the client and streamed into a zip built by archiver. Template files go from the
 // response straight into the zip, one at a time, hashed on the way; the zip is written under a
 // temporary name and renamed into place only when complete.
-import { lookUntilSettled } from '../api/settled.js';
+import { lookUntilListed } from '../api/listed.js';
 import type archiver from 'archiver';
 import { archiver as loadArchiver } from '../libraries.js';
 import { createHash } from 'node:crypto';
@@ -53,7 +53,7 @@ export interface ExportResult {
  */
 export async function findPlaybook(client: FerryClient, id: string): Promise<Playbook> {
   if (!isUuid(id)) return playbookNamed(client, id);
-  const found = await lookUntilSettled(client.transport.listingLag, performance.now(), async () => {
+  const found = await lookUntilListed(client.transport.listingLag, performance.now(), async () => {
     for await (const p of client.playbooks.list()) if (p.objectIdentifier === id) return p;
     for await (const p of client.playbooks.searchAll()) if (p.objectIdentifier === id) return p;
     return undefined;

@@ -8,8 +8,8 @@ import type { FerryClient } from '../api/client.js';
 import { ConfigurationError } from '../api/errors.js';
 import type { RichTextNode } from '../api/types.js';
 import { TargetMetadata, type MetadataMapping } from '../mapping/metadata.js';
-import { settledListings, type JobContext } from '../runner/job.js';
-import type { Settled } from '../api/settled.js';
+import { listedProof, type JobContext } from '../runner/job.js';
+import type { Listed } from '../api/listed.js';
 import { countParts, rewriteIds, type ArchiveAssembly } from './format.js';
 import type { IdMap, MapOutcome } from '../mapping/id-map.js';
 import type { OpenedArchive } from './read.js';
@@ -30,7 +30,7 @@ export interface ReplayResult {
 export async function replayImport(archive: OpenedArchive, client: FerryClient, ids: IdMap, ctx: JobContext, mapping: ReplayMapping = {}): Promise<ReplayResult> {
   const doc = archive.playbook;
   // Each part is looked for before it is made: "not there" read from listings that show every earlier run's writes.
-  const settled = settledListings(ctx);
+  const listed = listedProof(ctx);
   const target = new TargetMetadata(client, ids, mapping);
   // Reads only, before any write: a definition the target lacks stops the import here.
   await target.resolve(doc.metadata);
@@ -95,7 +95,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
             categories: m.categories.map((c) => ({ name: c.name })),
           })
         ).objectIdentifier,
-      async () => findUnclaimed(client.referenceMaterials.list(playbook), ids, (x) => x.name === m.name && x.type === m.type, settled),
+      async () => findUnclaimed(client.referenceMaterials.list(playbook), ids, (x) => x.name === m.name && x.type === m.type, listed),
     );
     count(r.outcome);
     const now = await client.referenceMaterials.get(playbook, r.id);
@@ -124,7 +124,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
         });
         return created.objectIdentifier as string;
       },
-      async () => findUnclaimed(client.assemblies.list(playbook), ids, (x) => x.name === a.name, settled),
+      async () => findUnclaimed(client.assemblies.list(playbook), ids, (x) => x.name === a.name, listed),
     );
     // The template file travels with its assembly: one call, two parts of the archive.
     count(r.outcome, a.file ? 2 : 1);
@@ -141,7 +141,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
           'templateColumn',
           c.objectIdentifier,
           async () => (await client.templateColumns.create(ref, { name: c.name as string, ...(c.template ? { template: rewriteIds(c.template, ids.ids) as RichTextNode } : {}) })).objectIdentifier as string,
-          async () => findUnclaimed(client.templateColumns.list(ref), ids, (x) => x.name === c.name, settled),
+          async () => findUnclaimed(client.templateColumns.list(ref), ids, (x) => x.name === c.name, listed),
         );
         count(r.outcome);
       }
@@ -155,7 +155,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
           'categoryCondition',
           c.objectIdentifier,
           async () => (await client.categoryConditions.create(path, { fuzzyMatch: c.fuzzyMatch, text: c.text })).objectIdentifier as string,
-          async () => findUnclaimed(client.categoryConditions.list(path), ids, (x) => x.text === c.text && (x.fuzzyMatch === true) === c.fuzzyMatch, settled),
+          async () => findUnclaimed(client.categoryConditions.list(path), ids, (x) => x.text === c.text && (x.fuzzyMatch === true) === c.fuzzyMatch, listed),
         );
         count(r.outcome);
       }
@@ -165,7 +165,7 @@ export async function replayImport(archive: OpenedArchive, client: FerryClient, 
 }
 
 /** The first listed item that matches and no other source item claimed; `_settled`: the listing shows every earlier run's writes. */
-async function findUnclaimed<T extends { objectIdentifier?: string }>(list: AsyncIterable<T>, ids: IdMap, matches: (item: T) => boolean, _settled: Settled): Promise<string | undefined> {
+async function findUnclaimed<T extends { objectIdentifier?: string }>(list: AsyncIterable<T>, ids: IdMap, matches: (item: T) => boolean, _listed: Listed): Promise<string | undefined> {
   const claimed = ids.claimed();
   for await (const item of list) if (item.objectIdentifier && !claimed.has(item.objectIdentifier) && matches(item)) return item.objectIdentifier;
   return undefined;

@@ -5,7 +5,7 @@ import type { Target } from '../api/client.js';
 import { AuthenticationError, FerryError, PermissionDeniedError } from '../api/errors.js';
 import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/types.js';
 import { takeLock, type HeldLock } from './lock.js';
-import { awaitListed, type Settled } from '../api/settled.js';
+import { awaitListed, type Listed } from '../api/listed.js';
 import { hasLimits, RunLimits, type LimitReached, type LimitSettings } from './limits.js';
 import { formatBytes, formatDuration } from './format.js';
 import { LeaseError, LeaseHeldError, LeaseLostError, NO_LAG, systemClock, type HeldLease } from './lease.js';
@@ -82,12 +82,12 @@ export interface JobContext {
   /** Items being written right now (what a first Ctrl-C waits for). */
   inFlight?: number;
   /**
-   * Proof that the run's listings show every earlier run's writes (src/api/settled.ts): its
+   * Proof that the run's listings show every earlier run's writes (src/api/listed.ts): its
    * lease's, or the bound waited at the start of a run without one. Every decision that reads
-   * absence from a listing asks for it (settledListings). None for a run that holds no lease use
+   * absence from a listing asks for it (listedProof). None for a run that holds no lease use
    * at all: it writes nothing to the service.
    */
-  settled?: Settled;
+  listed?: Listed;
   /** The run's window (--max-duration, --max-transfer, --max-files): the engine asks it before each item starts. */
   limits?: RunLimits;
   /** Set by a job whose run must not count as finished (e.g. processing not over yet): resumable. */
@@ -247,8 +247,8 @@ export async function runJob(
     if (leaseFailure !== undefined) throw leaseFailure;
     // No lease under a listing lag: what earlier runs wrote is listed only the bound after they
     // ended; the run's first decision from a listing waits for it (a lease's claim waits instead).
-    if (lease) ctx.settled = lease.settled;
-    else if (opts.lease && 'off' in opts.lease) ctx.settled = await awaitListed(opts.lease.listingLag ?? NO_LAG, systemClock.now(), systemClock, stop.signal);
+    if (lease) ctx.listed = lease.listed;
+    else if (opts.lease && 'off' in opts.lease) ctx.listed = await awaitListed(opts.lease.listingLag ?? NO_LAG, systemClock.now(), systemClock, stop.signal);
     extra = (await body(ctx)) ?? {};
     if (stop.reason()) status = 'interrupted';
     else if (ctx.unfinished) {
@@ -329,10 +329,10 @@ function limitSaid(r: LimitReached): string {
 }
 
 /** The run's proof that its listings have settled, for a decision that reads absence from one. */
-export function settledListings(ctx: Pick<JobContext, 'settled'>): Settled {
+export function listedProof(ctx: Pick<JobContext, 'listed'>): Listed {
   // Only a run with no lease use has none, and such a run writes nothing to the service.
-  if (!ctx.settled) throw new Error('a decision from the listings of a run that took no lease and waited for no listing lag: a bug of ferry');
-  return ctx.settled;
+  if (!ctx.listed) throw new Error('a decision from the listings of a run that took no lease and waited for no listing lag: a bug of ferry');
+  return ctx.listed;
 }
 
 /**

@@ -22,7 +22,7 @@ export interface Group {
   files: FileEntry[];
   digest: string | null;
   /** Files of the group not yet landed, unchanged or failed. */
-  unsettled: number;
+  pending: number;
   ok: boolean;
 }
 
@@ -42,9 +42,9 @@ export class Groups {
     let closed: Group | undefined;
     if (this.current && (this.current.folder !== folder || this.current.files.length >= GROUP_MAX)) {
       closed = this.current;
-      this.current = { folder, chunk: closed.folder === folder ? closed.chunk + 1 : 0, files: [], digest: null, unsettled: 0, ok: true };
+      this.current = { folder, chunk: closed.folder === folder ? closed.chunk + 1 : 0, files: [], digest: null, pending: 0, ok: true };
     }
-    this.current ??= { folder, chunk: 0, files: [], digest: null, unsettled: 0, ok: true };
+    this.current ??= { folder, chunk: 0, files: [], digest: null, pending: 0, ok: true };
     this.current.files.push(entry);
     return closed;
   }
@@ -58,21 +58,21 @@ export class Groups {
 
   /**
    * A closed group: true when its digest is the one recorded after every one of its files last
-   * landed (none needs a look); otherwise its files are to be looked up, each settled by `done`.
+   * landed (none needs a look); otherwise its files are to be looked up, each ended by `done`.
    */
   unchanged(group: Group): boolean {
     if (this.useDigests && group.files.length >= GROUP_MIN) {
       group.digest = groupDigest(group.files);
       if (this.store.groupDigest(this.jobKey, group.folder, group.chunk) === group.digest) return true;
     }
-    group.unsettled = group.files.length;
+    group.pending = group.files.length;
     return false;
   }
 
-  /** One file of the group settled; the last one of a group that all landed records its digest. */
+  /** One file of the group ended; the last one of a group that all landed records its digest. */
   done(group: Group, ok: boolean): void {
     if (!ok) group.ok = false;
-    if (--group.unsettled === 0 && group.ok && group.digest) this.store.setGroupDigest(this.jobKey, group.folder, group.chunk, group.digest);
+    if (--group.pending === 0 && group.ok && group.digest) this.store.setGroupDigest(this.jobKey, group.folder, group.chunk, group.digest);
   }
 }
 

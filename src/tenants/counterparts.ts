@@ -4,7 +4,7 @@
 // metadata), but every document ferry copied into it names its source project
 // (ferry.sourceProject): that is the evidence. A same-named project with foreign documents is never
 // adopted silently; an empty one holds nothing to mix with, and is.
-import type { Settled } from '../api/settled.js';
+import type { Listed } from '../api/listed.js';
 import type { FerryClient } from '../api/client.js';
 import type { Project } from '../api/types.js';
 import type { IdMap } from '../mapping/id-map.js';
@@ -21,9 +21,9 @@ export interface Counterpart {
 /**
  * The target projects named like `source`, each with what its first document says. `_settled`:
  * "no project of that name" and "empty" are read from listings, which must show every earlier
- * run's writes (src/api/settled.ts).
+ * run's writes (src/api/listed.ts).
  */
-export async function projectCounterparts(to: FerryClient, source: Pick<Project, 'objectIdentifier' | 'name'>, _settled: Settled, targets?: readonly Project[]): Promise<Counterpart[]> {
+export async function projectCounterparts(to: FerryClient, source: Pick<Project, 'objectIdentifier' | 'name'>, _listed: Listed, targets?: readonly Project[]): Promise<Counterpart[]> {
   const named: Counterpart[] = [];
   for (const p of targets ?? (await to.projects.list({ searchText: source.name ?? '' }).all())) {
     if (p.name !== source.name) continue;
@@ -55,7 +55,7 @@ export function chooseCounterpart(source: Pick<Project, 'objectIdentifier' | 'na
  * For every project the id map has no target for: the counterpart an earlier run made (from any
  * store), or why none may be taken. Reads only; the run adopts `found`, the plan shows both.
  */
-export async function resolveCounterparts(to: FerryClient, projects: readonly Project[], ids: Pick<IdMap, 'get' | 'claimed'>, intoExisting: boolean, settled: Settled): Promise<{ found: Map<string, string>; refusals: string[] }> {
+export async function resolveCounterparts(to: FerryClient, projects: readonly Project[], ids: Pick<IdMap, 'get' | 'claimed'>, intoExisting: boolean, listed: Listed): Promise<{ found: Map<string, string>; refusals: string[] }> {
   const found = new Map<string, string>();
   const refusals: string[] = [];
   const unmapped = projects.filter((p) => !ids.get('project', p.objectIdentifier));
@@ -63,7 +63,7 @@ export async function resolveCounterparts(to: FerryClient, projects: readonly Pr
   const targets = await to.projects.list().all();
   const claimed = ids.claimed();
   for (const p of unmapped) {
-    const choice = chooseCounterpart(p, await projectCounterparts(to, p, settled, targets), claimed, intoExisting);
+    const choice = chooseCounterpart(p, await projectCounterparts(to, p, listed, targets), claimed, intoExisting);
     if (choice.refusal) refusals.push(choice.refusal);
     else if (choice.id) {
       found.set(p.objectIdentifier, choice.id);

@@ -1,7 +1,7 @@
 // The plan of a migration (`ferry migrate --dry-run`): per project the folders, documents and
 // bytes, what an earlier run already copied and what cannot be carried with its reason; the
 // playbooks; the organization metadata and what would stop the run. Reads only, on both sides.
-import { awaitListed } from '../api/settled.js';
+import { awaitListed } from '../api/listed.js';
 import { describeTarget } from '../api/target.js';
 import { ConfigurationError } from '../api/errors.js';
 import { ProjectSource } from '../backends/project/source.js';

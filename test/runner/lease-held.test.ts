@@ -89,8 +89,8 @@ describe('a lease held', () => {
     const lease = await take();
     expect(lease.fresh()).toBe(true);
     // Held: the proof that listings show every earlier holder's writes, from the claim's return on.
-    expect(lease.settled.since).toBeGreaterThanOrEqual(0);
-    expect(lease.settled.since).toBeLessThanOrEqual(clock.now());
+    expect(lease.listed.since).toBeGreaterThanOrEqual(0);
+    expect(lease.listed.since).toBeLessThanOrEqual(clock.now());
     const calls = { ...board.calls };
     clock.t = TTL / 2 - 1;
     await lease.assertHeld();

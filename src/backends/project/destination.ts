@@ -18,7 +18,7 @@ import { identityMetadata, readIdentity } from './identity.js';
 import { RemoteFolders, joinPath, type Placement } from './folders.js';
 import { BatchIndex, LandedLookups, RELATIVE_PATH_KEY, fileName } from './landed.js';
 import { PresentDocuments, markReader } from './present.js';
-import { settledAfter, settledInstant, type Settled } from '../../api/settled.js';
+import { listedAfter, listedInstant, type Listed } from '../../api/listed.js';
 import { waitOutsideSlot } from '../../slots.js';
 
 /**
@@ -68,7 +68,7 @@ export interface ProjectDestinationOptions {
    * Proof that listings show every earlier run's writes (the run's lease, or the bound waited):
    * a cold start, a warm look into a folder and finding a folder read absence from them.
    */
-  settled: Settled;
+  listed: Listed;
 }
 
 export class ProjectDestination implements Destination<Placement> {
@@ -88,7 +88,7 @@ export class ProjectDestination implements Destination<Placement> {
     const identityOf = o.identityOf;
     // A document's key under the base, from its logical path (`/base/key`).
     const keyOf = (path: string) => path.slice(o.base ? o.base.length + 2 : 1);
-    this.present = new PresentDocuments(o.client, o.project, markReader(o.markers ?? 'content'), o.settled, identityOf ? (path, doc) => identityOf(keyOf(path), attributesOf(doc, o.project)) : undefined);
+    this.present = new PresentDocuments(o.client, o.project, markReader(o.markers ?? 'content'), o.listed, identityOf ? (path, doc) => identityOf(keyOf(path), attributesOf(doc, o.project)) : undefined);
     if (o.madeByThisRun) this.folders.startEmpty();
   }
 
@@ -187,8 +187,8 @@ export class ProjectDestination implements Destination<Placement> {
     if (ctx.failedAt !== undefined) {
       const lag = this.o.client.transport.listingLag;
       // The wait needs no worker: the slot goes to another item meanwhile.
-      await waitOutsideSlot(ctx.slot, () => settledAfter(lag, ctx.failedAt!));
-      const there = await this.landed.find(ctx.uploadId, wanted, ctx.claimed, settledInstant(lag, ctx.failedAt));
+      await waitOutsideSlot(ctx.slot, () => listedAfter(lag, ctx.failedAt!));
+      const there = await this.landed.find(ctx.uploadId, wanted, ctx.claimed, listedInstant(lag, ctx.failedAt));
       if (there?.objectIdentifier) return { remoteId: there.objectIdentifier, sha256: sha256 ?? readIdentity(there.metadata)?.sha256, found: true };
     }
     const metadataWith = (id: Record<string, string>) => ({ ...this.o.metadata, ...a.metadata, ...id, ...(flattenedPath ? { [RELATIVE_PATH_KEY]: flattenedPath } : {}) });

@@ -1,7 +1,7 @@
 // Remote folders by relative path: found and reused when they exist, created through the folder
 // extension when the service offers it, otherwise the nearest existing folder takes the files.
 import { posix } from 'node:path';
-import { expectListed } from '../../api/settled.js';
+import { expectListed } from '../../api/listed.js';
 import type { FerryClient } from '../../api/client.js';
 import { ConflictError, ApiError, FerryError } from '../../api/errors.js';
 import { visible } from '../names.js';

@@ -10,7 +10,7 @@
 // its matches kept.
 import type { FerryClient } from '../../api/client.js';
 import type { Document } from '../../api/types.js';
-import type { Settled } from '../../api/settled.js';
+import type { Listed } from '../../api/listed.js';
 import { hash53, KeySet, NumberByKey } from '../../hashed-keys.js';
 import { logicalPath } from './source.js';
 import { readIdentity } from './identity.js';
@@ -37,8 +37,8 @@ export class PresentDocuments {
     private readonly project: string,
     /** The job's change marker as a document carries it (ferry.sha256, or ferry.source). */
     private readonly markOf: MarkOf,
-    /** Listings show every earlier run's writes: "not in the folder" holds (src/api/settled.ts). */
-    readonly settled: Settled,
+    /** Listings show every earlier run's writes: "not in the folder" holds (src/api/listed.ts). */
+    readonly listed: Listed,
     /** The identity of what a document at a logical path carries, when the run compares it (a manifest). */
     private readonly identify?: ((path: string, doc: Document) => string | null) | undefined,
   ) {}

@@ -1,7 +1,7 @@
 // Taking the lease, as named steps: claim, wait until a listing shows every record made before
 // the claim, judge, confirm a refusal a bound later, then hold, or pause and try again within the
 // wait, or say who holds it.
-import { awaitListed, listsAtOnce, settledAfter } from '../../api/settled.js';
+import { awaitListed, listsAtOnce, listedAfter } from '../../api/listed.js';
 import { checkLeaseTtl, DEFAULT_LEASE_TTL_MS, LEASE_PROTOCOL, LeaseError, LeaseHeldError, NO_LAG, systemClock, type LagBound, type LeaseBody, type Clock, type LeaseHolder, type LeaseOptions } from './protocol.js';
 import { holderOf, judge, type Verdict } from './judge.js';
 import { HeldLease } from './held.js';
@@ -52,8 +52,8 @@ export async function acquireLease(opts: LeaseOptions, signal?: AbortSignal): Pr
     if (verdict.held) {
       // The claim was judged from a listing begun the bound after it: listings show every earlier
       // holder's writes now (each waited the bound before its release). The proof of it, at once.
-      const settled = await awaitListed(lag, returnedAt, clock);
-      const held = new HeldLease({ opts: base, board, ttlMs, claim: mine, sentAt, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag, wroteOwn: opts.wroteOwn, settled });
+      const listed = await awaitListed(lag, returnedAt, clock);
+      const held = new HeldLease({ opts: base, board, ttlMs, claim: mine, sentAt, waitedMs: clock.now() - started, tookOverFrom: verdict.tookOverFrom, lag, wroteOwn: opts.wroteOwn, listed });
       for (const r of verdict.expired) await board.removeQuietly(r.id);
       opts.onEvent?.({ type: 'acquired', at: mine.at });
       return held;
@@ -95,7 +95,7 @@ async function claimAndJudge(
   clock: Clock,
   signal: AbortSignal | undefined,
 ): Promise<Verdict | 'removed'> {
-  await settledAfter(lag, returnedAt, clock, signal);
+  await listedAfter(lag, returnedAt, clock, signal);
   const judgeListing = async (): Promise<Verdict | 'removed'> => {
     const listedAt = clock.now();
     const records = await board.list();
@@ -111,6 +111,6 @@ async function claimAndJudge(
   const first = await judgeListing();
   if (first === 'removed' || first.held || !first.blocker || listsAtOnce(lag)) return first;
   // The holder may have released meanwhile, its removal not yet listed: a listing the bound later shows it.
-  await settledAfter(lag, clock.now(), clock, signal);
+  await listedAfter(lag, clock.now(), clock, signal);
   return judgeListing();
 }

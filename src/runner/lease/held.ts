@@ -1,7 +1,7 @@
 // A lease held: renewed every quarter of its TTL, checked before every write (the gate and the
 // fence), given up when a renewal shows it lost, and released with the wait a run that wrote owes
-// the next holder (src/api/settled.ts).
-import { listsAtOnce, owedListing, settledAfter, type Settled } from '../../api/settled.js';
+// the next holder (src/api/listed.ts).
+import { listsAtOnce, owedListing, listedAfter, type Listed } from '../../api/listed.js';
 import { LEASE_PROTOCOL, LeaseLostError, type LagBound, type LeaseLoss, type LeaseBody, type LeaseHolder, type LeaseOptions, type LeaseRecord } from './protocol.js';
 import { pathsConflict } from './judge.js';
 import { leaseEntries } from './operator.js';
@@ -44,7 +44,7 @@ interface HeldLeaseInit {
   lag: LagBound;
   wroteOwn: (() => boolean) | undefined;
   /** Listings show every earlier holder's writes (the claim was judged the bound after it was made). */
-  settled: Settled;
+  listed: Listed;
 }
 
 /**
@@ -122,8 +122,8 @@ export class HeldLease {
   }
 
   /** The proof that listings read under this lease show every earlier holder's writes. */
-  get settled(): Settled {
-    return this.init.settled;
+  get listed(): Listed {
+    return this.init.listed;
   }
 
   /** The service's time of the claim that won: the order in which holders of one lease follow each other. */
@@ -251,7 +251,7 @@ export class HeldLease {
       // bound now, whatever it did when the run began (a lag that grew is said, not left to the next run).
       await this.renewOnce().catch(() => undefined);
       this.opts.onEvent?.({ type: 'settling', ms: this.lag.boundMs });
-      await settledAfter(this.lag, this.opts.clock.now(), this.opts.clock);
+      await listedAfter(this.lag, this.opts.clock.now(), this.opts.clock);
       if (!this.lagged && this.beats.some((b) => !b.listed)) {
         const listedAt = this.opts.clock.now();
         const records = await this.board.list().catch(() => undefined);

@@ -3,7 +3,7 @@
 // the tests keep them in a model of it), the clock a holder measures itself by, and how a lease
 // fails. The protocol and its assumptions are in docs/scale-out.md, *The lease*.
 import type { Clock } from '../../clock.js';
-import type { ListingBound } from '../../api/settled.js';
+import type { ListingBound } from '../../api/listed.js';
 import { LeaseError, type LeaseHolder } from './errors.js';
 
 export * from './errors.js';
@@ -53,7 +53,7 @@ export interface LeaseBoard {
 /**
  * The service's listing lag as the run bounds it (src/api/listing-lag.ts): how long after its
  * create a record is surely listed, and where a record seen missing for longer is reported. Every
- * wait for it is src/api/settled.ts's.
+ * wait for it is src/api/listed.ts's.
  */
 export type LagBound = ListingBound;
 

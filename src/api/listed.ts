@@ -24,7 +24,7 @@ export const monotonicClock: Clock = {
 };
 
 /** The instant from which a listing shows every item whose create returned by `since`: the bound after it. */
-export function settledInstant(bound: ListingBound, since: number): number {
+export function listedInstant(bound: ListingBound, since: number): number {
   return since + bound.boundMs;
 }
 
@@ -37,8 +37,8 @@ export function listsAtOnce(bound: ListingBound): boolean {
  * Waits until a listing begun now shows every item whose create returned by `since` (local time),
  * and returns that instant: the bound after `since`.
  */
-export async function settledAfter(bound: ListingBound, since: number, clock: Clock = monotonicClock, signal?: AbortSignal): Promise<number> {
-  const settled = settledInstant(bound, since);
+export async function listedAfter(bound: ListingBound, since: number, clock: Clock = monotonicClock, signal?: AbortSignal): Promise<number> {
+  const settled = listedInstant(bound, since);
   const early = settled - clock.now();
   if (early > 0) await clock.sleep(early, signal);
   return settled;
@@ -53,7 +53,7 @@ export function owedListing(bound: ListingBound, lateByMs: number): boolean {
  * Looks for something a listing shows, again every `everyMs`, until a look begun the bound after
  * `since` has not found it: then it is not there (undefined). Found sooner, it is.
  */
-export async function lookUntilSettled<T>(bound: ListingBound, since: number, look: () => Promise<T | undefined>, opts: { everyMs?: number; clock?: Clock; signal?: AbortSignal } = {}): Promise<T | undefined> {
+export async function lookUntilListed<T>(bound: ListingBound, since: number, look: () => Promise<T | undefined>, opts: { everyMs?: number; clock?: Clock; signal?: AbortSignal } = {}): Promise<T | undefined> {
   const clock = opts.clock ?? monotonicClock;
   const every = opts.everyMs ?? 250;
   for (;;) {
@@ -67,19 +67,19 @@ export async function lookUntilSettled<T>(bound: ListingBound, since: number, lo
 }
 
 /**
- * As lookUntilSettled, for an item known to exist since `since` (a create answered that it does):
+ * As lookUntilListed, for an item known to exist since `since` (a create answered that it does):
  * not listed by a look begun the bound after is a listing later than the bound, told through the
  * bound's watch and thrown (the run stops writing).
  */
 export async function expectListed<T>(bound: ListingBound, since: number, look: () => Promise<T | undefined>, what: string, opts: { everyMs?: number; clock?: Clock; signal?: AbortSignal } = {}): Promise<T> {
-  const found = await lookUntilSettled(bound, since, look, opts);
+  const found = await lookUntilListed(bound, since, look, opts);
   if (found !== undefined) return found;
   // The last look began the bound after `since`, or later: at least that late.
   const lateBy = Math.max((opts.clock ?? monotonicClock).now() - since, bound.boundMs, 1);
   throw bound.missing(what, lateBy) ?? new Error(`${what} was not listed ${Math.round(lateBy)} ms after it was made`);
 }
 
-declare const SETTLED: unique symbol;
+declare const LISTED: unique symbol;
 
 /**
  * Proof that the listings read from here on show every item written before `since`: made only
@@ -89,16 +89,16 @@ declare const SETTLED: unique symbol;
  * (its claim waited the bound; every earlier holder's writes are listed), a run without a lease
  * when it has waited the bound at its start.
  */
-export interface Settled {
+export interface Listed {
   /** The local instant (Clock) whose writes every listing begun now shows. */
   readonly since: number;
-  readonly [SETTLED]: true;
+  readonly [LISTED]: true;
 }
 
 /** Waits until listings show every item whose create returned by `since`, and gives the proof of it. */
-export async function awaitListed(bound: ListingBound, since: number, clock: Clock = monotonicClock, signal?: AbortSignal): Promise<Settled> {
-  await settledAfter(bound, since, clock, signal);
+export async function awaitListed(bound: ListingBound, since: number, clock: Clock = monotonicClock, signal?: AbortSignal): Promise<Listed> {
+  await listedAfter(bound, since, clock, signal);
   // Stopped during the wait: no proof (an aborted signal always carries its reason).
   if (signal?.aborted) throw signal.reason;
-  return { since } as Settled;
+  return { since } as Listed;
 }

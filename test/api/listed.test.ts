@@ -1,10 +1,10 @@
-// "Not listed, so not there", decided in one place (src/api/settled.ts), on a scripted clock; and
+// "Not listed, so not there", decided in one place (src/api/listed.ts), on a scripted clock; and
 // held to: no other module reads the bound to wait, poll or decide (a reading is named below with why).
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expectListed, listsAtOnce, lookUntilSettled, monotonicClock, owedListing, awaitListed, settledAfter, type ListingBound, type Clock } from '../../src/api/settled.js';
+import { expectListed, listsAtOnce, lookUntilListed, monotonicClock, owedListing, awaitListed, listedAfter, type ListingBound, type Clock } from '../../src/api/listed.js';
 import { ListingLagError, ListingLagWatch } from '../../src/api/listing-lag.js';
 
 class ScriptedClock implements Clock {
@@ -23,21 +23,21 @@ describe('a listing that has seen everything written before T', () => {
   it('waits out what is left of the bound after T, and nothing once it has passed', async () => {
     const clock = new ScriptedClock();
     const bound = new ListingLagWatch(2_000);
-    expect(await settledAfter(bound, 500, clock)).toBe(2_500);
+    expect(await listedAfter(bound, 500, clock)).toBe(2_500);
     expect(clock.now()).toBe(2_500);
-    expect(await settledAfter(bound, 100, clock)).toBe(2_100);
+    expect(await listedAfter(bound, 100, clock)).toBe(2_100);
     expect(clock.sleeps).toEqual([1_500]);
-    expect(await settledAfter(new ListingLagWatch(0), clock.now(), clock)).toBe(clock.now());
+    expect(await listedAfter(new ListingLagWatch(0), clock.now(), clock)).toBe(clock.now());
   });
 
   it('looks again until a look begun the bound after T has not found it; found sooner, it is there', async () => {
     const clock = new ScriptedClock();
     const bound: ListingBound = new ListingLagWatch(1_000);
     let looks = 0;
-    expect(await lookUntilSettled(bound, clock.now(), async () => (++looks === 3 ? 'x' : undefined), { clock })).toBe('x');
+    expect(await lookUntilListed(bound, clock.now(), async () => (++looks === 3 ? 'x' : undefined), { clock })).toBe('x');
     const never = { looks: 0, at: [] as number[] };
     const since = clock.now();
-    expect(await lookUntilSettled(bound, since, async () => void never.at.push(clock.now() - since), { clock })).toBeUndefined();
+    expect(await lookUntilListed(bound, since, async () => void never.at.push(clock.now() - since), { clock })).toBeUndefined();
     // The last look began no sooner than the bound after T.
     expect(never.at.at(-1)).toBeGreaterThanOrEqual(1_000);
     expect(never.at.slice(0, -1).every((t) => t < 1_000)).toBe(true);
@@ -62,7 +62,7 @@ describe('the edges of the rule', () => {
     expect(listsAtOnce(new ListingLagWatch(0))).toBe(true);
     expect(listsAtOnce(new ListingLagWatch(1))).toBe(false);
     const clock = new ScriptedClock();
-    await settledAfter(new ListingLagWatch(500), clock.now() - 500, clock);
+    await listedAfter(new ListingLagWatch(500), clock.now() - 500, clock);
     expect(clock.sleeps).toEqual([]);
   });
 
@@ -90,7 +90,7 @@ describe('the edges of the rule', () => {
     expect(monotonicClock.now() - a).toBeGreaterThanOrEqual(15);
     // Without a clock given, the monotonic one is used.
     const since = performance.now();
-    expect(await lookUntilSettled(new ListingLagWatch(0), since, async () => undefined)).toBeUndefined();
+    expect(await lookUntilListed(new ListingLagWatch(0), since, async () => undefined)).toBeUndefined();
     expect(await expectListed(new ListingLagWatch(0), since, async () => 1, 'x')).toBe(1);
   });
 });
@@ -109,7 +109,7 @@ describe('the proof a decision asks for', () => {
 
 describe('one owner of the rule', () => {
   /**
-   * Readings of the bound outside src/api/settled.ts that neither wait nor decide from a listing:
+   * Readings of the bound outside src/api/listed.ts that neither wait nor decide from a listing:
    * each says what it does with it.
    */
   const ALLOWED: Record<string, string> = {
@@ -132,7 +132,7 @@ describe('one owner of the rule', () => {
     };
     walk(join(root, 'src'));
     walk(join(root, 'jobs'));
-    const readers = files.map((f) => relative(root, f)).filter((f) => f !== 'src/api/settled.ts' && /\bboundMs\b/.test(readFileSync(join(root, f), 'utf8')));
-    expect(readers.filter((f) => !(f in ALLOWED)), 'read the bound through src/api/settled.ts').toEqual([]);
+    const readers = files.map((f) => relative(root, f)).filter((f) => f !== 'src/api/listed.ts' && /\bboundMs\b/.test(readFileSync(join(root, f), 'utf8')));
+    expect(readers.filter((f) => !(f in ALLOWED)), 'read the bound through src/api/listed.ts').toEqual([]);
   });
 });

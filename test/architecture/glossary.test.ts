@@ -1,0 +1,51 @@
+// One word, one meaning (docs/architecture.md, *Glossary*): each word is listed once, and the
+// words given their own meaning keep it in the code. A test that reads the source as text: it
+// fails when a listed word comes back as an identifier of another meaning.
+import { describe, expect, it } from 'vitest';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+async function sources(dir: string): Promise<{ path: string; text: string }[]> {
+  const out: { path: string; text: string }[] = [];
+  for (const e of await readdir(join(root, dir), { withFileTypes: true, recursive: true })) {
+    if (!e.isFile() || !e.name.endsWith('.ts') || e.name.endsWith('.d.ts')) continue;
+    const path = join(e.parentPath, e.name);
+    out.push({ path: path.slice(root.length), text: await readFile(path, 'utf8') });
+  }
+  return out;
+}
+
+/** The code of a file without its comments (line comments and blocks), so that prose may use a word freely. */
+const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+
+describe('the glossary', () => {
+  it('lists each word once', async () => {
+    const doc = await readFile(join(root, 'docs/architecture.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('## Glossary'));
+    const words = [...table.matchAll(/^\| ([^|]+?) \|/gm)].map((m) => m[1]!).filter((w) => w !== 'word' && !/^-+$/.test(w));
+    expect(words.length).toBeGreaterThan(20);
+    expect(words.filter((w, i) => words.indexOf(w) !== i)).toEqual([]);
+    for (const w of ['unchanged', 'skipped', 'settle', 'listed', 'judge']) expect(words).toContain(w);
+  });
+
+  it('"listed" is the listing lag waited out: no identifier calls it settled', async () => {
+    const files = [...(await sources('src')), ...(await sources('jobs'))];
+    const found = files.flatMap((f) => [...code(f.text).matchAll(/\b(Settled|settledAfter|settledInstant|lookUntilSettled|settledListings)\b/g)].map((m) => `${f.path}: ${m[1]}`));
+    expect(found).toEqual([]);
+  });
+
+  it('"skipped" always has its reason: every count of a skip gives one, and what is unchanged is counted as unchanged', async () => {
+    const files = [...(await sources('src')), ...(await sources('jobs'))];
+    const skips = files.flatMap((f) => {
+      const lines = code(f.text).split('\n');
+      return lines.flatMap((line, i) => (/counts\.skipped(\+\+|\s*\+=)/.test(line) ? [{ at: `${f.path}:${i + 1}`, near: lines.slice(i - 2, i + 4).join('\n') }] : []));
+    });
+    expect(skips.length).toBeGreaterThan(0);
+    for (const s of skips) expect(s.near, s.at).toMatch(/noteProblem\(|reason/);
+    // Nothing unchanged is counted as skipped.
+    for (const f of files) expect(code(f.text), f.path).not.toMatch(/unchanged[^\n]*\n?[^\n]*counts\.skipped\+\+|counts\.skipped\+\+[^\n]*unchanged/);
+  });
+});
