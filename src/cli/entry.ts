@@ -1,8 +1,9 @@
 // Process entry: run, then exit with the command's code once output is flushed.
 import { run } from './main.js';
 import { installStallNet } from './stall.js';
+import { answersInJson } from './reply-mode.js';
 
-installStallNet(process.argv.includes('--json'));
+installStallNet(answersInJson(process.argv.slice(2)));
 
 // A reader that stops early (`ferry jobs list | head -1`) closes the pipe: the rest of the output
 // has nowhere to go, which is what the user asked for, not an error to show a stack trace for.

@@ -12,6 +12,7 @@ import { onImmediateExit } from '../runner/signals.js';
 import { safeText, visible } from '../backends/names.js';
 import { userMessage } from './lease-words.js';
 import { parseListingLag } from '../api/listing-lag.js';
+import { answersInJson } from './reply-mode.js';
 
 /**
  * Each command's module, loaded only when that command runs: start-up pays for commander and the
@@ -249,7 +250,8 @@ export async function run(argv: string[]): Promise<number> {
   // -q: no progress display anywhere (the displays read this switch; loaded only when asked for).
   if (globalFlag(argv, '-q', '--quiet')) (await import('../runner/progress.js')).setQuiet(true);
   // A second Ctrl-C exits at once; under --json it still answers, in the one shape.
-  if (argv.includes('--json')) {
+  const json = answersInJson(argv);
+  if (json) {
     onImmediateExit((sig, code) => writeEnvelope('interrupted', code, { error: `a second ${sig} ended the run at once; what was in flight is settled by the next run (or ferry jobs resume)` }));
   }
   let code: number;
@@ -260,7 +262,7 @@ export async function run(argv: string[]): Promise<number> {
     code = reportError(err);
     // Help and --version print text by request; every other exit answers --json with one object.
     const helpOrVersion = err instanceof CommanderError && err.exitCode === 0;
-    if (argv.includes('--json') && !helpOrVersion) {
+    if (json && !helpOrVersion) {
       if (commandName() === 'ferry') setCommand(commandFromArgv(program, argv));
       printJsonError(code, userMessage(err), { kind: errorKind(err) });
     }

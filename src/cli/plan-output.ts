@@ -4,7 +4,7 @@
 import type { PlannedItem, TransferPlan } from '../sync/engine.js';
 import type { AttributeChange } from '../sync/attribute-changes.js';
 import { formatBytes } from '../runner/format.js';
-import { visible } from '../backends/names.js';
+import { safeText, visible } from '../backends/names.js';
 import { JsonItems } from './json-items.js';
 import { camelKey } from './envelope.js';
 
@@ -57,6 +57,23 @@ export class PlanOutput {
     for (const i of this.shown) lines.push(`  ${i.action === 'new' ? `${this.verb}, new` : i.action === 'changed' ? `${this.verb}, changed${i.why ? ` (${i.why})` : ''}` : `${i.action}, not touched`}: ${visible(i.key)}${i.size !== undefined ? ` (${formatBytes(i.size)})` : ''}${i.changes?.length ? `: ${i.changes.map(changeText).join('; ')}` : ''}`);
     if (this.count > this.shown.length) lines.push(`  … and ${this.count - this.shown.length} more (--json lists every one)`);
     process.stdout.write(`${lines.join('\n')}\n`);
+  }
+
+  /**
+   * A transfer plan's text head, the one wording of every dry run of a transfer: where it would
+   * write, its counts, what it would move, what the plan says besides (`said`), then what it would
+   * not carry (`problem` names one: "problem", "not pulled"), the first `shown`, and how many more.
+   */
+  transferHead(plan: TransferPlan, o: { target: string; into?: string; moved?: string; said?: string[]; problem: { one: string; many: string }; shown?: number }): string {
+    const problems = plan.problems.slice(0, o.shown ?? plan.problems.length);
+    return (
+      `plan (nothing was changed):\n  ${o.target}\n${o.into ? `  into: ${o.into}\n` : ''}` +
+      `  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  ${this.gone} ${plan.deletedLocally}\n` +
+      `  ${o.moved ? `${o.moved}  ` : ''}bytes to ${this.verb} ${formatBytes(plan.bytes)}\n` +
+      (o.said ?? []).map((line) => `  ${line}\n`).join('') +
+      problems.map((p) => `  ${o.problem.one}: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
+      (plan.problemCount > problems.length ? `  … and ${plan.problemCount - problems.length} more ${o.problem.many} (--json lists ${plan.problems.length})\n` : '')
+    );
   }
 
   /**

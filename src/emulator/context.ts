@@ -1,7 +1,6 @@
-// The seam between the emulator's core and its route plugins.
-// Each API part is a fastify plugin `(app, ctx) => void` that owns its own tables
-// (created with `ctx.db.exec` when the plugin registers) and reaches other parts'
-// state only through this context, never through their tables.
+// The seam between the emulator's core and its route plugins. Each API part is a fastify plugin
+// `(app, ctx) => void` that reaches state only through its context: the one store registry
+// (CoreContext's `stores`, every part's tables created once in state/index.ts), never another's tables.
 import type Database from 'better-sqlite3';
 import type { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -178,7 +177,5 @@ export class HttpError extends Error {
     this.name = 'HttpError';
   }
 }
-
-export type RoutePlugin = (app: import('fastify').FastifyInstance, ctx: EmulatorContext) => void | Promise<void>;
 
 export type Reply = FastifyReply;

@@ -12,6 +12,7 @@ import type { DocumentProcessor } from './processing.js';
 import type { Stores } from './state/index.js';
 
 export interface CoreContext extends EmulatorContext {
+  /** Every part's state, the one registry (state/index.ts). */
   stores: Stores;
   processor: DocumentProcessor;
   faults: FaultInjector;
@@ -25,7 +26,7 @@ export interface CoreContext extends EmulatorContext {
   setCaller(req: FastifyRequest, caller: Caller): void;
 }
 
-/** Plugins of the core parts receive the CoreContext; any RoutePlugin fits this type too. */
+/** Every route plugin receives the CoreContext: the one context of the emulator's routes. */
 export type CoreRoutePlugin = (app: FastifyInstance, ctx: CoreContext) => void | Promise<void>;
 
 /** What the core context is made from: the parts it passes through as they are, and the base URL. */

@@ -3,7 +3,6 @@ import { manifestLine } from '../../manifest/said.js';
 import type { Command } from 'commander';
 import { mirror, normaliseRemotePath, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
-import { formatBytes } from '../../runner/format.js';
 import { EXIT } from '../exit-codes.js';
 import { safeText, visible } from '../../backends/names.js';
 import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
@@ -42,13 +41,14 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
       out.finish(
         EXIT.ok,
         fields,
-        `plan (nothing was changed):\n  ${targetLine('mirror', client.target)}\n  into: project ${name !== undefined ? `"${visible(name)}" (${options.project})` : options.project}, folder ${visible(folder)}\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  deleted locally ${plan.deletedLocally}\n` +
-          `  folders to create ${plan.foldersToCreate}  bytes to upload ${formatBytes(plan.bytes)}\n` +
-          (plan.manifest ? `  ${manifestLine(plan.manifest)}\n` : '') +
+        out.transferHead(plan, {
+          target: targetLine('mirror', client.target),
+          into: `project ${name !== undefined ? `"${visible(name)}" (${options.project})` : options.project}, folder ${visible(folder)}`,
+          moved: `folders to create ${plan.foldersToCreate}`,
           // A note that is a warning says so once, not as `note: warning:`.
-          notes.map((note) => (note.startsWith('warning: ') ? `  ${safeText(note)}\n` : `  note: ${safeText(note)}\n`)).join('') +
-          plan.problems.map((p) => `  problem: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
-          (plan.problemCount > plan.problems.length ? `  … and ${plan.problemCount - plan.problems.length} more problems (--json lists ${plan.problems.length})\n` : ''),
+          said: [...(plan.manifest ? [manifestLine(plan.manifest)] : []), ...notes.map((note) => (note.startsWith('warning: ') ? safeText(note) : `note: ${safeText(note)}`))],
+          problem: { one: 'problem', many: 'problems' },
+        }),
       );
       return EXIT.ok;
     }

@@ -1,8 +1,7 @@
 // `ferry pull PROJECT DIR`: a project's documents into a local folder.
 import type { Command } from 'commander';
 import { planPull, pull, type PullOptions } from '../../../jobs/pull.js';
-import { formatBytes } from '../../runner/format.js';
-import { safeText, visible } from '../../backends/names.js';
+import { visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, printSummary, targetLine } from '../output.js';
 import { jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
@@ -33,14 +32,7 @@ export async function runPullCommand(cmd: Command, options: PullOptions, run: Ru
     if (run.dryRun) {
       const out = new PlanOutput(json, 'download', 'gone from the project');
       const plan = await planPull(options, deps, out.item);
-      const problems = plan.problems.slice(0, PROBLEMS_SHOWN);
-      out.finish(
-        EXIT.ok,
-        { ...out.transferFields(plan), target: deps.client.target },
-        `plan (nothing was changed):\n  ${targetLine('pull', deps.client.target)}\n  new ${plan.new}  changed ${plan.changed}  unchanged ${plan.unchanged}  gone from the project ${plan.deletedLocally}\n  bytes to download ${formatBytes(plan.bytes)}\n` +
-          problems.map((p) => `  not pulled: ${visible(p.key)}: ${safeText(p.reason)}\n`).join('') +
-          (plan.problemCount > problems.length ? `  … and ${plan.problemCount - problems.length} more not pulled (--json lists ${plan.problems.length})\n` : ''),
-      );
+      out.finish(EXIT.ok, { ...out.transferFields(plan), target: deps.client.target }, out.transferHead(plan, { target: targetLine('pull', deps.client.target), problem: { one: 'not pulled', many: 'not pulled' }, shown: PROBLEMS_SHOWN }));
       return EXIT.ok;
     }
     const summary = await pull(options, deps);

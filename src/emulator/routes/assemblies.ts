@@ -1,11 +1,11 @@
 // Assemblies of a playbook: fields, the template file (multipart in, streamed out, or through a
 // signed download URL) and the rich-text tree.
 import type { FastifyRequest } from 'fastify';
-import type { BlobStore, EmulatorContext, RoutePlugin } from '../context.js';
+import type { BlobStore } from '../context.js';
+import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
 import { discardForm, malformed, readForm, type ReceivedForm } from '../multipart-form.js';
 import { EMPTY_DOCUMENT, refuseDeepBodies, type RichTextNode, richTextNodeSchema } from '../rich-text.js';
 import type { AssemblyRecord } from '../state/assemblies.js';
-import { playbookStores } from '../state/playbook-stores.js';
 import { ownerOf } from './access.js';
 import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visibleAssembly, visiblePlaybook } from './playbook-access.js';
 import { objectSchema, PAGE_DEFAULTS, pageWindow, type Paging } from './schemas.js';
@@ -32,12 +32,12 @@ function renderAssembly(assembly: AssemblyRecord) {
 }
 
 /** A fresh blob key for an assembly's file (a replaced file keeps its old key until the new one is stored). */
-function fileKey(ctx: EmulatorContext, assemblyIdentifier: string): string {
+function fileKey(ctx: CoreContext, assemblyIdentifier: string): string {
   return `assemblies/${assemblyIdentifier}/${ctx.newId()}`;
 }
 
-export const assemblyRoutes: RoutePlugin = (app, ctx) => {
-  const stores = playbookStores(ctx.db);
+export const assemblyRoutes: CoreRoutePlugin = (app, ctx) => {
+  const stores = ctx.stores.playbook;
   const assemblyOf = (req: FastifyRequest<{ Params: PlaybookItemParams }>) =>
     visibleAssembly(ctx, stores, req, req.params.playbookIdentifier, req.params.objectIdentifier);
 

@@ -2,9 +2,10 @@
 // documentUploadIdentifier = the batch's id. A batch completes once it was marked complete and
 // none of its documents is processing any more; completing notifies the tenant's users once.
 import type { FastifyRequest } from 'fastify';
-import type { EmulatorContext, EmulatorEvents, RoutePlugin } from '../context.js';
+import type { EmulatorEvents } from '../context.js';
+import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
 import type { DocumentUploadRecord } from '../state/document-uploads.js';
-import { type PlaybookStores, playbookStores } from '../state/playbook-stores.js';
+import type { PlaybookStores } from '../state/playbook-stores.js';
 import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visiblePlaybook } from './playbook-access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery } from './schemas.js';
 
@@ -27,8 +28,8 @@ function renderUpload(upload: DocumentUploadRecord) {
   };
 }
 
-export const documentUploadRoutes: RoutePlugin = (app, ctx) => {
-  const stores = playbookStores(ctx.db);
+export const documentUploadRoutes: CoreRoutePlugin = (app, ctx) => {
+  const stores = ctx.stores.playbook;
   const completeIfSettled = settle(ctx, stores);
 
   ctx.events.on('documentProcessed', (processed: EmulatorEvents['documentProcessed']) => {
@@ -121,7 +122,7 @@ export const documentUploadRoutes: RoutePlugin = (app, ctx) => {
 };
 
 /** Completes an upload marked complete once nothing of it is processing; the completion notifies once. */
-function settle(ctx: EmulatorContext, stores: PlaybookStores) {
+function settle(ctx: CoreContext, stores: PlaybookStores) {
   return (upload: DocumentUploadRecord, now = false): DocumentUploadRecord => {
     const stats = ctx.uploadStats(upload.tenant, upload.objectIdentifier);
     if (stats.processingDocumentCount > 0 && !now) return upload;

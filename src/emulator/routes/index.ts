@@ -1,5 +1,5 @@
-// The route plugins, in registration order. A new API part adds its plugin here
-// (a RoutePlugin from context.ts fits: it sees only the EmulatorContext).
+// The route plugins, in registration order. A new API part adds its plugin here: each receives the
+// one context (CoreContext), its state through the one registry (`ctx.stores`).
 import type { CoreRoutePlugin } from '../core-context.js';
 import { assemblyRoutes } from './assemblies.js';
 import { blobRoutes } from './blobs.js';

@@ -1,7 +1,7 @@
 // Template columns (per reference) and category conditions (per condition of a reference) of an
 // assembly. Only references and conditions that the assembly's rich-text tree declares exist.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { EmulatorContext, RoutePlugin } from '../context.js';
+import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
 import {
   categoryCondition,
   type CategoryConditionInput,
@@ -12,7 +12,6 @@ import {
 } from '../playbook-inputs.js';
 import { declarations, refuseDeepBodies, withRichText } from '../rich-text.js';
 import type { AssemblyReferenceItemStore, CategoryConditionRecord, TemplateColumnRecord } from '../state/assembly-reference-items.js';
-import { playbookStores } from '../state/playbook-stores.js';
 import { notFound, visibleAssembly } from './playbook-access.js';
 import { objectSchema, PAGE_DEFAULTS, uuid } from './schemas.js';
 
@@ -38,8 +37,8 @@ interface ItemKind<T extends { objectIdentifier: string }, Input extends object>
   render(item: T, anchorIdentifier: string): object;
 }
 
-export const assemblyReferenceRoutes: RoutePlugin = (app, ctx) => {
-  const stores = playbookStores(ctx.db);
+export const assemblyReferenceRoutes: CoreRoutePlugin = (app, ctx) => {
+  const stores = ctx.stores.playbook;
 
   /** The assembly and the references/conditions its current tree declares. */
   const declared = (req: FastifyRequest<{ Params: AnchorParams }>) => {
@@ -80,7 +79,7 @@ export const assemblyReferenceRoutes: RoutePlugin = (app, ctx) => {
 };
 
 /** List (page/pageSize, defaults 1 and 20), create (201), get, update and delete (204) of one item kind. */
-function registerItems<T extends { objectIdentifier: string }, Input extends object>(app: FastifyInstance, ctx: EmulatorContext, kind: ItemKind<T, Input>): void {
+function registerItems<T extends { objectIdentifier: string }, Input extends object>(app: FastifyInstance, ctx: CoreContext, kind: ItemKind<T, Input>): void {
   const uuids = (names: string[]) => objectSchema(Object.fromEntries(names.map((name) => [name, uuid])), names);
   const listParams = uuids(kind.anchorParams);
   const itemParams = uuids([...kind.anchorParams, 'objectIdentifier']);

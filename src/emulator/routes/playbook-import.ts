@@ -1,14 +1,13 @@
 // POST /playbooks/import: stores the uploaded zip and answers 202 with a queued task. There is
 // no call that reads a task: its end (success or failure) is told by a notification.
-import type { RoutePlugin } from '../context.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { discardForm, malformed, readForm } from '../multipart-form.js';
 import { PlaybookImporter } from '../playbook-importer.js';
 import type { ImportTaskRecord } from '../state/playbook-imports.js';
-import { playbookStores } from '../state/playbook-stores.js';
 import { ownerOf } from './access.js';
 
-export const playbookImportRoutes: RoutePlugin = (app, ctx) => {
-  const stores = playbookStores(ctx.db);
+export const playbookImportRoutes: CoreRoutePlugin = (app, ctx) => {
+  const stores = ctx.stores.playbook;
   const importer = new PlaybookImporter(ctx, stores, app.log);
 
   // Tasks a previous run (same dataDir) left queued or running start over.

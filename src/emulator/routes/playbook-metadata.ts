@@ -1,10 +1,10 @@
 // The metadata values of a playbook, and the category options of a category value.
 import type { FastifyRequest } from 'fastify';
-import { HttpError, type RoutePlugin } from '../context.js';
+import { HttpError } from '../context.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, type StoredMetadataValue } from '../metadata-values.js';
 import { playbookMetadataValues } from '../playbook-inputs.js';
 import { CATEGORY_DATA_TYPES } from '../state/organization-metadata.js';
-import { playbookStores } from '../state/playbook-stores.js';
 import {
   notFound,
   type PlaybookItemParams,
@@ -22,8 +22,8 @@ const { categories: _categories, ...updateProperties } = metadataValueInputSchem
 const updateBody = { type: 'object', properties: updateProperties };
 const PREFIX = '/playbooks/:playbookIdentifier/metadata';
 
-export const playbookMetadataRoutes: RoutePlugin = (app, ctx) => {
-  const stores = playbookStores(ctx.db);
+export const playbookMetadataRoutes: CoreRoutePlugin = (app, ctx) => {
+  const stores = ctx.stores.playbook;
   const lookup = (tenant: string) => (id: string) => ctx.organizationMetadata(tenant, id);
 
   const valueOf = (req: FastifyRequest<{ Params: PlaybookItemParams }>) => {

@@ -1,11 +1,11 @@
 // Playbooks: list, create, and the two searches (the caller's and the whole organization's).
 import type { FastifyRequest } from 'fastify';
-import { type EmulatorContext, HttpError, type RoutePlugin } from '../context.js';
+import { HttpError } from '../context.js';
+import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
 import { type MetadataValueInput, metadataValueInputSchema } from '../metadata-values.js';
 import { playbookMetadataValues } from '../playbook-inputs.js';
 import type { AssemblySummary } from '../state/assemblies.js';
 import { type MetadataFilter, newPlaybookRecord, PLAYBOOK_SORTING, type PlaybookRecord } from '../state/playbooks.js';
-import { playbookStores } from '../state/playbook-stores.js';
 import { ownerOf } from './access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery } from './schemas.js';
 
@@ -74,8 +74,8 @@ function renderPlaybook(playbook: PlaybookRecord, summary: AssemblySummary | und
   };
 }
 
-export const playbookRoutes: RoutePlugin = (app, ctx) => {
-  const stores = playbookStores(ctx.db);
+export const playbookRoutes: CoreRoutePlugin = (app, ctx) => {
+  const stores = ctx.stores.playbook;
 
   const page = (req: FastifyRequest, query: ListQuery, options: { allOfTenant: boolean; metadata: MetadataFilter[] }) => {
     const caller = ctx.caller(req);
@@ -122,7 +122,7 @@ export const playbookRoutes: RoutePlugin = (app, ctx) => {
 };
 
 /** Checks a search filter against its definition: the dataType must match and the value must fit it. */
-function metadataFilter(ctx: EmulatorContext, tenant: string, filter: SearchBody['metadata'][number]): MetadataFilter {
+function metadataFilter(ctx: CoreContext, tenant: string, filter: SearchBody['metadata'][number]): MetadataFilter {
   const definition = ctx.organizationMetadata(tenant, filter.metadataId);
   if (!definition) throw badFilter(`metadataId ${filter.metadataId} is not an organization metadata definition.`);
   if (definition.dataType !== filter.dataType) {

@@ -1,6 +1,7 @@
 // Reference materials of a playbook. A locked material cannot be deleted (409).
 import type { FastifyRequest } from 'fastify';
-import { HttpError, type RoutePlugin } from '../context.js';
+import { HttpError } from '../context.js';
+import type { CoreRoutePlugin } from '../core-context.js';
 import {
   newReferenceMaterial,
   referenceMaterialFields,
@@ -9,13 +10,12 @@ import {
   type ReferenceMaterialUpdate,
   referenceMaterialUpdateSchema,
 } from '../playbook-inputs.js';
-import { playbookStores } from '../state/playbook-stores.js';
 import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visiblePlaybook } from './playbook-access.js';
 
 const PREFIX = '/playbooks/:playbookIdentifier/reference-materials';
 
-export const referenceMaterialRoutes: RoutePlugin = (app, ctx) => {
-  const stores = playbookStores(ctx.db);
+export const referenceMaterialRoutes: CoreRoutePlugin = (app, ctx) => {
+  const stores = ctx.stores.playbook;
 
   const materialOf = (req: FastifyRequest<{ Params: PlaybookItemParams }>) => {
     const playbook = visiblePlaybook(ctx, stores, req, req.params.playbookIdentifier);

@@ -1,4 +1,6 @@
-// All of the core parts' stores, created over one database.
+// Every store of the emulator's state, created once over one database: the one registry the
+// routes reach through their context (`ctx.stores`). Parents before children: the children's tables
+// reference the parents'.
 import type Database from 'better-sqlite3';
 import { AssistantStore } from './assistants.js';
 import { DocumentStore } from './documents.js';
@@ -8,6 +10,7 @@ import { NotificationStore } from './notifications.js';
 import { OrganizationMetadataStore } from './organization-metadata.js';
 import { ProjectStore } from './projects.js';
 import { TenantStore } from './tenants.js';
+import { createPlaybookStores, type PlaybookStores } from './playbook-stores.js';
 
 export interface Stores {
   meta: MetaStore;
@@ -18,6 +21,8 @@ export interface Stores {
   documents: DocumentStore;
   assistants: AssistantStore;
   notifications: NotificationStore;
+  /** The playbook parts' stores. */
+  playbook: PlaybookStores;
 }
 
 export function createStores(db: Database.Database): Stores {
@@ -30,5 +35,6 @@ export function createStores(db: Database.Database): Stores {
     documents: new DocumentStore(db),
     assistants: new AssistantStore(db),
     notifications: new NotificationStore(db),
+    playbook: createPlaybookStores(db),
   };
 }

@@ -1,5 +1,4 @@
-// The stores of the playbook parts, created once per database and shared by their route plugins
-// (each plugin asks for them; the first one creates the tables).
+// The stores of the playbook parts, part of the one registry (state/index.ts, `ctx.stores.playbook`).
 import type Database from 'better-sqlite3';
 import { AssemblyStore } from './assemblies.js';
 import { AssemblyReferenceItemStore, type CategoryConditionRecord, type TemplateColumnRecord } from './assembly-reference-items.js';
@@ -20,23 +19,16 @@ export interface PlaybookStores {
   imports: PlaybookImportStore;
 }
 
-const byDatabase = new WeakMap<Database.Database, PlaybookStores>();
-
-export function playbookStores(db: Database.Database): PlaybookStores {
-  let stores = byDatabase.get(db);
-  if (!stores) {
-    // Parents before children: the children's tables reference the parents'.
-    stores = {
-      playbooks: new PlaybookStore(db),
-      metadata: new PlaybookMetadataStore(db),
-      referenceMaterials: new ReferenceMaterialStore(db),
-      assemblies: new AssemblyStore(db),
-      templateColumns: new AssemblyReferenceItemStore<TemplateColumnRecord>(db, 'template_columns'),
-      categoryConditions: new AssemblyReferenceItemStore<CategoryConditionRecord>(db, 'category_conditions'),
-      documentUploads: new DocumentUploadStore(db),
-      imports: new PlaybookImportStore(db),
-    };
-    byDatabase.set(db, stores);
-  }
-  return stores;
+export function createPlaybookStores(db: Database.Database): PlaybookStores {
+  // Parents before children: the children's tables reference the parents'.
+  return {
+    playbooks: new PlaybookStore(db),
+    metadata: new PlaybookMetadataStore(db),
+    referenceMaterials: new ReferenceMaterialStore(db),
+    assemblies: new AssemblyStore(db),
+    templateColumns: new AssemblyReferenceItemStore<TemplateColumnRecord>(db, 'template_columns'),
+    categoryConditions: new AssemblyReferenceItemStore<CategoryConditionRecord>(db, 'category_conditions'),
+    documentUploads: new DocumentUploadStore(db),
+    imports: new PlaybookImportStore(db),
+  };
 }
