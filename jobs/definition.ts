@@ -14,7 +14,7 @@ import { formatIssues } from '../src/config/profile.js';
 import { readFilterFile } from '../src/config/filter-file.js';
 import { visible } from '../src/backends/names.js';
 import { OWN_METADATA } from '../src/backends/project/identity.js';
-import { JOB_KINDS, JOB_SETTINGS, NOT_OPTIONS, SENDING_SETTINGS, type JobKind, type OptionValues, type SettingName } from '../src/settings/declared.js';
+import { JOB_KINDS, JOB_SETTINGS, SENDING_SETTINGS, type JobKind, type OptionValues, type SettingName } from '../src/settings/declared.js';
 import { SettingValues } from '../src/settings/values.js';
 import type { SizeAgeLimits } from '../src/sync/filters.js';
 import { formFromFlags, getPath, setPath, type Form } from '../src/settings/form.js';
@@ -193,12 +193,11 @@ class Reader {
    * the filters) or belong to the run are made into it here.
    */
   private mirror(): MirrorOptions {
-    const values = this.v.values(SENDING_SETTINGS);
-    const own = Object.fromEntries(Object.entries(values).filter(([name]) => !(NOT_OPTIONS as readonly string[]).includes(name))) as OptionValues<typeof SENDING_SETTINGS>;
+    const own = this.v.options(SENDING_SETTINGS);
     return {
       ...own,
-      source: values.source!,
-      project: values.project!,
+      source: own.source!,
+      project: own.project!,
       ...this.filters(),
       ...this.manifest(),
       metadata: this.metadata(),
@@ -211,15 +210,14 @@ class Reader {
   /** A pull's options: every declared setting of the job by its value (PullOptions is derived from them), the others made. */
   private pull(): PullOptions {
     const v = this.v;
-    const values = v.values(JOB_SETTINGS.pull);
-    const own = Object.fromEntries(Object.entries(values).filter(([name]) => !(NOT_OPTIONS as readonly string[]).includes(name))) as OptionValues<(typeof JOB_SETTINGS)['pull']>;
-    const dir = values.dir!;
+    const own = v.options(JOB_SETTINGS.pull);
+    const dir = own.dir!;
     if (own.manifestOut !== undefined) writableFile(v.name('manifestOut'), own.manifestOut);
     return {
       ...own,
       // Where the folder's file system is probed unless the rules were given (the default is auto).
       ...localFilesFrom({ localNames: v.given('localNames') ? own.localNames : undefined, overwriteChanged: own.overwriteChanged, backupDir: own.backupDir }, dir),
-      project: values.pullProject!,
+      project: own.pullProject!,
       dir,
       ...this.filters(),
       limits: this.window(),
@@ -301,9 +299,7 @@ class Reader {
  */
 export function settingsOf<const Ns extends readonly SettingName[]>(names: Ns, flags: Record<string, unknown>): OptionValues<Ns> & Pick<MirrorOptions, 'include' | 'exclude' | 'rules'> & SizeAgeLimits {
   const v = new SettingValues(formFromFlags(names, flags), { names: 'flags' });
-  const values = v.values(names);
-  const own = Object.fromEntries(Object.entries(values).filter(([name]) => !(NOT_OPTIONS as readonly string[]).includes(name))) as OptionValues<Ns>;
-  return { ...own, ...filtersFrom(v) };
+  return { ...v.options(names), ...filtersFrom(v) };
 }
 
 /** Patterns or a rules file, and the size and age limits, as every command that walks a source takes them (mirror, upload, pull, scan, check). */

@@ -6,7 +6,7 @@
 // it (a flag on the command line, a key in a file).
 import { resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
-import { CROSS_CHECKS, SETTINGS, type SettingName, type ValueOf, type Values } from './declared.js';
+import { CROSS_CHECKS, NOT_OPTIONS, SETTINGS, type OptionValues, type SettingName, type ValueOf, type Values } from './declared.js';
 import { getPath, nameOf, type Form } from './form.js';
 
 export interface FormOrigin {
@@ -60,6 +60,13 @@ export class SettingValues {
       if (v !== undefined) out[name] = v;
     }
     return out as Values<Ns>;
+  }
+
+  /** The values a job's options carry as they are: those of `names` but the ones made into something else (NOT_OPTIONS). */
+  options<const Ns extends readonly SettingName[]>(names: Ns): OptionValues<Ns> {
+    const values = this.values(names) as Record<string, unknown>;
+    for (const name of NOT_OPTIONS) delete values[name];
+    return values as OptionValues<Ns>;
   }
 
   /** How a message names the setting here. */
