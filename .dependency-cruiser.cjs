@@ -29,6 +29,13 @@ module.exports = {
       to: { path: '^(src/|jobs/)', pathNot: '^src/(emulator|contract)/' },
     },
     {
+      name: 'emulator-service-knows-no-http',
+      comment: 'The simulated service (src/emulator/service) is the service\'s behaviour alone: requests, routes and the control API reach it, it reaches none of them.',
+      severity: 'error',
+      from: { path: '^src/emulator/service/' },
+      to: { path: '^src/emulator/(http|routes|control)/|^(node_modules/)?(fastify|@fastify/)' },
+    },
+    {
       name: 'client-knows-no-emulator',
       comment: 'Nothing but the CLI actions that start it, and tests, reaches into the emulator; its modes\' choices (data alone) are the CLI flags\' too.',
       severity: 'error',

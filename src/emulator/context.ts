@@ -139,11 +139,11 @@ export interface EmulatorContext {
   signedBlobUrl(blobKey: string, ttlSeconds: number, contentType: string): string;
   /** Blob storage shared by parts (memory or --data dir). */
   blobs: BlobStore;
-  /** Tells work under way that the state was reset or restored meanwhile (src/emulator/state-gate.ts). */
+  /** Tells work under way that the state was reset or restored meanwhile (src/emulator/http/state-gate.ts). */
   gate: Gate;
 }
 
-/** What work under way asks of the state gate (src/emulator/state-gate.ts). */
+/** What work under way asks of the state gate (src/emulator/http/state-gate.ts). */
 export interface Gate {
   /** The generation of the state now. */
   readonly now: number;

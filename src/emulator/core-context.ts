@@ -3,12 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { signedBlobPath } from './blob-urls.js';
-import type { Clock } from './clock.js';
+import { signedBlobPath } from './http/blob-urls.js';
+import type { Clock } from './service/clock.js';
 import { type Caller, type EmulatorContext, HttpError } from './context.js';
-import { contentUrl } from './document-view.js';
-import type { FaultInjector } from './faults.js';
-import type { DocumentProcessor } from './processing.js';
+import { contentUrl } from './service/document-view.js';
+import type { FaultInjector } from './service/faults.js';
+import type { DocumentProcessor } from './service/processing.js';
 import type { Stores } from './state/index.js';
 
 export interface CoreContext extends EmulatorContext {

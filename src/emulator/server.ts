@@ -3,14 +3,14 @@
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import type { PageCap } from './control/control.js';
-import { holdToContract } from './contract-hook.js';
+import { holdToContract } from './http/contract-hook.js';
 import type { CoreContext, CoreRoutePlugin } from './core-context.js';
 import { HttpError } from './context.js';
-import { registerGuards, type Traffic } from './guards.js';
-import { MULTIPART_LIMITS } from './multipart-form.js';
-import { pathOf, sendProblem } from './problem.js';
-import type { RateLimitSettings } from './rate-limit.js';
-import type { ContractValidator, ContractViolation } from './validate.js';
+import { registerGuards, type Traffic } from './http/guards.js';
+import { MULTIPART_LIMITS } from './http/multipart-form.js';
+import { pathOf, sendProblem } from './http/problem.js';
+import type { RateLimitSettings } from './http/rate-limit.js';
+import type { ContractValidator, ContractViolation } from './http/validate.js';
 
 export interface ServerOptions {
   routes: readonly CoreRoutePlugin[];

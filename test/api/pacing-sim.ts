@@ -2,7 +2,7 @@
 // constant share (the noise), and one client sending as fast as the pacer lets it, on a clock the
 // simulation moves. No timers: every figure is a count.
 import { Pacer } from '../../src/api/pacing.js';
-import { seededRandom } from '../../src/emulator/random.js';
+import { seededRandom } from '../../src/emulator/service/random.js';
 
 export interface Scenario {
   seconds: number;

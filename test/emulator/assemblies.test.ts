@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
-import { MAX_JSON_DEPTH } from '../../src/emulator/rich-text.js';
+import { MAX_JSON_DEPTH } from '../../src/emulator/service/rich-text.js';
 import { type Client, clientFor, expectNoContractViolations, startTestEmulator } from './helpers.js';
 import { sendForm } from './playbook-helpers.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
-import { askedRange } from '../../src/emulator/content-range.js';
+import { askedRange } from '../../src/emulator/http/content-range.js';
 import { type Client, clientFor, expectNoContractViolations, startTestEmulator } from './helpers.js';
 
 const CONTENT = Array.from({ length: 200_000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
-import { ArchiveError, checkEntryPath, readPlaybookArchive, ARCHIVE_LIMITS } from '../../src/emulator/playbook-archive.js';
+import { ArchiveError, checkEntryPath, readPlaybookArchive, ARCHIVE_LIMITS } from '../../src/emulator/service/playbook-archive.js';
 import { createMemoryBlobStore } from '../../src/emulator/state/blobs.js';
 import { type Client, clientFor, expectNoContractViolations, startTestEmulator } from './helpers.js';
 import { sendForm, waitForNotification, zip } from './playbook-helpers.js';

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { declarations, type RichTextNode, richTextNodeSchema } from '../../src/emulator/rich-text.js';
-import { contractPath } from '../../src/emulator/validate.js';
+import { declarations, type RichTextNode, richTextNodeSchema } from '../../src/emulator/service/rich-text.js';
+import { contractPath } from '../../src/emulator/http/validate.js';
 
 /** The contract's schema with its component $refs inlined, RichTextNode's self-reference kept as a marker. */
 function inlined(schema: unknown, components: Record<string, unknown>): unknown {

@@ -5,12 +5,12 @@
 //   (c) the read-only client on every write (POST/PUT/PATCH/DELETE) -> 403
 //   (d) a malformed id in a uuid path parameter -> 400
 import { randomUUID } from 'node:crypto';
-import { READ_ONLY_POSTS } from '../../src/emulator/guards.js';
+import { READ_ONLY_POSTS } from '../../src/emulator/http/guards.js';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
-import { contractPath } from '../../src/emulator/validate.js';
+import { contractPath } from '../../src/emulator/http/validate.js';
 import { Client, clientFor, expectNoContractViolations, projectOf, startTestEmulator } from './helpers.js';
 import { sendForm } from './playbook-helpers.js';
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSeed, type EmulatorHandle, loadSeedFile } from '../../src/emulator/index.js';
-import { ContractValidator, contractPath } from '../../src/emulator/validate.js';
+import { ContractValidator, contractPath } from '../../src/emulator/http/validate.js';
 import { clientFor, expectNoContractViolations, projectOf, startTestEmulator } from './helpers.js';
 
 const running: EmulatorHandle[] = [];

@@ -1,7 +1,7 @@
 // Unit tests of the streaming content scanner: every result must be independent of how the
 // input is cut into chunks.
 import { describe, expect, it } from 'vitest';
-import { EICAR, scanContent } from '../../src/emulator/content-scan.js';
+import { EICAR, scanContent } from '../../src/emulator/service/content-scan.js';
 
 async function* chunked(data: Buffer, size: number): AsyncGenerator<Buffer> {
   for (let i = 0; i < data.length; i += size) yield data.subarray(i, i + size);

@@ -11,7 +11,7 @@ import { remoteFiles, remoteFolders, startService, whereFoldersExist, type Servi
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { checkName } from '../../src/backends/names.js';
-import { seededRandom as random } from '../../src/emulator/random.js';
+import { seededRandom as random } from '../../src/emulator/service/random.js';
 
 const SEEDS = [11, 23, 37];
 

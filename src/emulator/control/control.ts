@@ -4,13 +4,13 @@
 // a problem, the handle throws it.
 import type Database from 'better-sqlite3';
 import type { EventEmitter } from 'node:events';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../service/clock.js';
 import { type EmulatorModes, HttpError } from '../context.js';
-import { type FaultSettings, type FaultInjector, parseFaultSpec } from '../faults.js';
-import type { Traffic } from '../guards.js';
-import type { DocumentProcessor, ProcessingDelays } from '../processing.js';
-import { applySeed, type SeedData, type TenantDescription } from '../seed.js';
-import type { StateGate } from '../state-gate.js';
+import { type FaultSettings, type FaultInjector, parseFaultSpec } from '../service/faults.js';
+import type { Traffic } from '../http/guards.js';
+import type { DocumentProcessor, ProcessingDelays } from '../service/processing.js';
+import { applySeed, type SeedData, type TenantDescription } from '../service/seed.js';
+import type { StateGate } from '../http/state-gate.js';
 import type { KeptBlobStore } from '../state/blobs.js';
 import type { Stores } from '../state/index.js';
 import type { ListingLag } from '../state/listing-lag.js';

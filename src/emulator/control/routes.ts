@@ -6,12 +6,12 @@
 // test can always clear the faults it set.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { verifyToken } from '../auth.js';
-import { CONTROL_PREFIX } from '../guards.js';
+import { verifyToken } from '../http/auth.js';
+import { CONTROL_PREFIX } from '../http/guards.js';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
-import { holdToContract } from '../contract-hook.js';
-import { sendProblem } from '../problem.js';
-import type { ContractValidator, ContractViolation } from '../validate.js';
+import { holdToContract } from '../http/contract-hook.js';
+import { sendProblem } from '../http/problem.js';
+import type { ContractValidator, ContractViolation } from '../http/validate.js';
 import type { Control } from './control.js';
 
 export { CONTROL_PREFIX };

@@ -3,8 +3,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { BlobStore } from '../context.js';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
-import { discardForm, malformed, readForm, type ReceivedForm } from '../multipart-form.js';
-import { EMPTY_DOCUMENT, refuseDeepBodies, type RichTextNode, richTextNodeSchema } from '../rich-text.js';
+import { refuseDeepBodies } from '../http/body-depth.js';
+import { discardForm, malformed, readForm, type ReceivedForm } from '../http/multipart-form.js';
+import { EMPTY_DOCUMENT, type RichTextNode, richTextNodeSchema } from '../service/rich-text.js';
 import type { AssemblyRecord } from '../state/assemblies.js';
 import { ownerOf } from './access.js';
 import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visibleAssembly, visiblePlaybook } from './playbook-access.js';

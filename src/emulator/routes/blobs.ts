@@ -1,8 +1,8 @@
 // Serves signed blob URLs (see blobUrls.ts) without a bearer token, with Range as the content route.
-import { signatureMatches } from '../blob-urls.js';
+import { signatureMatches } from '../http/blob-urls.js';
 import type { CoreRoutePlugin } from '../core-context.js';
-import { sendProblem } from '../problem.js';
-import { sendContent } from '../content-range.js';
+import { sendProblem } from '../http/problem.js';
+import { sendContent } from '../http/content-range.js';
 
 export const blobRoutes: CoreRoutePlugin = (app, ctx) => {
   app.get<{ Params: { '*': string }; Querystring: { exp?: string; ct?: string; sig?: string } }>(

@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
-import { renderDocument } from '../document-view.js';
+import { renderDocument } from '../service/document-view.js';
 import {
   COORDINATE_EXTRACTION_STRATEGIES,
   DOCUMENT_INDEXING_STATUSES,
@@ -13,15 +13,15 @@ import {
   OCR_STRATEGIES,
   TABLE_COLUMN_TYPES,
   UPLOAD_DEFAULTS,
-} from '../enums.js';
-import { extensionOf } from '../file-kinds.js';
-import { discardForm, malformed, readForm } from '../multipart-form.js';
+} from '../service/enums.js';
+import { extensionOf } from '../service/file-kinds.js';
+import { discardForm, malformed, readForm } from '../http/multipart-form.js';
 import { DOCUMENT_COLUMNS, type DocumentMetadataEntry, type DocumentRecord, type ListedDocument } from '../state/documents.js';
 import { ITEM_FILTERING, type ItemFiltering } from '../state/list-query.js';
 import type { ProjectRecord } from '../state/projects.js';
 import { ownerOf, visibleProject } from './access.js';
 import { descQuery, objectSchema, pageWindow, type Paging, pagingQuery, uuid } from './schemas.js';
-import { sendContent } from '../content-range.js';
+import { sendContent } from '../http/content-range.js';
 
 interface ListQuery extends Paging {
   parentObjectIdentifier?: string;

@@ -1,7 +1,7 @@
 // POST /inference/embeddings.
 import type { CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
-import { countTokens, embed, EMBEDDING_DEFAULTS } from '../embeddings.js';
+import { countTokens, embed, EMBEDDING_DEFAULTS } from '../service/embeddings.js';
 import { objectSchema } from './schemas.js';
 
 export const embeddingRoutes: CoreRoutePlugin = (app, ctx) => {

@@ -2,11 +2,11 @@
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { components } from '../../contract/openapi.js';
-import { QUOTE_BYTES, replyText, serverSentEvents, summarize } from '../assistant-reply.js';
+import { QUOTE_BYTES, replyText, serverSentEvents, summarize } from '../service/assistant-reply.js';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
-import { renderDocument } from '../document-view.js';
-import { QUOTABLE_EXTENSIONS } from '../file-kinds.js';
+import { renderDocument } from '../service/document-view.js';
+import { QUOTABLE_EXTENSIONS } from '../service/file-kinds.js';
 import type { AssistantRecord, StoredMessage } from '../state/assistants.js';
 import type { ListedDocument } from '../state/documents.js';
 import { ownerOf, visibleProject } from './access.js';

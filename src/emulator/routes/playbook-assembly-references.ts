@@ -2,6 +2,7 @@
 // assembly. Only references and conditions that the assembly's rich-text tree declares exist.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
+import { refuseDeepBodies } from '../http/body-depth.js';
 import {
   categoryCondition,
   type CategoryConditionInput,
@@ -9,8 +10,8 @@ import {
   templateColumn,
   type TemplateColumnInput,
   templateColumnInputSchema,
-} from '../playbook-inputs.js';
-import { declarations, refuseDeepBodies, withRichText } from '../rich-text.js';
+} from '../service/playbook-inputs.js';
+import { declarations, withRichText } from '../service/rich-text.js';
 import type { AssemblyReferenceItemStore, CategoryConditionRecord, TemplateColumnRecord } from '../state/assembly-reference-items.js';
 import { notFound, visibleAssembly } from './playbook-access.js';
 import { objectSchema, PAGE_DEFAULTS, uuid } from './schemas.js';

@@ -1,8 +1,8 @@
 // POST /playbooks/import: stores the uploaded zip and answers 202 with a queued task. There is
 // no call that reads a task: its end (success or failure) is told by a notification.
 import type { CoreRoutePlugin } from '../core-context.js';
-import { discardForm, malformed, readForm } from '../multipart-form.js';
-import { PlaybookImporter } from '../playbook-importer.js';
+import { discardForm, malformed, readForm } from '../http/multipart-form.js';
+import { PlaybookImporter } from '../service/playbook-importer.js';
 import type { ImportTaskRecord } from '../state/playbook-imports.js';
 import { ownerOf } from './access.js';
 

@@ -2,8 +2,8 @@
 import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../context.js';
 import type { CoreRoutePlugin } from '../core-context.js';
-import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, type StoredMetadataValue } from '../metadata-values.js';
-import { playbookMetadataValues } from '../playbook-inputs.js';
+import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, type StoredMetadataValue } from '../service/metadata-values.js';
+import { playbookMetadataValues } from '../service/playbook-inputs.js';
 import { CATEGORY_DATA_TYPES } from '../state/organization-metadata.js';
 import {
   notFound,

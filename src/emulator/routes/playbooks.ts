@@ -2,8 +2,8 @@
 import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../context.js';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
-import { type MetadataValueInput, metadataValueInputSchema } from '../metadata-values.js';
-import { playbookMetadataValues } from '../playbook-inputs.js';
+import { type MetadataValueInput, metadataValueInputSchema } from '../service/metadata-values.js';
+import { playbookMetadataValues } from '../service/playbook-inputs.js';
 import type { AssemblySummary } from '../state/assemblies.js';
 import { type MetadataFilter, newPlaybookRecord, PLAYBOOK_SORTING, type PlaybookRecord } from '../state/playbooks.js';
 import { ownerOf } from './access.js';

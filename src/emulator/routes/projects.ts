@@ -1,7 +1,7 @@
 // Projects, the caller's personal project and project analytics.
 import type { CoreRoutePlugin } from '../core-context.js';
 import { HttpError } from '../context.js';
-import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, storeMetadataValue } from '../metadata-values.js';
+import { type MetadataValueInput, metadataValueInputSchema, renderMetadataValue, storeMetadataValue } from '../service/metadata-values.js';
 import { ITEM_FILTERING, type ItemFiltering } from '../state/list-query.js';
 import { PROJECT_COLUMNS, type ProjectRecord } from '../state/projects.js';
 import { ownerOf, visibleProject } from './access.js';

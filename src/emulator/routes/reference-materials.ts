@@ -9,7 +9,7 @@ import {
   referenceMaterialInputSchema,
   type ReferenceMaterialUpdate,
   referenceMaterialUpdateSchema,
-} from '../playbook-inputs.js';
+} from '../service/playbook-inputs.js';
 import { notFound, type PlaybookItemParams, playbookItemParams, type PlaybookParams, playbookParams, visiblePlaybook } from './playbook-access.js';
 
 const PREFIX = '/playbooks/:playbookIdentifier/reference-materials';

@@ -1,8 +1,8 @@
 // The auth host: OAuth 2.0 client-credentials token endpoint (form-urlencoded).
 import type { FastifyReply } from 'fastify';
-import { signToken } from '../auth.js';
+import { signToken } from '../http/auth.js';
 import type { CoreRoutePlugin } from '../core-context.js';
-import { TOKEN_PATH } from '../guards.js';
+import { TOKEN_PATH } from '../http/guards.js';
 
 function oauthError(reply: FastifyReply, status: 400 | 401, error: string, description: string): FastifyReply {
   return reply.code(status).header('cache-control', 'no-store').send({ error, error_description: description });

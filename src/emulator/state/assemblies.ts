@@ -1,6 +1,6 @@
 // Assemblies (document templates) of playbooks: their fields, stored file and rich-text tree.
 import type Database from 'better-sqlite3';
-import type { RichTextNode } from '../rich-text.js';
+import type { RichTextNode } from '../service/rich-text.js';
 import { applyMigrations } from './database.js';
 import type { Owner } from './projects.js';
 

@@ -1,6 +1,6 @@
 // The metadata values of playbooks (one per organization metadata definition and playbook).
 import type Database from 'better-sqlite3';
-import type { StoredMetadataValue } from '../metadata-values.js';
+import type { StoredMetadataValue } from '../service/metadata-values.js';
 import { applyMigrations } from './database.js';
 
 /** Also read by the playbook search (metadata filters). */

@@ -1,6 +1,6 @@
 // Projects: containers of documents and assistants. A personal project is visible to its owner only.
 import type Database from 'better-sqlite3';
-import type { StoredMetadataValue } from '../metadata-values.js';
+import type { StoredMetadataValue } from '../service/metadata-values.js';
 import { applyMigrations } from './database.js';
 import { type ColumnFilter, filterClause, StatementCache } from './list-query.js';
 import { listedCondition, listingLagOf } from './listing-lag.js';

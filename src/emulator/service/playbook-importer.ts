@@ -2,15 +2,14 @@
 // creates the playbook and everything under it in one transaction, and tells the outcome
 // (success or why it failed) through a notification naming the task.
 import { basename } from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
-import { type EmulatorContext, HttpError, type MetadataDefinition } from './context.js';
+import { type EmulatorContext, HttpError, type MetadataDefinition } from '../context.js';
 import type { MetadataValueInput } from './metadata-values.js';
 import { type ArchiveFile, type ArchiveMetadataValue, type PlaybookArchive, readPlaybookArchive } from './playbook-archive.js';
 import { categoryCondition, newReferenceMaterial, playbookMetadataValues, templateColumn } from './playbook-inputs.js';
-import type { AssemblyRecord } from './state/assemblies.js';
-import type { ImportTaskRecord } from './state/playbook-imports.js';
-import { newPlaybookRecord } from './state/playbooks.js';
-import type { PlaybookStores } from './state/playbook-stores.js';
+import type { AssemblyRecord } from '../state/assemblies.js';
+import type { ImportTaskRecord } from '../state/playbook-imports.js';
+import { newPlaybookRecord } from '../state/playbooks.js';
+import type { PlaybookStores } from '../state/playbook-stores.js';
 
 /** The import cannot be applied to this tenant (e.g. a metadata definition it does not have). */
 class ImportError extends Error {}
@@ -22,7 +21,7 @@ export class PlaybookImporter {
   constructor(
     private readonly ctx: EmulatorContext,
     private readonly stores: PlaybookStores,
-    private readonly logger: FastifyBaseLogger,
+    private readonly logger: { error(fields: object, message: string): void },
   ) {}
 
   enqueue(task: ImportTaskRecord): void {

@@ -4,7 +4,7 @@
 // must not land in the new state. Each such piece of work notes the generation it began in and
 // asks `stillCurrent` before it writes; a body still streaming in is ended at once, so that a long
 // upload fails when the state is replaced rather than minutes later.
-import { type Gate, HttpError } from './context.js';
+import { type Gate, HttpError } from '../context.js';
 
 interface Streaming {
   destroy(error?: Error): unknown;

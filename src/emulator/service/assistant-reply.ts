@@ -1,6 +1,6 @@
 // The emulated assistant: a deterministic reply built only from the request, so tests
 // can predict it (an echo of the question, one citation per referenced document).
-import type { ListedDocument } from './state/documents.js';
+import type { ListedDocument } from '../state/documents.js';
 
 export const QUOTE_BYTES = 200;
 const SUMMARY_CHARS = 160;

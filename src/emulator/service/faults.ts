@@ -1,7 +1,7 @@
 // Fault injection: seeded, reproducible HTTP failures, resets and latency, plus
 // document processing failures, so clients' retry and exactly-once logic can be tested.
 import { seededRandom, type Random } from './random.js';
-import { UPLOAD_FAILED_REASONS, type UploadFailedReason } from './state/documents.js';
+import { UPLOAD_FAILED_REASONS, type UploadFailedReason } from '../state/documents.js';
 
 export const HTTP_FAULT_KINDS = ['400', '403', '404', '429', '500', '501', '502', '503', 'reset', 'reset-after'] as const;
 /** `404`: as if the resource had just been deleted (a document gone between a listing and its download). `reset`: the connection drops before the request is handled; `reset-after`: after the handler ran (the work happened). */

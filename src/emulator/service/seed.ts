@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { METADATA_DATA_TYPES } from './state/organization-metadata.js';
-import type { Stores } from './state/index.js';
+import { METADATA_DATA_TYPES } from '../state/organization-metadata.js';
+import type { Stores } from '../state/index.js';
 
 export const REGIONS = ['uk', 'us', 'eu', 'au', 'jp'] as const;
 

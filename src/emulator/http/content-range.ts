@@ -6,7 +6,7 @@
 // @fastify/send serves files from a root folder, and the blobs may be held in memory.
 import { Transform } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BlobStore, EmulatorModes } from './context.js';
+import type { BlobStore, EmulatorModes } from '../context.js';
 
 export interface Served {
   key: string;

@@ -1,5 +1,5 @@
 // The Document response shape, built from a stored document.
-import type { ListedDocument } from './state/documents.js';
+import type { ListedDocument } from '../state/documents.js';
 
 export interface DocumentViewOptions {
   /** The document's `url` (EmulatorContext.documentUrl). */

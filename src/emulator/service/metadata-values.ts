@@ -1,7 +1,7 @@
 // MetadataValueInput -> stored value -> MetadataValue, checked against the tenant's
 // organization metadata definitions. Shared by projects and the playbook parts.
-import type { components } from '../contract/openapi.js';
-import { HttpError, type MetadataDefinition } from './context.js';
+import type { components } from '../../contract/openapi.js';
+import { HttpError, type MetadataDefinition } from '../context.js';
 
 /** The contract's write shape; the emulator shares the contract's types with the client. */
 export type MetadataValueInput = components['schemas']['MetadataValueInput'];

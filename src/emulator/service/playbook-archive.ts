@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import ajvModule from 'ajv';
 import ajvFormatsModule from 'ajv-formats';
 import unzipper from 'unzipper';
-import type { BlobStore } from './context.js';
+import type { BlobStore } from '../context.js';
 import type { MetadataValueInput } from './metadata-values.js';
 import { metadataValueInputSchema } from './metadata-values.js';
 import {

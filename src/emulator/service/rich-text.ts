@@ -1,7 +1,5 @@
 // Assembly rich-text trees: their JSON schema (the contract's RichTextNode) and the references
 // and conditions a tree declares, which template columns and category conditions hang off.
-import type { FastifyRequest } from 'fastify';
-import { HttpError } from './context.js';
 
 export interface RichTextNode {
   type: string | null;
@@ -28,11 +26,6 @@ export function nestingDepth(value: unknown): number {
     for (const child of Object.values(next.value)) pending.push({ value: child, depth });
   }
   return deepest;
-}
-
-/** A preValidation hook: refuses (400) a body too deep to validate, before the schema walks it. */
-export async function refuseDeepBodies(req: FastifyRequest): Promise<void> {
-  if (nestingDepth(req.body) > MAX_JSON_DEPTH) throw new HttpError(400, 'Bad Request', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`);
 }
 
 /** What an assembly without a stored tree answers, and a template column without a template. */

@@ -1,11 +1,11 @@
 // Request bodies of the playbook parts that a playbook archive may carry too: their JSON
 // schemas (route validation and archive validation use the same ones) and the records they make.
-import type { components } from '../contract/openapi.js';
-import { HttpError, type MetadataDefinition } from './context.js';
+import type { components } from '../../contract/openapi.js';
+import { HttpError, type MetadataDefinition } from '../context.js';
 import { type MetadataValueInput, type StoredMetadataValue, storeMetadataValue } from './metadata-values.js';
 import { EMPTY_DOCUMENT, RICH_TEXT_NODE } from './rich-text.js';
-import type { CategoryConditionRecord, TemplateColumnRecord } from './state/assembly-reference-items.js';
-import type { ReferenceMaterialFields, ReferenceMaterialRecord } from './state/reference-materials.js';
+import type { CategoryConditionRecord, TemplateColumnRecord } from '../state/assembly-reference-items.js';
+import type { ReferenceMaterialFields, ReferenceMaterialRecord } from '../state/reference-materials.js';
 
 const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ type: [type, 'null'], ...extra });
 

@@ -3,7 +3,7 @@
 // Pending documents are in SQLite, so processing resumes after a restart.
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { BlobStore, EmulatorEvents, Gate } from './context.js';
+import type { BlobStore, EmulatorEvents, Gate } from '../context.js';
 import { scanContent, type ContentScan } from './content-scan.js';
 import type { FaultInjector } from './faults.js';
 import { extensionOf, SUPPORTED_EXTENSIONS } from './file-kinds.js';
@@ -14,8 +14,8 @@ import {
   type ProcessingOutcome,
   UPLOAD_FAILED_REASONS,
   type UploadFailedReason,
-} from './state/documents.js';
-import type { TenantStore } from './state/tenants.js';
+} from '../state/documents.js';
+import type { TenantStore } from '../state/tenants.js';
 
 export interface ProcessingSettings {
   minDelayMs?: number;

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { verifyToken } from './auth.js';
-import type { CoreContext } from './core-context.js';
+import type { CoreContext } from '../core-context.js';
 import { pathOf, sendProblem } from './problem.js';
 import { RateLimiter, type RateLimitSettings } from './rate-limit.js';
 

@@ -4,7 +4,7 @@
 // so a name holding `%22` stays `%22` (docs/emulator.md, "File names in upload forms"). Parts may come in any order, so a route checks
 // the fields only once the whole form (files included) has been read.
 import type { FastifyRequest } from 'fastify';
-import { type BlobStore, type EmulatorModes, type Gate, HttpError } from './context.js';
+import { type BlobStore, type EmulatorModes, type Gate, HttpError } from '../context.js';
 
 /** Registration limits: files are unbounded (uploads of many GiB stream through), everything else small. */
 export const MULTIPART_LIMITS = {
@@ -34,7 +34,7 @@ export interface ReceivedForm {
  * stored under; any other file part, or a second one of the same field, is a 400. On failure every
  * stored file is deleted again and the error is a 400 HttpError (unless the store itself failed).
  * A form whose state was reset or restored while it streamed in is a 503 and keeps nothing
- * (src/emulator/state-gate.ts).
+ * (src/emulator/http/state-gate.ts).
  */
 export async function readForm(req: FastifyRequest, into: { blobs: BlobStore; gate: Gate }, fileFields: Record<string, string>, order: EmulatorModes['formOrder'] = 'any'): Promise<ReceivedForm> {
   if (!req.isMultipart()) throw malformed('The body must be multipart/form-data.');
