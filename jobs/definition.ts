@@ -286,7 +286,7 @@ class Reader {
     const pairs = this.v.value('metadata');
     if (pairs === undefined || Object.keys(pairs).length === 0) return undefined;
     for (const [key, value] of Object.entries(pairs)) {
-      if (OWN_METADATA.test(key)) this.v.refuse(`${this.v.name('metadata')} "${visible(`${key}=${value}`)}": keys starting with "ferry." are ferry's own (the identity of each document, docs/cli.md); choose another key`);
+      if (OWN_METADATA.test(key)) this.v.reject(`${this.v.name('metadata')} "${visible(`${key}=${value}`)}": keys starting with "ferry." are ferry's own (the identity of each document, docs/cli.md); choose another key`);
     }
     return pairs;
   }

@@ -216,8 +216,8 @@ interface ProjectWork extends MigrateDeps {
 
 /** Maps every selected project that has no target yet to the target project an earlier run made, if any. */
 async function adoptCounterparts(projects: Project[], to: FerryClient, ids: IdMap, intoExisting: boolean, listed: Listed): Promise<void> {
-  const { found, refusals } = await resolveCounterparts(to, projects, ids, intoExisting, listed);
-  if (refusals.length) throw new ConfigurationError(`${refusals.join('; ')}. Nothing was written.`);
+  const { found, blockers } = await resolveCounterparts(to, projects, ids, intoExisting, listed);
+  if (blockers.length) throw new ConfigurationError(`${blockers.join('; ')}. Nothing was written.`);
   for (const [source, target] of found) ids.adopt('project', source, target);
 }
 

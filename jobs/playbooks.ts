@@ -11,7 +11,7 @@ import type { FerryClient } from '../src/api/client.js';
 import type { Playbook } from '../src/api/types.js';
 import { exportPlaybook, findPlaybook, type ExportResult } from '../src/playbooks/export.js';
 import { safeSegment } from '../src/playbooks/format.js';
-import { ArchiveRefusedError, openArchive } from '../src/playbooks/read.js';
+import { ArchiveRejectedError, openArchive } from '../src/playbooks/read.js';
 import { IdMap } from '../src/mapping/id-map.js';
 import { replayImport, type ReplayMapping } from '../src/playbooks/replay.js';
 import { serverImport } from '../src/playbooks/server-import.js';
@@ -144,7 +144,7 @@ export async function verifyArchives(target: string): Promise<VerifyOutcome[]> {
       if (mismatch) outcomes.push({ path, ok: false, error: mismatch, playbook: archive.manifest.playbook });
       else outcomes.push({ path, ok: true, playbook: archive.manifest.playbook, entries: archive.manifest.entries.length });
     } catch (err) {
-      if (!(err instanceof ArchiveRefusedError)) throw err;
+      if (!(err instanceof ArchiveRejectedError)) throw err;
       outcomes.push({ path, ok: false, error: err.message, ...(err.entry ? { entry: err.entry } : {}) });
     }
   }
@@ -265,7 +265,7 @@ async function unreadable(path: string, playbook: string): Promise<string | unde
     const held = (await openArchive(path)).manifest.playbook.objectIdentifier;
     return held === playbook ? undefined : `it holds playbook ${held}`;
   } catch (err) {
-    if (err instanceof ArchiveRefusedError) return err.message;
+    if (err instanceof ArchiveRejectedError) return err.message;
     throw err;
   }
 }
@@ -420,7 +420,7 @@ export async function readIndex(out: string): Promise<BackupIndex> {
     throw err;
   }
   const index = JSON.parse(text) as BackupIndex;
-  if (index.format !== 'ferry-playbook-backups' || !Array.isArray(index.backups)) throw new ArchiveRefusedError(`${join(out, INDEX_FILE)} is not a ferry backup index`);
+  if (index.format !== 'ferry-playbook-backups' || !Array.isArray(index.backups)) throw new ArchiveRejectedError(`${join(out, INDEX_FILE)} is not a ferry backup index`);
   return index;
 }
 

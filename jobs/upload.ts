@@ -181,18 +181,18 @@ export interface WaitOptions {
  * every document completed or failed: every one ferry sent, when it knows how many; otherwise
  * (`ferry watch`) every one the batch holds, once `dateCompleted` says no more will come.
  */
-export function batchSettled(
+export function batchProcessed(
   details: Pick<PlaybookDocumentUploadDetails, 'processingDocumentCount' | 'completedDocumentCount' | 'failedDocumentCount' | 'totalDocumentCount' | 'dateCompleted'>,
   expected: number | undefined,
 ): boolean {
   if ((details.processingDocumentCount ?? 0) > 0) return false;
-  const settled = (details.completedDocumentCount ?? 0) + (details.failedDocumentCount ?? 0);
-  if (expected !== undefined) return settled >= expected;
-  return Boolean(details.dateCompleted) && settled >= (details.totalDocumentCount ?? 0);
+  const ended = (details.completedDocumentCount ?? 0) + (details.failedDocumentCount ?? 0);
+  if (expected !== undefined) return ended >= expected;
+  return Boolean(details.dateCompleted) && ended >= (details.totalDocumentCount ?? 0);
 }
 
 /**
- * Polls the batch's details until it is over (batchSettled); backoff from 1 s doubling to a 15 s
+ * Polls the batch's details until it is over (batchProcessed); backoff from 1 s doubling to a 15 s
  * cap. Resumable by nature: it only reads.
  */
 export async function waitForBatch(client: FerryClient, playbook: string, uploadIdentifier: string, opts: WaitOptions): Promise<PlaybookDocumentUploadDetails> {
@@ -201,7 +201,7 @@ export async function waitForBatch(client: FerryClient, playbook: string, upload
     async () => {
       last = await client.documentUploads.details(playbook, uploadIdentifier);
       opts.onPoll?.(last);
-      return batchSettled(last, opts.expected) ? last : undefined;
+      return batchProcessed(last, opts.expected) ? last : undefined;
     },
     { firstMs: opts.firstPollMs ?? 1_000, maxMs: opts.maxPollMs ?? 15_000, timeoutMs: opts.timeoutMs },
     () => new ProcessingTimeoutError(`batch ${uploadIdentifier} still had ${last?.processingDocumentCount ?? '?'} document(s) processing after ${Math.round(opts.timeoutMs / 1000)} s`),

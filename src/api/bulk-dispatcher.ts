@@ -191,7 +191,7 @@ class BulkExchange {
   /** Where the body goes once a caller drains it, instead of into blocks. */
   private sink: BodySink | undefined;
   private outcome: { error?: Error } | undefined;
-  private settled: ((error?: Error) => void) | undefined;
+  private drained: ((error?: Error) => void) | undefined;
 
   constructor(
     private readonly origin: URL,
@@ -318,7 +318,7 @@ class BulkExchange {
       socket.write(n === buffer.length ? buffer : buffer.subarray(0, n), (err) => {
         if (!err) free();
       });
-      reader.settled(buffer, free);
+      reader.reusable(buffer, free);
       if (this.sent === length) {
         this.stopSending();
         return;
@@ -468,7 +468,7 @@ class BulkExchange {
   /** See BulkTap.drainer. */
   drain(body: Readable, sink: BodySink): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const settle = (error?: Error) => (error ? reject(error) : resolve());
+      const finish = (error?: Error) => (error ? reject(error) : resolve());
       if (this.sink) return reject(new Error('this body is drained already'));
       // Its failure is this promise's; the stream, read by nobody now, must not throw it again.
       body.on('error', () => undefined);
@@ -482,8 +482,8 @@ class BulkExchange {
         return reject(err as Error);
       }
       this.filled = 0;
-      if (this.outcome) return settle(this.outcome.error);
-      this.settled = settle;
+      if (this.outcome) return finish(this.outcome.error);
+      this.drained = finish;
       this.resume();
     });
   }
@@ -531,7 +531,7 @@ class BulkExchange {
     this.stopSending();
     this.socket?.destroy();
     this.outcome = {};
-    this.settled?.();
+    this.drained?.();
     this.handler.onComplete([]);
   }
 
@@ -541,7 +541,7 @@ class BulkExchange {
     this.stopSending();
     this.socket?.destroy();
     this.outcome = { error: err };
-    this.settled?.(err);
+    this.drained?.(err);
     this.handler.onError(err);
   }
 }

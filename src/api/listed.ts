@@ -38,10 +38,10 @@ export function listsAtOnce(bound: ListingBound): boolean {
  * and returns that instant: the bound after `since`.
  */
 export async function listedAfter(bound: ListingBound, since: number, clock: Clock = monotonicClock, signal?: AbortSignal): Promise<number> {
-  const settled = listedInstant(bound, since);
-  const early = settled - clock.now();
+  const at = listedInstant(bound, since);
+  const early = at - clock.now();
   if (early > 0) await clock.sleep(early, signal);
-  return settled;
+  return at;
 }
 
 /** Whether a listing begun `lateByMs` after a create returned is owed that item (the bound has passed). */

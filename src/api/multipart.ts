@@ -48,7 +48,7 @@ export interface MultipartBody {
 /**
  * A body read synchronously, on the calling thread, into buffers its caller reuses. A file's sha256
  * may be taken on another thread (content-hash.ts): a buffer read into is then written again only
- * once `settled` says so, and a field made from the digest waits for it (`ready`).
+ * once `reusable` says so, and a field made from the digest waits for it (`ready`).
  */
 export interface BodyReader {
   /** A buffer of `size` bytes to read into: shared memory where another thread hashes it. */
@@ -58,7 +58,7 @@ export interface BodyReader {
   /** Fills `into` from its start with the next bytes; 0 once the body is whole. Throws what `open` would. */
   read(into: Buffer): number;
   /** Calls `then` once `into`, just read into, may be written again. */
-  settled(into: Buffer, then: () => void): void;
+  reusable(into: Buffer, then: () => void): void;
   /** Lets go of what it holds open; safe to call twice. */
   close(): void;
 }
@@ -273,7 +273,7 @@ class SyncBody implements BodyReader {
     return filled;
   }
 
-  settled(into: Buffer, then: () => void): void {
+  reusable(into: Buffer, then: () => void): void {
     const held = this.hashing.get(into);
     if (!held || held.pending === 0) {
       this.hashing.delete(into);

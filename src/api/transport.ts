@@ -238,7 +238,7 @@ function fencedDispatcher(dispatcher: Dispatcher, fence: () => boolean): Dispatc
 }
 
 /** What `beforeSend` threw: passed on as it is, never taken for a failure of the request. */
-class Refused {
+class Withheld {
   constructor(readonly reason: unknown) {}
 }
 const RETRY = Symbol('retry');
@@ -405,7 +405,7 @@ export class Transport {
           try {
             await opts.beforeSend();
           } catch (err) {
-            throw new Refused(err);
+            throw new Withheld(err);
           }
         }
         onWire = true;
@@ -434,7 +434,7 @@ export class Transport {
           bulkBody?.destroy();
         }
       } catch (err) {
-        if (err instanceof Refused) throw err.reason;
+        if (err instanceof Withheld) throw err.reason;
         // Stopped by the fence before a byte was written: ask beforeSend again (a few times at most).
         if (err instanceof FenceClosed && ++fenced <= 5) continue;
         if (err instanceof FenceClosed) throw new FerryError(`${method} ${path} was not sent: the run could not confirm it may still write (its lease), ${fenced} times`);
@@ -466,7 +466,7 @@ export class Transport {
       this.logger.debug({ method, path, status, attempt, ms: Date.now() - started }, 'response');
       // The pacer counts refusals against answers, window by window, to tell a limit from noise.
       this.stats.responses[`${Math.min(5, Math.max(1, Math.floor(status / 100)))}xx` as keyof TransportStats['responses']]++;
-      if (status === 429 || status === 503) this.pacer.refused(status === 503);
+      if (status === 429 || status === 503) this.pacer.throttled(status === 503);
       else if (status < 500) this.pacer.ok();
       if (status >= 200 && status < 300) return this.decode(res, kind, method, path, tap);
 

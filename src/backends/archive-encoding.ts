@@ -127,20 +127,20 @@ export const ENCODING_UNKNOWN = 'the name is not UTF-8 and the archive does not 
  * words (`defaultCp437`: zips, whose spec names cp437; not tars, which name no code page).
  * `refused` is the verdict on the raw bytes as they stand (the not-UTF-8 refusal, with its key).
  */
-export function decodeLegacyName(raw: Buffer, encoding: string | undefined, defaultCp437: boolean, refused: NameVerdict & { ok: false }): ArchiveNameVerdict {
+export function decodeLegacyName(raw: Buffer, encoding: string | undefined, defaultCp437: boolean, rejected: NameVerdict & { ok: false }): ArchiveNameVerdict {
   if (encoding) {
     const text = decodeIn(raw, encoding);
     if (text === undefined) {
-      return { ...refused, reason: `the name is not UTF-8, and not valid ${encoding} either (--archive-encoding): ${readingsText(raw)}` };
+      return { ...rejected, reason: `the name is not UTF-8, and not valid ${encoding} either (--archive-encoding): ${readingsText(raw)}` };
     }
     return { ...checkDecodedName(text), rule: 'code-page' };
   }
   if (defaultCp437) {
     const text = iconv().decode(raw, 'cp437');
     if (plainlyWords(text)) return { ...checkDecodedName(text), rule: 'cp437-default' };
-    return { ...refused, reason: `${ENCODING_UNKNOWN}. ${readingsText(raw)}` };
+    return { ...rejected, reason: `${ENCODING_UNKNOWN}. ${readingsText(raw)}` };
   }
-  return { ...refused, reason: `${refused.reason}, or pass --archive-encoding NAME if it was made in a known code page. ${readingsText(raw)}` };
+  return { ...rejected, reason: `${rejected.reason}, or pass --archive-encoding NAME if it was made in a known code page. ${readingsText(raw)}` };
 }
 
 function readingsText(raw: Buffer): string {

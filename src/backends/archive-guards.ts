@@ -7,7 +7,7 @@ import { SourceError } from '../sync/types.js';
 import { visible } from './names.js';
 
 /** The archive cannot be read as a source: nothing was done. */
-export class RefusedArchive extends SourceError {}
+export class RejectedArchive extends SourceError {}
 
 export interface ArchiveLimits {
   /** Most entries accepted (--max-entries; default a million). */
@@ -42,14 +42,14 @@ export class ArchiveGuard {
     private readonly limits: ArchiveLimits,
     /** What the refusal says was done, e.g. "nothing was uploaded". */
     private readonly consequence = 'nothing was uploaded',
-    /** The error a refusal is (each reader its own, all of them RefusedArchive). */
-    private readonly Refused: new (message: string) => RefusedArchive = RefusedArchive,
+    /** The error a refusal is (each reader its own, all of them RejectedArchive). */
+    private readonly Rejected: new (message: string) => RejectedArchive = RejectedArchive,
   ) {}
 
   /** Refuses an archive whose count is known ahead (a zip's end record) before a single entry is read. */
   count(entries: number, consequence = 'nothing was read'): void {
     if (entries > this.limits.maxEntries) {
-      throw new this.Refused(`${this.label} holds ${entries} entries, more than the limit of ${this.limits.maxEntries} (--max-entries raises it); ${consequence}`);
+      throw new this.Rejected(`${this.label} holds ${entries} entries, more than the limit of ${this.limits.maxEntries} (--max-entries raises it); ${consequence}`);
     }
   }
 
@@ -57,18 +57,18 @@ export class ArchiveGuard {
   entry(path: string, size: number, compressed?: number): void {
     this.count(++this.entries, this.consequence);
     const reason = unsafePathReason(path);
-    if (reason) this.refuse(`entry "${visible(path)}" ${reason}`);
+    if (reason) this.reject(`entry "${visible(path)}" ${reason}`);
     this.total += size;
     if (compressed !== undefined && size > RATIO_FLOOR && size / Math.max(1, compressed) > this.limits.maxRatio) {
-      this.refuse(`entry "${visible(path)}" expands ${Math.round(size / Math.max(1, compressed))}-fold (limit ${this.limits.maxRatio}), which looks like a zip bomb`);
+      this.reject(`entry "${visible(path)}" expands ${Math.round(size / Math.max(1, compressed))}-fold (limit ${this.limits.maxRatio}), which looks like a zip bomb`);
     }
     if (this.total > this.limits.maxTotalBytes) {
-      throw new this.Refused(`${this.label} would expand to at least ${this.total} bytes, more than the limit of ${this.limits.maxTotalBytes}; ${this.consequence}`);
+      throw new this.Rejected(`${this.label} would expand to at least ${this.total} bytes, more than the limit of ${this.limits.maxTotalBytes}; ${this.consequence}`);
     }
   }
 
   /** A refusal naming the archive and what was done (nothing). */
-  refuse(what: string): never {
-    throw new this.Refused(`${this.label} was refused: ${what}; ${this.consequence}`);
+  reject(what: string): never {
+    throw new this.Rejected(`${this.label} was refused: ${what}; ${this.consequence}`);
   }
 }

@@ -7,7 +7,7 @@
 // sure of. The file is never uploaded (the folder source skips it, said).
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, renameSync, rmSync, writeSync } from 'node:fs';
-import { besideName, createNew, openOwn, refuseLinkAt } from './own-files.js';
+import { besideName, createNew, openOwn, rejectLinkAt } from './own-files.js';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { NameRules } from './name-rules.js';
@@ -43,7 +43,7 @@ export interface NamesRecord {
 export async function readNamesFile(root: string): Promise<NamesRecord | undefined> {
   const file = join(root, NAMES_FILE);
   // A link planted at its name is neither read through nor written through: refused, by path.
-  refuseLinkAt(file);
+  rejectLinkAt(file);
   const input = createReadStream(file);
   const opened = await new Promise<boolean>((resolve) => {
     input.once('open', () => resolve(true));

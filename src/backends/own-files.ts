@@ -14,12 +14,12 @@ import { FerryError } from '../errors.js';
 import { visible } from './names.js';
 
 /** Something other than a plain file of ferry's stands where it writes: refused, left as it is. */
-export class LinkRefusedError extends FerryError {}
+export class LinkRejectedError extends FerryError {}
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_APPEND } = constants;
 
-function refused(path: string, what: string): LinkRefusedError {
-  return new LinkRefusedError(`refused: ${visible(path)} is ${what}; ferry never writes through a link it did not make (it was left as it is: remove it and run again)`);
+function linkInTheWay(path: string, what: string): LinkRejectedError {
+  return new LinkRejectedError(`refused: ${visible(path)} is ${what}; ferry never writes through a link it did not make (it was left as it is: remove it and run again)`);
 }
 
 /** What stands at a name, in words, when it is not a plain file with one name; undefined when it is. */
@@ -31,13 +31,13 @@ function oddity(st: Stats): string | undefined {
 }
 
 /**
- * Throws LinkRefusedError when something other than a plain file with one name is at `path`
+ * Throws LinkRejectedError when something other than a plain file with one name is at `path`
  * (nothing there is fine): for a file ferry reads back before it writes it again.
  */
-export function refuseLinkAt(path: string): void {
+export function rejectLinkAt(path: string): void {
   const st = lstatSync(path, { throwIfNoEntry: false });
   const odd = st && oddity(st);
-  if (odd) throw refused(path, odd);
+  if (odd) throw linkInTheWay(path, odd);
 }
 
 /** A new file at `path` (mode as given): fails with EEXIST when anything, a link included, is at its name. */
@@ -55,13 +55,13 @@ export function openOwn(path: string, how: 'append' | 'rewrite'): number {
   try {
     fd = openSync(path, O_WRONLY | O_NOFOLLOW | (how === 'append' ? O_APPEND : 0));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw refused(path, 'a symbolic link');
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw linkInTheWay(path, 'a symbolic link');
     throw err;
   }
   const odd = oddity(fstatSync(fd));
   if (odd) {
     closeSync(fd);
-    throw refused(path, odd);
+    throw linkInTheWay(path, odd);
   }
   if (how === 'rewrite') ftruncateSync(fd, 0);
   return fd;

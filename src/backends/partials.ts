@@ -15,7 +15,7 @@
 // Each part is 8 hex digits of a sha256, the tag one over the job's key and the other parts.
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, readdir, rm, stat } from 'node:fs/promises';
-import { refuseLinkAt } from './own-files.js';
+import { rejectLinkAt } from './own-files.js';
 import { join } from 'node:path';
 
 const PARTIAL = /^\.ferry-([0-9a-f]{8})-([0-9a-f]{8})\.partial$/;
@@ -84,7 +84,7 @@ export async function keptPartial(dir: string, jobKey: string, id: ResumeIdentit
     const path = join(dir, name);
     const st = m[2] === d && !found ? await lstat(path).catch(() => undefined) : undefined;
     // A link planted at this job's own name for the document is never continued through: said, by path.
-    if (st) refuseLinkAt(path);
+    if (st) rejectLinkAt(path);
     if (!st?.isFile()) {
       await rm(path, { force: true });
       continue;

@@ -26,8 +26,8 @@ export function leaseAdvice(reason: LeaseReason): string | undefined {
       return '--no-lock runs without a lease';
     case 'ttl-range':
       return `--lock-ttl must be ${SETTINGS.lockTtl.range?.words}`;
-    case 'refused':
-      return reason.writesRefused ? 'ferry doctor says what a profile may do' : undefined;
+    case 'denied':
+      return reason.writesDenied ? 'ferry doctor says what a profile may do' : undefined;
     default:
       return undefined;
   }

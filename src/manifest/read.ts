@@ -179,7 +179,7 @@ class Utf8Check extends Transform {
     try {
       this.decoder.decode(chunk, { stream: true });
     } catch {
-      return done(this.refusal(chunk));
+      return done(this.rejection(chunk));
     }
     for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) this.line++;
     done(null, chunk);
@@ -195,7 +195,7 @@ class Utf8Check extends Transform {
   }
 
   /** The line of the first byte that is not UTF-8 within this chunk. */
-  private refusal(chunk: Buffer): ManifestError {
+  private rejection(chunk: Buffer): ManifestError {
     let line = this.line;
     const strict = new TextDecoder('utf-8', { fatal: true });
     let start = 0;

@@ -46,7 +46,7 @@ export class IdMap {
       this.ids.set(oldId, item.remoteId);
       return { id: item.remoteId, outcome: 'existing' };
     }
-    if (item?.state === 'uploading') {
+    if (item?.state === 'in-flight') {
       const found = await settle(new Date(item.updatedAt));
       if (found) {
         this.done(key, oldId, found);

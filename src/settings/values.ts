@@ -74,7 +74,7 @@ export class SettingValues {
     return nameOf(SETTINGS[name], this.origin.names);
   }
 
-  refuse(message: string): never {
+  reject(message: string): never {
     throw new ConfigurationError(`${this.origin.where ?? ''}${message}`);
   }
 
@@ -87,12 +87,12 @@ export class SettingValues {
         if (!among(low, high)) continue;
         const a = this.value(low);
         const b = this.value(high);
-        if (typeof a === 'number' && typeof b === 'number' && a > b) this.refuse(`${this.name(low)} ${this.text(low)} ${c.said} ${this.name(high)} ${this.text(high)}: ${c.why}`);
+        if (typeof a === 'number' && typeof b === 'number' && a > b) this.reject(`${this.name(low)} ${this.text(low)} ${c.said} ${this.name(high)} ${this.text(high)}: ${c.why}`);
       } else if ('needs' in c) {
-        if (among(c.needs, c.on) && this.present(c.needs) && !this.present(c.on)) this.refuse(`${this.name(c.needs)} needs ${this.name(c.on)}${c.why ? `: ${c.why}` : ''}`);
+        if (among(c.needs, c.on) && this.present(c.needs) && !this.present(c.on)) this.reject(`${this.name(c.needs)} needs ${this.name(c.on)}${c.why ? `: ${c.why}` : ''}`);
       } else if (among(c.apart, ...c.from) && this.present(c.apart) && c.from.some((n) => this.present(n))) {
         const others = c.from.map((n) => this.name(n));
-        this.refuse(`${this.name(c.apart)} cannot be given with ${others.slice(0, -1).join(', ')}${others.length > 1 ? ' or ' : ''}${others.at(-1)}: ${c.why}`);
+        this.reject(`${this.name(c.apart)} cannot be given with ${others.slice(0, -1).join(', ')}${others.length > 1 ? ' or ' : ''}${others.at(-1)}: ${c.why}`);
       }
     }
   }

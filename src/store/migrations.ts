@@ -130,6 +130,11 @@ const STEPS: readonly string[] = [
   // 9: the identity of what a document carries beside its content (a manifest row's metadata and
   // settings, src/manifest): a changed row is a changed file. NULL where no row applied.
   `ALTER TABLE items ADD COLUMN attrs TEXT;`,
+  // 10: one name for an item whose intent is written and whose outcome is not: "in flight" (it was
+  // also called "uploading", a third name for the same thing). The partial index follows the word.
+  `DROP INDEX items_uploading;
+   UPDATE items SET state = 'in-flight' WHERE state = 'uploading';
+   CREATE INDEX items_in_flight ON items (job_id, source_key) WHERE state = 'in-flight';`,
 ];
 
 export const SCHEMA_VERSION = STEPS.length;

@@ -132,9 +132,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
       fingerprint: db.prepare('SELECT state, remote_id, size, mtime_ms, sha256, attrs FROM items WHERE job_id = ? AND source_key = ?').raw(),
       intent: db.prepare(
         `INSERT INTO items (job_id, source_key, size, mtime_ms, sha256, attrs, state, upload_id, parent_id, run_id, attempts, updated_at)
-         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, @attrs, 'uploading', @uploadId, @parentId, @runId, 1, @now)
+         VALUES (@jobId, @sourceKey, @size, @mtimeMs, @sha256, @attrs, 'in-flight', @uploadId, @parentId, @runId, 1, @now)
          ON CONFLICT (job_id, source_key) DO UPDATE SET
-           size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, attrs = @attrs, state = 'uploading', upload_id = @uploadId,
+           size = @size, mtime_ms = @mtimeMs, sha256 = @sha256, attrs = @attrs, state = 'in-flight', upload_id = @uploadId,
            parent_id = @parentId, run_id = @runId, attempts = attempts + 1, updated_at = @now`,
       ),
       // An upsert: destinations that need no intent (a local folder) record results only.
@@ -152,11 +152,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
         `INSERT INTO items (job_id, source_key, size, mtime_ms, state, run_id, attempts, last_error, updated_at)
          VALUES (@jobId, @sourceKey, @size, @mtimeMs, 'failed', @runId, 1, @error, @now)
          ON CONFLICT (job_id, source_key) DO UPDATE SET
-           state = CASE WHEN remote_id IS NOT NULL AND state <> 'uploading' THEN state ELSE 'failed' END,
+           state = CASE WHEN remote_id IS NOT NULL AND state <> 'in-flight' THEN state ELSE 'failed' END,
            last_error = @error, updated_at = @now`,
       ),
       // Named: without statistics the planner walks every item of the job in key order instead.
-      inFlight: db.prepare("SELECT * FROM items INDEXED BY items_uploading WHERE job_id = ? AND state = 'uploading' ORDER BY source_key"),
+      inFlight: db.prepare("SELECT * FROM items INDEXED BY items_in_flight WHERE job_id = ? AND state = 'in-flight' ORDER BY source_key"),
       byRemoteIds: db.prepare('SELECT remote_id, source_key FROM items WHERE job_id = ? AND remote_id IN (SELECT value FROM json_each(?))').raw(),
       uploadedKeys: db.prepare("SELECT source_key FROM items WHERE job_id = ? AND state = 'uploaded'").pluck(),
       writtenPage: db.prepare("SELECT source_key, remote_id, size, mtime_ms FROM items WHERE job_id = ? AND state = 'uploaded' AND source_key > ? ORDER BY source_key LIMIT ?").raw(),

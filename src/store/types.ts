@@ -4,8 +4,8 @@
 /** `limit`: stopped at its window (--max-duration, --max-transfer, --max-files); the next run carries on. */
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted' | 'limit';
 
-/** Where an item stands. `uploading` is the intent written before a request that creates something. */
-export type ItemState = 'pending' | 'uploading' | 'uploaded' | 'failed' | 'skipped';
+/** Where an item stands. `in-flight`: its intent is written (before a request that creates something), its outcome is not. */
+export type ItemState = 'pending' | 'in-flight' | 'uploaded' | 'failed' | 'skipped';
 
 export interface RunCounts {
   discovered: number;

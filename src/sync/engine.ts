@@ -68,7 +68,7 @@ export async function transfer<P extends Placement>(opts: TransferOptions<P>): P
   // found, and the destination's part of the summary added.
   try {
     await runPool(writer.prepared(toWrite(walk, listing)), (pending, slot) => writer.withRetries(pending, slot), { concurrency, signal: ctx.limits ? AbortSignal.any([ctx.signal, ctx.limits.stop]) : ctx.signal });
-    await folders.settled();
+    await folders.made();
   } catch (err) {
     throw writer.fatal ?? err;
   } finally {

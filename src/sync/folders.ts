@@ -28,7 +28,7 @@ export class FolderMaker {
   }
 
   /** Every folder begun, made or failed; throws the first failure. */
-  async settled(): Promise<void> {
+  async made(): Promise<void> {
     await Promise.all(this.making);
     if (this.failure !== undefined) throw this.failure;
   }

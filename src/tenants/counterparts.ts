@@ -35,9 +35,9 @@ export async function projectCounterparts(to: FerryClient, source: Pick<Project,
 /**
  * The adoptable counterpart, if one is clear: documents that name the source project, else (with
  * `intoExisting`, or when it is empty) the only project of that name. Otherwise a sentence that
- * says why none is taken, for the plan and the refusal.
+ * says why none is taken, for the plan and the blocker.
  */
-export function chooseCounterpart(source: Pick<Project, 'objectIdentifier' | 'name'>, found: readonly Counterpart[], claimed: ReadonlySet<string>, intoExisting: boolean): { id?: string; refusal?: string } {
+export function chooseCounterpart(source: Pick<Project, 'objectIdentifier' | 'name'>, found: readonly Counterpart[], claimed: ReadonlySet<string>, intoExisting: boolean): { id?: string; blocker?: string } {
   const open = found.filter((c) => !claimed.has(c.id));
   const proven = open.find((c) => c.evidence === 'documents name the source project');
   if (proven) return { id: proven.id };
@@ -45,7 +45,7 @@ export function chooseCounterpart(source: Pick<Project, 'objectIdentifier' | 'na
   if (open.length === 1 && (intoExisting || open[0]!.evidence === 'empty')) return { id: open[0]!.id };
   const ids = open.map((c) => `${c.id} (${c.evidence})`).join(', ');
   return {
-    refusal:
+    blocker:
       `the target already has ${open.length === 1 ? 'a project' : `${open.length} projects`} named "${source.name ?? ''}" that no earlier migration of project ${source.objectIdentifier} made: ${ids}; ` +
       (open.length === 1 ? 'give --into-existing to copy into it, or rename it on the target' : 'rename or remove all but one on the target, then give --into-existing'),
   };
@@ -55,22 +55,22 @@ export function chooseCounterpart(source: Pick<Project, 'objectIdentifier' | 'na
  * For every project the id map has no target for: the counterpart an earlier run made (from any
  * store), or why none may be taken. Reads only; the run adopts `found`, the plan shows both.
  */
-export async function resolveCounterparts(to: FerryClient, projects: readonly Project[], ids: Pick<IdMap, 'get' | 'claimed'>, intoExisting: boolean, listed: Listed): Promise<{ found: Map<string, string>; refusals: string[] }> {
+export async function resolveCounterparts(to: FerryClient, projects: readonly Project[], ids: Pick<IdMap, 'get' | 'claimed'>, intoExisting: boolean, listed: Listed): Promise<{ found: Map<string, string>; blockers: string[] }> {
   const found = new Map<string, string>();
-  const refusals: string[] = [];
+  const blockers: string[] = [];
   const unmapped = projects.filter((p) => !ids.get('project', p.objectIdentifier));
-  if (unmapped.length === 0) return { found, refusals };
+  if (unmapped.length === 0) return { found, blockers };
   const targets = await to.projects.list().all();
   const claimed = ids.claimed();
   for (const p of unmapped) {
     const choice = chooseCounterpart(p, await projectCounterparts(to, p, listed, targets), claimed, intoExisting);
-    if (choice.refusal) refusals.push(choice.refusal);
+    if (choice.blocker) blockers.push(choice.blocker);
     else if (choice.id) {
       found.set(p.objectIdentifier, choice.id);
       claimed.add(choice.id);
     }
   }
-  return { found, refusals };
+  return { found, blockers };
 }
 
 /** What the project's first document (folders aside) says of where it came from. */

@@ -84,7 +84,7 @@ export async function planMigration(
   // same-named project that is not one of them is a blocker.
   // A plan reads the target as the run would: from listings that show what was written before it began.
   const counterparts = await resolveCounterparts(to, projects, ids, opts.intoExisting === true, await awaitListed(to.transport.listingLag, performance.now()));
-  plan.blockers.push(...counterparts.refusals);
+  plan.blockers.push(...counterparts.blockers);
   for (const project of projects) {
     const docsKey = documentsKey(jobKey, project.objectIdentifier);
     const found = ids.get('project', project.objectIdentifier) ?? counterparts.found.get(project.objectIdentifier);

@@ -84,7 +84,7 @@ async function pumped(reader: BodyReader, size: number): Promise<Buffer> {
     const n = reader.read(buffer);
     if (n === 0) break;
     out.push(Buffer.from(buffer.subarray(0, n)));
-    await new Promise<void>((resolve) => reader.settled(buffer, resolve));
+    await new Promise<void>((resolve) => reader.reusable(buffer, resolve));
     buffer.fill(0x5a);
     spare.push(buffer);
   }

@@ -57,7 +57,7 @@ export function simulate(s: Scenario): Outcome {
     if (noisy || limited) {
       refused++;
       if (limited) overLimit++;
-      pacer.refused();
+      pacer.throttled();
     } else {
       if (limit !== undefined) tokens -= 1;
       perSecond[Math.floor(now / 1000)]! += 1;

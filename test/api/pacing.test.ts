@@ -27,7 +27,7 @@ describe('pacing learned from refusals', () => {
     const window = () => {
       for (let i = 0; i < WINDOW; i++) {
         now += 5;
-        if (i % 8 === 0) pacer.refused();
+        if (i % 8 === 0) pacer.throttled();
         else pacer.ok();
       }
     };
@@ -49,7 +49,7 @@ describe('pacing learned from refusals', () => {
     // start), and 16 at 1 ms, 4 of them refused.
     for (let i = 0; i < WINDOW; i++) {
       now += 1;
-      if (i % 8 === 0) pacer.refused();
+      if (i % 8 === 0) pacer.throttled();
       else pacer.ok();
     }
     for (let i = 0; i < WINDOW / 2; i++) {
@@ -58,7 +58,7 @@ describe('pacing learned from refusals', () => {
     }
     for (let i = 0; i < WINDOW / 2; i++) {
       now += 1;
-      if (i % 4 === 0) pacer.refused();
+      if (i % 4 === 0) pacer.throttled();
       else pacer.ok();
     }
     // Over the whole window 28 were accepted in 766 ms (37/s); over its second half 12 in 16 ms,
@@ -70,7 +70,7 @@ describe('pacing learned from refusals', () => {
     const feed = (pacer: Pacer, clock: { now: number }, every: number, kind: '503' | '429') => {
       for (let i = 0; i < WINDOW * 20; i++) {
         clock.now += 2;
-        if (i % every === 0) pacer.refused(kind === '503');
+        if (i % every === 0) pacer.throttled(kind === '503');
         else pacer.ok();
       }
     };
@@ -90,7 +90,7 @@ describe('pacing learned from refusals', () => {
     const overloaded = new Pacer({ now: () => c3.now });
     for (let i = 0; i < WINDOW * 2; i++) {
       c3.now += 2;
-      if (i % 2 === 0) overloaded.refused(true);
+      if (i % 2 === 0) overloaded.throttled(true);
       else overloaded.ok();
     }
     expect(overloaded.currentRate).toBeDefined();
@@ -103,11 +103,11 @@ describe('pacing learned from refusals', () => {
       now += 2;
       pacer.ok();
     }
-    pacer.refused();
-    pacer.refused(true);
-    pacer.refused();
+    pacer.throttled();
+    pacer.throttled(true);
+    pacer.throttled();
     expect(pacer.unlimited).toBe(true);
-    pacer.refused();
+    pacer.throttled();
     expect(pacer.unlimited).toBe(false);
     pacer.ok();
     expect(pacer.unlimited).toBe(true);

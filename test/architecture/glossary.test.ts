@@ -21,6 +21,10 @@ async function sources(dir: string): Promise<{ path: string; text: string }[]> {
 /** The code of a file without its comments (line comments and blocks), so that prose may use a word freely. */
 const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
 
+
+/** Identifiers of a file's code (comments and string literals left out). */
+const identifiers = (text: string) => [...code(text).replace(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g, "''").matchAll(/[A-Za-z_$][\w$]*/g)].map((m) => m[0]);
+
 describe('the glossary', () => {
   it('lists each word once', async () => {
     const doc = await readFile(join(root, 'docs/architecture.md'), 'utf8');
@@ -28,7 +32,7 @@ describe('the glossary', () => {
     const words = [...table.matchAll(/^\| ([^|]+?) \|/gm)].map((m) => m[1]!).filter((w) => w !== 'word' && !/^-+$/.test(w));
     expect(words.length).toBeGreaterThan(20);
     expect(words.filter((w, i) => words.indexOf(w) !== i)).toEqual([]);
-    for (const w of ['unchanged', 'skipped', 'settle', 'listed', 'judge']) expect(words).toContain(w);
+    for (const w of ['unchanged', 'skipped', 'settle', 'listed', 'judge', 'refused', 'throttled', 'denied', 'rejected', 'in flight']) expect(words).toContain(w);
   });
 
   it('"listed" is the listing lag waited out: no identifier calls it settled', async () => {
@@ -47,5 +51,27 @@ describe('the glossary', () => {
     for (const s of skips) expect(s.near, s.at).toMatch(/noteProblem\(|reason/);
     // Nothing unchanged is counted as skipped.
     for (const f of files) expect(code(f.text), f.path).not.toMatch(/unchanged[^\n]*\n?[^\n]*counts\.skipped\+\+|counts\.skipped\+\+[^\n]*unchanged/);
+  });
+  it('"refused" is what processing refused a document for: throttling, a lease, and input ferry will not take have their own words', async () => {
+    // The modules of the other meanings: throttled (pacing), denied (the lease), rejected (bad input, unsafe archives, links, names).
+    const otherMeanings = /^(src\/api\/(pacing|transport)\.ts|src\/runner\/(lease\/|lock\.ts|lease\.ts)|src\/cli\/lease-words\.ts|src\/settings\/|src\/manifest\/|src\/playbooks\/read\.ts|src\/tenants\/|jobs\/definition\.ts|src\/backends\/(?!project\/source\.ts))/;
+    // Keys of the JSON summary that scripts read, kept under their old names.
+    const keptKeys: Record<string, string[]> = { 'src/backends/local/destination.ts': ['refused', 'foldersRefused'], 'src/backends/project/folders.ts': ['refused', 'creationRefused'] };
+    const files = [...(await sources('src')), ...(await sources('jobs'))].filter((f) => otherMeanings.test(f.path));
+    expect(files.length).toBeGreaterThan(40);
+    const found = files.flatMap((f) => identifiers(f.text).filter((id) => /refus/i.test(id) && !(keptKeys[f.path] ?? []).includes(id)).map((id) => `${f.path}: ${id}`));
+    expect([...new Set(found)]).toEqual([]);
+  });
+
+  it('"settle" is the destination asked which in-flight items landed; nothing else is called settled', async () => {
+    const owners = /^(src\/sync\/(engine|cold-start|contract)\.ts|src\/backends\/[^/]+\/destination\.ts|src\/mapping\/id-map\.ts)$/;
+    const files = [...(await sources('src')), ...(await sources('jobs'))].filter((f) => !owners.test(f.path));
+    const found = files.flatMap((f) => identifiers(f.text).filter((id) => /settl|Settl/.test(id) && id !== 'allSettled').map((id) => `${f.path}: ${id}`));
+    expect([...new Set(found)]).toEqual([]);
+  });
+
+  it('an item whose intent is written and whose outcome is not is "in flight", never "uploading"', async () => {
+    const files = [...(await sources('src')), ...(await sources('jobs'))].filter((f) => f.path !== 'src/store/migrations.ts');
+    expect(files.flatMap((f) => (/'uploading'/.test(code(f.text)) ? [f.path] : []))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkArchive, DEFAULT_ZIP_LIMITS, ZipRefusedError } from '../../src/backends/zip/source.js';
+import { checkArchive, DEFAULT_ZIP_LIMITS, ZipRejectedError } from '../../src/backends/zip/source.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ const entry = (path: string, uncompressedSize = 10, compressedSize = 10) => ({ p
 describe('zip guards', () => {
   it('refuses entries that climb out or are absolute', () => {
     for (const bad of ['../x', 'a/../../x', '/etc/passwd', 'C:/Windows/x', 'a\\..\\..\\x', 'nul\0byte']) {
-      expect(() => checkArchive('t.zip', [entry('ok.txt'), entry(bad)], DEFAULT_ZIP_LIMITS)).toThrow(ZipRefusedError);
+      expect(() => checkArchive('t.zip', [entry('ok.txt'), entry(bad)], DEFAULT_ZIP_LIMITS)).toThrow(ZipRejectedError);
     }
     expect(() => checkArchive('t.zip', [entry('a/b/c.txt'), entry('a/..b/c.txt')], DEFAULT_ZIP_LIMITS)).not.toThrow();
   });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import { mirror } from '../../jobs/mirror.js';
-import { batchSettled, upload } from '../../jobs/upload.js';
+import { batchProcessed, upload } from '../../jobs/upload.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { STRICT, remoteFiles, remoteFolders, startService, writeTree, type Service } from '../helpers/service.js';
 
@@ -88,13 +88,13 @@ describe('one folder refused (HTTP 400)', () => {
 describe('a batch whose dateCompleted is set at the PATCH', () => {
   it('is over only when the counters say every expected document settled', () => {
     const early = { dateCompleted: '2026-11-22T00:00:00Z', processingDocumentCount: 0, completedDocumentCount: 3, failedDocumentCount: 1 };
-    expect(batchSettled(early, 6)).toBe(false);
-    expect(batchSettled({ ...early, completedDocumentCount: 5 }, 6)).toBe(true);
-    expect(batchSettled({ ...early, processingDocumentCount: 2, completedDocumentCount: 5 }, 6)).toBe(false);
+    expect(batchProcessed(early, 6)).toBe(false);
+    expect(batchProcessed({ ...early, completedDocumentCount: 5 }, 6)).toBe(true);
+    expect(batchProcessed({ ...early, processingDocumentCount: 2, completedDocumentCount: 5 }, 6)).toBe(false);
     // Without the number (ferry watch): the batch's own total, once dateCompleted says no more will come.
-    expect(batchSettled({ ...early, totalDocumentCount: 6 }, undefined)).toBe(false);
-    expect(batchSettled({ ...early, totalDocumentCount: 4 }, undefined)).toBe(true);
-    expect(batchSettled({ ...early, totalDocumentCount: 4, dateCompleted: null }, undefined)).toBe(false);
+    expect(batchProcessed({ ...early, totalDocumentCount: 6 }, undefined)).toBe(false);
+    expect(batchProcessed({ ...early, totalDocumentCount: 4 }, undefined)).toBe(true);
+    expect(batchProcessed({ ...early, totalDocumentCount: 4, dateCompleted: null }, undefined)).toBe(false);
   });
 
   it('ferry upload waits for every document although the service calls the batch complete at once', async () => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import archiver from 'archiver';
 import { mirror, planMirror } from '../../jobs/mirror.js';
-import { RefusedArchive } from '../../src/backends/archive-guards.js';
+import { RejectedArchive } from '../../src/backends/archive-guards.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { remoteFiles, useService } from '../helpers/service.js';
 
@@ -36,7 +36,7 @@ describe('a zip of many entries', () => {
     await zipOf(join(dir, 'past-limit.zip'), 1_001);
     const refused = await mirror({ source: join(dir, 'past-limit.zip'), project, progress: false, maxEntries: 1_000 }, { client, store }).catch((err: unknown) => err);
     store.close();
-    expect(refused).toBeInstanceOf(RefusedArchive);
+    expect(refused).toBeInstanceOf(RejectedArchive);
     expect((refused as Error).message).toMatch(/holds 1001 entries, more than the limit of 1000 \(--max-entries raises it\)/);
     expect(await remoteFiles(client, project)).toEqual([]);
   });

@@ -54,7 +54,7 @@ describe(`a service capping pages at ${CAP}`, () => {
 
     // As if the process had died after every request went out and before any answer was recorded.
     const db = new Database(state);
-    db.prepare("UPDATE items SET state = 'uploading', remote_id = NULL").run();
+    db.prepare("UPDATE items SET state = 'in-flight', remote_id = NULL").run();
     db.close();
 
     store = new SqliteCheckpointStore(state);

@@ -7,7 +7,7 @@ import archiver from 'archiver';
 import Database from 'better-sqlite3';
 import { mirror, planMirror } from '../../jobs/mirror.js';
 import { LockedError } from '../../src/runner/job.js';
-import { ZipRefusedError } from '../../src/backends/zip/source.js';
+import { ZipRejectedError } from '../../src/backends/zip/source.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { STRICT, countingDispatcher, remoteFiles, remoteFolders, startService, whereFoldersExist, writeTree, type Service } from '../helpers/service.js';
 
@@ -221,7 +221,7 @@ describe('mirror', () => {
     const store = new SqliteCheckpointStore(state);
     const err = (await mirror({ source: zipPath, project, progress: false }, { client, store }).catch((e: unknown) => e)) as Error;
     store.close();
-    expect(err).toBeInstanceOf(ZipRefusedError);
+    expect(err).toBeInstanceOf(ZipRejectedError);
     expect(err.message).toContain('entry "../outside.txt" climbs out of the archive with ".."; nothing was uploaded');
     expect(counting.counts.size).toBe(0);
     await expect(readFile(join(dir, '..', 'outside.txt'))).rejects.toThrow();

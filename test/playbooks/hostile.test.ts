@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { ArchiveRefusedError, openArchive } from '../../src/playbooks/read.js';
+import { ArchiveRejectedError, openArchive } from '../../src/playbooks/read.js';
 import { HOSTILE, minimalEntries, playbookArchive } from '../helpers/archives.js';
 
 describe('hostile archives', () => {
@@ -16,7 +16,7 @@ describe('hostile archives', () => {
         () => undefined,
         (e: unknown) => e,
       );
-      expect(err).toBeInstanceOf(ArchiveRefusedError);
+      expect(err).toBeInstanceOf(ArchiveRejectedError);
       expect((err as Error).message).toMatch(c.message);
     });
   }

@@ -30,7 +30,7 @@ describe('a refusal', () => {
     expect(userMessage(new LeaseLostError('p', { how: 'unrenewed', failingMs: 61_000, error: '503' }))).toBe('the lease on p could not be renewed for 61 s (503): this run writes nothing more');
     expect(userMessage(new LeaseError('p', { code: 'contended', times: 5, ttlMs: 30_000 }))).toMatch(/5 times: the service answers too slowly for a lease of 30 s \(raise --lock-ttl; --no-lock runs without a lease\)$/);
     expect(userMessage(new LeaseError('p', { code: 'unlisted' }))).toMatch(/\(--listing-lag sets how late the service may list; --no-lock runs without a lease\)$/);
-    expect(userMessage(new LeaseError('p', { code: 'refused', said: 'no project x' }))).toBe('no project x');
+    expect(userMessage(new LeaseError('p', { code: 'denied', said: 'no project x' }))).toBe('no project x');
     expect(userMessage(new Error('other'))).toBe('other');
     // No flag in what the protocol says of any reason.
     const reasons: LeaseReason[] = [

@@ -42,8 +42,8 @@ describe('checkpoint store', () => {
     const states = other.prepare('SELECT source_key, state FROM items ORDER BY source_key').all();
     other.close();
     expect(states).toEqual([
-      { source_key: 'a.txt', state: 'uploading' },
-      { source_key: 'b.txt', state: 'uploading' },
+      { source_key: 'a.txt', state: 'in-flight' },
+      { source_key: 'b.txt', state: 'in-flight' },
     ]);
     store.flush();
     expect(store.getItem(JOB, 'a.txt')).toMatchObject({ state: 'uploaded', remoteId: 'doc-a', attempts: 1 });
@@ -128,7 +128,7 @@ describe('checkpoint store', () => {
     store.recordUploaded(JOB, 'a', { remoteId: 'doc-a', size: 1, mtimeMs: 7, sha256: null, parentId: null });
     const found = store.fingerprints(JOB, ['a', 'b', 'missing', "it's \"quoted\""]);
     expect(found.get('a')).toEqual({ state: 'uploaded', remoteId: 'doc-a', size: 1, mtimeMs: 7, sha256: null, attrs: null });
-    expect(found.get('b')).toMatchObject({ state: 'uploading', remoteId: null });
+    expect(found.get('b')).toMatchObject({ state: 'in-flight', remoteId: null });
     expect(found.has('missing')).toBe(false);
     expect(found.size).toBe(2);
   });
@@ -195,6 +195,24 @@ describe('checkpoint store', () => {
     store.setFolder(JOB, 'a/b', 'folder-1');
     expect(store.getFolder(JOB, 'a/b')).toBe('folder-1');
     expect(store.getFolder(JOB, 'a')).toBeUndefined();
+  });
+
+  it('takes up the in-flight items of a store written before they were named so (schema 9, "uploading")', () => {
+    const run = store.startRun({ job: 'mirror', jobKey: JOB, params: {}, uploadId: 'u1' });
+    store.recordIntent(JOB, 'a.txt', { size: 3, mtimeMs: 1, sha256: null, uploadId: 'u1', parentId: null, runId: run.id });
+    store.close();
+    // The store as ferry wrote it at schema 9.
+    const db = new Database(path);
+    db.exec(`DROP INDEX items_in_flight; UPDATE items SET state = 'uploading';
+             CREATE INDEX items_uploading ON items (job_id, source_key) WHERE state = 'uploading';`);
+    db.pragma('user_version = 9');
+    db.close();
+    store = new SqliteCheckpointStore(path);
+    expect(store.inFlight(JOB).map((i) => [i.sourceKey, i.state])).toEqual([['a.txt', 'in-flight']]);
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare("SELECT count(*) AS n FROM items WHERE state = 'uploading'").get()).toEqual({ n: 0 });
+    expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'items_%' ORDER BY name").all()).toEqual([{ name: 'items_in_flight' }]);
+    check.close();
   });
 
   it('refuses a database written by a newer version', () => {

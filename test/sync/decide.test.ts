@@ -17,7 +17,7 @@ describe('decide', () => {
     expect(decide({ size: 3, mtimeMs: 99, sha256: 'abc' }, known)).toBe('unchanged');
     expect(decide({ size: 3, mtimeMs: 10, sha256: 'xyz' }, known)).toBe('changed');
     expect(decide({ size: 3, mtimeMs: 10 }, { ...known, state: 'failed', remoteId: null })).toBe('retry');
-    expect(decide({ size: 3, mtimeMs: 10 }, { ...known, state: 'uploading' })).toBe('changed');
+    expect(decide({ size: 3, mtimeMs: 10 }, { ...known, state: 'in-flight' })).toBe('changed');
   });
   it('takes a document adopted by path and size alone as unchanged, unless --checksum asks for content', () => {
     const adopted = { state: 'uploaded' as const, remoteId: 'd', size: 3, mtimeMs: UNKNOWN_MTIME, sha256: null };

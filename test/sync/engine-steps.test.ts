@@ -42,7 +42,7 @@ describe('write and retry: the intent before the write', () => {
     const entry = { ...file('a/x.txt', 'hello'), marker: 'm-1', attributesDigest: 'attrs-1' } as FileEntry;
     await run(store, () => [entry], dest);
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ sourceKey: 'a/x.txt', state: 'uploading', size: 5, mtimeMs: 1_000, sha256: 'm-1', attrs: 'attrs-1', uploadId: 'u', parentId: null });
+    expect(seen[0]).toMatchObject({ sourceKey: 'a/x.txt', state: 'in-flight', size: 5, mtimeMs: 1_000, sha256: 'm-1', attrs: 'attrs-1', uploadId: 'u', parentId: null });
     // Once written: recorded as uploaded, the marker kept as the fingerprint.
     expect(store.getItem('k', 'a/x.txt')).toMatchObject({ state: 'uploaded', remoteId: 'doc-0', sha256: 'm-1', attrs: 'attrs-1' });
   });
@@ -281,7 +281,7 @@ describe('before the walk: settle, then adopt', () => {
     const stop = new AbortController();
     const found = await adoptInventory(store, inventoryOf([held('a'), held('b')]), 'k', 'cold');
     expect(found.adopted).toBe(1);
-    expect(store.getItem('k', 'a')?.state).toBe('uploading');
+    expect(store.getItem('k', 'a')?.state).toBe('in-flight');
     const other = newStore();
     stop.abort();
     await adoptInventory(other, inventoryOf([held('a')]), 'k', 'cold', stop.signal);

@@ -12,14 +12,14 @@ import { NAMES_FILE, readNamesFile, type NamesRecord } from '../names-record.js'
 import type { Source, SourceEntry } from '../../sync/types.js';
 import { mappedSource } from '../../sync/mapped-source.js';
 import { looksPartial } from '../partials.js';
-import { LinkRefusedError } from '../own-files.js';
+import { LinkRejectedError } from '../own-files.js';
 import { HAS_CONTROL, hasControl, visible } from '../names.js';
 
 /** The source as it is, or, for a folder ferry pulled, with every mapped path given back. */
 export async function withPulledNames(source: Source, root: string, opts: { carryControl?: boolean | undefined } = {}): Promise<Source> {
   const record = await readNamesFile(root).catch((err: unknown): NamesRecord => {
     // A link at the record's name is not read through: the folder is met as one whose record is damaged.
-    if (err instanceof LinkRefusedError) return { header: undefined, names: new Map(), last: '', damagedAt: { line: 1, why: 'it is a link, not read through' } };
+    if (err instanceof LinkRejectedError) return { header: undefined, names: new Map(), last: '', damagedAt: { line: 1, why: 'it is a link, not read through' } };
     throw err;
   });
   // A pull killed before it wrote its record may still have left a download to continue from.

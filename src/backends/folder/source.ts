@@ -182,7 +182,7 @@ export class FolderSource implements Source {
           if (more !== true && !(await more)) return [];
         } else if (dirent.isDirectory()) {
           const rawPath = Buffer.concat([Buffer.from(`${folder}${sep}`), raw]);
-          pending.push(refuseTree(rawPath, keyOf(verdict.key), verdict.reason, wanted, (e) => buffer.push(e)));
+          pending.push(rejectTree(rawPath, keyOf(verdict.key), verdict.reason, wanted, (e) => buffer.push(e)));
         } else if (wanted(keyOf(verdict.key))) buffer.push({ kind: 'problem', key: keyOf(verdict.key), outcome: 'failed', reason: verdict.reason });
       }
       if (!(await take())) return [];
@@ -218,7 +218,7 @@ export class FolderSource implements Source {
     });
     stream.once('error', (err: Error) => buffer.end(err));
     // Links and refused folders are looked at off the stream; the walk ends once they are done.
-    stream.once('end', () => void settleAll(pending).then(() => buffer.end()));
+    stream.once('end', () => void allDone(pending).then(() => buffer.end()));
     return buffer;
   }
 
@@ -318,7 +318,7 @@ async function walkAside(root: string, realRoot: string, key: string, isDirector
  * could carry its path): every file inside is a failed item with the reason, an empty folder one
  * item itself. Read by raw bytes, since the names inside may be as unreadable as its own.
  */
-async function refuseTree(rawPath: Buffer, key: string, reason: string, wanted: (key: string) => boolean, push: (e: SourceEntry) => void): Promise<void> {
+async function rejectTree(rawPath: Buffer, key: string, reason: string, wanted: (key: string) => boolean, push: (e: SourceEntry) => void): Promise<void> {
   const inside = `inside a folder that cannot be mirrored: ${reason}`;
   let dirents: fs.Dirent<Buffer>[];
   try {
@@ -331,12 +331,12 @@ async function refuseTree(rawPath: Buffer, key: string, reason: string, wanted: 
   for (const dirent of dirents) {
     const verdict = checkName(dirent.name);
     const childKey = `${key}/${verdict.ok ? verdict.name : verdict.key}`;
-    if (dirent.isDirectory()) await refuseTree(Buffer.concat([rawPath, Buffer.from(sep), dirent.name]), childKey, reason, wanted, push);
+    if (dirent.isDirectory()) await rejectTree(Buffer.concat([rawPath, Buffer.from(sep), dirent.name]), childKey, reason, wanted, push);
     else if (wanted(childKey)) push({ kind: 'problem', key: childKey, outcome: 'failed', reason: inside });
   }
 }
 
-async function settleAll(pending: Promise<void>[]): Promise<void> {
+async function allDone(pending: Promise<void>[]): Promise<void> {
   // New work may be added while waiting (a refused folder found late in the walk).
   let done = 0;
   while (done < pending.length) {

@@ -40,7 +40,7 @@ import type { Slot } from '../../slots.js';
 import type { Destination, Placement, WriteContext } from '../../sync/engine.js';
 import { keptPartial, partialName, removePartials, resumableName, RESUMABLE_MIN, type ResumeIdentity } from '../partials.js';
 import { writeDrained, writeFlowing } from './block-write.js';
-import { LinkRefusedError, createNew, openOwn } from '../own-files.js';
+import { LinkRejectedError, createNew, openOwn } from '../own-files.js';
 import { CheckCounts, ContentCheck, ContentMismatchError, verifiedTwice } from '../content-check.js';
 
 /** Files up to this size are written with synchronous calls once their bytes are in (writeSmall). */
@@ -109,10 +109,10 @@ export interface LocalNamesUsed {
 const LISTED = 1_000;
 
 /** A rename or mkdir refused for the name itself (not for a missing folder or a full disk). */
-const NAME_REFUSALS = new Set(['EINVAL', 'EILSEQ', 'ENAMETOOLONG']);
+const NAME_REJECTIONS = new Set(['EINVAL', 'EILSEQ', 'ENAMETOOLONG']);
 
 /** What an errno means when a file system refuses a name, in words. */
-function explainRefusal(code: string | undefined): string {
+function explainRejection(code: string | undefined): string {
   if (code === 'EINVAL') return 'EINVAL: the file system does not take this name';
   if (code === 'EILSEQ') return 'EILSEQ: the file system cannot store these characters';
   if (code === 'ENAMETOOLONG') return 'ENAMETOOLONG: the name is too long for the file system';
@@ -121,13 +121,13 @@ function explainRefusal(code: string | undefined): string {
 }
 
 /** A component the file system refused by name: mapped with the strict rules, then said if refused again. */
-class NameRefused extends Error {
+class NameRejected extends Error {
   constructor(
     readonly component: number,
     readonly code: string | undefined,
     readonly path: string,
   ) {
-    super(`the file system refused ${path} (${explainRefusal(code)})`);
+    super(`the file system refused ${path} (${explainRejection(code)})`);
   }
 }
 
@@ -189,7 +189,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     // Read once: the rules from its header here, its lines by the writer below.
     const record = await readNamesFile(this.o.root).catch((err: unknown) => {
       // Nothing is written through a link planted at the record's name: the folder is refused whole (exit 2).
-      throw err instanceof LinkRefusedError ? new ConfigurationError(`cannot pull into ${this.o.root}: ${err.message}`) : err;
+      throw err instanceof LinkRejectedError ? new ConfigurationError(`cannot pull into ${this.o.root}: ${err.message}`) : err;
     });
     const recorded = stated ? undefined : record?.header;
     const facts = await probeFolder(this.o.root, { names: !stated && !recorded });
@@ -197,7 +197,7 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
     // A copy kept under Windows' rules is read by Windows, which folds case (ntfs-3g itself tells it apart).
     const caseInsensitive = this.o.caseInsensitive ?? (recorded ? recorded.caseInsensitive : rules === 'windows' || facts.caseInsensitive);
     const how = stated ? 'stated' : recorded ? 'recorded' : 'probed';
-    this.use({ rules, how, caseInsensitive, timeStepMs: facts.timeStepMs, ...(how === 'probed' ? { refused: facts.refused } : {}) });
+    this.use({ rules, how, caseInsensitive, timeStepMs: facts.timeStepMs, ...(how === 'probed' ? { refused: facts.rejected } : {}) });
     this.names = new NamesFileWriter(this.o.root, { rules: this.used.rules === 'windows' ? 'windows' : 'posix', caseInsensitive });
     await this.names.open(record);
   }
@@ -284,12 +284,12 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
         this.names?.note(mapped.local, key);
         return created;
       } catch (err) {
-        if (!(err instanceof NameRefused)) throw err;
+        if (!(err instanceof NameRejected)) throw err;
         const prefix = key.split('/').slice(0, err.component + 1).join('/');
         this.namer.strict(prefix);
         // Another file of the folder may have switched it already: tried again while the strict form is another path.
         if (this.namer.map(key, true).local === mapped.local) {
-          throw new LocalConflictError(`refused: the folder "${visible(err.path)}" (${explainRefusal(err.code)}), even with every character Windows or a share might refuse written in FULLWIDTH`);
+          throw new LocalConflictError(`refused: the folder "${visible(err.path)}" (${explainRejection(err.code)}), even with every character Windows or a share might refuse written in FULLWIDTH`);
         }
       }
     }
@@ -526,23 +526,23 @@ export class LocalFolderDestination implements Destination<LocalPlacement> {
       renameSync(temp, join(this.o.root, local));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      const byName = NAME_REFUSALS.has(code ?? '') || (code === 'ENOENT' && existsSync(temp));
+      const byName = NAME_REJECTIONS.has(code ?? '') || (code === 'ENOENT' && existsSync(temp));
       if (!byName || this.namer.isStrict(key)) {
-        if (byName) throw new LocalConflictError(`refused: the file system did not take the name "${visible(local)}" (${explainRefusal(code)}), even with every character Windows or a share might refuse written in FULLWIDTH`);
+        if (byName) throw new LocalConflictError(`refused: the file system did not take the name "${visible(local)}" (${explainRejection(code)}), even with every character Windows or a share might refuse written in FULLWIDTH`);
         throw err;
       }
       const refused = local;
       this.namer.strict(key);
       const strict = this.namer.map(key);
       local = strict.local;
-      if (lstatSync(join(this.o.root, local), { throwIfNoEntry: false })) throw new LocalConflictError(`conflict: the file system refused "${visible(refused)}" (${explainRefusal(code)}), and something is in the way at its strict form "${visible(local)}"; it was kept`);
+      if (lstatSync(join(this.o.root, local), { throwIfNoEntry: false })) throw new LocalConflictError(`conflict: the file system refused "${visible(refused)}" (${explainRejection(code)}), and something is in the way at its strict form "${visible(local)}"; it was kept`);
       try {
         renameSync(temp, join(this.o.root, local));
       } catch (again) {
         const code2 = (again as NodeJS.ErrnoException).code;
-        throw new LocalConflictError(`refused: the file system did not take the name "${visible(refused)}" (${explainRefusal(code)}), nor "${visible(local)}" (${explainRefusal(code2)})`);
+        throw new LocalConflictError(`refused: the file system did not take the name "${visible(refused)}" (${explainRejection(code)}), nor "${visible(local)}" (${explainRejection(code2)})`);
       }
-      this.noteRename(key, local, strict.why ?? `the file system refused it (${explainRefusal(code)})`, true);
+      this.noteRename(key, local, strict.why ?? `the file system refused it (${explainRejection(code)})`, true);
     }
     this.names?.note(local, key);
     return local;
@@ -656,14 +656,14 @@ async function makeFolderInside(root: string, dir: string): Promise<boolean> {
     path = join(path, part);
     const st = await lstat(path).catch((err: NodeJS.ErrnoException) => {
       // A name the file system cannot even look up is not there: mkdir says why.
-      if (err.code === 'ENOENT' || NAME_REFUSALS.has(err.code ?? '')) return undefined;
+      if (err.code === 'ENOENT' || NAME_REJECTIONS.has(err.code ?? '')) return undefined;
       throw err;
     });
     if (!st) {
       await mkdir(path).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EEXIST') return;
         // Its parent is there (made or looked at just before): ENOENT too is the name refused.
-        if (NAME_REFUSALS.has(err.code ?? '') || err.code === 'ENOENT') throw new NameRefused(i, err.code, relative(root, path));
+        if (NAME_REJECTIONS.has(err.code ?? '') || err.code === 'ENOENT') throw new NameRejected(i, err.code, relative(root, path));
         throw new LocalConflictError(`refused: the folder ${visible(relative(root, path))} cannot be made (${err.code ?? err.message})`);
       });
       created = true;

@@ -10,7 +10,7 @@ import type { NameRules } from '../name-rules.js';
 
 export interface FolderFacts {
   /** Names of the probe the file system refused (a Windows-illegal character, a trailing dot, a device name). */
-  refused: string[];
+  rejected: string[];
   caseInsensitive: boolean;
   /** The coarsest step file times are kept in, in ms: 1 (ext4, NTFS), 10 (exFAT), 2000 (FAT). */
   timeStepMs: number;
@@ -33,14 +33,14 @@ export async function probeFolder(root: string, opts: { names: boolean }): Promi
     throw new ConfigurationError(`cannot pull into ${root}: a folder cannot be made there (${code ?? (err as Error).message}); nothing was downloaded`);
   }
   try {
-    const refused: string[] = [];
+    const rejected: string[] = [];
     if (opts.names) {
       for (const name of WINDOWS_PROBES) {
         const ok = await writeFile(join(dir, name), '').then(
           () => true,
           () => false,
         );
-        if (!ok) refused.push(name);
+        if (!ok) rejected.push(name);
       }
     }
     await writeFile(join(dir, 'case'), '');
@@ -49,7 +49,7 @@ export async function probeFolder(root: string, opts: { names: boolean }): Promi
     await writeFile(timed, '');
     await utimes(timed, PROBE_TIME_MS / 1000, PROBE_TIME_MS / 1000);
     const kept = (await stat(timed)).mtimeMs;
-    return { refused, caseInsensitive, timeStepMs: timeStep(kept) };
+    return { rejected, caseInsensitive, timeStepMs: timeStep(kept) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -62,6 +62,6 @@ export function timeStep(keptMs: number): number {
 }
 
 /** The rules a probe's refusals call for. */
-export function rulesFor(facts: Pick<FolderFacts, 'refused'>): NameRules {
-  return facts.refused.length > 0 ? 'windows' : 'posix';
+export function rulesFor(facts: Pick<FolderFacts, 'rejected'>): NameRules {
+  return facts.rejected.length > 0 ? 'windows' : 'posix';
 }

@@ -29,7 +29,7 @@ export interface FolderStats {
  * route: only that folder is flattened. A 401 (the token) and 429 or other 5xx (transient) are
  * not refusals.
  */
-const REFUSALS = new Set([403, 404, 405, 501]);
+const CREATION_DENIED = new Set([403, 404, 405, 501]);
 
 export interface Placement {
   /** Remote folder id, or null for the project root. */
@@ -189,15 +189,15 @@ export class RemoteFolders {
         return id;
       }
       // Any answer but a refusal of the route says folders can be made (a 400 refuses this one only).
-      if (err instanceof ApiError && !REFUSALS.has(err.status)) this.creationAnswered = true;
+      if (err instanceof ApiError && !CREATION_DENIED.has(err.status)) this.creationAnswered = true;
       if (err instanceof ApiError && err.status === 400) {
         // This folder, not folders at all: its files keep their path in metadata, said by name.
-        const refused = (this.stats.refused ??= []);
-        if (refused.length < 20) refused.push({ path: full, why: `HTTP 400: ${err.message}` });
+        const rejected = (this.stats.refused ??= []);
+        if (rejected.length < 20) rejected.push({ path: full, why: `HTTP 400: ${err.message}` });
         this.client.transport.logger.warn({ status: 400 }, 'the service refused to create one folder: its files go to the nearest existing folder, their relative path kept in metadata');
         return this.flatten(full);
       }
-      if (err instanceof ApiError && REFUSALS.has(err.status)) {
+      if (err instanceof ApiError && CREATION_DENIED.has(err.status)) {
         // No folder creation on this service (the spec shows none; a gateway may answer an unknown
         // route with any of these): every missing folder is flattened from now on, said once.
         this.stats.creationUnavailable = true;

@@ -69,7 +69,7 @@ export function serviceLease(client: FerryClient, target: LeaseTarget, settings:
       }).catch((err: unknown) => {
         // The lease's first record is the run's first write: refused, the client may only read.
         if (err instanceof PermissionDeniedError && board.writes === 1) {
-          throw new LeaseError(target.description, { code: 'refused', writesRefused: true, said: `this client may read but not write (${describeTarget(client.target)}): the service refused ferry's first write (${err.status}), and nothing was written; use a profile whose application may write` });
+          throw new LeaseError(target.description, { code: 'denied', writesDenied: true, said: `this client may read but not write (${describeTarget(client.target)}): the service refused ferry's first write (${err.status}), and nothing was written; use a profile whose application may write` });
         }
         throw unreachable(err) ?? err;
       });
@@ -83,7 +83,7 @@ async function checkProject(client: FerryClient, project: string): Promise<void>
     await client.projects.get(project);
   } catch (err) {
     if (err instanceof NotFoundError) {
-      throw new LeaseError(`project ${project}`, { code: 'refused', said: noSuchProject(client, project, err) });
+      throw new LeaseError(`project ${project}`, { code: 'denied', said: noSuchProject(client, project, err) });
     }
     // Unreachable, refused: the run is recorded and says so, as before.
     return;

@@ -19,7 +19,7 @@ import tar from 'tar-stream';
 import { drain, type TarEntry, type TarHeader } from './header.js';
 import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
-import { ArchiveGuard, RefusedArchive, type ArchiveLimits } from '../archive-guards.js';
+import { ArchiveGuard, RejectedArchive, type ArchiveLimits } from '../archive-guards.js';
 import { RepeatedPaths, repeatedReason } from '../archive-repeats.js';
 import { decodeLegacyName, type ArchiveNameVerdict } from '../archive-encoding.js';
 import { checkName, NOT_UTF8, visible } from '../names.js';
@@ -188,10 +188,10 @@ export class TarSource implements Source {
             expanded += chunk.length;
             // A compressed archive whose bytes expand past what any real export does (per byte read so far).
             if (this.gzip && expanded > STREAM_RATIO_FLOOR && expanded / Math.max(1, compressed) > this.limits.maxRatio) {
-              guard.refuse(`it expands ${Math.round(expanded / Math.max(1, compressed))}-fold (limit ${this.limits.maxRatio}), which looks like a gzip bomb`);
+              guard.reject(`it expands ${Math.round(expanded / Math.max(1, compressed))}-fold (limit ${this.limits.maxRatio}), which looks like a gzip bomb`);
             }
           }
-          if (got !== found.size) guard.refuse(`entry "${visible(found.key)}" holds ${got} bytes where its header says ${found.size}`);
+          if (got !== found.size) guard.reject(`entry "${visible(found.key)}" holds ${got} bytes where its header says ${found.size}`);
           found.sha256 = hash.digest('hex');
         } else {
           await drain(entry);
@@ -203,12 +203,12 @@ export class TarSource implements Source {
     } catch (err) {
       out.destroy();
       file.destroy();
-      if (err instanceof RefusedArchive) throw err;
-      throw new RefusedArchive(`${this.path} is truncated or damaged after ${i} entries (${damage(err)}): the archive was refused whole and nothing was uploaded`);
+      if (err instanceof RejectedArchive) throw err;
+      throw new RejectedArchive(`${this.path} is truncated or damaged after ${i} entries (${damage(err)}): the archive was refused whole and nothing was uploaded`);
     }
     out.end();
     await once(out, 'close');
-    if (listError) throw new RefusedArchive(`${this.path} could not be listed: writing ${list} failed (${listError.message}); nothing was uploaded`);
+    if (listError) throw new RejectedArchive(`${this.path} could not be listed: writing ${list} failed (${listError.message}); nothing was uploaded`);
     return i;
   }
 
@@ -220,7 +220,7 @@ export class TarSource implements Source {
     const key = normaliseKey(text);
     const type = header.type;
     if (type === 'character-device' || type === 'block-device' || type === 'fifo') {
-      guard.refuse(`entry "${visible(text)}" is a ${type.replace('-', ' ')}, which no export of documents holds`);
+      guard.reject(`entry "${visible(text)}" is a ${type.replace('-', ' ')}, which no export of documents holds`);
     }
     if (!name.ok) return { i, key, kind: 'problem', outcome: 'failed', reason: name.reason };
     if (type === 'directory') return { i, key, kind: 'dir' };

@@ -13,7 +13,7 @@ import yauzl from 'yauzl';
 import type unzipper from 'unzipper';
 import { pathFilter, type PathPatterns } from '../../sync/patterns.js';
 import type { Source, SourceEntry } from '../../sync/types.js';
-import { ArchiveGuard, DEFAULT_ARCHIVE_LIMITS, RefusedArchive, type ArchiveLimits } from '../archive-guards.js';
+import { ArchiveGuard, DEFAULT_ARCHIVE_LIMITS, RejectedArchive, type ArchiveLimits } from '../archive-guards.js';
 import { RepeatedPaths, repeatedReason } from '../archive-repeats.js';
 import type { ArchiveNameVerdict, NameRule } from '../archive-encoding.js';
 import { zipEntryName } from './names.js';
@@ -21,7 +21,7 @@ import { zipEntryName } from './names.js';
 export type ZipLimits = ArchiveLimits;
 export const DEFAULT_ZIP_LIMITS: ZipLimits = DEFAULT_ARCHIVE_LIMITS;
 
-export class ZipRefusedError extends RefusedArchive {}
+export class ZipRejectedError extends RejectedArchive {}
 
 export interface ZipSourceOptions extends PathPatterns {
   /** --archive-encoding: the code page of names that are neither flagged nor valid UTF-8. */
@@ -59,10 +59,10 @@ export class ZipSource implements Source {
     // The end record says how many entries there are: refuse an absurd count or a truncated
     // archive before a single entry is read.
     const end = await readEndRecord(this.path);
-    const guard = new ArchiveGuard(this.path, this.limits, 'nothing was uploaded', ZipRefusedError);
+    const guard = new ArchiveGuard(this.path, this.limits, 'nothing was uploaded', ZipRejectedError);
     guard.count(end.entries);
     const reader = await BlockReader.open(this.path).catch((err: NodeJS.ErrnoException) => {
-      throw new ZipRefusedError(`${this.path} cannot be read: ${err.code ?? err.message}`);
+      throw new ZipRejectedError(`${this.path} cannot be read: ${err.code ?? err.message}`);
     });
     this.size = reader.size;
     reader.ref(); // held until close(): the passes open and close directories over it
@@ -78,7 +78,7 @@ export class ZipSource implements Source {
         repeats.count(keyOf(entry, name));
       }
       const clash = overlap.clash();
-      if (clash !== undefined) guard.refuse(`two entries share the same bytes of the file (at offset ${clash}), the mark of a zip bomb built from overlapping entries`);
+      if (clash !== undefined) guard.reject(`two entries share the same bytes of the file (at offset ${clash}), the mark of a zip bomb built from overlapping entries`);
       if (repeats.needsSecondPass) {
         let i = 0;
         for await (const entry of this.directory()) repeats.note(keyOf(entry, this.nameOf(entry)), i++);
@@ -88,8 +88,8 @@ export class ZipSource implements Source {
       this.expectedCount = end.entries;
     } catch (err) {
       await this.close();
-      if (err instanceof RefusedArchive) throw err;
-      throw new ZipRefusedError(`${this.path} is not a readable zip archive: ${(err as Error).message}; nothing was uploaded`);
+      if (err instanceof RejectedArchive) throw err;
+      throw new ZipRejectedError(`${this.path} is not a readable zip archive: ${(err as Error).message}; nothing was uploaded`);
     }
   }
 
@@ -345,7 +345,7 @@ export function checkArchive(
   limits: ZipLimits,
   consequence = 'nothing was uploaded',
 ): void {
-  const guard = new ArchiveGuard(label, limits, consequence, ZipRefusedError);
+  const guard = new ArchiveGuard(label, limits, consequence, ZipRejectedError);
   guard.count(files.length, consequence);
   for (const file of files) guard.entry(file.path, file.uncompressedSize, file.compressedSize);
 }
@@ -374,7 +374,7 @@ export function isSymlink(file: { externalFileAttributes?: number; versionMadeBy
  */
 export async function readEndRecord(path: string): Promise<{ entries: number }> {
   const handle = await openFile(path, 'r').catch((err: NodeJS.ErrnoException) => {
-    throw new ZipRefusedError(`${path} cannot be read: ${err.code ?? err.message}`);
+    throw new ZipRejectedError(`${path} cannot be read: ${err.code ?? err.message}`);
   });
   try {
     const { size } = await handle.stat();
@@ -389,7 +389,7 @@ export async function readEndRecord(path: string): Promise<{ entries: number }> 
       }
     }
     if (at < 0) {
-      throw new ZipRefusedError(`${path} is not a zip archive, or it is truncated: its end-of-central-directory record is missing (was the download or copy cut short?)`);
+      throw new ZipRejectedError(`${path} is not a zip archive, or it is truncated: its end-of-central-directory record is missing (was the download or copy cut short?)`);
     }
     const endOffset = size - tailLength + at;
     let entries = tail.readUInt16LE(at + 10);
@@ -401,14 +401,14 @@ export async function readEndRecord(path: string): Promise<{ entries: number }> 
         const record = Buffer.alloc(56);
         const recordOffset = Number(locator.readBigUInt64LE(8));
         await handle.read(record, 0, 56, recordOffset);
-        if (record.readUInt32LE(0) !== 0x06064b50) throw new ZipRefusedError(`${path} is damaged: its zip64 end record is not where the locator says`);
+        if (record.readUInt32LE(0) !== 0x06064b50) throw new ZipRejectedError(`${path} is damaged: its zip64 end record is not where the locator says`);
         entries = Number(record.readBigUInt64LE(32));
         directorySize = Number(record.readBigUInt64LE(40));
         directoryOffset = Number(record.readBigUInt64LE(48));
       }
     }
     if (directoryOffset + directorySize > endOffset) {
-      throw new ZipRefusedError(`${path} is truncated or damaged: its central directory (${directorySize} bytes at offset ${directoryOffset}) runs past the end of the data (${endOffset} bytes)`);
+      throw new ZipRejectedError(`${path} is truncated or damaged: its central directory (${directorySize} bytes at offset ${directoryOffset}) runs past the end of the data (${endOffset} bytes)`);
     }
     return { entries };
   } finally {

@@ -5,6 +5,6 @@ import { HttpError } from '../context.js';
 import { MAX_JSON_DEPTH, nestingDepth } from '../service/rich-text.js';
 
 /** A preValidation hook: refuses (400) a body nested deeper than MAX_JSON_DEPTH. */
-export async function refuseDeepBodies(req: FastifyRequest): Promise<void> {
+export async function rejectDeepBodies(req: FastifyRequest): Promise<void> {
   if (nestingDepth(req.body) > MAX_JSON_DEPTH) throw new HttpError(400, 'Bad Request', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`);
 }

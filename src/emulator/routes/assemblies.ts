@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { BlobStore } from '../context.js';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
-import { refuseDeepBodies } from '../http/body-depth.js';
+import { rejectDeepBodies } from '../http/body-depth.js';
 import { discardForm, malformed, readForm, type ReceivedForm } from '../http/multipart-form.js';
 import { EMPTY_DOCUMENT, type RichTextNode, richTextNodeSchema } from '../service/rich-text.js';
 import type { AssemblyRecord } from '../state/assemblies.js';
@@ -127,7 +127,7 @@ export const assemblyRoutes: CoreRoutePlugin = (app, ctx) => {
 
   app.put<{ Params: PlaybookItemParams; Body: RichTextNode }>(
     `${ONE}/rich-text`,
-    { bodyLimit: RICH_TEXT_BODY_LIMIT, preValidation: refuseDeepBodies, schema: { params: playbookItemParams, body: richTextNodeSchema } },
+    { bodyLimit: RICH_TEXT_BODY_LIMIT, preValidation: rejectDeepBodies, schema: { params: playbookItemParams, body: richTextNodeSchema } },
     async (req) => {
       ctx.requireWrite(req);
       const assembly = assemblyOf(req);

@@ -30,13 +30,13 @@ function renderUpload(upload: DocumentUploadRecord) {
 
 export const documentUploadRoutes: CoreRoutePlugin = (app, ctx) => {
   const stores = ctx.stores.playbook;
-  const completeIfSettled = settle(ctx, stores);
+  const completeIfProcessed = completer(ctx, stores);
 
   ctx.events.on('documentProcessed', (processed: EmulatorEvents['documentProcessed']) => {
     // Runs inside document processing: a failure here is logged, not thrown into the processor.
     try {
       const upload = stores.documentUploads.awaitingCompletion(processed.tenant, processed.uploadIdentifier);
-      if (upload) completeIfSettled(upload);
+      if (upload) completeIfProcessed(upload);
     } catch (error) {
       app.log.error({ err: error, uploadIdentifier: processed.uploadIdentifier }, 'completing a document upload failed');
     }
@@ -117,12 +117,12 @@ export const documentUploadRoutes: CoreRoutePlugin = (app, ctx) => {
     if (upload.dateCompleted) return renderUpload(upload);
     stores.documentUploads.requestCompletion(upload.objectIdentifier);
     // --date-completed at-patch: the other reading of the spec, completed while documents still process.
-    return renderUpload(completeIfSettled({ ...upload, completeRequested: true }, ctx.modes.dateCompleted === 'at-patch'));
+    return renderUpload(completeIfProcessed({ ...upload, completeRequested: true }, ctx.modes.dateCompleted === 'at-patch'));
   });
 };
 
 /** Completes an upload marked complete once nothing of it is processing; the completion notifies once. */
-function settle(ctx: CoreContext, stores: PlaybookStores) {
+function completer(ctx: CoreContext, stores: PlaybookStores) {
   return (upload: DocumentUploadRecord, now = false): DocumentUploadRecord => {
     const stats = ctx.uploadStats(upload.tenant, upload.objectIdentifier);
     if (stats.processingDocumentCount > 0 && !now) return upload;

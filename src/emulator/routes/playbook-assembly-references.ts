@@ -2,7 +2,7 @@
 // assembly. Only references and conditions that the assembly's rich-text tree declares exist.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CoreContext, CoreRoutePlugin } from '../core-context.js';
-import { refuseDeepBodies } from '../http/body-depth.js';
+import { rejectDeepBodies } from '../http/body-depth.js';
 import {
   categoryCondition,
   type CategoryConditionInput,
@@ -112,7 +112,7 @@ function registerItems<T extends { objectIdentifier: string }, Input extends obj
     },
   );
 
-  app.post<{ Params: AnchorParams; Body: Input }>(kind.path, { preValidation: refuseDeepBodies, schema: { params: listParams, body: kind.bodySchema } }, async (req, reply) => {
+  app.post<{ Params: AnchorParams; Body: Input }>(kind.path, { preValidation: rejectDeepBodies, schema: { params: listParams, body: kind.bodySchema } }, async (req, reply) => {
     ctx.requireWrite(req);
     const anchor = kind.anchor(req);
     const item = kind.fromInput(ctx.newId(), req.body as Input);
@@ -127,7 +127,7 @@ function registerItems<T extends { objectIdentifier: string }, Input extends obj
 
   app.put<{ Params: AnchorParams & { objectIdentifier: string }; Body: Input }>(
     `${kind.path}/:objectIdentifier`,
-    { preValidation: refuseDeepBodies, schema: { params: itemParams, body: kind.bodySchema } },
+    { preValidation: rejectDeepBodies, schema: { params: itemParams, body: kind.bodySchema } },
     async (req) => {
       ctx.requireWrite(req);
       const { anchor, item } = itemOf(req);

@@ -46,7 +46,7 @@ export type LeaseReason =
   /** The run was stopped while it waited. */
   | { code: 'stopped' }
   /** The lease could not be started for a reason of the service's (the target missing, writes refused), said whole. */
-  | { code: 'refused'; said: string; writesRefused?: boolean };
+  | { code: 'denied'; said: string; writesDenied?: boolean };
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
@@ -90,7 +90,7 @@ export function leaseFacts(on: string, reason: LeaseReason): string {
       return `a lease TTL of ${reason.ttlMs} ms cannot be used: it must be between ${reason.minMs / 1000} s and ${reason.maxMs / 60_000} min (renewals come every quarter of it)`;
     case 'stopped':
       return `stopped while waiting for the lease on ${on}`;
-    case 'refused':
+    case 'denied':
       return reason.said;
   }
 }
