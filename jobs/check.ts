@@ -17,6 +17,8 @@ import type { EntryAttributes, FileEntry } from '../src/sync/types.js';
 import type { PathPatterns } from '../src/sync/patterns.js';
 import { visible } from '../src/backends/names.js';
 import { sha256Of } from '../src/sync/checksum.js';
+import { decide } from '../src/sync/decide.js';
+import { asListed } from '../src/sync/judge.js';
 import { fingerprintEntry } from '../src/backends/fingerprint.js';
 import { normaliseRemotePath } from './mirror.js';
 import { Manifest, placeOf, unmatchedWarning } from '../src/manifest/index.js';
@@ -190,7 +192,9 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
       return () => differ('missing on the service', entry.key, `${entry.size} bytes here, no document at this path`);
     }
     const attributes = () => compareAttributes(entry, remote);
-    if (remote.size !== entry.size) return () => differ('changed', entry.key, `${entry.size} bytes here, ${remote.size} on the service (document ${remote.id})`);
+    // The judgement a mirror makes of a remembered item (judge.ts), of the listed document.
+    const file = { size: entry.size, mtimeMs: entry.mtimeMs };
+    if (decide(file, asListed(remote)) === 'changed') return () => differ('changed', entry.key, `${entry.size} bytes here, ${remote.size} on the service (document ${remote.id})`);
     const read = remote.url !== null && (opts.download === true || (opts.checksum === true && !remote.sha256));
     if (!remote.sha256 && !read) {
       return () => {
@@ -219,7 +223,7 @@ async function checkWith(opts: CheckOptions, client: FerryClient, to: string, ma
     return () => {
       report.bytesHashed += hashed;
       if (unsteady) differ('changed', entry.key, `${unsteady} (document ${remote.id})`);
-      else if (ours === theirs) {
+      else if (decide({ ...file, sha256: ours }, asListed({ ...remote, sha256: theirs })) === 'unchanged') {
         matched(remote);
         attributes();
       } else differ('changed', entry.key, `same size (${entry.size} bytes), other content: sha256 ${ours.slice(0, 12)}… here, ${theirs.slice(0, 12)}… on the service (document ${remote.id})`);

@@ -12,6 +12,7 @@ import type { Slot } from '../slots.js';
 import type { ItemRetryOptions } from '../runner/item-retry.js';
 import type { ProgressState } from '../runner/progress.js';
 import type { KeySet } from '../hashed-keys.js';
+import type { PresentDocument } from './judge.js';
 
 /** Results (superseded, problems) listed in a summary or a plan; the rest are counted. */
 export const MAX_LISTED = 1_000;
@@ -120,10 +121,10 @@ export interface Destination<P extends Placement = Placement> {
   carried?(entry: FileEntry, known: ItemFingerprint): Promise<EntryAttributes | undefined>;
   /**
    * The document a warm run would find at the entry's path holding its content (written by another
-   * store since), and whether it carries what the entry's row asks (decide.ts, carriesAsked): a
+   * store since), with the identity of what it carries: judged by judgePresent (judge.ts), so that a
    * dry run plans as the run will do. Undefined when there is none, or the destination does not look.
    */
-  presentFor?(entry: FileEntry, placement: P): Promise<{ remoteId: string; carries: boolean } | undefined>;
+  presentFor?(entry: FileEntry, placement: P): Promise<PresentDocument | undefined>;
   /** The destination's part of the summary (folders, renamed names…). */
   report(): Record<string, unknown>;
 }

@@ -5,10 +5,13 @@ import type { FileEntry, Source } from './types.js';
 import type { CheckpointStore } from '../store/types.js';
 import { attributeChanges, EXPLAINED, type AttributeChange } from './attribute-changes.js';
 import { attributesChanged, UNKNOWN_MTIME } from './decide.js';
-import { judge } from './judge.js';
+import { judge, judgePresent } from './judge.js';
 import { SeenSet } from '../hashed-keys.js';
 import { batchesOf } from './batches.js';
 import { MAX_LISTED, type Destination } from './contract.js';
+
+/** A plan writes nothing, so no document is taken by another of its entries. */
+const NOTHING_CLAIMED = { has: () => false };
 
 /** What a run would do, writing nothing (the destination is asked only to place entries). */
 export interface TransferPlan {
@@ -77,20 +80,20 @@ export async function planTransfer(opts: {
       continue;
     }
     const placement = await destination.place(entry);
-    // Written by another store since: found with its content, the run takes it when it carries
-    // what the row asks (nothing sent), and sends a version with the row's metadata when not.
-    const there = decision !== 'changed' && destination.presentFor ? await destination.presentFor(entry, placement) : undefined;
-    if (there?.carries) {
+    // Written by another store since: found with its content, judged as the run judges it.
+    const there = destination.presentFor ? await destination.presentFor(entry, placement) : undefined;
+    const present = judgePresent(entry, there, known?.remoteId ?? null, NOTHING_CLAIMED);
+    if (present === 'taken') {
       plan.unchanged++;
       continue;
     }
-    const was = there ? { ...(known ?? { sourceKey: entry.key, state: 'uploaded', size: entry.size, mtimeMs: entry.mtimeMs, sha256: null, attrs: null }), remoteId: there.remoteId } : known;
-    if (there) decision = 'changed';
+    const was = present === 'resend' ? { ...(known ?? { sourceKey: entry.key, state: 'uploaded', size: entry.size, mtimeMs: entry.mtimeMs, sha256: null, attrs: null }), remoteId: there!.remoteId } : known;
+    if (present === 'resend') decision = 'changed';
     if (decision === 'changed') plan.changed++;
     else plan.new++;
     plan.bytes += entry.size;
     // Only what the document carries differs (a manifest row changed): said so.
-    const why = there || (decision === 'changed' && attributesChanged(file, known) && known?.size === entry.size && (known.mtimeMs === entry.mtimeMs || known.mtimeMs === UNKNOWN_MTIME)) ? { why: 'metadata' as const } : {};
+    const why = present === 'resend' || (decision === 'changed' && attributesChanged(file, known) && known?.size === entry.size && (known.mtimeMs === entry.mtimeMs || known.mtimeMs === UNKNOWN_MTIME)) ? { why: 'metadata' as const } : {};
     let changes: { changes?: AttributeChange[] } = {};
     if (why.why && was && destination.carried && explained < EXPLAINED) {
       explained++;

@@ -1,7 +1,8 @@
 // A dry run previews the run: for random trees, random states of the checkpoint store (its own
 // earlier run, or none: another machine's) and random changes since (files added, rewritten at the same
-// size, touched, grown, removed), the plan's counts are what the run then does. The plan and the
-// run share one judgement of an entry (src/sync/judge.ts).
+// size, touched, grown, removed), random destinations (another store wrote the changes there
+// since, or not), the plan's counts are what the run then does. The plan and the run share one
+// judgement of an entry (src/sync/judge.ts), the present-document case included.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
@@ -19,6 +20,8 @@ const files = fc.uniqueArray(fc.record({ folder: fc.constantFrom('', 'a/', 'a/b/
 const change = fc.constantFrom('same', 'touched', 'rewritten', 'grown', 'removed');
 /** What the checkpoint store of the second run knows: its own first run, or nothing (another machine's, a fresh container's). */
 const store = fc.constantFrom('own', 'fresh');
+/** Whether another machine (its own store) mirrored the changed tree to the project before the second run. */
+const otherWrote = fc.boolean();
 /** --checksum on the second run. */
 const checksum = fc.boolean();
 
@@ -30,7 +33,7 @@ describe('a dry run previews the run', () => {
     const client = s.client();
     let round = 0;
     await fc.assert(
-      fc.asyncProperty(files, fc.array(change, { minLength: 8, maxLength: 8 }), store, checksum, fc.boolean(), async (tree, changes, which, sums, firstSums) => {
+      fc.asyncProperty(files, fc.array(change, { minLength: 8, maxLength: 8 }), store, checksum, fc.boolean(), otherWrote, async (tree, changes, which, sums, firstSums, other) => {
         const dir = await mkdtemp(join(tmpdir(), 'ferry-plan-run-'));
         try {
           const src = join(dir, 'src');
@@ -48,6 +51,11 @@ describe('a dry run previews the run', () => {
             else if (c === 'touched') await utimes(path, new Date(), new Date(Date.now() + 60_000 * (i + 1)));
           }
           if (tree.length < 8) await writeFile(join(src, 'added.txt'), 'a new file');
+          if (other) {
+            const elsewhere = new SqliteCheckpointStore(join(dir, 'other.sqlite'));
+            await mirror({ source: src, project, progress: false }, { client, store: elsewhere });
+            elsewhere.close();
+          }
           let second = first;
           if (which === 'fresh') {
             first.close();
@@ -58,7 +66,7 @@ describe('a dry run previews the run', () => {
           const run = await mirror(opts, { client, store: second });
           second.close();
           const c = run.counts;
-          expect({ sent: plan.new + plan.changed, kept: plan.unchanged }, JSON.stringify({ tree, changes, which, sums, firstSums, plan, counts: c })).toEqual({ sent: c.uploaded, kept: c.unchanged + c.reconciled });
+          expect({ sent: plan.new + plan.changed, kept: plan.unchanged }, JSON.stringify({ tree, changes, which, sums, firstSums, other, plan, counts: c })).toEqual({ sent: c.uploaded, kept: c.unchanged + c.reconciled });
         } finally {
           await rm(dir, { recursive: true, force: true });
         }

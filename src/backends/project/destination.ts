@@ -8,7 +8,8 @@ import type { CoordinateExtractionStrategy, OCREngine, OCRStrategy } from '../..
 import { SourceChangedError, SourceGoneError, type EntryAttributes, type FileEntry } from '../../sync/types.js';
 import type { CheckpointStore, ItemFingerprint, ItemRecord } from '../../store/types.js';
 import type { Adoptable, AdoptedCopy, Destination, WriteContext } from '../../sync/engine.js';
-import { carriesAsked, UNKNOWN_MTIME } from '../../sync/decide.js';
+import { UNKNOWN_MTIME } from '../../sync/decide.js';
+import { judgePresent, type PresentDocument } from '../../sync/judge.js';
 import { fingerprintEntry } from '../fingerprint.js';
 import { ContentChangedError, MEASURING_DIGEST, SourceReadError, type FileInput } from '../../api/multipart.js';
 import { spool } from './spool.js';
@@ -173,12 +174,11 @@ export class ProjectDestination implements Destination<Placement> {
     const identityOf = (sha: string | undefined) => identityMetadata({ path: joinPath(this.o.base, entry.key), size: entry.size, sha256: sha, mtimeMs: entry.mtimeMs, source: a.origin, sourceProject: a.originProject, attrs: entry.attributesDigest });
     const identity = identityOf(sha256);
     // A warm store does not know what another store uploaded since: the newest document at the
-    // path, when it holds this content, is the entry's (counted reconciled, nothing sent).
-    // It is the entry's only when it carries what the entry's row asks, too (decide.ts, carriesAsked).
+    // path, when it holds this content, may be the entry's (judge.ts, judgePresent).
     const mark = this.o.markers === 'origin' ? a.origin : sha256;
     if (mark) {
       const there = await this.presentFor(entry, placement, mark);
-      if (there?.carries && there.remoteId !== ctx.previous && !ctx.claimed.has(there.remoteId)) return { remoteId: there.remoteId, sha256, found: true };
+      if (judgePresent(entry, there, ctx.previous, ctx.claimed) === 'taken') return { remoteId: there!.remoteId, sha256, found: true };
     }
     const wanted = { name, parentId: placement.parentId, size: entry.size, relativePath: flattenedPath, notId: ctx.previous };
     // An earlier attempt failed and may have landed: the transport's own look after it failed too
@@ -259,7 +259,7 @@ export class ProjectDestination implements Destination<Placement> {
    * read from the entry when not given), and whether it carries what the entry's row asks. Not
    * asked after a whole listing, nor where the run must hold every file in its own batch.
    */
-  async presentFor(entry: FileEntry, placement: Placement, mark?: string): Promise<{ remoteId: string; carries: boolean } | undefined> {
+  async presentFor(entry: FileEntry, placement: Placement, mark?: string): Promise<PresentDocument | undefined> {
     if (this.o.findPresent === false || this.listedWhole) return undefined;
     const path = `/${joinPath(this.o.base, entry.key)}`;
     let marker = mark ?? (this.o.markers === 'origin' ? entry.attributes?.origin : entry.sha256);
@@ -269,7 +269,7 @@ export class ProjectDestination implements Destination<Placement> {
       marker = await fingerprint(entry);
     }
     const there = await this.present.find(placement.parentId, path, marker);
-    return there && { remoteId: there.id, carries: carriesAsked(entry.attributesDigest, there.attrs) };
+    return there && { remoteId: there.id, attrs: there.attrs };
   }
 
   /**
