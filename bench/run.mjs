@@ -107,7 +107,7 @@ async function benchThroughput() {
     const ferryProject = (await client.projects.create({ name: `bench ferry ${h}`, description: 'bench' })).objectIdentifier;
     const b = await timed(() => bareUpload(emu, bareProject, bareRoot, bearer));
     const store = new SqliteCheckpointStore(join(work, `throughput-${h}.sqlite`));
-    const f = await timed(() => mirror({ source: ferryRoot, project: ferryProject, progress: false, concurrency: CONCURRENCY }, { client, store }));
+    const f = await timed(() => mirror({ source: ferryRoot, project: ferryProject, concurrency: CONCURRENCY }, { client, store }));
     store.close();
     if (b.result !== perHalf || f.result.counts.uploaded !== perHalf) throw new Error('an upload side did not upload everything');
     bareMs += b.ms;
@@ -147,7 +147,7 @@ async function benchNoop(count) {
     for await (const e of fg.stream('**', { cwd: root, stats: true, objectMode: true, onlyFiles: false })) if (e.stats.isFile()) n++;
     return n;
   };
-  const rerun = () => mirror({ source: root, project: emu.project, progress: false }, { client, store });
+  const rerun = () => mirror({ source: root, project: emu.project }, { client, store });
   // The first rerun over this hand-made store finds no folder digests and looks every file up
   // (what a store written by ferry before the digests existed costs once); it records them, as
   // a completed mirror run does. It is reported, then the steady state is measured.
@@ -215,9 +215,9 @@ async function coldStartRounds(emu, count, pinned) {
   const { client, counts } = countingClient(emu);
   const project = (await client.projects.create({ name: 'bench cold start', description: 'bench' })).objectIdentifier;
   const warmStore = new SqliteCheckpointStore(join(work, `cold-warm${pinned ? '-pinned' : ''}.sqlite`));
-  const seeded = await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store: warmStore });
+  const seeded = await mirror({ source: root, project, concurrency: CONCURRENCY }, { client, store: warmStore });
   if (seeded.counts.uploaded !== count) throw new Error('the cold-start bench could not seed its project');
-  await mirror({ source: root, project, progress: false }, { client, store: warmStore }); // folder digests recorded
+  await mirror({ source: root, project }, { client, store: warmStore }); // folder digests recorded
   const listing = async () => {
     let n = 0;
     for await (const d of client.documents.list(project, { flattenList: true, includePath: true, hidePackagedFiles: false, sorting: 'dateAdded', desc: true }, { pageSize: 1000 })) if (!d.isDirectory) n++;
@@ -228,12 +228,12 @@ async function coldStartRounds(emu, count, pinned) {
   const lists = [];
   let listingRequests = 0;
   for (let round = 0; round < 5; round++) {
-    warms.push((await timed(() => mirror({ source: root, project, progress: false }, { client, store: warmStore }))).ms);
+    warms.push((await timed(() => mirror({ source: root, project }, { client, store: warmStore }))).ms);
     const before = counts.get(`GET /projects/${project}/documents`) ?? 0;
     lists.push((await timed(listing)).ms);
     listingRequests = (counts.get(`GET /projects/${project}/documents`) ?? 0) - before;
     const cold = new SqliteCheckpointStore(join(work, `cold-${pinned ? 'pinned-' : ''}${round}.sqlite`));
-    const c = await timed(() => mirror({ source: root, project, progress: false }, { client, store: cold }));
+    const c = await timed(() => mirror({ source: root, project }, { client, store: cold }));
     cold.close();
     if (c.result.counts.uploaded !== 0 || c.result.coldStart?.adopted !== count) throw new Error(`cold no-op was not a no-op: ${JSON.stringify(c.result.counts)} ${JSON.stringify(c.result.coldStart)}`);
     colds.push(c.ms);
@@ -261,7 +261,7 @@ async function benchIncremental(count, added) {
   const { client, counts } = countingClient(emu);
   const project = (await client.projects.create({ name: 'bench incremental', description: 'bench' })).objectIdentifier;
   const store = new SqliteCheckpointStore(join(work, 'incremental.sqlite'));
-  if ((await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store })).counts.uploaded !== count) throw new Error('the incremental bench could not seed its project');
+  if ((await mirror({ source: root, project, concurrency: CONCURRENCY }, { client, store })).counts.uploaded !== count) throw new Error('the incremental bench could not seed its project');
   const listings = () => counts.get(`GET /projects/${project}/documents`) ?? 0;
   const look = [];
   const bare = [];
@@ -272,7 +272,7 @@ async function benchIncremental(count, added) {
       for (let i = 0; i < added; i++) writes.push(writeFile(join(root, 'd0', `f${(i % 10) * 3}`, `new-${round}-${findPresent}-${i}.txt`), `new ${round} ${i}`));
       await Promise.all(writes);
       const before = listings();
-      const r = await timed(() => mirror({ source: root, project, progress: false, concurrency: CONCURRENCY, findPresent }, { client, store }));
+      const r = await timed(() => mirror({ source: root, project, concurrency: CONCURRENCY, findPresent }, { client, store }));
       if (r.result.counts.uploaded !== added) throw new Error(`incremental run uploaded ${r.result.counts.uploaded} of ${added}`);
       if (findPresent) lookListings = listings() - before;
       times.push(r.ms);
@@ -496,7 +496,7 @@ async function benchPull() {
   await makeTree(root, n, 4096);
   const project = (await client.projects.create({ name: 'bench pull', description: 'bench' })).objectIdentifier;
   const seedStore = new SqliteCheckpointStore(join(work, 'pull-seed.sqlite'));
-  await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store: seedStore });
+  await mirror({ source: root, project, concurrency: CONCURRENCY }, { client, store: seedStore });
   seedStore.close();
   let bareMs = 0;
   let ferryMs = 0;
@@ -523,7 +523,7 @@ async function benchPull() {
     });
     const ferrySide = async () => {
       const store = new SqliteCheckpointStore(join(work, `pull-${round}.sqlite`));
-      const f = await timed(() => pull({ project, dir: join(work, `pull-ferry-${round}`), progress: false, concurrency: CONCURRENCY }, { client, store }));
+      const f = await timed(() => pull({ project, dir: join(work, `pull-ferry-${round}`), concurrency: CONCURRENCY }, { client, store }));
       store.close();
       return f;
     };
@@ -573,7 +573,7 @@ async function benchCopies() {
   await makeTree(root, n, 4096);
   const project = (await client.projects.create({ name: 'bench copies', description: 'bench' })).objectIdentifier;
   const seedStore = new SqliteCheckpointStore(join(work, 'copies-seed.sqlite'));
-  await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store: seedStore });
+  await mirror({ source: root, project, concurrency: CONCURRENCY }, { client, store: seedStore });
   seedStore.close();
   const image = join(work, 'ntfs.img');
   const mnt = join(work, 'ntfs');
@@ -584,7 +584,7 @@ async function benchCopies() {
   const onePull = async (dir, store) => {
     const s = new SqliteCheckpointStore(store);
     try {
-      const f = await timed(() => pull({ project, dir, progress: false, concurrency: CONCURRENCY }, { client, store: s }));
+      const f = await timed(() => pull({ project, dir, concurrency: CONCURRENCY }, { client, store: s }));
       if (f.result.counts.uploaded + f.result.counts.unchanged + f.result.counts.skipped !== n) throw new Error(`a pull did not account for every document: ${JSON.stringify(f.result.counts)}`);
       return f;
     } finally {
@@ -665,7 +665,7 @@ async function benchMigrate() {
   await makeTree(root, n, size);
   const project = (await source.projects.create({ name: 'bench migrate', description: 'bench' })).objectIdentifier;
   const seedStore = new SqliteCheckpointStore(join(work, 'migrate-seed.sqlite'));
-  await mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client: source, store: seedStore });
+  await mirror({ source: root, project, concurrency: CONCURRENCY }, { client: source, store: seedStore });
   seedStore.close();
   await source.close();
   const bearerA = await token(a);
@@ -712,7 +712,7 @@ async function benchMigrate() {
     const from = new FerryClient({ address: a.address, credentials: a.credentials, timeoutMs: 600_000 });
     const to = new FerryClient({ address: b.address, credentials: b.credentials, timeoutMs: 600_000 });
     const store = new SqliteCheckpointStore(join(work, `migrate-${round}.sqlite`));
-    const f = await timed(() => migrate({ projects: [project], progress: false, concurrency: CONCURRENCY }, { from, to, store }));
+    const f = await timed(() => migrate({ projects: [project], concurrency: CONCURRENCY }, { from, to, store }));
     store.close();
     await Promise.all([from.close(), to.close()]);
     return { counts: f.result.counts, ms: f.ms, maxRssKiB: 0 };
@@ -797,7 +797,7 @@ async function benchRateLimit() {
   const project = (await client.projects.create({ name: 'bench rate limit', description: 'bench' })).objectIdentifier;
   await new Promise((r) => setTimeout(r, 1500)); // a full bucket for each side
   const store = new SqliteCheckpointStore(join(work, 'rl.sqlite'));
-  const f = await timed(() => mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store, concurrency }));
+  const f = await timed(() => mirror({ source: root, project, concurrency: CONCURRENCY }, { client, store, concurrency }));
   store.close();
   ferryRequests = f.result.counts.uploaded + ferry429 + 2;
   await client.close();
@@ -957,7 +957,7 @@ async function benchFaults(rounds = 3) {
       const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
       const project = (await client.projects.create({ name: `bench faults ${round}`, description: 'bench' })).objectIdentifier;
       const store = new SqliteCheckpointStore(join(work, `faults-${round}-${rates.get(name).length}-${name.length}.sqlite`));
-      const f = await timed(() => mirror({ source: root, project, progress: false, concurrency: CONCURRENCY }, { client, store }));
+      const f = await timed(() => mirror({ source: root, project, concurrency: CONCURRENCY }, { client, store }));
       store.close();
       const pacing = client.transport.pacing;
       await client.close();
@@ -991,7 +991,7 @@ async function benchFaults(rounds = 3) {
     const client = new FerryClient({ address: emu.address, credentials: emu.credentials });
     const project = (await client.projects.create({ name: 'bench faults long', description: 'bench' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(work, `faults-long-${name.length}.sqlite`));
-    const f = await timed(() => mirror({ source: longRoot, project, progress: false, concurrency: CONCURRENCY }, { client, store }));
+    const f = await timed(() => mirror({ source: longRoot, project, concurrency: CONCURRENCY }, { client, store }));
     store.close();
     await client.close();
     await emu.stop();
@@ -1155,7 +1155,7 @@ async function benchLease(rounds = 7, files = 2_000) {
   for (const side of ['lease', 'off']) {
     const store = new SqliteCheckpointStore(join(work, `lease-warmup-${side}.sqlite`));
     const project = (await client.projects.create({ name: `lease warm-up ${side}`, description: 'bench' })).objectIdentifier;
-    await mirror({ source: root, project, progress: false, lock: side === 'off' ? { off: true } : {} }, { client, store });
+    await mirror({ source: root, project, lock: side === 'off' ? { off: true } : {} }, { client, store });
     store.close();
   }
   for (let round = 0; round < rounds; round++) {
@@ -1163,7 +1163,7 @@ async function benchLease(rounds = 7, files = 2_000) {
       const store = new SqliteCheckpointStore(join(work, `lease-${side}-${round}.sqlite`));
       // A project of its own: every round meets the same service, not one holding the rounds before.
       const project = (await client.projects.create({ name: `lease ${side} ${round}`, description: 'bench' })).objectIdentifier;
-      const opts = { source: root, project, progress: false, lock: side === 'off' ? { off: true } : {} };
+      const opts = { source: root, project, lock: side === 'off' ? { off: true } : {} };
       const full = await timed(() => mirror(opts, { client, store }));
       if (full.result.counts.uploaded !== files) throw new Error(`lease bench: ${JSON.stringify(full.result.counts)}`);
       mirrorMs[side].push(full.ms);
@@ -1207,7 +1207,7 @@ async function benchLag(rounds = 5, files = 2_000, boundMs = 5_000) {
     for (const bound of round % 2 ? [boundMs, 0] : [0, boundMs]) {
       const { client, counts } = sides[bound];
       const project = (await client.projects.create({ name: `lag ${bound} ${round}`, description: 'bench' })).objectIdentifier;
-      const opts = { source: root, project, progress: false };
+      const opts = { source: root, project };
       const measure = async (name, store) => {
         counts.clear();
         const t = await timed(() => mirror(opts, { client, store }));

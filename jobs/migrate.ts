@@ -23,7 +23,7 @@ import { noteError, noteProblem, runJob, listedProof, type JobContext, type JobS
 import { Bandwidth } from '../src/sync/bandwidth.js';
 import { describeTarget, hostOf } from '../src/api/target.js';
 import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-use.js';
-import { Progress, StatusLine, type ProgressState } from '../src/runner/progress.js';
+import { DEFAULT_STATS_MS, Progress, StatusLine, type Display, type ProgressState } from '../src/runner/progress.js';
 import { formatBytes } from '../src/runner/format.js';
 import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';
 import type { RunCounts } from '../src/store/types.js';
@@ -59,9 +59,6 @@ export interface MigrateOptions extends MigrateSelection {
   concurrency?: number | undefined;
   /** --bwlimit: most content bytes per second, every transfer of the run together. */
   bwlimit?: BandwidthLimit | undefined;
-  progress?: boolean | undefined;
-  /** Off a terminal, one progress record this often (default 30 s). */
-  statsIntervalMs?: number | undefined;
   /** The lease on the target tenant's migrations from this source (--wait-lock, --lock-ttl, --no-lock). */
   lock?: LeaseSettings | undefined;
   /** --wait: after the copies, wait this long for the target to process them, then say what it refused. */
@@ -74,6 +71,8 @@ export interface MigrateOptions extends MigrateSelection {
 
 export interface MigrateDeps extends PairDeps {
   concurrency?: AdaptiveConcurrency | undefined;
+  /** What the run (or the verification) shows while it runs (none when not given). */
+  display?: Display | undefined;
 }
 
 export { NOT_CARRIED, migrateJobKey, type MigrateSelection };
@@ -159,7 +158,7 @@ export async function migrate(opts: MigrateOptions, deps: MigrateDeps): Promise<
       }
       for (const _ of playbooks) yield { kind: 'playbook' };
     };
-    const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census });
+    const progress = new Progress(state, { enabled: deps.display?.progress === true, intervalMs: deps.display?.statsIntervalMs, census });
     const projectReports: ProjectReport[] = [];
     const playbookReports: PlaybookReport[] = [];
     try {
@@ -330,7 +329,7 @@ export interface VerifyReport {
  * map, or, when this store never ran the migration, on the target itself (documents that name
  * their source project; else a unique name).
  */
-export async function verifyMigration(opts: MigrateSelection & { concurrency?: number | undefined; progress?: boolean | undefined; statsIntervalMs?: number | undefined }, deps: MigrateDeps & { signal?: AbortSignal }): Promise<VerifyReport> {
+export async function verifyMigration(opts: MigrateSelection & { concurrency?: number | undefined }, deps: MigrateDeps & { signal?: AbortSignal }): Promise<VerifyReport> {
   checkSelection(opts);
   const { from, to, store } = deps;
   const ids = readIdMap(store, migrateJobKey(from, to));
@@ -338,12 +337,12 @@ export async function verifyMigration(opts: MigrateSelection & { concurrency?: n
   const playbooks = shareOf(await selectPlaybooks(from, opts), opts.shard);
   const v = new Verification(from, to, opts.concurrency ?? DEFAULT_CONCURRENCY);
   // What the comparison has reached: a live line on a terminal, a record now and then elsewhere.
-  const line = opts.progress === false ? undefined : new StatusLine();
+  const line = deps.display?.progress === true ? new StatusLine() : undefined;
   const say = () => {
     const c = v.counts;
     line?.update(`verify: project ${c.projects}/${projects.length}  ${c.documents} documents  ${formatBytes(c.bytesHashed)} hashed  playbook ${c.playbooks}/${playbooks.length}  differences ${v.differenceCount}`);
   };
-  const ticker = line ? setInterval(say, line.live ? 250 : (opts.statsIntervalMs ?? 30_000)) : undefined;
+  const ticker = line ? setInterval(say, line.live ? 250 : (deps.display?.statsIntervalMs ?? DEFAULT_STATS_MS)) : undefined;
   ticker?.unref();
   if (line?.live) say();
   try {

@@ -15,7 +15,7 @@ import type { ItemRetryOptions } from '../src/runner/item-retry.js';
 import { noteProblem, runJob, listedProof, type JobContext, type JobSummary } from '../src/runner/job.js';
 import { awaitListed, type Listed } from '../src/api/listed.js';
 import { awaitRunBatch, countBatch } from '../src/report/processing.js';
-import { Progress, type ProgressState } from '../src/runner/progress.js';
+import { Progress, type Display, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import type { FilterRule } from '../src/sync/patterns.js';
 import { Bandwidth } from '../src/sync/bandwidth.js';
@@ -41,10 +41,6 @@ export interface MirrorOptions extends SizeAgeLimits, Omit<OptionValues<typeof S
   /** Use this batch id (the upload job passes its playbook document upload). */
   uploadIdentifier?: string | undefined;
   itemRetry?: Partial<ItemRetryOptions> | undefined;
-  /** Progress display (default: on). */
-  progress?: boolean | undefined;
-  /** Off a terminal, one progress record this often (default 30 s). */
-  statsIntervalMs?: number | undefined;
   /** Resume this run. */
   resumeRunId?: number | undefined;
   /** What the run records of its settings for `ferry jobs resume` (src/settings/resume.ts; jobs/definition.ts makes it). */
@@ -76,6 +72,8 @@ export interface MirrorDeps {
   store: CheckpointStore;
   /** The adaptive limiter the client reports its retries to (see `mirrorRetryListener`). */
   concurrency?: AdaptiveConcurrency;
+  /** What the run shows while it runs (none when not given). */
+  display?: Display | undefined;
 }
 
 /** The engine's plan, and the folders the project would gain. */
@@ -115,7 +113,7 @@ export async function mirrorInRun(opts: MirrorOptions, deps: MirrorDeps, source:
   const destination = projectDestination(opts, deps, jobKey, listedProof(ctx), false, overlay);
   const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true, ...(bandwidth ? { bwlimit: () => bandwidth.rate } : {}) };
-  const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
+  const progress = new Progress(state, { enabled: deps.display?.progress === true, intervalMs: deps.display?.statsIntervalMs, census: (signal) => source.entries(signal) });
   try {
     const extra = await transfer({
       source,

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import type { FerryClient } from '../src/api/client.js';
 import type { AdaptiveConcurrency } from '../src/runner/adaptive.js';
 import { noteProblem, runJob, type JobSummary } from '../src/runner/job.js';
-import { Progress, type ProgressState } from '../src/runner/progress.js';
+import { Progress, type Display, type ProgressState } from '../src/runner/progress.js';
 import { sizeAgeFilter, type SizeAgeLimits } from '../src/sync/filters.js';
 import type { JOB_SETTINGS, OptionValues } from '../src/settings/declared.js';
 import type { FilterRule } from '../src/sync/patterns.js';
@@ -31,9 +31,6 @@ export interface PullOptions extends SizeAgeLimits, Omit<OptionValues<(typeof JO
   exclude?: string[] | undefined;
   /** The rules of a --filter-from file, in order (sync/patterns.ts). */
   rules?: FilterRule[] | undefined;
-  progress?: boolean | undefined;
-  /** Off a terminal, one progress record this often (default 30 s). */
-  statsIntervalMs?: number | undefined;
   /** Tell the file system's case rule instead of probing it. */
   caseInsensitive?: boolean | undefined;
 }
@@ -42,6 +39,8 @@ export interface PullDeps {
   client: FerryClient;
   store: CheckpointStore;
   concurrency?: AdaptiveConcurrency;
+  /** What the run shows while it runs (none when not given). */
+  display?: Display | undefined;
 }
 
 export const JOB = 'pull';
@@ -81,7 +80,7 @@ export async function pull(opts: PullOptions, deps: PullDeps): Promise<JobSummar
   return runJob({ store: deps.store, job: JOB, jobKey, params, target: deps.client.target, pages: [deps.client.transport.pages], limits: opts.limits }, async (ctx) => {
     const bandwidth = opts.bwlimit ? new Bandwidth(opts.bwlimit) : undefined;
   const state: ProgressState = { counts: ctx.counts, bytes: 0, bytesPlanned: 0, itemsPlanned: 0, discovering: true, ...(bandwidth ? { bwlimit: () => bandwidth.rate } : {}) };
-    const progress = new Progress(state, { enabled: opts.progress !== false, intervalMs: opts.statsIntervalMs, census: (signal) => source.entries(signal) });
+    const progress = new Progress(state, { enabled: deps.display?.progress === true, intervalMs: deps.display?.statsIntervalMs, census: (signal) => source.entries(signal) });
     try {
       const extra = await transfer({
         source,

@@ -31,7 +31,7 @@ export type ScanOptions = Pick<MirrorOptions, 'source' | 'include' | 'exclude' |
 export async function scan(opts: ScanOptions, client: FerryClient | undefined): Promise<ScanReport> {
   const census = await Census.open();
   try {
-    const mirrorOpts: MirrorOptions = { ...opts, project: opts.project ?? '', to: opts.to, progress: false };
+    const mirrorOpts: MirrorOptions = { ...opts, project: opts.project ?? '', to: opts.to };
     let plan: ScanReport['plan'];
     let outlook: Outlook | undefined;
     const notes: string[] = [];

@@ -11,7 +11,7 @@ const from = client(JSON.parse(fromJson));
 const to = client(JSON.parse(toJson));
 const store = new SqliteCheckpointStore(state);
 const started = process.hrtime.bigint();
-const summary = await migrate({ projects: [project], progress: false, concurrency: Number(concurrency) }, { from, to, store });
+const summary = await migrate({ projects: [project], concurrency: Number(concurrency) }, { from, to, store });
 const ms = Number(process.hrtime.bigint() - started) / 1e6;
 store.close();
 await Promise.all([from.close(), to.close()]);

@@ -34,7 +34,7 @@ await writeFile(join(sample, 'contracts', 'notes (copy).md'), SAMPLE_TREE['contr
 await writeFile(join(sample, 'finance', 'q1 report - final.xlsx'), SAMPLE_TREE['finance/q1 report.xlsx']);
 const project = (await client.projects.create({ name: 'Demo', description: 'scan page' })).objectIdentifier;
 const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
-await mirror({ source: sample, project, to: 'Earlier', progress: false, waitMs: 60_000 }, { client, store });
+await mirror({ source: sample, project, to: 'Earlier', waitMs: 60_000 }, { client, store });
 store.close();
 const report = await scan({ source: sample, project, to: 'Onboarding', bwlimit: 1024 * 1024 }, client);
 const page = join(dir, 'scan.html');

@@ -3,6 +3,7 @@
 // (src/settings/declared.ts), so that it takes and refuses what the job commands and job files do;
 // scan and check read theirs as the jobs do (settingsOf in jobs/definition.ts). Light enough for
 // `--help`: nothing here opens a client, a store or a socket.
+import type { Reply } from './reply.js';
 import { isUuid } from '../ids.js';
 import { ConfigurationError } from '../errors.js';
 import { visible } from '../backends/names.js';
@@ -46,7 +47,8 @@ export function uuidFlag(flag: string, value: string): string {
 export interface RunOptions {
   rps?: string | number | undefined;
   state?: string | undefined;
-  json: boolean;
+  /** How the command answers, and what the run shows meanwhile. */
+  reply: Reply;
   dryRun?: boolean;
   profile?: string | undefined;
 }

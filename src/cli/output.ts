@@ -49,7 +49,7 @@ export function summaryBody(summary: JobSummary): Record<string, unknown> {
   return { job, runId, status, counts: namedCounts(job, counts), ...rest };
 }
 
-/** A job's summary as its --json answer; `reopen` as printSummary's, for the commands in `next`. */
+/** A job's summary as its --json answer; `reopen` as summaryText's, for the commands in `next`. */
 export function summaryEnvelope(summary: JobSummary, exitCode = exitCodeFor(summary), status: string = statusOf(summary, exitCode), reopen = ''): Record<string, unknown> {
   const lost = lostSaid(summary);
   const timedOut = exitCode === EXIT.timeout ? summary.problems.find((p) => p.key === '(processing)')?.reason : undefined;
@@ -108,20 +108,15 @@ function processingTimedOut(summary: JobSummary): boolean {
   return (summary.processing as { timedOut?: boolean } | undefined)?.timedOut === true;
 }
 
-/** `reopen`: the flags a printed follow-up command needs to reach the run's store and tenant (CheckpointStore.reopenFlags). */
-export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.WritableStream = process.stdout, reopen = ''): void {
-  if (json) {
-    out.write(`${JSON.stringify(summaryEnvelope(summary, undefined, undefined, reopen))}\n`);
-    return;
-  }
+/** A job's summary in text (Reply.summary writes it). `reopen`: the flags a printed follow-up command needs to reach the run's store and tenant (CheckpointStore.reopenFlags). */
+export function summaryText(summary: JobSummary, reopen = ''): string {
   const next = followUps(summary, reopen);
   const c = summary.counts;
   const pulled = summary.job === 'pull';
   const verb = writtenVerb(summary.job);
   // A run that found everything already in place and has nothing else to say: one line, with the tenant.
   if (isNoOp(summary)) {
-    out.write(`${layout(`${summary.job} run ${summary.runId}: nothing to do, ${c.discovered === 1 ? 'its one entry' : `all ${c.discovered} entries`} already in place (checked in ${formatDuration(summary.durationMs)}${summary.target ? `; ${targetLine(summary.job, summary.target as Target)}` : ''})`)}\n`);
-    return;
+    return `${layout(`${summary.job} run ${summary.runId}: nothing to do, ${c.discovered === 1 ? 'its one entry' : `all ${c.discovered} entries`} already in place (checked in ${formatDuration(summary.durationMs)}${summary.target ? `; ${targetLine(summary.job, summary.target as Target)}` : ''})`)}\n`;
   }
   const lines = [
     `${summary.job} run ${summary.runId}: ${statusOf(summary)}${failedBy(summary)} in ${formatDuration(summary.durationMs)}`,
@@ -208,7 +203,7 @@ export function printSummary(summary: JobSummary, json: boolean, out: NodeJS.Wri
   listed('  errors:', summary.errors.map((e) => ({ key: e.key, text: e.error })));
   // "Nothing failed" only where nothing did (a refusal by processing is one of the errors).
   listed(`  skipped or noted${summary.errors.length === 0 && c.failed === 0 ? ' (nothing failed)' : ''}:`, (summary.problems ?? []).map((p) => ({ key: p.key, text: p.reason })));
-  out.write(`${layout(lines.join('\n'))}\n`);
+  return `${layout(lines.join('\n'))}\n`;
 }
 
 /** Jobs that read the tenant and write locally: their target is where they read from. */

@@ -7,6 +7,7 @@ import { formatBytes } from '../runner/format.js';
 import { safeText, visible } from '../backends/names.js';
 import { JsonItems } from './json-items.js';
 import { camelKey } from './envelope.js';
+import type { Reply } from './reply.js';
 
 const SHOWN = 20;
 /** The longest value a changed key shows in text (the whole of it is under --json). */
@@ -28,13 +29,13 @@ export class PlanOutput {
   private readonly items: JsonItems | undefined;
 
   constructor(
-    json: boolean,
+    private readonly reply: Reply,
     /** What writing means here: upload, download. */
     private readonly verb: string,
     /** What an item gone from the source is called here. */
     private readonly gone = 'deleted locally',
   ) {
-    if (json) this.items = new JsonItems({ dryRun: true });
+    if (reply.json) this.items = new JsonItems({ dryRun: true });
   }
 
   readonly item = (planned: PlannedItem): void => {
@@ -56,7 +57,7 @@ export class PlanOutput {
     const lines = [head.replace(/\n$/, '')];
     for (const i of this.shown) lines.push(`  ${i.action === 'new' ? `${this.verb}, new` : i.action === 'changed' ? `${this.verb}, changed${i.why ? ` (${i.why})` : ''}` : `${i.action}, not touched`}: ${visible(i.key)}${i.size !== undefined ? ` (${formatBytes(i.size)})` : ''}${i.changes?.length ? `: ${i.changes.map(changeText).join('; ')}` : ''}`);
     if (this.count > this.shown.length) lines.push(`  … and ${this.count - this.shown.length} more (--json lists every one)`);
-    process.stdout.write(`${lines.join('\n')}\n`);
+    this.reply.text(lines.join('\n'));
   }
 
   /**

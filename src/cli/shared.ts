@@ -9,7 +9,6 @@ import { defaultStorePath, openStore } from '../store/index.js';
 import type { CheckpointStore } from '../store/types.js';
 import { LockedError } from '../runner/job.js';
 import { LeaseError, LeaseHeldError } from '../runner/lease.js';
-import { safeText } from '../backends/names.js';
 import { breakCommand, leaseEventsOnStderr, userMessage } from './lease-words.js';
 import type { LeaseSettings } from '../backends/project/lease-use.js';
 import { definitionFromFlags, type LoadedDefinition } from '../../jobs/definition.js';
@@ -17,7 +16,7 @@ import { JOB_SETTINGS, type JobKind } from '../settings/declared.js';
 import { formFromFlags, type Form } from '../settings/form.js';
 import { globalOptions, listingLagFlagOf, loggerFor } from './context.js';
 import { EXIT } from './exit-codes.js';
-import { printJsonError } from './output.js';
+import type { Reply } from './reply.js';
 import { positiveNumber, type RunOptions } from './options.js';
 import { shellWord } from './shell-words.js';
 import { resolve } from 'node:path';
@@ -47,7 +46,7 @@ export interface JobDeps {
 }
 
 /** Client, checkpoint store and limiter for a job run from the command line. */
-export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, run: RunOptions): JobDeps {
+export function openJobDeps(cmd: Command, maxConcurrency: number | undefined, run: Pick<RunOptions, 'rps' | 'state' | 'profile'>): JobDeps {
   const g = globalOptions(cmd);
   const settings = resolveSettings({ profile: run.profile ?? g.profile, configFile: g.config });
   const concurrency = new AdaptiveConcurrency({ max: maxConcurrency ?? DEFAULT_CONCURRENCY });
@@ -119,20 +118,17 @@ export function openPairDeps(cmd: Command, fromProfile: string, toProfile: strin
 }
 
 /** A held lock is exit code 4 with its message (and, under --json, one JSON object); anything else goes up. */
-export function lockedOr(err: unknown, json: boolean): number {
+export function lockedOr(err: unknown, reply: Reply): number {
   if (err instanceof LeaseHeldError) {
-    process.stderr.write(`ferry: ${safeText(userMessage(err))}\n`);
-    if (json) printJsonError(EXIT.locked, userMessage(err), { lock: 'service', holder: err.holder, waitedMs: Math.round(err.waitedMs), ...(err.breakHint ? { breakWith: err.breakHint } : {}) }, 'locked');
+    reply.error(EXIT.locked, userMessage(err), { lock: 'service', holder: err.holder, waitedMs: Math.round(err.waitedMs), ...(err.breakHint ? { breakWith: err.breakHint } : {}) }, 'locked');
     return EXIT.locked;
   }
   if (err instanceof LeaseError) {
-    process.stderr.write(`ferry: ${safeText(userMessage(err))}\n`);
-    if (json) printJsonError(EXIT.aborted, userMessage(err));
+    reply.error(EXIT.aborted, userMessage(err));
     return EXIT.aborted;
   }
   if (err instanceof LockedError) {
-    process.stderr.write(`ferry: ${safeText(err.message)}\n`);
-    if (json) printJsonError(EXIT.locked, err.message, { holder: err.holder }, 'locked');
+    reply.error(EXIT.locked, err.message, { holder: err.holder }, 'locked');
     return EXIT.locked;
   }
   throw err;

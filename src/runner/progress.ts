@@ -41,6 +41,17 @@ function limitSaid(s: ProgressState): string | undefined {
 /** Counts a source's entries on the side, for a total worth showing (files only count). */
 export type Census = (signal: AbortSignal) => AsyncIterable<{ kind: string }>;
 
+/**
+ * What a job shows while it runs, given by its caller beside the job's options (never one of them:
+ * the same job shows nothing under --json, from a library, or in a test). Without one, nothing.
+ */
+export interface Display {
+  /** The live line on a terminal, a record every `statsIntervalMs` elsewhere. */
+  progress: boolean;
+  /** Off a terminal, one progress record this often (default 30 s). */
+  statsIntervalMs?: number | undefined;
+}
+
 export interface ProgressOptions {
   stream?: NodeJS.WriteStream;
   /** Off a terminal, one record this often (default 30 s). */

@@ -28,7 +28,7 @@ async function mirrored(service: Service, formOrder: FormOrder, src: string, pro
   const client = service.client({ formOrder });
   const store = new SqliteCheckpointStore(state);
   try {
-    return await mirror({ source: src, project, progress: false }, { client, store });
+    return await mirror({ source: src, project }, { client, store });
   } finally {
     store.close();
   }

@@ -15,7 +15,7 @@ describe('lease words', () => {
   });
 
   it('a client that may only read is pointed at ferry doctor by the command line, not by the lease', () => {
-    const err = new LeaseError('project p', { code: 'refused', writesDenied: true, said: 'this client may read but not write' });
+    const err = new LeaseError('project p', { code: 'denied', writesDenied: true, said: 'this client may read but not write' });
     expect(err.message).not.toContain('ferry doctor');
     expect(userMessage(err)).toMatch(/may read but not write.*\(ferry doctor says what a profile may do\)$/);
   });

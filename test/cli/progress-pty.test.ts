@@ -85,7 +85,7 @@ describe('progress on a terminal', () => {
     const project = (await client.projects.create({ name: 'A project whose name is long enough to matter at eighty columns', description: '' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'source.sqlite'));
     try {
-      expect((await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store })).counts.uploaded).toBe(120);
+      expect((await mirror({ source: join(dir, 'src'), project }, { client, store })).counts.uploaded).toBe(120);
     } finally {
       store.close();
     }

@@ -1,18 +1,13 @@
 // Every summary line read for the words a newcomer tripped on (issue 77): plurals that do not
 // agree ("1 documents"), a headline "failed" beside "failed 0" with nothing saying why,
 // "(nothing failed)" over a run that had failures, "note: warning:", "(s)". Rendered from
-// summaries of each status and count, as printSummary writes them.
+// summaries of each status and count, as summaryText renders them.
 import { describe, expect, it } from 'vitest';
-import { PassThrough } from 'node:stream';
-import { printSummary } from '../../src/cli/output.js';
+import { summaryText } from '../../src/cli/output.js';
 import type { JobSummary } from '../../src/runner/job.js';
 
 function rendered(summary: JobSummary): string {
-  const out = new PassThrough();
-  let text = '';
-  out.on('data', (c: Buffer) => (text += c.toString()));
-  printSummary(summary, false, out);
-  return text;
+  return summaryText(summary);
 }
 
 const BAD: [RegExp, string][] = [

@@ -236,7 +236,7 @@ describe('the image, built and run', () => {
       const tree = join(dir, `shard-src-${p}`);
       await numberedTree(tree, 2, 3 + p);
       const store = new SqliteCheckpointStore(join(dir, `shard-src-${p}.sqlite`));
-      expect((await mirror({ source: tree, project: id, progress: false }, { client: source, store })).counts.uploaded).toBe(2 * (3 + p));
+      expect((await mirror({ source: tree, project: id }, { client: source, store })).counts.uploaded).toBe(2 * (3 + p));
       store.close();
       projects.set(name, (await remoteFiles(source, id)).map((d) => d.path ?? '').sort());
     }
@@ -294,7 +294,7 @@ describe('the image, built and run', () => {
     const src = join(dir, 'testcontainers');
     const files = await numberedTree(src, 2, 10);
     const store = new SqliteCheckpointStore(join(dir, 'testcontainers.sqlite'));
-    expect((await mirror({ source: src, project, progress: false }, { client: c, store })).counts.uploaded).toBe(files);
+    expect((await mirror({ source: src, project }, { client: c, store })).counts.uploaded).toBe(files);
     store.close();
     expect(await pathsOnce(c, project)).toBe(files);
     // Its flags reached the emulator, and its control API answers: a reset takes the project away.

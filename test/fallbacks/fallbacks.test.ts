@@ -32,7 +32,7 @@ describe('folder creation refused', () => {
       const project = (await client.projects.create({ name: `refused ${status}`, description: '' })).objectIdentifier;
       service.emulator.setFaults({ rules: [{ kind: status, method: 'POST', path: `/projects/${project}/folders` }] });
       const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
-      const first = await mirror({ source: join(dir, 'src'), project, to: 'Imports', progress: false }, { client, store });
+      const first = await mirror({ source: join(dir, 'src'), project, to: 'Imports' }, { client, store });
       expect(first.status).toBe('succeeded');
       expect(first.counts).toMatchObject({ discovered: 4, uploaded: 4, failed: 0 });
       expect(first.folders).toMatchObject({ creationUnavailable: true, creationRefused: Number(status), created: 0 });
@@ -46,7 +46,7 @@ describe('folder creation refused', () => {
       const raw = await client.documents.list(project, { flattenList: true, includePath: true }).all();
       expect(raw.filter((d) => !d.isDirectory).map((d) => d.metadata?.find((m) => m.key === 'ferry.relativePath')?.value).sort()).toEqual(['Imports/a/b/two.txt', 'Imports/a/one.txt', 'Imports/c/two.txt', 'Imports/top.txt']);
       expect(await remoteFolders(client, project)).toEqual([]);
-      const again = await mirror({ source: join(dir, 'src'), project, to: 'Imports', progress: false }, { client, store });
+      const again = await mirror({ source: join(dir, 'src'), project, to: 'Imports' }, { client, store });
       expect(again.counts).toMatchObject({ uploaded: 0, unchanged: 4 });
       expect(await remoteFiles(client, project)).toHaveLength(4);
       store.close();
@@ -70,14 +70,14 @@ describe('one folder refused (HTTP 400)', () => {
     const project = (await client.projects.create({ name: 'one refused', description: '' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     try {
-      const first = await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
+      const first = await mirror({ source: join(dir, 'src'), project }, { client, store });
       expect(first.counts).toMatchObject({ discovered: 3, uploaded: 3, failed: 0 });
       const docs = await remoteFiles(client, project);
       expect(docs.map((d) => d.path).sort()).toEqual(['/back\\slash/in.txt', '/ok/deeper/more.txt', '/ok/fine.txt']);
       // No folders at all under the strict emulator (covered above): only the default creates them.
       if (!STRICT) expect(first.folders).toMatchObject({ creationUnavailable: false, created: 2, flattened: 1, refused: [{ path: 'back\\slash', why: expect.stringContaining('HTTP 400') }] });
       expect(await remoteFolders(client, project)).toEqual(STRICT ? [] : ['/ok', '/ok/deeper']);
-      const again = await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
+      const again = await mirror({ source: join(dir, 'src'), project }, { client, store });
       expect(again.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
     } finally {
       store.close();
@@ -110,7 +110,7 @@ describe('a batch whose dateCompleted is set at the PATCH', () => {
       const polls: { processing: number; completed: boolean }[] = [];
       const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
       const result = await upload(
-        { source: join(dir, 'src'), project, playbook, progress: false, firstPollMs: 20, onPoll: (d) => polls.push({ processing: d.processingDocumentCount ?? 0, completed: Boolean(d.dateCompleted) }) },
+        { source: join(dir, 'src'), project, playbook, firstPollMs: 20, onPoll: (d) => polls.push({ processing: d.processingDocumentCount ?? 0, completed: Boolean(d.dateCompleted) }) },
         { client, store },
       );
       store.close();
@@ -161,7 +161,7 @@ describe('document content through url only (strict)', () => {
       const client = service.client();
       const project = (await client.projects.create({ name: 'strict url', description: '' })).objectIdentifier;
       const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
-      await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
+      await mirror({ source: join(dir, 'src'), project }, { client, store });
       store.close();
       const [doc] = await remoteFiles(client, project);
       expect(new URL(doc!.url!).pathname).toMatch(/^\/_blobs\//);

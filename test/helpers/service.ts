@@ -122,7 +122,7 @@ export async function mirroredProject(client: FerryClient, src: string, files: R
   const project = (await client.projects.create({ name, description: 'seeded by a mirror' })).objectIdentifier;
   const store = new SqliteCheckpointStore(`${src}.sqlite`);
   try {
-    await mirror({ source: src, project, progress: false }, { client, store });
+    await mirror({ source: src, project }, { client, store });
   } finally {
     store.close();
   }

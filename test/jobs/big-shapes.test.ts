@@ -28,7 +28,7 @@ describe('big shapes', () => {
     await writeFile(join(src, ...levels, 'bottom.txt'), 'at the bottom');
     const counting = countingDispatcher();
     const client = service().client({ dispatcher: counting.dispatcher });
-    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    const first = await mirror({ source: src, project }, { client, store });
     expect(first.counts).toMatchObject({ uploaded: 1, failed: 0 });
     expect(counting.count('POST', /\/folders$/)).toBe(12);
     // The cold start's listing of the project and the root's folders: none of the twelve it made.
@@ -44,9 +44,9 @@ describe('big shapes', () => {
     await mkdir(join(src, ...levels), { recursive: true });
     await writeFile(join(src, ...levels, 'bottom.txt'), 'at the bottom');
     await writeFile(join(src, ...levels.slice(0, 32), 'middle.txt'), 'half way');
-    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    const first = await mirror({ source: src, project }, { client, store });
     expect(first.counts).toMatchObject({ uploaded: 2, failed: 0 });
-    const again = await mirror({ source: src, project, progress: false }, { client, store });
+    const again = await mirror({ source: src, project }, { client, store });
     expect(again.counts).toMatchObject({ uploaded: 0, failed: 0, discovered: 2 });
     store.close();
     expect((await remoteFiles(client, project)).map((d) => d.path).sort()).toEqual([`/${levels.join('/')}/bottom.txt`, `/${levels.slice(0, 32).join('/')}/middle.txt`]);
@@ -61,7 +61,7 @@ describe('big shapes', () => {
     expect(Buffer.byteLength(key)).toBe(15 * 251 + 250);
     await mkdir(join(src, ...names), { recursive: true });
     await writeFile(join(src, key), 'far down a long path');
-    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    const first = await mirror({ source: src, project }, { client, store });
     expect(first.counts).toMatchObject({ uploaded: 1, failed: 0 });
     store.close();
     expect((await remoteFiles(client, project)).map((d) => d.path)).toEqual([`/${key}`]);

@@ -34,7 +34,7 @@ describe('a zip of many entries', () => {
     const plan = await planMirror({ source: join(dir, 'big-export.zip'), project }, { client, store });
     expect(plan).toMatchObject({ new: 150_000, changed: 0, unchanged: 0, problemCount: 0 });
     await zipOf(join(dir, 'past-limit.zip'), 1_001);
-    const refused = await mirror({ source: join(dir, 'past-limit.zip'), project, progress: false, maxEntries: 1_000 }, { client, store }).catch((err: unknown) => err);
+    const refused = await mirror({ source: join(dir, 'past-limit.zip'), project, maxEntries: 1_000 }, { client, store }).catch((err: unknown) => err);
     store.close();
     expect(refused).toBeInstanceOf(RejectedArchive);
     expect((refused as Error).message).toMatch(/holds 1001 entries, more than the limit of 1000 \(--max-entries raises it\)/);

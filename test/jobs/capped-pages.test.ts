@@ -48,7 +48,7 @@ describe(`a service capping pages at ${CAP}`, () => {
     const project = (await client.projects.create({ name: 'capped-settle', description: 'settling' })).objectIdentifier;
     const state = join(dir, 'state.sqlite');
     let store = new SqliteCheckpointStore(state);
-    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    const first = await mirror({ source: src, project }, { client, store });
     expect(first.counts.uploaded).toBe(DOCS);
     store.close();
 
@@ -59,7 +59,7 @@ describe(`a service capping pages at ${CAP}`, () => {
 
     store = new SqliteCheckpointStore(state);
     expect(store.inFlight(mirrorJobKey(service.emulator.baseUrl, { source: src, project }))).toHaveLength(DOCS);
-    const rerun = await mirror({ source: src, project, progress: false }, { client, store });
+    const rerun = await mirror({ source: src, project }, { client, store });
     store.close();
     expect(rerun.counts).toMatchObject({ reconciled: DOCS, uploaded: 0, failed: 0 });
     expect(await remoteFiles(client, project)).toHaveLength(DOCS);
@@ -98,7 +98,7 @@ describe(`a service capping pages at ${CAP}`, () => {
       const client = service.client();
       project = (await client.projects.create({ name: 'capped-warn', description: 'warnings' })).objectIdentifier;
       const store = new SqliteCheckpointStore(join(dir, 'seed.sqlite'));
-      expect((await mirror({ source: src, project, progress: false }, { client, store })).counts.uploaded).toBe(DOCS);
+      expect((await mirror({ source: src, project }, { client, store })).counts.uploaded).toBe(DOCS);
       store.close();
     });
     // A fresh store: the run reads the project's documents whole, in pages.
@@ -106,7 +106,7 @@ describe(`a service capping pages at ${CAP}`, () => {
       const client = service.client(pageSize === undefined ? {} : { pageSize });
       const store = new SqliteCheckpointStore(join(dir, `cold-${pageSize ?? 'none'}.sqlite`));
       try {
-        return await mirror({ source: src, project, progress: false }, { client, store });
+        return await mirror({ source: src, project }, { client, store });
       } finally {
         store.close();
       }

@@ -34,7 +34,7 @@ describe('ferry check', () => {
     const project = (await client.projects.create({ name: 'slash in a name', description: 'check' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     try {
-      await mirror({ source: src, project, progress: false }, { client, store });
+      await mirror({ source: src, project }, { client, store });
     } finally {
       store.close();
     }
@@ -56,7 +56,7 @@ describe('ferry check', () => {
     const project = (await client.projects.create({ name: 'onboarded', description: 'check' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     try {
-      expect((await mirror({ source: src, project, to: 'archive/2026', progress: false }, { client, store })).counts).toMatchObject({ uploaded: 5 });
+      expect((await mirror({ source: src, project, to: 'archive/2026' }, { client, store })).counts).toMatchObject({ uploaded: 5 });
     } finally {
       store.close();
     }
@@ -93,7 +93,7 @@ describe('ferry check', () => {
     await writeTree(join(dir, 'extra'), { 'only.txt': 'only there' });
     const other = new SqliteCheckpointStore(join(dir, 'other.sqlite'));
     try {
-      await mirror({ source: join(dir, 'extra'), project, to: 'archive/2026/x', progress: false }, { client, store: other });
+      await mirror({ source: join(dir, 'extra'), project, to: 'archive/2026/x' }, { client, store: other });
     } finally {
       other.close();
     }

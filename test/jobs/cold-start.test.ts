@@ -101,18 +101,18 @@ describe('mirror with no checkpoint file', () => {
     const project = (await client.projects.create({ name: 'warm', description: 'compare' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     try {
-      const first = await mirror({ source: src, project, progress: false }, { client, store });
+      const first = await mirror({ source: src, project }, { client, store });
       expect(first.counts).toMatchObject({ uploaded: 3 });
       const later = new Date(Date.now() + 120_000);
       for (const key of ['x/one.txt', 'x/two.txt', 'three.txt']) await utimes(join(src, key), later, later);
-      const touched = await mirror({ source: src, project, progress: false }, { client, store });
+      const touched = await mirror({ source: src, project }, { client, store });
       expect(touched.counts).toMatchObject({ discovered: 3, uploaded: 0, unchanged: 3 });
       expect(touched.coldStart).toBeUndefined();
       // The times were noted: the next run does not read the content again (and still uploads nothing).
-      const again = await mirror({ source: src, project, progress: false }, { client, store });
+      const again = await mirror({ source: src, project }, { client, store });
       expect(again.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
 
-      const resync = await mirror({ source: src, project, progress: false, resync: true }, { client, store });
+      const resync = await mirror({ source: src, project, resync: true }, { client, store });
       expect(resync.coldStart).toMatchObject({ reason: 'resync', adopted: 3 });
       expect(resync.counts).toMatchObject({ uploaded: 0, unchanged: 3 });
     } finally {
@@ -129,7 +129,7 @@ describe('mirror with no checkpoint file', () => {
     const project = await mirroredProject(service.client(), src, tree, 'folders');
     const counting = countingDispatcher();
     const fresh = new SqliteCheckpointStore(join(dir, 'fresh.sqlite'));
-    const cold = await mirror({ source: src, project, progress: false }, { client: service.client({ dispatcher: counting.dispatcher }), store: fresh });
+    const cold = await mirror({ source: src, project }, { client: service.client({ dispatcher: counting.dispatcher }), store: fresh });
     fresh.close();
     expect(cold.coldStart).toMatchObject({ reason: 'cold', adopted: 13 });
     expect(cold.counts).toMatchObject({ discovered: 13, uploaded: 0, unchanged: 13 });
@@ -152,7 +152,7 @@ describe('mirror with no checkpoint file', () => {
     }
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     try {
-      const summary = await mirror({ source: src, project, progress: false }, { client, store });
+      const summary = await mirror({ source: src, project }, { client, store });
       expect(summary.coldStart).toMatchObject({ reason: 'cold', adopted: 2, withoutFingerprint: 2 });
       expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 2, unchanged: 1, failed: 0 });
       // Said, not failed: a problem of the run, not one of its errors.

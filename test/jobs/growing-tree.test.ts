@@ -37,7 +37,7 @@ describe('a tree that grows while it is walked', () => {
     const project = (await client.projects.create({ name: `growing ${dir}`, description: 'test' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
 
-    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    const first = await mirror({ source: src, project }, { client, store });
     expect(added).toHaveLength(20);
     expect(first.counts.failed).toBe(0);
     // What the first run met, it sent: 60 old files and however many new ones its walk reached.
@@ -45,7 +45,7 @@ describe('a tree that grows while it is walked', () => {
     expect(first.counts.discovered).toBeGreaterThanOrEqual(60);
     expect(first.counts.discovered).toBeLessThanOrEqual(80);
 
-    const second = await mirror({ source: src, project, progress: false }, { client, store });
+    const second = await mirror({ source: src, project }, { client, store });
     expect(second.counts).toMatchObject({ discovered: 80, uploaded: 80 - first.counts.discovered, failed: 0 });
     store.close();
     const paths = (await remoteFiles(client, project)).map((d) => d.path);

@@ -28,7 +28,7 @@ describe('mirror under faults', () => {
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     let summary;
     try {
-      summary = await mirror({ source: join(dir, 'src'), project, progress: false, itemRetry: { retries: 6, baseDelayMs: 5, maxDelayMs: 50 } }, { client, store });
+      summary = await mirror({ source: join(dir, 'src'), project, itemRetry: { retries: 6, baseDelayMs: 5, maxDelayMs: 50 } }, { client, store });
     } finally {
       service.emulator.setFaults({});
       store.close();
@@ -62,7 +62,7 @@ describe('an upload whose answer is lost, and the look that would tell refused t
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     let summary;
     try {
-      summary = await mirror({ source: join(dir, 'src'), project, progress: false, itemRetry: { retries: 3, baseDelayMs: 5, maxDelayMs: 20 } }, { client, store });
+      summary = await mirror({ source: join(dir, 'src'), project, itemRetry: { retries: 3, baseDelayMs: 5, maxDelayMs: 20 } }, { client, store });
     } finally {
       service.emulator.setFaults({});
       store.close();
@@ -89,13 +89,13 @@ describe('a warm store overtaken by another, under faults', () => {
     const a = new SqliteCheckpointStore(join(dir, 'a.sqlite'));
     try {
       // B lists the empty project (its pattern takes nothing), A uploads everything.
-      expect((await mirror({ source, project, include: ['nothing'], progress: false }, { client, store: b })).counts.uploaded).toBe(0);
-      expect((await mirror({ source, project, progress: false }, { client, store: a })).counts.uploaded).toBe(120);
+      expect((await mirror({ source, project, include: ['nothing'] }, { client, store: b })).counts.uploaded).toBe(0);
+      expect((await mirror({ source, project }, { client, store: a })).counts.uploaded).toBe(120);
       // B's uploads into a folder all await one listing of it; its retries must not wait for a
       // slot those uploads hold (it ran in the slot of the first, and the run hung, exit 13).
       capped.emulator.setFaults({ probabilities: { '429': 0.2, '503': 0.2 }, seed: 5 });
       const concurrency = new AdaptiveConcurrency({ max: 16, slowFactor: Infinity });
-      const warm = await mirror({ source, project, progress: false, itemRetry: { retries: 6, baseDelayMs: 5, maxDelayMs: 50 } }, { client, store: b, concurrency });
+      const warm = await mirror({ source, project, itemRetry: { retries: 6, baseDelayMs: 5, maxDelayMs: 50 } }, { client, store: b, concurrency });
       capped.emulator.setFaults({});
       expect(warm.errors).toEqual([]);
       expect(warm.counts).toMatchObject({ discovered: 120, uploaded: 0, reconciled: 120, failed: 0 });
@@ -132,7 +132,7 @@ describe('mirror against a rate-limited service', () => {
       const client = limited.client({ retry: { maxRetries: 20, baseDelayMs: 2, maxDelayMs: 20 }, onRetry });
       const project = (await client.projects.create({ name: 'rate limited', description: 'x' })).objectIdentifier;
       const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
-      const summary = await mirror({ source: join(dir, 'src'), project, progress: false, concurrency: 16 }, { client, store, concurrency });
+      const summary = await mirror({ source: join(dir, 'src'), project, concurrency: 16 }, { client, store, concurrency });
       store.close();
       expect(summary.counts).toMatchObject({ uploaded: 20, failed: 0 });
       // The service pushed back, and the job listened: it waited the Retry-After asked for once

@@ -48,7 +48,7 @@ describe('mirror', () => {
     await symlink('..', join(src, 'a', 'b', 'loop'));
     const client = service.client();
     const store = new SqliteCheckpointStore(state);
-    const summary = await mirror({ source: src, project, to: 'Imports/2026', progress: false }, { client, store });
+    const summary = await mirror({ source: src, project, to: 'Imports/2026' }, { client, store });
     store.close();
 
     expect(summary.status).toBe('succeeded');
@@ -81,11 +81,11 @@ describe('mirror', () => {
     const counting = countingDispatcher();
     const client = service.client({ dispatcher: counting.dispatcher });
     const store = new SqliteCheckpointStore(state);
-    const first = await mirror({ source: src, project, progress: false }, { client, store });
+    const first = await mirror({ source: src, project }, { client, store });
     const uploadsAfterFirst = counting.count('POST', /\/documents$/);
     expect(uploadsAfterFirst).toBe(4);
 
-    const second = await mirror({ source: src, project, progress: false }, { client, store });
+    const second = await mirror({ source: src, project }, { client, store });
     expect(second.counts).toMatchObject({ discovered: 4, uploaded: 0, unchanged: 4 });
     expect(counting.count('POST', /\/documents$/)).toBe(uploadsAfterFirst);
     // Six folders made once; without folder creation, one refused probe per run.
@@ -93,7 +93,7 @@ describe('mirror', () => {
 
     await writeFile(join(src, 'a', 'one.txt'), 'one, edited');
     await utimes(join(src, 'a', 'one.txt'), new Date(), new Date(Date.now() + 5_000));
-    const third = await mirror({ source: src, project, progress: false }, { client, store });
+    const third = await mirror({ source: src, project }, { client, store });
     store.close();
     expect(third.counts).toMatchObject({ uploaded: 1, unchanged: 3 });
     const superseded = third.superseded as { key: string; previous: string; current: string }[];
@@ -116,7 +116,7 @@ describe('mirror', () => {
     const files = Object.keys(digestTree).length;
     const client = service.client();
     const store = new SqliteCheckpointStore(state);
-    await mirror({ source: src, project, progress: false }, { client, store });
+    await mirror({ source: src, project }, { client, store });
     const digests = () => {
       const db = new Database(state, { readonly: true });
       const rows = db.prepare('SELECT folder FROM group_digests ORDER BY folder').pluck().all();
@@ -129,15 +129,15 @@ describe('mirror', () => {
     // Same size, new content and time: only the time tells, and the digest must not hide it.
     await writeFile(join(src, 'a', 'b', 'two.txt'), 'TWO TWO');
     await utimes(join(src, 'a', 'b', 'two.txt'), new Date(), new Date(Date.now() + 7_000));
-    const second = await mirror({ source: src, project, progress: false }, { client, store });
+    const second = await mirror({ source: src, project }, { client, store });
     expect(second.counts).toMatchObject({ discovered: files, uploaded: 1, unchanged: files - 1 });
     // A new file next to unchanged ones, and one removed elsewhere: both seen through the digests.
     await writeFile(join(src, 'a', 'three.txt'), '3');
     await rm(join(src, 'f0.txt'));
-    const third = await mirror({ source: src, project, progress: false }, { client, store });
+    const third = await mirror({ source: src, project }, { client, store });
     expect(third.counts).toMatchObject({ discovered: files, uploaded: 1, unchanged: files - 1 });
     expect(third.deletedLocally).toMatchObject({ count: 1, sample: ['f0.txt'] });
-    const fourth = await mirror({ source: src, project, progress: false }, { client, store });
+    const fourth = await mirror({ source: src, project }, { client, store });
     store.close();
     expect(fourth.counts).toMatchObject({ discovered: files, uploaded: 0, unchanged: files });
     // Said by name on the run that first missed it; counted after (issue 77: a nightly job stays quiet).
@@ -151,9 +151,9 @@ describe('mirror', () => {
     await writeTree(src, tree);
     const client = service.client();
     const store = new SqliteCheckpointStore(state);
-    await mirror({ source: src, project, progress: false }, { client, store });
+    await mirror({ source: src, project }, { client, store });
     await rm(join(src, 'top.txt'));
-    const summary = await mirror({ source: src, project, progress: false }, { client, store });
+    const summary = await mirror({ source: src, project }, { client, store });
     store.close();
     expect(summary.deletedLocally).toMatchObject({ count: 1, sample: ['top.txt'] });
     expect((await remoteFiles(client, project)).some((f) => f.path === '/top.txt')).toBe(true);
@@ -180,8 +180,8 @@ describe('mirror', () => {
     const storeA = new SqliteCheckpointStore(state);
     const storeB = new SqliteCheckpointStore(state);
     const outcomes = await Promise.all([
-      mirror({ source: src, project, progress: false, concurrency: 2 }, { client, store: storeA }).catch((e: unknown) => e),
-      mirror({ source: src, project, progress: false, concurrency: 2 }, { client, store: storeB }).catch((e: unknown) => e),
+      mirror({ source: src, project, concurrency: 2 }, { client, store: storeA }).catch((e: unknown) => e),
+      mirror({ source: src, project, concurrency: 2 }, { client, store: storeB }).catch((e: unknown) => e),
     ]);
     storeA.close();
     storeB.close();
@@ -199,7 +199,7 @@ describe('mirror', () => {
     await makeZip(zipPath, [['docs/a.txt', 'alpha'], ['docs/sub/b.txt', 'bravo!'], ['c.txt', 'charlie']]);
     const client = service.client();
     const store = new SqliteCheckpointStore(state);
-    const summary = await mirror({ source: zipPath, project, progress: false }, { client, store });
+    const summary = await mirror({ source: zipPath, project }, { client, store });
     store.close();
     expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 3 });
     expect((await remoteFiles(client, project)).map((f) => [f.path, f.size]).sort()).toEqual([
@@ -219,7 +219,7 @@ describe('mirror', () => {
     const counting = countingDispatcher();
     const client = service.client({ dispatcher: counting.dispatcher });
     const store = new SqliteCheckpointStore(state);
-    const err = (await mirror({ source: zipPath, project, progress: false }, { client, store }).catch((e: unknown) => e)) as Error;
+    const err = (await mirror({ source: zipPath, project }, { client, store }).catch((e: unknown) => e)) as Error;
     store.close();
     expect(err).toBeInstanceOf(ZipRejectedError);
     expect(err.message).toContain('entry "../outside.txt" climbs out of the archive with ".."; nothing was uploaded');
@@ -234,7 +234,7 @@ describe('mirror', () => {
     await chmod(join(src, 'secret.txt'), 0o000);
     const client = service.client();
     const store = new SqliteCheckpointStore(state);
-    const summary = await mirror({ source: src, project, progress: false }, { client, store });
+    const summary = await mirror({ source: src, project }, { client, store });
     store.close();
     expect(summary.status).toBe('failed');
     expect(summary.counts).toMatchObject({ uploaded: 1, failed: 1 });

@@ -80,23 +80,23 @@ describe('a corpus of hostile names: mirror, rerun, pull, compare', () => {
     const project = (await client.projects.create({ name: 'corpus', description: 'names' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     try {
-      const first = await mirror({ source: src, project, progress: false }, { client, store });
+      const first = await mirror({ source: src, project }, { client, store });
       expect(first.counts).toMatchObject({ discovered: carried.length + REFUSED.length, uploaded: carried.length, failed: REFUSED.length, skipped: 0 });
       expect(first.errors.map((e) => e.key).sort()).toEqual([...REFUSED].sort());
       for (const e of first.errors) expect(e.error).toMatch(/control characters/);
 
-      const again = await mirror({ source: src, project, progress: false }, { client, store });
+      const again = await mirror({ source: src, project }, { client, store });
       expect(again.counts).toMatchObject({ discovered: carried.length + REFUSED.length, uploaded: 0, failed: REFUSED.length });
 
       // A name over 255 bytes reaches the service from a zip; the pull shortens it with a hash, said.
       const long = `${'long-'.repeat(60)}.txt`;
       const archive = join(dir, 'long.zip');
       await writeZip(archive, (a) => a.append('long content', { name: long }));
-      const fromZip = await mirror({ source: archive, project, to: 'zipped', progress: false }, { client, store });
+      const fromZip = await mirror({ source: archive, project, to: 'zipped' }, { client, store });
       expect(fromZip.counts).toMatchObject({ discovered: 1, uploaded: 1 });
 
       const out = join(dir, 'out');
-      const pulled = await pull({ project, dir: out, progress: false }, { client, store });
+      const pulled = await pull({ project, dir: out }, { client, store });
       expect(pulled.counts).toMatchObject({ discovered: carried.length + 1, uploaded: carried.length + 1, failed: 0 });
       const renamed = (pulled as unknown as { renamed: { key: string; local: string }[] }).renamed;
       expect(renamed).toHaveLength(1);

@@ -104,7 +104,7 @@ describe('mirror on random trees of hostile names', () => {
       const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
       const say = `seed ${seed} (rerun with this seed to see the same tree)`;
       try {
-        const summary = await mirror({ source: src, project, progress: false }, { client, store });
+        const summary = await mirror({ source: src, project }, { client, store });
         const c = summary.counts;
         expect(c.discovered, say).toBe(onDisk);
         expect(c.uploaded + c.reconciled + c.skipped + c.failed, say).toBe(c.discovered);
@@ -119,7 +119,7 @@ describe('mirror on random trees of hostile names', () => {
         const folders = await remoteFolders(client, project);
         for (const empty of whereFoldersExist(expected.emptyFolders)) expect(folders, say).toContain(empty);
 
-        const rerun = await mirror({ source: src, project, progress: false }, { client, store });
+        const rerun = await mirror({ source: src, project }, { client, store });
         expect(rerun.counts, say).toMatchObject({ discovered: onDisk, uploaded: 0, failed: expected.refused.size });
         expect(await remoteFiles(client, project), say).toHaveLength(expected.carried.size);
         console.log(`${say}: ${onDisk} files on disk, ${expected.carried.size} documents, ${expected.refused.size} failed items named, rerun uploaded 0`);

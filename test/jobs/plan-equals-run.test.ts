@@ -40,7 +40,7 @@ describe('a dry run previews the run', () => {
           await writeTree(src, Object.fromEntries(tree.map((f) => [`${f.folder}${f.name}.txt`, content(f.seed)])));
           const project = (await client.projects.create({ name: `plan equals run ${round++}`, description: '' })).objectIdentifier;
           const first = new SqliteCheckpointStore(join(dir, 'first.sqlite'));
-          expect((await mirror({ source: src, project, progress: false, checksum: firstSums }, { client, store: first })).counts.uploaded).toBe(tree.length);
+          expect((await mirror({ source: src, project, checksum: firstSums }, { client, store: first })).counts.uploaded).toBe(tree.length);
           // The changes, each keeping or moving the file's time.
           for (const [i, f] of tree.entries()) {
             const path = join(src, `${f.folder}${f.name}.txt`);
@@ -53,7 +53,7 @@ describe('a dry run previews the run', () => {
           if (tree.length < 8) await writeFile(join(src, 'added.txt'), 'a new file');
           if (other) {
             const elsewhere = new SqliteCheckpointStore(join(dir, 'other.sqlite'));
-            await mirror({ source: src, project, progress: false }, { client, store: elsewhere });
+            await mirror({ source: src, project }, { client, store: elsewhere });
             elsewhere.close();
           }
           let second = first;
@@ -61,7 +61,7 @@ describe('a dry run previews the run', () => {
             first.close();
             second = new SqliteCheckpointStore(join(dir, 'fresh.sqlite'));
           }
-          const opts = { source: src, project, progress: false, checksum: sums };
+          const opts = { source: src, project, checksum: sums };
           const plan = await planMirror(opts, { client, store: second });
           const run = await mirror(opts, { client, store: second });
           second.close();

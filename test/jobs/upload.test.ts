@@ -50,7 +50,7 @@ describe('ferry upload', () => {
       'flaky/c__fail_fileScanTimedOut__.txt': 'x',
       'flaky/d__fail_outOfMemory__.txt': 'x',
     });
-    const result = await upload({ source: src, project, playbook, name: 'every rule', ocrStrategy: 'always', progress: false, firstPollMs: 20 }, { client, store });
+    const result = await upload({ source: src, project, playbook, name: 'every rule', ocrStrategy: 'always', firstPollMs: 20 }, { client, store });
     store.close();
 
     expect(result.batches).toHaveLength(1);
@@ -91,7 +91,6 @@ describe('ferry upload', () => {
         source: src,
         project,
         playbook,
-        progress: false,
         firstPollMs: 20,
         retryFailed: true,
         // The fault clears once the first batch has settled, as a transient fault would.
@@ -116,7 +115,7 @@ describe('ferry upload', () => {
   it('never retries permanent failures', async () => {
     const { client, project, playbook, store, src } = await setup();
     await writeTree(src, { 'x.7z': 'a', 'y.txt': '' });
-    const result = await upload({ source: src, project, playbook, progress: false, firstPollMs: 20, retryFailed: true }, { client, store });
+    const result = await upload({ source: src, project, playbook, firstPollMs: 20, retryFailed: true }, { client, store });
     store.close();
     expect(result.batches).toHaveLength(1);
     expect(result.remainingFailures).toEqual({ badFile: 1, unsupportedFileType: 1 });
@@ -126,7 +125,7 @@ describe('ferry upload', () => {
     const { client, project, playbook, store, src } = await setup();
     await writeTree(src, { 'long.pdf': pdf(12) });
     const result = await upload(
-      { source: src, project, playbook, progress: false, firstPollMs: 20, retryFailed: true, ocrStrategy: 'always', policy: { ...DEFAULT_RETRY_POLICY, ocrFallback: 'never' } },
+      { source: src, project, playbook, firstPollMs: 20, retryFailed: true, ocrStrategy: 'always', policy: { ...DEFAULT_RETRY_POLICY, ocrFallback: 'never' } },
       { client, store },
     );
     store.close();
@@ -141,7 +140,7 @@ describe('ferry upload', () => {
     const { client, project, playbook, store, src } = await setup();
     await writeTree(src, { 'a.txt': 'a', 'b.txt': 'b', 'c__fail_uploadFailure__.txt': 'c' });
     service.emulator.setCredits(service.emulator.tenants[0]!.name, 0);
-    const result = await upload({ source: src, project, playbook, progress: false, firstPollMs: 20, retryFailed: true }, { client, store });
+    const result = await upload({ source: src, project, playbook, firstPollMs: 20, retryFailed: true }, { client, store });
     store.close();
     expect(result.creditsExhausted).toBe(true);
     expect(result.batches).toHaveLength(1);

@@ -32,7 +32,7 @@ describe('ferry pull: one document, one local path; only its own temporary files
     // a/b.txt through a mirror (a folder where the service has them, a flattened path where not).
     await writeTree(join(dir, 'src'), { 'a/b.txt': 'in folder a' });
     const store = new SqliteCheckpointStore(join(dir, 'mirror.sqlite'));
-    await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
+    await mirror({ source: join(dir, 'src'), project }, { client, store });
     store.close();
     const uploadId = randomUUID();
     const put = (name: string, content: string) =>

@@ -33,7 +33,7 @@ describe('a pull of large files', () => {
     const store = new SqliteCheckpointStore(join(dir, 'pull.sqlite'));
     try {
       const out = join(dir, 'out');
-      const summary = await pull({ project, dir: out, progress: false }, { client, store });
+      const summary = await pull({ project, dir: out }, { client, store });
       expect(summary.counts).toMatchObject({ uploaded: 4, failed: 0 });
       for (const [name, content] of Object.entries(files)) expect(sha(await readFile(join(out, name))), name).toBe(sha(content));
       // Nothing but the files: no temporary name left behind.

@@ -124,7 +124,7 @@ describe('a pull of a big file killed part-way', () => {
       await writeTree(src, { 'big.bin': changed });
       const store = new SqliteCheckpointStore(`${src}.sqlite`);
       try {
-        await mirror({ source: src, project, progress: false }, { client, store });
+        await mirror({ source: src, project }, { client, store });
       } finally {
         store.close();
       }

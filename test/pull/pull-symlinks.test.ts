@@ -22,7 +22,7 @@ describe('ferry pull and symbolic links inside the destination', () => {
     const client = service.client();
     const project = (await client.projects.create({ name: 'links', description: 'pull' })).objectIdentifier;
     const store = new SqliteCheckpointStore(join(dir, 'mirror.sqlite'));
-    await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
+    await mirror({ source: join(dir, 'src'), project }, { client, store });
     store.close();
 
     // Elsewhere: a folder holding a file named like ferry's temporary files, and a file.

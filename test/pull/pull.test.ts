@@ -48,7 +48,7 @@ async function mirrored(name: string): Promise<{ dir: string; src: string; proje
   const client = service.client();
   const project = (await client.projects.create({ name, description: 'pull' })).objectIdentifier;
   const store = new SqliteCheckpointStore(join(dir, 'mirror.sqlite'));
-  const summary = await mirror({ source: src, project, progress: false }, { client, store });
+  const summary = await mirror({ source: src, project }, { client, store });
   store.close();
   expect(summary.counts.failed).toBe(0);
   return { dir, src, project };
@@ -64,13 +64,13 @@ describe('ferry pull', () => {
     const plan = await planPull({ project, dir: out }, { client, store });
     expect(plan).toMatchObject({ new: 5, changed: 0, unchanged: 0, bytes: 70_000 + 9 + 13 + 7 });
     await expect(readdir(out)).rejects.toThrow(/ENOENT/);
-    const first = await pull({ project, dir: out, progress: false }, { client, store });
+    const first = await pull({ project, dir: out }, { client, store });
     expect(first.status, JSON.stringify(first.errors)).toBe('succeeded');
     expect(first.counts).toMatchObject({ discovered: 5, uploaded: 5, failed: 0 });
     expect(await tree(out)).toEqual(await tree(src));
     // An empty folder exists only where the service could hold one.
     if (!STRICT) expect(await readdir(join(out, 'emptyfolder'))).toEqual([]);
-    const again = await pull({ project, dir: out, progress: false }, { client, store });
+    const again = await pull({ project, dir: out }, { client, store });
     expect(again.counts).toMatchObject({ discovered: 5, uploaded: 0, unchanged: 5 });
     store.close();
   });
@@ -146,7 +146,7 @@ describe('ferry pull', () => {
     const dir = await mkdtemp(join(tmpdir(), 'ferry-pull-names-'));
     const store = new SqliteCheckpointStore(join(dir, 'pull.sqlite'));
     // This file system tells case apart; the destination is told it does not, as on macOS or Windows.
-    const summary = await pull({ project, dir: join(dir, 'out'), progress: false, caseInsensitive: true }, { client, store });
+    const summary = await pull({ project, dir: join(dir, 'out'), caseInsensitive: true }, { client, store });
     store.close();
     expect(summary.counts, JSON.stringify(summary.errors)).toMatchObject({ discovered: 3, uploaded: 3, failed: 0 });
     const names = (await readdir(join(dir, 'out'))).sort();
@@ -177,7 +177,7 @@ describe('ferry pull', () => {
       await new Promise((r) => setTimeout(r, 5)); // distinct dateAdded
     }
     const store = new SqliteCheckpointStore(join(dir, 'pull.sqlite'));
-    const summary = await pull({ project, dir: join(dir, 'out'), progress: false }, { client, store });
+    const summary = await pull({ project, dir: join(dir, 'out') }, { client, store });
     expect(summary.counts).toMatchObject({ discovered: 3, uploaded: 1, skipped: 2, failed: 0 });
     expect(await readFile(join(dir, 'out', 'report.txt'), 'utf8')).toBe('third and newest');
     expect(summary.errors).toEqual([]);
@@ -187,7 +187,7 @@ describe('ferry pull', () => {
     ]);
     expect(summary.repeatedNotices).toBeUndefined();
     // The next run skips them again, and counts them instead of naming them once more.
-    const again = await pull({ project, dir: join(dir, 'out'), progress: false }, { client, store });
+    const again = await pull({ project, dir: join(dir, 'out') }, { client, store });
     store.close();
     // The file already pulled is unchanged; the two older documents are skipped (reported on the first pull).
     expect(again.counts).toMatchObject({ discovered: 3, uploaded: 0, unchanged: 1, skipped: 2, failed: 0 });

@@ -38,7 +38,7 @@ describe('HTML report', () => {
       'mid/a.tar': 'tar',
     });
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
-    const result = await upload({ source: join(dir, 'src'), project, playbook, name: 'Customer <onboarding> & co', progress: false, firstPollMs: 20 }, { client, store });
+    const result = await upload({ source: join(dir, 'src'), project, playbook, name: 'Customer <onboarding> & co', firstPollMs: 20 }, { client, store });
     store.close();
     const report = result.batches[0]!.report!;
     const html = join(dir, 'report.html');

@@ -26,7 +26,7 @@ async function sourceProject(name: string, files: Record<string, string>): Promi
   const project = (await client.projects.create({ name, description: 'faults' })).objectIdentifier;
   await writeTree(join(dir, 'src'), files);
   const store = new SqliteCheckpointStore(join(dir, 'mirror.sqlite'));
-  await mirror({ source: join(dir, 'src'), project, progress: false }, { client, store });
+  await mirror({ source: join(dir, 'src'), project }, { client, store });
   store.close();
   return project;
 }
@@ -53,7 +53,7 @@ describe('ferry migrate against a misbehaving source', () => {
     const store = new SqliteCheckpointStore(join(await mkdtemp(join(tmpdir(), 'ferry-migrate-faults-')), 'state.sqlite'));
     const deps = { from, to, store };
 
-    const first = await migrate({ projects: [project], progress: false, concurrency: 4 }, deps);
+    const first = await migrate({ projects: [project], concurrency: 4 }, deps);
     expect(first.status).toBe('failed');
     expect(first.counts).toMatchObject({ discovered: 14, uploaded: 11, skipped: 2, failed: 1 });
     expect(first.errors).toEqual([{ key: 'f/doc3.txt', error: expect.stringMatching(/500/) }]);
@@ -68,7 +68,7 @@ describe('ferry migrate against a misbehaving source', () => {
 
     // The URL works again; the deleted document stays deleted.
     a.emulator.setFaults({ rules: [{ kind: '404', method: 'GET', path: content(gone) }] });
-    const second = await migrate({ projects: [project], progress: false }, deps);
+    const second = await migrate({ projects: [project] }, deps);
     expect(second.counts).toMatchObject({ uploaded: 1, unchanged: 10, skipped: 2, failed: 0 });
     expect(second.status).toBe('succeeded');
     const paths = (await remoteFiles(to, target)).map((d) => d.path ?? '');
@@ -104,7 +104,7 @@ describe('ferry migrate against a misbehaving source', () => {
     const plan = await planMigration({ projects: [project] }, { from, to, store });
     expect(plan.blockers).toEqual([expect.stringContaining('the target shows no organization metadata named as "Department"')]);
     const before = (await to.projects.list().all()).length;
-    await expect(migrate({ projects: [project], progress: false }, { from, to, store })).rejects.toThrow(/no organization metadata named as "Department"/);
+    await expect(migrate({ projects: [project] }, { from, to, store })).rejects.toThrow(/no organization metadata named as "Department"/);
     expect((await to.projects.list().all()).length).toBe(before);
     store.close();
   });

@@ -43,7 +43,7 @@ describe('ferry migrate into a region that lists late', () => {
     for (let i = 0; i < 24; i++) tree[`f${i % 3}/doc ${i}.txt`] = `doc ${i} `.repeat(1 + (i % 4));
     await writeTree(join(dir, 'tree'), tree);
     const store = new SqliteCheckpointStore(join(dir, 'seed.sqlite'));
-    await mirror({ source: join(dir, 'tree'), project: project.objectIdentifier, progress: false }, { client: src, store });
+    await mirror({ source: join(dir, 'tree'), project: project.objectIdentifier }, { client: src, store });
     store.close();
 
     const run = (state: string) => runFerry(['migrate', '--from', 'uk', '--to', 'us', '--projects', project.objectIdentifier, '--map', map, '--json', '--listing-lag', `${Math.ceil((LAG_MS * 4) / 3)}ms`, '--state', join(dir, state)], env);

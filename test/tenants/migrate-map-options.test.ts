@@ -30,14 +30,14 @@ describe('migrate --map and the options of mapped definitions', () => {
     const store = new SqliteCheckpointStore(join(dir, 'state.sqlite'));
     try {
       const mapping = { organizationMetadata: { [practice]: definition(1, 'Practice areas') } };
-      const summary = await migrate({ projects: [project], mapping, progress: false }, { from, to, store });
+      const summary = await migrate({ projects: [project], mapping }, { from, to, store });
       expect(summary.status).toBe('succeeded');
       expect(summary.options).toMatchObject({ definitions: 1, options: wanted.length });
       const carried = (await to.organizationMetadataOptions.list(definition(1, 'Practice areas')).all()).map((o) => o.name);
       expect(carried).toEqual(expect.arrayContaining(wanted));
 
       // A name the source shows nowhere cannot be looked up: said, not carried, not an error.
-      const again = await migrate({ projects: [project], mapping: { organizationMetadata: { 'No such definition': definition(1, 'Region') } }, progress: false }, { from, to, store });
+      const again = await migrate({ projects: [project], mapping: { organizationMetadata: { 'No such definition': definition(1, 'Region') } } }, { from, to, store });
       expect(again.status).toBe('succeeded');
       expect(again.options).toMatchObject({ definitions: 0, mapNamesNotFound: ['No such definition'] });
     } finally {

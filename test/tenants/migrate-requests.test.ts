@@ -29,7 +29,7 @@ describe('migrate into a project it makes', () => {
     const counting = countingDispatcher();
     const dst = service.client({ dispatcher: counting.dispatcher }, 1);
     const store = new SqliteCheckpointStore(join(dir, 'first.sqlite'));
-    const first = await migrate({ projects: [project], progress: false }, { from: src, to: dst, store });
+    const first = await migrate({ projects: [project] }, { from: src, to: dst, store });
     store.close();
     const report = (first.projects as { target: string; outcome: string }[])[0]!;
     expect(report.outcome).toBe('created');
@@ -43,7 +43,7 @@ describe('migrate into a project it makes', () => {
 
     // Another store, the same pair: the project an earlier run made is found, listed, and nothing is copied.
     const again = new SqliteCheckpointStore(join(dir, 'second.sqlite'));
-    const second = await migrate({ projects: [project], progress: false }, { from: src, to: dst, store: again });
+    const second = await migrate({ projects: [project] }, { from: src, to: dst, store: again });
     again.close();
     expect((second.projects as { outcome: string }[])[0]!.outcome).toBe('existing');
     expect(second.counts).toMatchObject({ uploaded: 0, failed: 0 });

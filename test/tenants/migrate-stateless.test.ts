@@ -42,7 +42,7 @@ async function sourceProject(name: string, files: number): Promise<{ id: string;
   const root = join(dir, 'trees', name);
   await writeTree(root, tree);
   const store = new SqliteCheckpointStore(join(dir, `${name}.sqlite`));
-  expect((await mirror({ source: root, project: project.objectIdentifier, progress: false }, { client: src, store })).counts.uploaded).toBe(files);
+  expect((await mirror({ source: root, project: project.objectIdentifier }, { client: src, store })).counts.uploaded).toBe(files);
   store.close();
   return { id: project.objectIdentifier, paths: Object.keys(tree).map((k) => `/${k}`).sort() };
 }
@@ -107,7 +107,7 @@ describe('ferry migrate without its checkpoint store', () => {
     const foreign = await dst.projects.create({ name: 'Taken name', description: 'made by hand at the target' });
     await writeTree(join(dir, 'foreign'), { 'mine.txt': 'a document of the target' });
     const store = new SqliteCheckpointStore(join(dir, 'foreign.sqlite'));
-    await mirror({ source: join(dir, 'foreign'), project: foreign.objectIdentifier, progress: false }, { client: dst, store });
+    await mirror({ source: join(dir, 'foreign'), project: foreign.objectIdentifier }, { client: dst, store });
     store.close();
     const args = ['migrate', '--from', 'uk', '--to', 'us', '--projects', project.id, '--state', join(dir, 'taken.sqlite'), '--json'];
 

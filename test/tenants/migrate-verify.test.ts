@@ -57,7 +57,7 @@ async function sourceProject(name: string): Promise<string> {
   const root = join(dir, 'trees', name);
   await writeTree(root, FILES);
   const store = new SqliteCheckpointStore(join(dir, `${name}.sqlite`));
-  expect((await mirror({ source: root, project: project.objectIdentifier, progress: false }, { client: src, store })).counts.uploaded).toBe(4);
+  expect((await mirror({ source: root, project: project.objectIdentifier }, { client: src, store })).counts.uploaded).toBe(4);
   store.close();
   return project.objectIdentifier;
 }

@@ -55,7 +55,7 @@ async function sourceProject(name: string, files: number, extra: { metadata?: Re
   const root = join(dir, 'trees', name);
   await writeTree(root, tree);
   const store = new SqliteCheckpointStore(join(dir, `${name}.sqlite`));
-  const summary = await mirror({ source: root, project: project.objectIdentifier, progress: false, metadata: extra.metadata, ocrStrategy: extra.ocrStrategy }, { client: src, store });
+  const summary = await mirror({ source: root, project: project.objectIdentifier, metadata: extra.metadata, ocrStrategy: extra.ocrStrategy }, { client: src, store });
   store.close();
   expect(summary.counts.uploaded).toBe(files);
   return { id: project.objectIdentifier, paths: Object.keys(tree).filter((k) => !k.endsWith('/')) };

@@ -11,7 +11,7 @@ import { startEmulator } from '../../emulator/index.js';
 import { SqliteCheckpointStore } from '../../store/index.js';
 import { mirror } from '../../../jobs/mirror.js';
 import { explain } from '../../report/reasons.js';
-import { printSummary } from '../output.js';
+import { summaryText } from '../output.js';
 import { visible } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -64,8 +64,8 @@ export async function runDemo(out: NodeJS.WritableStream = process.stdout): Prom
     out.write(`  the sample: ${files.length} files in ${folders.size} folders (one of them empty), in ${source}\n\n`);
 
     out.write(`1. ferry mirror ${source} --project ${project} --to Demo\n`);
-    const summary = await mirror({ source, project, to: 'Demo', progress: false, metadata: { source: 'ferry demo' } }, { client, store });
-    printSummary(summary, false, out);
+    const summary = await mirror({ source, project, to: 'Demo', metadata: { source: 'ferry demo' } }, { client, store });
+    out.write(summaryText(summary));
     out.write(`   "succeeded": the service took all ${summary.counts.uploaded} files, in ${(summary.folders as { created: number }).created} new folders (Demo and the sample's ${folders.size}). Processing them is its own step, which may still refuse some.\n\n`);
 
     out.write('2. waiting for the service to process the uploads (ferry watch does this for any batch)...\n');
@@ -81,8 +81,8 @@ export async function runDemo(out: NodeJS.WritableStream = process.stdout): Prom
     }
 
     out.write(`\n3. the same mirror again, with the same checkpoint store\n`);
-    const again = await mirror({ source, project, to: 'Demo', progress: false, metadata: { source: 'ferry demo' } }, { client, store });
-    printSummary(again, false, out);
+    const again = await mirror({ source, project, to: 'Demo', metadata: { source: 'ferry demo' } }, { client, store });
+    out.write(summaryText(again));
     out.write(`   nothing was uploaded twice: run ${String(again.runId)} uploaded ${again.counts.uploaded}. A run with no checkpoint store at all finds the files on the service instead.\n`);
     return EXIT.ok;
   } finally {

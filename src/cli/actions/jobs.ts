@@ -1,4 +1,5 @@
 // `ferry jobs list|show|resume`: what ran, how it ended, and picking up where a run stopped.
+import { Reply } from '../reply.js';
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
 import { safeText } from '../../backends/names.js';
@@ -52,18 +53,17 @@ export async function resumeAction(runArg: string, opts: { state?: string; json?
   if (run.status === 'succeeded') throw new ConfigurationError(`run ${id} already succeeded; run the job again instead to pick up changes`);
   const kind = run.job as JobKind;
   const loaded = definitionFromRecord(kind, id, formOfRecord(kind, id, run.params));
-  const json = opts.json === true;
   // The run goes on in the store it was read from; `only` (a retry batch's files) is read back by the job itself.
-  const how = { rps: loaded.rps, state: opts.state, json };
+  const how = { rps: loaded.rps, state: opts.state, reply: Reply.to(opts) };
   switch (loaded.kind) {
     case 'upload':
-      process.exitCode = await runUploadCommand(cmd, heard({ ...loaded.upload, resumeRunId: id, progress: !json }), { ...how, ack: loaded.ack });
+      process.exitCode = await runUploadCommand(cmd, heard({ ...loaded.upload, resumeRunId: id }), { ...how, ack: loaded.ack });
       return;
     case 'mirror':
-      process.exitCode = await runMirrorCommand(cmd, heard({ ...loaded.mirror, resumeRunId: id, progress: !json }), how);
+      process.exitCode = await runMirrorCommand(cmd, heard({ ...loaded.mirror, resumeRunId: id }), how);
       return;
     case 'migrate':
-      process.exitCode = await runMigrateCommand(cmd, { ...loaded.migrate, options: heard({ ...loaded.migrate.options, resumeRunId: id, progress: !json }) }, how);
+      process.exitCode = await runMigrateCommand(cmd, { ...loaded.migrate, options: heard({ ...loaded.migrate.options, resumeRunId: id }) }, how);
       return;
     default:
       throw new ConfigurationError(`run ${id} is a ${run.job} run, which cannot be resumed`);

@@ -8,8 +8,9 @@ import { ConfigurationError } from '../../api/errors.js';
 import { formatBytes } from '../../runner/format.js';
 import { visible, safeText } from '../../backends/names.js';
 import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, namedCounts, plural, printSummary, summaryEnvelope } from '../output.js';
-import { setCommand, writeEnvelope } from '../envelope.js';
+import { exitCodeFor, namedCounts, plural } from '../output.js';
+import { setCommand } from '../envelope.js';
+import { Reply } from '../reply.js';
 import { layout } from '../../runner/layout.js';
 import { heard, jobFromFlags, lockedOr, openPairDeps, type RunOptions } from '../shared.js';
 import { PlanOutput } from '../plan-output.js';
@@ -19,68 +20,62 @@ export async function migrateAction(action: string | undefined, opts: Record<str
   if (action !== undefined && action !== 'verify') throw new ConfigurationError(`ferry migrate: unknown action "${visible(action)}" (the one action is "verify")`);
   if (action === 'verify' && (opts.dryRun || opts.map)) throw new ConfigurationError('ferry migrate verify takes neither --dry-run nor --map');
   if (opts.manifest !== undefined) throw new ConfigurationError('--manifest means nothing to a migration: each document is copied with its own metadata and settings (mirror, upload and check read a manifest; pull --manifest-out writes one)');
-  const json = opts.json === true;
   const dryRun = opts.dryRun === true;
   if (action === 'verify') setCommand('migrate verify');
   if (opts.wait && (dryRun || action === 'verify')) process.stderr.write(`ferry: --wait does nothing with ${action === 'verify' ? 'migrate verify' : '--dry-run'}: nothing is copied, so there is nothing to process\n`);
   const loaded = jobFromFlags('migrate', {}, opts);
-  const { waitMs, ...options } = { ...loaded.migrate.options, statsIntervalMs: loaded.statsIntervalMs };
+  const { waitMs, ...options } = loaded.migrate.options;
+  const reply = Reply.to(opts, loaded.statsIntervalMs);
   if (action === 'verify') {
     const deps = openPairDeps(cmd, loaded.migrate.from, loaded.migrate.to, options.concurrency ?? DEFAULT_CONCURRENCY, loaded.state);
     try {
-      const report = await verifyMigration({ ...options, progress: !json }, deps);
+      const report = await verifyMigration(options, { ...deps, display: reply.display });
       process.exitCode = report.differenceCount > 0 ? EXIT.failed : EXIT.ok;
-      if (json) writeEnvelope(report.differenceCount > 0 ? 'different' : 'matching', process.exitCode, { ...report });
-      else process.stdout.write(describeVerification(report));
+      reply.answer(report.differenceCount > 0 ? 'different' : 'matching', process.exitCode, { ...report }, () => describeVerification(report));
     } finally {
       await deps.close();
     }
     return;
   }
   const request = { ...loaded.migrate, options: heard({ ...options, ...(waitMs !== undefined && !dryRun ? { waitMs } : {}) }) };
-  process.exitCode = await runMigrateCommand(cmd, request, { json, state: loaded.state, dryRun });
+  process.exitCode = await runMigrateCommand(cmd, request, { reply, state: loaded.state, dryRun });
 }
 
 /** Shared by `migrate` and `run` of a migrate job file: the plan (--dry-run), or the run and its verification. */
 export async function runMigrateCommand(cmd: Command, request: MigrateRequest, run: RunOptions): Promise<number> {
   const { options } = request;
-  const json = run.json;
-  const deps = openPairDeps(cmd, request.from, request.to, options.concurrency ?? DEFAULT_CONCURRENCY, run.state);
-  const compare = () => verifyMigration({ ...options, progress: !json }, deps);
+  const { reply } = run;
+  const deps = { ...openPairDeps(cmd, request.from, request.to, options.concurrency ?? DEFAULT_CONCURRENCY, run.state), display: reply.display };
+  const compare = () => verifyMigration(options, deps);
   try {
     if (run.dryRun) {
-      const out = new PlanOutput(json, 'copy', 'gone from the source');
+      const out = new PlanOutput(reply, 'copy', 'gone from the source');
       const plan = await planMigration(options, deps, out.item);
       const code = plan.blockers.length ? EXIT.failed : EXIT.ok;
       out.finish(code, { ...plan }, describePlan(plan), plan.blockers.length > 0);
       return code;
     }
-    const summary = await migrate({ ...options, progress: !json }, deps);
+    const summary = await migrate(options, deps);
     let code = exitCodeFor(summary);
     let verification: VerifyReport | undefined;
     if (request.verify && summary.status === 'succeeded') {
       verification = await compare();
       if (verification.differenceCount > 0) code = Math.max(code, EXIT.failed);
     }
-    if (json) {
-      // A migration that succeeded but does not verify has failed, and says so in its status.
-      const status = code === EXIT.failed && summary.status === 'succeeded' ? 'failed' : undefined;
-      // Each project's document counts are named as the job's are: copied.
-      // A project whose processing was waited for names its report, as its text line does.
-      const projects = (summary.projects as ProjectReport[] | undefined)?.map((p) => ({
-        ...p,
-        documents: namedCounts('migrate', p.documents),
-        ...(p.processing && p.target ? { report: projectReport(request.to, p.target, summary.uploadIdentifier) } : {}),
-      }));
-      process.stdout.write(`${JSON.stringify({ ...summaryEnvelope(summary, code, status, deps.store.reopenFlags), ...(projects ? { projects } : {}), ...(verification ? { verification } : {}) })}\n`);
-    } else {
-      printSummary(summary, false, process.stdout, deps.store.reopenFlags);
-      process.stdout.write(describeMigration(summary, request.to));
-      if (verification) process.stdout.write(describeVerification(verification));
-    }
+    // A migration that succeeded but does not verify has failed, and says so in its status.
+    const status = code === EXIT.failed && summary.status === 'succeeded' ? 'failed' : undefined;
+    // Each project's document counts are named as the job's are: copied.
+    // A project whose processing was waited for names its report, as its text line does.
+    const projects = (summary.projects as ProjectReport[] | undefined)?.map((p) => ({
+      ...p,
+      documents: namedCounts('migrate', p.documents),
+      ...(p.processing && p.target ? { report: projectReport(request.to, p.target, summary.uploadIdentifier) } : {}),
+    }));
+    reply.summary(summary, { reopen: deps.store.reopenFlags, extra: { ...(projects ? { projects } : {}), ...(verification ? { verification } : {}) }, exitCode: code, status });
+    reply.text(() => describeMigration(summary, request.to) + (verification ? describeVerification(verification) : ''));
     return code;
   } catch (err) {
-    return lockedOr(err, json);
+    return lockedOr(err, reply);
   } finally {
     await deps.close();
   }

@@ -2,7 +2,8 @@
 import { manifestLine } from '../../manifest/said.js';
 import type { Command } from 'commander';
 import { mirror, normaliseRemotePath, planMirror, type MirrorOptions } from '../../../jobs/mirror.js';
-import { exitCodeFor, printSummary, targetLine } from '../output.js';
+import { exitCodeFor, targetLine } from '../output.js';
+import { Reply } from '../reply.js';
 import { EXIT } from '../exit-codes.js';
 import { safeText, visible } from '../../backends/names.js';
 import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
@@ -11,11 +12,9 @@ import { resolveProject } from '../../backends/project/named.js';
 
 export async function mirrorAction(source: string, opts: Record<string, unknown>, cmd: Command): Promise<void> {
   const loaded = jobFromFlags('mirror', { source }, opts);
-  const json = opts.json === true;
   const dryRun = opts.dryRun === true;
   if (opts.wait && dryRun) process.stderr.write('ferry: --wait does nothing with --dry-run: nothing is uploaded, so there is nothing to process\n');
-  const options = heard({ ...loaded.mirror, progress: !json, statsIntervalMs: loaded.statsIntervalMs });
-  process.exitCode = await runMirrorCommand(cmd, options, { rps: loaded.rps, state: loaded.state, json, dryRun });
+  process.exitCode = await runMirrorCommand(cmd, heard(loaded.mirror), { rps: loaded.rps, state: loaded.state, reply: Reply.to(opts, loaded.statsIntervalMs), dryRun });
 }
 
 
@@ -26,7 +25,7 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
   try {
     options = { ...options, project: await resolveProject(client, options.project) };
     if (run.dryRun) {
-      const out = new PlanOutput(run.json, 'upload');
+      const out = new PlanOutput(run.reply, 'upload');
       const plan = await planMirror(options, { client, store }, out.item);
       const { notes, ...rest } = plan;
       const fields = out.transferFields(rest);
@@ -52,11 +51,11 @@ export async function runMirrorCommand(cmd: Command, options: MirrorOptions, run
       );
       return EXIT.ok;
     }
-    const summary = await mirror(options, { client, store, concurrency });
-    printSummary(summary, run.json, process.stdout, store.reopenFlags);
+    const summary = await mirror(options, { client, store, concurrency, display: run.reply.display });
+    run.reply.summary(summary, { reopen: store.reopenFlags });
     return exitCodeFor(summary);
   } catch (err) {
-    return lockedOr(err, run.json);
+    return lockedOr(err, run.reply);
   } finally {
     await deps.close();
   }

@@ -11,8 +11,9 @@ import { backupPlaybooks, exportPlaybooks, importArchive, newestGoodBackups, ver
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { EXIT } from '../exit-codes.js';
-import { exitCodeFor, plural, summaryBody, summaryEnvelope, targetLine, writtenVerb } from '../output.js';
-import { writeEnvelope } from '../envelope.js';
+import { exitCodeFor, plural, summaryBody, targetLine, writtenVerb } from '../output.js';
+import { Reply } from '../reply.js';
+import type { RunOptions } from '../options.js';
 import { layout } from '../../runner/layout.js';
 import { heard, jobFromFlags, lockedOr, openJobDeps } from '../shared.js';
 import { leaseSettingsFrom, parseDurationFlag } from '../options.js';
@@ -20,8 +21,9 @@ import { leaseSettingsFrom, parseDurationFlag } from '../options.js';
 export async function exportAction(ids: string[], opts: { all?: boolean; out: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   if (opts.all && ids.length) throw new ConfigurationError('give playbook ids or --all, not both');
   if (!opts.all && ids.length === 0) throw new ConfigurationError('name the playbooks to export (ids or names) or use --all');
-  process.exitCode = await runJobCommand(cmd, opts, (deps) =>
-    exportPlaybooks({ ids, all: opts.all === true, out: opts.out, onDone: live(opts.json, (r) => `exported ${visible(r.name ?? '')} -> ${r.path}`) }, deps),
+  const reply = Reply.to(opts);
+  process.exitCode = await runJobCommand(cmd, { state: opts.state, reply }, (deps) =>
+    exportPlaybooks({ ids, all: opts.all === true, out: opts.out, onDone: live(reply, (r) => `exported ${visible(r.name ?? '')} -> ${r.path}`) }, deps),
   );
 }
 
@@ -35,7 +37,7 @@ export async function importAction(file: string, opts: { mode: 'server' | 'repla
     process.exitCode = await restoreFolder(cmd, file, { ...opts, profile: opts.toProfile }, (archive, deps) => importArchive({ file: archive, mode: opts.mode, mapping, timeoutMs, lock }, deps));
     return;
   }
-  process.exitCode = await runJobCommand(cmd, { ...opts, profile: opts.toProfile }, (deps) => importArchive({ file, mode: opts.mode, mapping, timeoutMs, lock }, deps));
+  process.exitCode = await runJobCommand(cmd, { state: opts.state, profile: opts.toProfile, reply: Reply.to(opts) }, (deps) => importArchive({ file, mode: opts.mode, mapping, timeoutMs, lock }, deps));
 }
 
 /**
@@ -44,9 +46,9 @@ export async function importAction(file: string, opts: { mode: 'server' | 'repla
  * with no whole archive fails with why. Exit: the worst of the imports.
  */
 async function restoreFolder(cmd: Command, folder: string, opts: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined }, job: (archive: string, deps: Deps) => Promise<JobSummary>): Promise<number> {
-  const json = opts.json === true;
+  const reply = Reply.to(opts);
   const choices = await newestGoodBackups(folder);
-  const deps = openJobDeps(cmd, 1, { json, state: opts.state, profile: opts.profile });
+  const deps = openJobDeps(cmd, 1, { state: opts.state, profile: opts.profile });
   const restored: Record<string, unknown>[] = [];
   let code: number = EXIT.ok;
   try {
@@ -55,7 +57,7 @@ async function restoreFolder(cmd: Command, folder: string, opts: { state?: strin
       if (!choice.file) {
         const error = `no backup of playbook ${choice.playbookIdentifier} in ${folder} is whole: ${choice.passedOver.map((p) => `${p.file} (${p.why})`).join('; ')}`;
         restored.push({ ...said, error });
-        if (!json) process.stdout.write(`${layout(`restore ${visible(choice.name ?? '')} (${choice.playbookIdentifier}): FAILED: ${safeText(error)}`)}\n`);
+        reply.text(() => layout(`restore ${visible(choice.name ?? '')} (${choice.playbookIdentifier}): FAILED: ${safeText(error)}`));
         code = Math.max(code, EXIT.failed);
         continue;
       }
@@ -63,22 +65,25 @@ async function restoreFolder(cmd: Command, folder: string, opts: { state?: strin
       try {
         summary = await job(choice.file, deps);
       } catch (err) {
-        if (!(err instanceof ImportTimeoutError)) return lockedOr(err, json);
+        if (!(err instanceof ImportTimeoutError)) return lockedOr(err, reply);
         restored.push({ ...said, archive: choice.file, error: err.message });
-        if (!json) process.stderr.write(`ferry: ${safeText(err.message)}\n`);
+        if (!reply.json) process.stderr.write(`ferry: ${safeText(err.message)}\n`);
         code = Math.max(code, EXIT.timeout);
         continue;
       }
       restored.push({ ...said, archive: choice.file, exportedAt: choice.exportedAt, run: summaryBody(summary) });
       code = Math.max(code, exitCodeFor(summary));
-      if (json) continue;
       const passed = choice.passedOver.length ? `; newer, not whole: ${choice.passedOver.map((p) => `${visible(p.file)} (${safeText(p.why)})`).join(', ')}` : '';
-      process.stdout.write(`${layout(`restore ${visible(choice.name ?? '')} (${choice.playbookIdentifier}) from ${visible(choice.file)}, exported ${choice.exportedAt}${passed}`)}\n`);
-      printPlaybookSummary(summary, false);
+      const file = choice.file;
+      reply.text(() => `${layout(`restore ${visible(choice.name ?? '')} (${choice.playbookIdentifier}) from ${visible(file)}, exported ${choice.exportedAt}${passed}`)}\n${playbookSummaryText(summary)}`);
     }
     const failed = restored.filter((r) => r.error !== undefined || (r.run as { status?: string } | undefined)?.status !== 'succeeded').length;
-    if (json) writeEnvelope(code === EXIT.ok ? 'succeeded' : code === EXIT.timeout ? 'timeout' : 'failed', code, { folder: resolve(folder), counts: { playbooks: choices.length, restored: choices.length - failed, failed }, restored, target: deps.client.target });
-    else process.stdout.write(`restored ${choices.length - failed} of ${plural(choices.length, 'playbook', 'playbooks')} from ${visible(resolve(folder))}${failed ? `; ${failed} not (above, each with why)` : ''}\n`);
+    reply.answer(
+      code === EXIT.ok ? 'succeeded' : code === EXIT.timeout ? 'timeout' : 'failed',
+      code,
+      { folder: resolve(folder), counts: { playbooks: choices.length, restored: choices.length - failed, failed }, restored, target: deps.client.target },
+      () => `restored ${choices.length - failed} of ${plural(choices.length, 'playbook', 'playbooks')} from ${visible(resolve(folder))}${failed ? `; ${failed} not (above, each with why)` : ''}`,
+    );
     return code;
   } finally {
     await deps.close();
@@ -87,12 +92,12 @@ async function restoreFolder(cmd: Command, folder: string, opts: { state?: strin
 
 export async function backupAction(opts: Record<string, unknown>, cmd: Command): Promise<void> {
   const loaded = jobFromFlags('playbooks-backup', {}, opts);
-  process.exitCode = await runBackupCommand(cmd, heard(loaded.backup), { state: loaded.state, rps: loaded.rps, json: opts.json === true });
+  process.exitCode = await runBackupCommand(cmd, heard(loaded.backup), { state: loaded.state, rps: loaded.rps, reply: Reply.to(opts) });
 }
 
 /** Shared by `playbooks backup` and `run` of a playbooks-backup job file. */
-export async function runBackupCommand(cmd: Command, options: BackupOptions, run: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined; rps?: number | string | undefined }): Promise<number> {
-  return runJobCommand(cmd, run, (deps) => backupPlaybooks({ ...options, onDone: live(run.json, (id, outcome) => `${outcome} ${id}`) }, deps));
+export async function runBackupCommand(cmd: Command, options: BackupOptions, run: Omit<RunOptions, 'dryRun'>): Promise<number> {
+  return runJobCommand(cmd, run, (deps) => backupPlaybooks({ ...options, onDone: live(run.reply, (id, outcome) => `${outcome} ${id}`) }, deps));
 }
 
 export async function verifyAction(path: string, opts: { json?: boolean }): Promise<void> {
@@ -103,15 +108,18 @@ export async function verifyAction(path: string, opts: { json?: boolean }): Prom
   const bad = outcomes.filter((o) => !o.ok);
   const quarantined = outcomes.filter((o) => o.quarantined);
   const checked = outcomes.length - quarantined.length;
-  if (opts.json) writeEnvelope(bad.length ? 'failed' : 'succeeded', bad.length ? EXIT.failed : EXIT.ok, { counts: { checked, bad: bad.length, quarantined: quarantined.length }, archives: outcomes });
-  else {
-    for (const o of outcomes) {
-      if (o.quarantined) process.stdout.write(`QUAR  ${visible(o.path)}: moved aside on ${o.quarantined.at} (was ${visible(o.quarantined.was)}: ${safeText(o.quarantined.why)}); a newer backup replaced it\n`);
-      // An error that names the archive already is said once after its path, not twice.
-      else process.stdout.write(o.ok ? `ok    ${visible(o.path)} (${visible(o.playbook?.name ?? '')}, ${plural(o.entries ?? 0, 'entry', 'entries')})\n` : `BAD   ${visible(o.path)}: ${safeText((o.error ?? '').replace(`${o.path}: `, ''))}\n`);
-    }
-    process.stdout.write(`${plural(checked, 'archive', 'archives')} checked, ${bad.length} bad${quarantined.length ? `, ${quarantined.length} quarantined (kept, not counted as bad)` : ''}\n`);
-  }
+  Reply.to(opts).answer(bad.length ? 'failed' : 'succeeded', bad.length ? EXIT.failed : EXIT.ok, { counts: { checked, bad: bad.length, quarantined: quarantined.length }, archives: outcomes }, () => {
+    const lines = outcomes.map((o) =>
+      o.quarantined
+        ? `QUAR  ${visible(o.path)}: moved aside on ${o.quarantined.at} (was ${visible(o.quarantined.was)}: ${safeText(o.quarantined.why)}); a newer backup replaced it`
+        : // An error that names the archive already is said once after its path, not twice.
+          o.ok
+          ? `ok    ${visible(o.path)} (${visible(o.playbook?.name ?? '')}, ${plural(o.entries ?? 0, 'entry', 'entries')})`
+          : `BAD   ${visible(o.path)}: ${safeText((o.error ?? '').replace(`${o.path}: `, ''))}`,
+    );
+    lines.push(`${plural(checked, 'archive', 'archives')} checked, ${bad.length} bad${quarantined.length ? `, ${quarantined.length} quarantined (kept, not counted as bad)` : ''}`);
+    return lines.join('\n');
+  });
   process.exitCode = bad.length ? EXIT.failed : EXIT.ok;
 }
 
@@ -119,9 +127,9 @@ export async function verifyAction(path: string, opts: { json?: boolean }): Prom
 type Deps = Parameters<typeof exportPlaybooks>[1];
 
 /** Opens client and store, runs the job, prints its summary; the lock and timeouts get their exit codes. */
-async function runJobCommand(cmd: Command, opts: { state?: string | undefined; json?: boolean | undefined; profile?: string | undefined; rps?: number | string | undefined }, job: (deps: Deps) => Promise<JobSummary>): Promise<number> {
-  const json = opts.json === true;
-  const deps = openJobDeps(cmd, 1, { json, state: opts.state, profile: opts.profile, rps: opts.rps });
+async function runJobCommand(cmd: Command, run: Omit<RunOptions, 'dryRun'>, job: (deps: Deps) => Promise<JobSummary>): Promise<number> {
+  const { reply } = run;
+  const deps = openJobDeps(cmd, 1, run);
   try {
     let summary: JobSummary;
     try {
@@ -129,24 +137,20 @@ async function runJobCommand(cmd: Command, opts: { state?: string | undefined; j
     } catch (err) {
       if (err instanceof ImportTimeoutError) {
         const partial = (err as { summary?: JobSummary }).summary;
-        if (json) writeEnvelope('timeout', EXIT.timeout, { ...(partial ? summaryBody(partial) : {}), error: err.message });
-        else process.stderr.write(`ferry: ${err.message}\n`);
+        reply.error(EXIT.timeout, err.message, partial ? summaryBody(partial) : {}, 'timeout');
         return EXIT.timeout;
       }
-      return lockedOr(err, json);
+      return lockedOr(err, reply);
     }
-    printPlaybookSummary(summary, json);
+    reply.summary(summary, { text: playbookSummaryText });
     return exitCodeFor(summary);
   } finally {
     await deps.close();
   }
 }
 
-export function printPlaybookSummary(s: JobSummary, json: boolean): void {
-  if (json) {
-    process.stdout.write(`${JSON.stringify(summaryEnvelope(s))}\n`);
-    return;
-  }
+/** A playbook job's summary in text (its JSON is every job's, summaryEnvelope). */
+export function playbookSummaryText(s: JobSummary): string {
   const c = s.counts;
   const lines = [
     `${s.job} run ${s.runId}: ${s.status} in ${formatDuration(s.durationMs)}`,
@@ -161,11 +165,11 @@ export function printPlaybookSummary(s: JobSummary, json: boolean): void {
   for (const h of (s.healed as { file: string; why: string }[] | undefined) ?? []) lines.push(`  written again: the newest backup ${visible(h.file)} was damaged (${h.why})`);
   for (const e of s.errors.slice(0, 20)) lines.push(`    ${visible(e.key)}: ${safeText(e.error)}`);
   for (const p of s.problems.slice(0, 20)) lines.push(`    ${visible(p.key)}: ${safeText(p.reason)}`);
-  process.stdout.write(`${layout(lines.join('\n'))}\n`);
+  return `${layout(lines.join('\n'))}\n`;
 }
 
 /** Progress on a terminal: a line on stderr per playbook done; nothing under --json or off a TTY. */
-function live<A extends unknown[]>(json: boolean | undefined, line: (...args: A) => string): ((...args: A) => void) | undefined {
-  if (json || process.stderr.isTTY !== true) return undefined;
+function live<A extends unknown[]>(reply: Reply, line: (...args: A) => string): ((...args: A) => void) | undefined {
+  if (!reply.display.progress || process.stderr.isTTY !== true) return undefined;
   return (...args) => process.stderr.write(`${line(...args)}\n`);
 }

@@ -17,7 +17,7 @@ import { endOnFirstSignal } from '../read-only-stop.js';
 
 export async function reportAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; format?: ReportFormat | 'md'; json?: boolean; out?: string; state?: string }, cmd: Command): Promise<void> {
   const format = reportFormat(opts);
-  const deps = openJobDeps(cmd, 1, { json: false, state: opts.state });
+  const deps = openJobDeps(cmd, 1, { state: opts.state });
   let opened: string | undefined;
   const stopped = endOnFirstSignal(opts.json === true, () => (opened ? { reported: opened } : {}));
   try {

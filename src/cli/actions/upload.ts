@@ -10,61 +10,63 @@ import { upload, type UploadOptions, type UploadResult } from '../../../jobs/upl
 import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
 import { visible, safeText } from '../../backends/names.js';
-import { printSummary, summaryBody } from '../output.js';
-import { writeEnvelope } from '../envelope.js';
+import { summaryBody, summaryText } from '../output.js';
+import { Reply } from '../reply.js';
 import { StatusLine } from '../../runner/progress.js';
 import { resolveProject } from '../../backends/project/named.js';
 
 export async function uploadAction(source: string, opts: Record<string, unknown>, cmd: Command): Promise<void> {
   const loaded = jobFromFlags('upload', { source }, opts);
-  const json = opts.json === true;
-  const options: UploadOptions = heard({ ...loaded.upload, progress: !json, statsIntervalMs: loaded.statsIntervalMs });
-  process.exitCode = await runUploadCommand(cmd, options, { rps: loaded.rps, state: loaded.state, json, ack: loaded.ack, timeoutText: durationText(options.timeoutMs ?? DEFAULT_PROCESSING_WAIT_MS) });
+  const options: UploadOptions = heard(loaded.upload);
+  process.exitCode = await runUploadCommand(cmd, options, { rps: loaded.rps, state: loaded.state, reply: Reply.to(opts, loaded.statsIntervalMs), ack: loaded.ack, timeoutText: durationText(options.timeoutMs ?? DEFAULT_PROCESSING_WAIT_MS) });
 }
 
 
 /** Shared by `upload` and `jobs resume` of an upload run. */
 export async function runUploadCommand(cmd: Command, options: UploadOptions, run: RunOptions & { ack?: boolean; timeoutText?: string }): Promise<number> {
+  const { reply } = run;
   const deps = openJobDeps(cmd, options.concurrency, run);
-  const live = run.json ? undefined : liveDisplay();
+  const live = reply.display.progress ? liveDisplay() : undefined;
   try {
     let result: UploadResult;
     try {
       options = { ...options, project: await resolveProject(deps.client, options.project) };
-      result = await upload({ ...options, onPoll: live?.onPoll }, deps);
+      result = await upload({ ...options, onPoll: live?.onPoll }, { ...deps, display: reply.display });
     } catch (err) {
-      return lockedOr(err, run.json);
+      return lockedOr(err, reply);
     } finally {
       live?.stop();
-    }
-    for (const batch of result.batches) {
-      if (run.json) continue;
-      // A batch whose files processing refused did not succeed, whatever its transfer did: the
-      // headline says what the exit code says (1).
-      const refused = (batch.report?.totals.failed ?? 0) > 0 && batch.summary.status === 'succeeded';
-      printSummary(refused ? { ...batch.summary, status: 'failed' } : batch.summary, false, process.stdout, deps.store.reopenFlags);
-      if (batch.report) process.stdout.write(`\n${renderText(batch.report)}`);
     }
     // Processing that ran out of time is waited on by the last batch's watch (reaching the same tenant).
     const watch = `ferry watch --playbook ${options.playbook} --upload ${result.batches.at(-1)?.uploadIdentifier}${deps.store.reopenFlags}`;
     const notes = await batchNotifications(deps.client, result.batches.map((b) => b.uploadIdentifier), run.ack === true);
-    if (run.json) {
-      const code = exitFor(result);
-      const { batches, ...rest } = result;
-      writeEnvelope(statusFor(code, result), code, {
+    const code = exitFor(result);
+    const { batches, ...rest } = result;
+    reply.answer(
+      statusFor(code, result),
+      code,
+      {
         ...rest,
         // The tenant, said once for the whole job as every summary says it (each batch says it too).
         target: deps.client.target,
         ...(code === EXIT.timeout ? { error: `processing did not end within ${run.timeoutText ?? 'the timeout'}`, next: [watch] } : {}),
         batches: batches.map((b) => ({ uploadIdentifier: b.uploadIdentifier, ...summaryBody(b.summary), ...(b.report ? { report: b.report } : {}) })),
         notifications: notes,
-      });
-    } else {
-      for (const n of notes) process.stdout.write(`notification: ${visible(n.title ?? '')}: ${safeText(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
-      if (result.creditsExhausted) process.stdout.write('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
-      if (result.timedOut) process.stdout.write(`\nprocessing did not end within ${run.timeoutText ?? 'the timeout'}; run the same command again (or \`${watch}\`) to wait on.\n`);
-    }
-    return exitFor(result);
+      },
+      () => {
+        const parts = batches.map((batch) => {
+          // A batch whose files processing refused did not succeed, whatever its transfer did: the
+          // headline says what the exit code says (1).
+          const refused = (batch.report?.totals.failed ?? 0) > 0 && batch.summary.status === 'succeeded';
+          return summaryText(refused ? { ...batch.summary, status: 'failed' } : batch.summary, deps.store.reopenFlags) + (batch.report ? `\n${renderText(batch.report)}` : '');
+        });
+        for (const n of notes) parts.push(`notification: ${visible(n.title ?? '')}: ${safeText(n.message ?? '')}${run.ack ? ' (marked read)' : ''}\n`);
+        if (result.creditsExhausted) parts.push('\nSTOPPED: the tenant ran out of processing credits; top up and run again (files already sent are not sent twice).\n');
+        if (result.timedOut) parts.push(`\nprocessing did not end within ${run.timeoutText ?? 'the timeout'}; run the same command again (or \`${watch}\`) to wait on.\n`);
+        return parts.join('');
+      },
+    );
+    return code;
   } finally {
     await deps.close();
   }

@@ -14,7 +14,7 @@ import { endOnFirstSignal } from '../read-only-stop.js';
 
 export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout?: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   const timeoutMs = opts.timeout !== undefined ? parseDurationFlag('--timeout', opts.timeout) : DEFAULT_PROCESSING_WAIT_MS;
-  const deps = openJobDeps(cmd, 1, { json: opts.json === true, state: opts.state });
+  const deps = openJobDeps(cmd, 1, { state: opts.state });
   let opened: string | undefined;
   const stopped = endOnFirstSignal(opts.json === true, () => (opened ? { watched: opened } : {}));
   try {
