@@ -6,7 +6,7 @@ import { ConfigurationError, FerryError, AuthenticationError, AbortedError } fro
 import { EXIT } from './exit-codes.js';
 import { SourceError } from '../sync/types.js';
 import { JobAbortedError } from '../runner/job.js';
-import { printJsonError } from './output.js';
+import { Reply } from './reply.js';
 import { commandFromArgv, commandName, commandPath, setCommand, writeEnvelope } from './envelope.js';
 import { onImmediateExit } from '../runner/signals.js';
 import { safeText, visible } from '../backends/names.js';
@@ -250,8 +250,8 @@ export async function run(argv: string[]): Promise<number> {
   // -q: no progress display anywhere (the displays read this switch; loaded only when asked for).
   if (globalFlag(argv, '-q', '--quiet')) (await import('../runner/progress.js')).setQuiet(true);
   // A second Ctrl-C exits at once; under --json it still answers, in the one shape.
-  const json = answersInJson(argv);
-  if (json) {
+  const reply = new Reply(answersInJson(argv));
+  if (reply.json) {
     onImmediateExit((sig, code) => writeEnvelope('interrupted', code, { error: `a second ${sig} ended the run at once; what was in flight is settled by the next run (or ferry jobs resume)` }));
   }
   let code: number;
@@ -262,9 +262,10 @@ export async function run(argv: string[]): Promise<number> {
     code = reportError(err);
     // Help and --version print text by request; every other exit answers --json with one object.
     const helpOrVersion = err instanceof CommanderError && err.exitCode === 0;
-    if (json && !helpOrVersion) {
+    if (!helpOrVersion) {
       if (commandName() === 'ferry') setCommand(commandFromArgv(program, argv));
-      printJsonError(code, userMessage(err), { kind: errorKind(err) });
+      // Said on stderr by reportError; under --json the one answer too.
+      reply.answer('error', code, { error: userMessage(err), kind: errorKind(err) }, () => undefined);
     }
   }
   // The metrics' last word: the command's own exit, whatever ended it (a held lock included).

@@ -7,7 +7,7 @@ import { formatBytes, formatDuration } from '../runner/format.js';
 import { EXIT } from './exit-codes.js';
 import { visible, safeText } from '../backends/names.js';
 import type { RunCounts } from '../store/types.js';
-import { envelope, writeEnvelope } from './envelope.js';
+import { envelope } from './envelope.js';
 import { layout } from '../runner/layout.js';
 import type { LeaseReport } from '../runner/lease.js';
 import { lostAdvice } from './lease-words.js';
@@ -224,10 +224,4 @@ function isNoOp(summary: JobSummary): boolean {
     summary.errors.length === 0 && said.length === 0 && !folders?.created && !folders?.flattened && !deleted?.count && !summary.supersededCount && !summary.renamed && !summary.repeatedNotices;
 }
 
-/**
- * Under --json a command answers with exactly one JSON object on stdout whatever the exit: this is
- * the object of the exits that have no summary (usage errors, a held lock, a job that could not start).
- */
-export function printJsonError(exitCode: number, error: string, extra: Record<string, unknown> = {}, status = 'error'): void {
-  writeEnvelope(status, exitCode, { error, ...extra });
-}
+

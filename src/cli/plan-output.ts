@@ -5,7 +5,7 @@ import type { PlannedItem, TransferPlan } from '../sync/engine.js';
 import type { AttributeChange } from '../sync/attribute-changes.js';
 import { formatBytes } from '../runner/format.js';
 import { safeText, visible } from '../backends/names.js';
-import { JsonItems } from './json-items.js';
+import type { JsonItems } from './json-items.js';
 import { camelKey } from './envelope.js';
 import type { Reply } from './reply.js';
 
@@ -35,7 +35,7 @@ export class PlanOutput {
     /** What an item gone from the source is called here. */
     private readonly gone = 'deleted locally',
   ) {
-    if (reply.json) this.items = new JsonItems({ dryRun: true });
+    this.items = reply.listing({ dryRun: true });
   }
 
   readonly item = (planned: PlannedItem): void => {

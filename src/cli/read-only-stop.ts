@@ -6,13 +6,14 @@ import { stopOnSignals } from '../runner/signals.js';
 import { endLiveLine } from '../runner/terminal.js';
 import { writeEnvelope } from './envelope.js';
 import { EXIT } from './exit-codes.js';
+import type { Reply } from './reply.js';
 
 /** Installs the ending; `said` is what the command had opened by then (its JSON fields). The returned function removes it. */
-export function endOnFirstSignal(json: boolean, said: () => Record<string, unknown>): () => void {
+export function endOnFirstSignal(reply: Reply, said: () => Record<string, unknown>): () => void {
   const stop = stopOnSignals((sig) => {
     endLiveLine();
     const error = `${sig} received: stopped; this command only reads, so nothing was changed: run it again to go on`;
-    if (json) writeEnvelope('interrupted', EXIT.aborted, { error, ...said() });
+    if (reply.json) writeEnvelope('interrupted', EXIT.aborted, { error, ...said() });
     else process.stderr.write(`ferry: ${error}\n`);
     process.exit(EXIT.aborted);
   });

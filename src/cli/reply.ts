@@ -8,6 +8,7 @@ import type { Display } from '../runner/progress.js';
 import type { JobSummary } from '../runner/job.js';
 import { safeText } from '../backends/names.js';
 import { writeEnvelope } from './envelope.js';
+import { JsonItems } from './json-items.js';
 import { summaryEnvelope, summaryText } from './output.js';
 
 export class Reply {
@@ -35,6 +36,14 @@ export class Reply {
     if (this.json) return writeEnvelope(status, exitCode, body, this.out);
     const said = text();
     if (said) this.out.write(said.endsWith('\n') ? said : `${said}\n`);
+  }
+
+  /**
+   * A listing's answer under --json: one envelope whose `key` array is written item by item as the
+   * listing goes (json-items.ts); undefined in text, where the command writes its lines itself.
+   */
+  listing(head: Record<string, unknown>, key?: string): JsonItems | undefined {
+    return this.json ? new JsonItems(head, this.out, key) : undefined;
   }
 
   /** Text that the envelope carries in its own fields: written only when the answer is text. */

@@ -10,7 +10,7 @@ import { formatBytes } from '../../runner/format.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { camelKey } from '../envelope.js';
-import { JsonItems } from '../json-items.js';
+import { Reply } from '../reply.js';
 import { layout } from '../../runner/layout.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import { settingsOf } from '../../../jobs/definition.js';
@@ -33,7 +33,8 @@ export async function checkAction(source: string | undefined, opts: CheckFlags, 
   });
   // Under --json every difference is written as it is found: a million of them are never held.
   const { profile: _profile, ...what } = compared;
-  const items = opts.json ? new JsonItems({ project, to: normaliseRemotePath(what.to) }, process.stdout, 'differences') : undefined;
+  const reply = Reply.to(opts);
+  const items = reply.listing({ project, to: normaliseRemotePath(what.to) }, 'differences');
   let report: CheckReport;
   try {
     report = await check({ ...what, project, checksum: opts.checksum === true, download: opts.download === true, oneWay: opts.oneWay === true, onDifference: items && ((d) => items.item(d)) }, client);
@@ -53,7 +54,7 @@ export async function checkAction(source: string | undefined, opts: CheckFlags, 
   if (items) {
     const { differences: _kept, project: _p, to: _t, ...rest } = report;
     items.end(code === EXIT.ok ? 'matching' : 'different', code, { ...rest, counts });
-  } else process.stdout.write(text(report));
+  } else reply.text(text(report));
   process.exitCode = code;
 }
 

@@ -5,25 +5,20 @@ import { ConfigurationError } from '../../api/errors.js';
 import { describeProfiles, ENV_VARS, profileNotFound, type ProfileView } from '../../config/profile.js';
 import { safeText } from '../../backends/names.js';
 import { globalOptions } from '../context.js';
-import { writeEnvelope } from '../envelope.js';
+import { Reply } from '../reply.js';
 import { EXIT } from '../exit-codes.js';
 
 export async function configListAction(opts: { json?: boolean }, cmd: Command): Promise<void> {
   const { file, defaultProfile, profiles } = describeProfiles({ configFile: globalOptions(cmd).config });
   process.exitCode = EXIT.ok;
-  if (opts.json) {
-    writeEnvelope('succeeded', EXIT.ok, { file: file ?? null, defaultProfile: defaultProfile ?? null, profiles });
-    return;
-  }
-  if (!file) {
-    process.stdout.write('no config file: connection settings come from FERRY_* variables (FERRY_CONFIG names a file)\n');
-    return;
-  }
-  const lines = [`${safeText(file)}: ${profiles.length} profile${profiles.length === 1 ? '' : 's'}`];
-  for (const p of profiles) {
-    lines.push(`${p.isDefault ? '*' : ' '} ${safeText(p.name)}  ${p.host ?? '(no address)'}  client ${safeText(p.clientId ?? '(none)')}  secret from ${safeText(p.secretFrom)}${p.problem ? `  [${safeText(p.problem)}]` : ''}`);
-  }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  Reply.to(opts).answer('succeeded', EXIT.ok, { file: file ?? null, defaultProfile: defaultProfile ?? null, profiles }, () => {
+    if (!file) return 'no config file: connection settings come from FERRY_* variables (FERRY_CONFIG names a file)';
+    const lines = [`${safeText(file)}: ${profiles.length} profile${profiles.length === 1 ? '' : 's'}`];
+    for (const p of profiles) {
+      lines.push(`${p.isDefault ? '*' : ' '} ${safeText(p.name)}  ${p.host ?? '(no address)'}  client ${safeText(p.clientId ?? '(none)')}  secret from ${safeText(p.secretFrom)}${p.problem ? `  [${safeText(p.problem)}]` : ''}`);
+    }
+    return lines.join('\n');
+  });
 }
 
 export async function configShowAction(name: string | undefined, opts: { json?: boolean }, cmd: Command): Promise<void> {
@@ -36,11 +31,7 @@ export async function configShowAction(name: string | undefined, opts: { json?: 
   // The FERRY_* connection variables set now: with -p they are refused where they disagree, otherwise they complete the profile.
   const overriding = Object.keys(ENV_VARS).filter((v) => process.env[v] !== undefined);
   process.exitCode = EXIT.ok;
-  if (opts.json) {
-    writeEnvelope('succeeded', EXIT.ok, { file, profile: p, environment: overriding });
-    return;
-  }
-  process.stdout.write(`${show(p, file as string, overriding)}\n`);
+  Reply.to(opts).answer('succeeded', EXIT.ok, { file, profile: p, environment: overriding }, () => show(p, file as string, overriding));
 }
 
 function show(p: ProfileView, file: string, overriding: string[]): string {

@@ -9,7 +9,7 @@ import { NotFoundError, PermissionDeniedError } from '../../api/errors.js';
 import type { FerryClient } from '../../api/client.js';
 import { createContext, globalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { writeEnvelope } from '../envelope.js';
+import { Reply } from '../reply.js';
 import { describeProbe, probeListingLag } from './probe-lag.js';
 import { describeFindings, probeService, type ProbeOptions, type ProbeReport } from './probe.js';
 import { profileWriteTarget, recordInProfile, type ProfileWriteTarget } from '../../config/profile-write.js';
@@ -47,8 +47,8 @@ export async function doctorAction(opts: DoctorOptions, cmd: Command): Promise<v
   const { client, settings } = createContext(cmd, opts.rps);
   // Where the findings go is checked before anything is sent: a probe is not run for nothing.
   const record = opts.writeProfile ? profileWriteTarget(globalOptions(cmd).config, settings.profileName) : undefined;
-  if (opts.probe) return probeAction(client, settings.profileName, opts.json === true, { linkWaitMs, ...asks }, record);
-  if (opts.probeLag) return lagAction(client, settings.profileName, opts.json === true);
+  if (opts.probe) return probeAction(client, settings.profileName, Reply.to(opts), { linkWaitMs, ...asks }, record);
+  if (opts.probeLag) return lagAction(client, settings.profileName, Reply.to(opts));
   let checks: Check[];
   try {
     checks = await runChecks(client);
@@ -56,12 +56,9 @@ export async function doctorAction(opts: DoctorOptions, cmd: Command): Promise<v
     await client.close();
   }
   const ok = checks.every((c) => c.ok);
-  if (opts.json) {
-    writeEnvelope(ok ? 'succeeded' : 'failed', ok ? EXIT.ok : EXIT.failed, { ok, profile: settings.profileName ?? null, target: client.target, checks });
-  } else {
-    for (const c of checks) process.stdout.write(`[${c.ok ? (c.warning ? 'WARN' : ' ok ') : 'FAIL'}] ${c.name}: ${c.detail}\n`);
-    process.stdout.write(ok ? '\nverdict: ready\n' : '\nverdict: NOT ready (see FAIL lines)\n');
-  }
+  Reply.to(opts).answer(ok ? 'succeeded' : 'failed', ok ? EXIT.ok : EXIT.failed, { ok, profile: settings.profileName ?? null, target: client.target, checks }, () =>
+    [...checks.map((c) => `[${c.ok ? (c.warning ? 'WARN' : ' ok ') : 'FAIL'}] ${c.name}: ${c.detail}`), '', ok ? 'verdict: ready' : 'verdict: NOT ready (see FAIL lines)'].join('\n'),
+  );
   process.exitCode = ok ? EXIT.ok : EXIT.failed;
 }
 
@@ -107,7 +104,7 @@ async function untilStopped<T>(client: FerryClient, probe: (signal: AbortSignal)
 }
 
 /** `--probe`: every open question asked; Ctrl-C stops it with its scratch project removed (exit 3). */
-async function probeAction(client: FerryClient, profile: string | undefined, json: boolean, asks: Omit<ProbeOptions, 'signal' | 'say'>, record: ProfileWriteTarget | undefined): Promise<void> {
+async function probeAction(client: FerryClient, profile: string | undefined, reply: Reply, asks: Omit<ProbeOptions, 'signal' | 'say'>, record: ProfileWriteTarget | undefined): Promise<void> {
   const say = (line: string) => process.stderr.write(`ferry: ${line}\n`);
   const { result: report, stop } = await untilStopped(client, (signal) => probeService(client, { ...asks, signal, say }));
   const code = stop.signal.aborted ? EXIT.aborted : EXIT.ok;
@@ -116,11 +113,10 @@ async function probeAction(client: FerryClient, profile: string | undefined, jso
   if (written) say(written.said);
   const unknown = Object.entries(report.probe).filter(([, v]) => 'unknown' in v).map(([k]) => k);
   const check: Check = { name: 'probe', ok: !stop.signal.aborted, detail: `${Object.keys(report.probe).length - unknown.length} questions answered${unknown.length ? `, unknown: ${unknown.join(', ')}` : ''}`, ...(unknown.length ? { warning: true } : {}) };
-  if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : 'succeeded', code, { ok: check.ok, profile: profile ?? null, target: client.target, checks: [check], ...report, ...(written ? { profileWritten: written.json } : {}) });
-  else {
+  reply.answer(stop.signal.aborted ? 'interrupted' : 'succeeded', code, { ok: check.ok, profile: profile ?? null, target: client.target, checks: [check], ...report, ...(written ? { profileWritten: written.json } : {}) }, () => {
     const hint = !record && !stop.signal.aborted ? ['to record listingLag, pageSize and formOrder in the profile: add --write-profile'] : [];
-    process.stdout.write(`what ${describeTarget(client.target)} answers:\n${[...describeFindings(report), ...hint].map((l) => `  ${l}`).join('\n')}\n`);
-  }
+    return `what ${describeTarget(client.target)} answers:\n${[...describeFindings(report), ...hint].map((l) => `  ${l}`).join('\n')}`;
+  });
   process.exitCode = code;
 }
 
@@ -148,14 +144,13 @@ function writeFindings(target: ProfileWriteTarget, report: ProbeReport, recorded
 }
 
 /** `--probe-lag`: the listing lag measured, the bound to set said; Ctrl-C stops it with its canary removed. */
-async function lagAction(client: FerryClient, profile: string | undefined, json: boolean): Promise<void> {
+async function lagAction(client: FerryClient, profile: string | undefined, reply: Reply): Promise<void> {
   const { result: probe, stop } = await untilStopped(client, (signal) => probeListingLag(client, signal));
   const ok = probe.worstMs !== null && !stop.signal.aborted;
   const code = stop.signal.aborted ? EXIT.aborted : ok ? EXIT.ok : EXIT.failed;
   const lines = describeProbe(probe);
   const check: Check = { name: 'listing lag', ok, detail: lines.slice(-2).join('; ') };
-  if (json) writeEnvelope(stop.signal.aborted ? 'interrupted' : ok ? 'succeeded' : 'failed', code, { ok, profile: profile ?? null, target: client.target, checks: [check], lagProbe: probe });
-  else process.stdout.write(`listing lag of ${describeTarget(client.target)}:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+  reply.answer(stop.signal.aborted ? 'interrupted' : ok ? 'succeeded' : 'failed', code, { ok, profile: profile ?? null, target: client.target, checks: [check], lagProbe: probe }, () => `listing lag of ${describeTarget(client.target)}:\n${lines.map((l) => `  ${l}`).join('\n')}`);
   process.exitCode = code;
 }
 

@@ -16,20 +16,18 @@ import { formOfRecord } from '../../settings/resume.js';
 import { RESUMABLE_JOBS, type JobKind } from '../../settings/declared.js';
 import { heard } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
-import { writeEnvelope } from '../envelope.js';
-import { JsonItems } from '../json-items.js';
 import { namedCounts, writtenVerb } from '../output.js';
 
 export async function listAction(opts: { job?: string; limit: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   withStore(cmd, opts.state, (store) => {
     const runs = store.listRuns({ ...(opts.job ? { job: opts.job } : {}), limit: Number(opts.limit) || 20 });
-    if (opts.json) {
-      const out = new JsonItems({});
+    const reply = Reply.to(opts);
+    const out = reply.listing({});
+    if (out) {
       for (const r of runs) out.item(runJson(r));
       return void out.end('succeeded', EXIT.ok, { count: runs.length });
     }
-    if (runs.length === 0) return void process.stdout.write('no runs recorded yet\n');
-    for (const r of runs) process.stdout.write(`${line(r)}\n`);
+    reply.text(runs.length === 0 ? 'no runs recorded yet' : runs.map(line).join('\n'));
   });
 }
 
@@ -37,9 +35,7 @@ export async function showAction(runArg: string, opts: { state?: string; json?: 
   withStore(cmd, opts.state, (store) => {
     const run = store.getRun(runId(runArg));
     if (!run) throw new ConfigurationError(`no run ${runArg} in this checkpoint store`);
-    if (opts.json) return void writeEnvelope('succeeded', EXIT.ok, { run: runJson(run) });
-    process.stdout.write(`${line(run)}\n  parameters: ${JSON.stringify(run.params)}\n  batch: ${run.uploadId ?? '-'}\n`);
-    for (const e of run.errors) process.stdout.write(`  problem: ${safeText(e)}\n`);
+    Reply.to(opts).answer('succeeded', EXIT.ok, { run: runJson(run) }, () => [`${line(run)}`, `  parameters: ${JSON.stringify(run.params)}`, `  batch: ${run.uploadId ?? '-'}`, ...run.errors.map((e) => `  problem: ${safeText(e)}`)].join('\n'));
   });
 }
 

@@ -10,7 +10,7 @@ import { safeText, visible } from '../../backends/names.js';
 import { describeTarget } from '../../api/target.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { writeEnvelope } from '../envelope.js';
+import { Reply } from '../reply.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import type { FerryClient } from '../../api/client.js';
 
@@ -33,14 +33,12 @@ export async function lockStatusAction(opts: LockOptions, cmd: Command): Promise
     const { scope, project, named } = await scopeOf(opts, client);
     const board = new ProjectLeaseBoard(client, scope);
     const entries = leaseEntries(await board.list());
-    if (opts.json) {
-      writeEnvelope('succeeded', EXIT.ok, { ...(project ? { project } : {}), target: client.target, records: entries.reduce((n, e) => n + e.records.length, 0), holders: entries.filter((e) => e.holder).map((e) => e.holder) });
-    } else {
+    Reply.to(opts).answer('succeeded', EXIT.ok, { ...(project ? { project } : {}), target: client.target, records: entries.reduce((n, e) => n + e.records.length, 0), holders: entries.filter((e) => e.holder).map((e) => e.holder) }, () => {
       const lines = [`leases on ${named} (${describeTarget(client.target)}):`];
       if (entries.length === 0) lines.push('  none: no run holds or waits for a lease here');
       for (const e of entries) lines.push(`  ${describe(e)}`);
-      process.stdout.write(`${lines.join('\n')}\n`);
-    }
+      return lines.join('\n');
+    });
     process.exitCode = EXIT.ok;
   } finally {
     await client.close();
@@ -62,7 +60,8 @@ export async function lockBreakAction(opts: LockOptions, cmd: Command): Promise<
       : `nothing to break: no lease on ${named}${path !== undefined ? ` conflicting with folder "${path}"` : ''}`;
     process.stderr.write(`ferry: ${safeText(warning)}\n`);
     for (const e of entries) process.stderr.write(`  removed: ${describe(e)}\n`);
-    if (opts.json) writeEnvelope('succeeded', EXIT.ok, { ...(project ? { project } : {}), target: client.target, ...(path !== undefined ? { path } : {}), removed: entries.reduce((n, e) => n + e.records.length, 0), broken, warning });
+    // What was done is said on stderr above; under --json the answer carries it too.
+    Reply.to(opts).answer('succeeded', EXIT.ok, { ...(project ? { project } : {}), target: client.target, ...(path !== undefined ? { path } : {}), removed: entries.reduce((n, e) => n + e.records.length, 0), broken, warning }, () => undefined);
     process.exitCode = EXIT.ok;
   } finally {
     await client.close();

@@ -15,7 +15,8 @@ import { uuidFlag } from '../shared.js';
 import { isUuid } from '../../ids.js';
 import { OWN_METADATA } from '../../backends/project/identity.js';
 import { resolveProject } from '../../backends/project/named.js';
-import { JsonItems } from '../json-items.js';
+import type { JsonItems } from '../json-items.js';
+import { Reply } from '../reply.js';
 import { SpillSort, pathSortKey } from '../../store/spill-sort.js';
 import { refusalOf } from '../../api/refusal.js';
 
@@ -28,7 +29,7 @@ interface LsOptions {
 export async function lsAction(where: string | undefined, opts: LsOptions, cmd: Command): Promise<void> {
   await listing(
     cmd,
-    opts.json === true,
+    Reply.to(opts),
     'ls',
     where ?? '',
     (client, out) => (where === undefined || where === '' ? listProjects(client, out) : listProject(client, where, opts.recursive === true, out)),
@@ -38,7 +39,7 @@ export async function lsAction(where: string | undefined, opts: LsOptions, cmd: 
 
 /** `ferry playbooks list`: every playbook of the organization, as `export --all` and `backup` see them. */
 export async function playbooksListAction(opts: { search?: string; json?: boolean }, cmd: Command): Promise<void> {
-  await listing(cmd, opts.json === true, 'playbooks list', opts.search ?? '', async (client, out) => {
+  await listing(cmd, Reply.to(opts), 'playbooks list', opts.search ?? '', async (client, out) => {
     for await (const p of client.playbooks.searchAll(opts.search ? { searchText: opts.search } : {})) {
       out.item({ id: p.objectIdentifier, name: p.name ?? null, description: p.description ?? null, dateAdded: p.dateAdded ?? null, isPrivate: p.isPrivate ?? null, organizationWide: p.organizationWide ?? null }, `${p.objectIdentifier}  ${day(p.dateAdded)}  ${visible(p.name ?? '')}`);
     }
@@ -46,16 +47,16 @@ export async function playbooksListAction(opts: { search?: string; json?: boolea
 }
 
 /** One listing run: a client, the entries `fill` finds, and the end, whatever happened. */
-async function listing(cmd: Command, json: boolean, command: string, where: string, fill: (client: FerryClient, out: Listing) => Promise<void>, long = false): Promise<void> {
+async function listing(cmd: Command, reply: Reply, command: string, where: string, fill: (client: FerryClient, out: Listing) => Promise<void>, long = false): Promise<void> {
   const { client } = createContext(cmd);
-  const out = new Listing(json, command, where, describeTarget(client.target), long);
+  const out = new Listing(reply, command, where, describeTarget(client.target), long);
   try {
     await fill(client, out);
     out.end(EXIT.ok);
   } catch (err) {
     // Under --json the object is closed with the error; otherwise it is reported as any other,
     // after what was listed before it.
-    if (!json) {
+    if (!reply.json) {
       out.end(EXIT.failed);
       throw err;
     }
@@ -164,14 +165,14 @@ class Listing {
   private sorter: SpillSort<{ json: Record<string, unknown>; text: string }> | undefined;
 
   constructor(
-    json: boolean,
+    private readonly reply: Reply,
     private readonly command: string,
     private readonly where: string,
     private readonly target: string,
     /** --long: each document's metadata in the text too. */
     private readonly long = false,
   ) {
-    if (json) this.items = new JsonItems({ where, target });
+    this.items = reply.listing({ where, target });
   }
 
   document(doc: Document, path: string): void {
@@ -208,7 +209,7 @@ class Listing {
 
   item(json: Record<string, unknown>, text: string): void {
     if (this.items) this.items.item(json);
-    else process.stdout.write(`${text}\n`);
+    else this.reply.text(text);
     this.count++;
   }
 

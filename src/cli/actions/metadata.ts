@@ -7,7 +7,7 @@ import { describeTarget } from '../../api/target.js';
 import { unlessNotFound } from '../../api/errors.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { JsonItems } from '../json-items.js';
+import { Reply } from '../reply.js';
 import { layout } from '../../runner/layout.js';
 import { plural } from '../output.js';
 
@@ -18,7 +18,8 @@ export async function metadataLsAction(opts: { json?: boolean }, cmd: Command): 
   const { client } = createContext(cmd);
   try {
     const seen = [...(await seenDefinitions(client)).values()].sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.id.localeCompare(b.id));
-    const items = opts.json ? new JsonItems({ target: client.target }) : undefined;
+    const reply = Reply.to(opts);
+    const items = reply.listing({ target: client.target });
     const lines: string[] = [];
     for (const d of seen) {
       // Options, for the definitions that have them (categories): what an option map names.
@@ -35,7 +36,7 @@ export async function metadataLsAction(opts: { json?: boolean }, cmd: Command): 
       return;
     }
     lines.push(`${plural(seen.length, 'definition', 'definitions')} seen at ${describeTarget(client.target)}; ${UNSEEN}`);
-    process.stdout.write(`${layout(lines.join('\n'))}\n`);
+    reply.text(layout(lines.join('\n')));
   } finally {
     await client.close();
   }

@@ -5,7 +5,7 @@ import { ConfigurationError } from '../../api/errors.js';
 import { describeTarget } from '../../api/target.js';
 import { visible } from '../../backends/names.js';
 import { createContext } from '../context.js';
-import { writeEnvelope } from '../envelope.js';
+import { Reply } from '../reply.js';
 import { EXIT } from '../exit-codes.js';
 import { shellWord } from '../shell-words.js';
 
@@ -18,8 +18,7 @@ export async function projectsCreateAction(name: string, opts: { description?: s
     }
     const made = await client.projects.create({ name, description: opts.description ?? '' });
     const id = made.objectIdentifier;
-    if (opts.json) writeEnvelope('succeeded', EXIT.ok, { project: { id, name }, target: client.target });
-    else process.stdout.write(`created project "${visible(name)}" (${id}) at ${describeTarget(client.target)}\n  next: ferry mirror SOURCE --project ${shellWord(name)}\n`);
+    Reply.to(opts).answer('succeeded', EXIT.ok, { project: { id, name }, target: client.target }, () => `created project "${visible(name)}" (${id}) at ${describeTarget(client.target)}\n  next: ferry mirror SOURCE --project ${shellWord(name)}`);
   } finally {
     await client.close();
   }

@@ -12,18 +12,19 @@ import { openJobDeps, positiveInt, uuidFlag } from '../shared.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import type { FerryClient } from '../../api/client.js';
 import { EXIT } from '../exit-codes.js';
-import { writeEnvelope } from '../envelope.js';
+import { Reply } from '../reply.js';
 import { endOnFirstSignal } from '../read-only-stop.js';
 
 export async function reportAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; format?: ReportFormat | 'md'; json?: boolean; out?: string; state?: string }, cmd: Command): Promise<void> {
   const format = reportFormat(opts);
+  const reply = Reply.to(opts);
   const deps = openJobDeps(cmd, 1, { state: opts.state });
   let opened: string | undefined;
-  const stopped = endOnFirstSignal(opts.json === true, () => (opened ? { reported: opened } : {}));
+  const stopped = endOnFirstSignal(reply, () => (opened ? { reported: opened } : {}));
   try {
     const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
     opened = describeBatch(batch, deps.storePath);
-    if (!opts.json) process.stderr.write(`ferry: report of ${opened}\n`);
+    if (!reply.json) process.stderr.write(`ferry: report of ${opened}\n`);
     const report =
       batch.kind === 'playbook'
         ? await buildReport({ client: deps.client, playbookIdentifier: batch.playbook, uploadIdentifier: batch.upload, project: batch.project, store: deps.store, jobKey: batch.jobKey })
@@ -36,8 +37,7 @@ export async function reportAction(opts: { playbook?: string; upload?: string; r
     }
     // --json answers on stdout as every command does (the report inside, or where it was written).
     if (opts.out) await writeWhole(opts.out, renderReport(report, format));
-    if (opts.json) writeEnvelope('succeeded', EXIT.ok, { reported: opened, ...(opts.out ? { out: opts.out, format } : { report }) });
-    else if (!opts.out) process.stdout.write(renderReport(report, format));
+    reply.answer('succeeded', EXIT.ok, { reported: opened, ...(opts.out ? { out: opts.out, format } : { report }) }, () => (opts.out ? undefined : renderReport(report, format)));
   } finally {
     stopped();
     await deps.close();

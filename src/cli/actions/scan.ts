@@ -9,19 +9,19 @@ import { scan } from '../../../jobs/scan.js';
 import { ConfigurationError, NotFoundError, PermissionDeniedError } from '../../api/errors.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { writeEnvelope } from '../envelope.js';
-import { printJsonError } from '../output.js';
+import { Reply } from '../reply.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import { settingsOf } from '../../../jobs/definition.js';
 import { OTHER_SETTINGS } from '../../settings/declared.js';
 import { renderScanHtml, renderScanText } from '../../scan/render.js';
-import { safeText, visible } from '../../backends/names.js';
+import { visible } from '../../backends/names.js';
 import type { FerryClient } from '../../api/client.js';
 
 /** Its settings (OTHER_SETTINGS.scan, read by settingsOf) and its own flags. */
 type ScanFlags = Record<string, unknown> & { project?: string; to?: string; rps?: string; html?: string; json?: boolean };
 
 export async function scanAction(source: string, opts: ScanFlags, cmd: Command): Promise<void> {
+  const reply = Reply.to(opts);
   const html = opts.html !== undefined ? htmlPath(opts.html) : undefined;
   const settings = settingsOf(OTHER_SETTINGS.scan, opts);
   if (opts.to !== undefined && opts.project === undefined) throw new ConfigurationError('--to names a folder of the project: give --project too');
@@ -34,13 +34,11 @@ export async function scanAction(source: string, opts: ScanFlags, cmd: Command):
       throw err;
     });
     if (html) await writeWhole(html, renderScanHtml(report));
-    if (opts.json) writeEnvelope('succeeded', EXIT.ok, { ...report, ...(html ? { html } : {}) });
-    else process.stdout.write(`${renderScanText(report)}${html ? `  page: ${visible(html)}\n` : ''}`);
+    reply.answer('succeeded', EXIT.ok, { ...report, ...(html ? { html } : {}) }, () => `${renderScanText(report)}${html ? `  page: ${visible(html)}\n` : ''}`);
     process.exitCode = EXIT.ok;
   } catch (err) {
     if (!(err instanceof Unreadable)) throw err;
-    process.stderr.write(`ferry: ${safeText(err.message)}\n`);
-    if (opts.json) printJsonError(EXIT.aborted, err.message);
+    reply.error(EXIT.aborted, err.message);
     process.exitCode = EXIT.aborted;
   } finally {
     await client?.close();

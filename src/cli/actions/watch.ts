@@ -5,7 +5,7 @@ import { ProcessingTimeoutError, waitForBatch } from '../../../jobs/upload.js';
 import { tallyAsDetails, waitForProjectBatch } from '../../report/model.js';
 import { openJobDeps } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
-import { writeEnvelope } from '../envelope.js';
+import { Reply } from '../reply.js';
 import { liveDisplay } from './upload.js';
 import { parseDurationFlag } from '../options.js';
 import { DEFAULT_PROCESSING_WAIT_MS } from '../../settings/declared.js';
@@ -14,14 +14,15 @@ import { endOnFirstSignal } from '../read-only-stop.js';
 
 export async function watchAction(opts: { playbook?: string; upload?: string; run?: string; project?: string; timeout?: string; state?: string; json?: boolean }, cmd: Command): Promise<void> {
   const timeoutMs = opts.timeout !== undefined ? parseDurationFlag('--timeout', opts.timeout) : DEFAULT_PROCESSING_WAIT_MS;
+  const reply = Reply.to(opts);
   const deps = openJobDeps(cmd, 1, { state: opts.state });
   let opened: string | undefined;
-  const stopped = endOnFirstSignal(opts.json === true, () => (opened ? { watched: opened } : {}));
+  const stopped = endOnFirstSignal(reply, () => (opened ? { watched: opened } : {}));
   try {
     const batch = resolveBatch(deps.store, await withProjectId(deps.client, opts));
     opened = describeBatch(batch, deps.storePath);
-    if (!opts.json) process.stderr.write(`ferry: watching ${opened}\n`);
-    const live = opts.json ? undefined : liveDisplay();
+    if (!reply.json) process.stderr.write(`ferry: watching ${opened}\n`);
+    const live = reply.display.progress ? liveDisplay() : undefined;
     const details =
       batch.kind === 'playbook'
         ? await waitForBatch(deps.client, batch.playbook, batch.upload, { timeoutMs, onPoll: live?.onPoll }).finally(() => live?.stop())
@@ -29,13 +30,12 @@ export async function watchAction(opts: { playbook?: string; upload?: string; ru
     // What to run next: the report of this batch, ready to copy, reaching the same tenant.
     const next = `${batch.kind === 'playbook' ? `ferry report --playbook ${batch.playbook} --upload ${batch.upload}` : `ferry report --project ${batch.project} --upload ${batch.upload}`}${deps.store.reopenFlags}`;
     process.exitCode = (details.failedDocumentCount ?? 0) > 0 ? EXIT.failed : EXIT.ok;
-    if (opts.json) writeEnvelope(process.exitCode === EXIT.ok ? 'succeeded' : 'failed', process.exitCode, { watched: opened, details, next });
-    else process.stdout.write(`\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\nreport: ${next}\n`);
+    reply.answer(process.exitCode === EXIT.ok ? 'succeeded' : 'failed', process.exitCode, { watched: opened, details, next }, () => `\ndone: ${details.completedDocumentCount} completed, ${details.failedDocumentCount} failed\nreport: ${next}`);
   } catch (err) {
     if (!(err instanceof ProcessingTimeoutError)) throw err;
-    process.stderr.write(`\nferry: ${err.message}\n`);
+    process.stderr.write('\n');
     process.exitCode = EXIT.timeout;
-    if (opts.json) writeEnvelope('timeout', EXIT.timeout, { error: err.message });
+    reply.error(EXIT.timeout, err.message, {}, 'timeout');
   } finally {
     stopped();
     await deps.close();
