@@ -15,7 +15,7 @@ import { openSource } from '../src/backends/index.js';
 import { ProjectSource } from '../src/backends/project/source.js';
 import type { EntryAttributes, FileEntry } from '../src/sync/types.js';
 import type { PathPatterns } from '../src/sync/patterns.js';
-import { visible } from '../src/backends/names.js';
+import { visible } from '../src/text.js';
 import { sha256Of } from '../src/sync/checksum.js';
 import { decide } from '../src/sync/decide.js';
 import { asListed } from '../src/sync/judge.js';

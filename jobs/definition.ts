@@ -12,7 +12,7 @@ import { yaml } from '../src/libraries.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
 import { readFilterFile } from '../src/config/filter-file.js';
-import { visible } from '../src/backends/names.js';
+import { visible } from '../src/text.js';
 import { OWN_METADATA } from '../src/backends/project/identity.js';
 import { JOB_KINDS, JOB_SETTINGS, SENDING_SETTINGS, type JobKind, type OptionValues, type SettingName } from '../src/settings/declared.js';
 import { SettingValues } from '../src/settings/values.js';

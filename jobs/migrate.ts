@@ -24,7 +24,7 @@ import { Bandwidth } from '../src/sync/bandwidth.js';
 import { describeTarget, hostOf } from '../src/api/target.js';
 import { serviceLease, tenantLeaseTarget, type LeaseSettings } from '../src/backends/project/lease-use.js';
 import { DEFAULT_STATS_MS, Progress, StatusLine, type Display, type ProgressState } from '../src/runner/progress.js';
-import { formatBytes } from '../src/runner/format.js';
+import { formatBytes } from '../src/text.js';
 import { CARRIED_PAGE_SIZE, ProjectSource } from '../src/backends/project/source.js';
 import type { RunCounts } from '../src/store/types.js';
 import { transfer } from '../src/sync/engine.js';

@@ -3,7 +3,7 @@
 // destination and manifest writer to do so.
 import { isAbsolute, relative, resolve } from 'node:path';
 import { ConfigurationError } from '../src/api/errors.js';
-import { visible } from '../src/backends/names.js';
+import { visible } from '../src/text.js';
 import { LOCAL_NAMES, type LocalNamesSetting } from '../src/backends/name-rules.js';
 import type { PullOptions } from './pull.js';
 

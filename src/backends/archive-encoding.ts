@@ -6,7 +6,8 @@
 // "plainly words" is ferry's own, so it is written here.
 import { iconv } from '../libraries.js';
 import { ConfigurationError } from '../errors.js';
-import { checkDecodedName, visible, type NameVerdict } from './names.js';
+import { checkDecodedName, type NameVerdict } from './names.js';
+import { visible } from '../text.js';
 
 /** The code pages named in messages; any alias iconv-lite knows for a single- or double-byte page is taken too. */
 export const ARCHIVE_ENCODINGS = [

@@ -4,7 +4,7 @@
 // export has), and for an entry count past a limit the user can raise; not for being big.
 // Entries are checked as they stream by, so that a million of them cost no memory.
 import { SourceError } from '../sync/types.js';
-import { visible } from './names.js';
+import { visible } from '../text.js';
 
 /** The archive cannot be read as a source: nothing was done. */
 export class RejectedArchive extends SourceError {}

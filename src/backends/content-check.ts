@@ -4,7 +4,7 @@
 // every transfer where both sides have one; restic and kopia every blob they read.
 import { createHash, type Hash } from 'node:crypto';
 import { FerryError } from '../errors.js';
-import { visible } from './names.js';
+import { visible } from '../text.js';
 
 /** The bytes received are not those the source says it holds. */
 export class ContentMismatchError extends FerryError {

@@ -11,7 +11,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors.js';
-import { visible } from './names.js';
+import { visible } from '../text.js';
 
 /** Something other than a plain file of ferry's stands where it writes: refused, left as it is. */
 export class LinkRejectedError extends FerryError {}

@@ -5,7 +5,7 @@ import { LeaseError, type LeaseEvent, type LeaseLoss, type LeaseReason } from '.
 import { LeaseTtlError } from '../runner/lease/ttl.js';
 import { formatLag } from '../api/listing-lag.js';
 import { writeStderr } from '../runner/terminal.js';
-import { safeText } from '../backends/names.js';
+import { safeText } from '../text.js';
 import { shellWord } from './shell-words.js';
 import { SETTINGS } from '../settings/declared.js';
 

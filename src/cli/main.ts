@@ -9,7 +9,7 @@ import { JobAbortedError } from '../runner/job.js';
 import { Reply } from './reply.js';
 import { commandFromArgv, commandName, commandPath, setCommand, writeEnvelope } from './envelope.js';
 import { onImmediateExit } from '../runner/signals.js';
-import { safeText, visible } from '../backends/names.js';
+import { safeText, visible } from '../text.js';
 import { userMessage } from './lease-words.js';
 import { parseListingLag } from '../api/listing-lag.js';
 import { answersInJson } from './reply-mode.js';

@@ -12,7 +12,7 @@ import type { RunMetrics } from '../runner/metrics.js';
 import { commandPath } from './envelope.js';
 import { exitCodeFor, summaryEnvelope } from './output.js';
 import { statsFlag } from './options.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 import type { GlobalOptions } from './global-options.js';
 import { loadDefinition, type LoadedDefinition } from '../../jobs/definition.js';
 

@@ -6,7 +6,7 @@
 import type { Reply } from './reply.js';
 import { isUuid } from '../ids.js';
 import { ConfigurationError } from '../errors.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 import { parseDuration } from '../duration.js';
 import type { LeaseSettings } from '../backends/project/lease-use.js';
 import { breakCommand, leaseEventsOnStderr } from './lease-words.js';

@@ -6,7 +6,7 @@
 // reply-mode.ts decides the same from the words alone.)
 import type { Display } from '../runner/progress.js';
 import type { JobSummary } from '../runner/job.js';
-import { safeText } from '../backends/names.js';
+import { safeText } from '../text.js';
 import { writeEnvelope } from './envelope.js';
 import { JsonItems } from './json-items.js';
 import { summaryEnvelope, summaryText } from './output.js';

@@ -1,7 +1,7 @@
 // The manifest's flags as the command line gives them, and its error: light, so that registering
 // the commands that take --manifest loads no CSV parser.
 import { ConfigurationError } from '../errors.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 
 /** A manifest that cannot be used: exit 2 before anything is sent. */
 export class ManifestError extends ConfigurationError {}

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { openScratchDb, type ScratchDb } from '../store/scratch-db.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 import { hash53 } from '../hashed-keys.js';
 import type { EntryAttributes, FileEntry, Source, SourceEntry } from '../sync/types.js';
 import { ManifestError, placeOf, readManifest, SETTINGS, type ManifestRow, type ReadOptions, type SettingName } from './read.js';

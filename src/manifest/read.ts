@@ -9,7 +9,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { createInterface } from 'node:readline';
 import type { CsvError } from 'csv-parse';
 import { csvParse, csvParseSync } from '../libraries.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 import { codePage, decodeIn, decodingStream, plainlyWords } from '../backends/archive-encoding.js';
 import { columnName, readWorkbook } from './workbook-read.js';
 

@@ -1,5 +1,5 @@
 // How a run's manifest is said in a summary or a plan: light (no SQLite), for the command line's output.
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 
 /** Paths named in text when rows match no file, or files have no row (more under --json). */
 export const UNMATCHED_SHOWN = 5;

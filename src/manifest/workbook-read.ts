@@ -10,7 +10,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { SaxesParser, SaxesTagPlain } from 'saxes';
 import type unzipper from 'unzipper';
 import { saxes, unzipper as loadUnzipper } from '../libraries.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 import { openScratchDb } from '../store/scratch-db.js';
 import { numberTexts, type NumberText } from './cell-text.js';
 import { ManifestError } from './flags.js';

@@ -8,7 +8,7 @@ import { archiver as loadArchiver } from '../libraries.js';
 import { createHash } from 'node:crypto';
 import { rename, rm } from 'node:fs/promises';
 import { besideName, newFileStream } from '../backends/own-files.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 import { isUuid } from '../ids.js';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

@@ -1,7 +1,7 @@
 // What ferry's self-contained pages share (the batch report, the scan): escaping, one style, bar
 // charts as inline SVG, and tables sorted by a click on a column. Nothing is fetched: no script,
 // style or font from the network. Every text from a file or the service passes through `esc`.
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 
 /** Text for HTML: controls made visible (as a terminal shows them), then the markup characters escaped. */
 export function esc(text: string | number | null | undefined): string {

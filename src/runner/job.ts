@@ -7,7 +7,7 @@ import type { CheckpointStore, RunCounts, RunRecord, RunStatus } from '../store/
 import { takeLock, type HeldLock } from './lock.js';
 import { awaitListed, type Listed } from '../api/listed.js';
 import { hasLimits, RunLimits, type LimitReached, type LimitSettings } from './limits.js';
-import { formatBytes, formatDuration } from './format.js';
+import { formatBytes, formatDuration } from '../text.js';
 import { LeaseError, LeaseHeldError, LeaseLostError, NO_LAG, systemClock, type HeldLease } from './lease.js';
 import { ListingLagError, type ListingLagWatch } from '../api/listing-lag.js';
 import type { PageWatch } from '../api/paging.js';

@@ -6,13 +6,13 @@
 import type CliProgress from 'cli-progress';
 import { createRequire } from 'node:module';
 import type { RunCounts } from '../store/types.js';
-import { formatBytes, formatDuration } from './format.js';
+import { formatBytes, formatDuration } from '../text.js';
 import { liveLineShown, setLiveLine } from './terminal.js';
 
 /** How often a run off a terminal writes a progress record, and its metrics file, unless --stats says. */
 export const DEFAULT_STATS_MS = 30_000;
 
-export { formatBytes, formatDuration } from './format.js';
+export { formatBytes, formatDuration } from '../text.js';
 
 export interface ProgressState {
   counts: RunCounts;

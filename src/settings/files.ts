@@ -3,7 +3,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 
 /** A file the command will write: its folder must exist and take files, and it must not be a folder (exit 2 before anything). */
 export function writableFile(flag: string, path: string): void {

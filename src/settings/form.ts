@@ -2,7 +2,7 @@
 // (jobs/definition.ts), whether it came from flags, a job file or a resumed run's record. Each
 // flag's text is read here by its kind, so that a wrong one is named by its flag (exit 2).
 import { ConfigurationError } from '../errors.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 import { Unreadable, type FormValue } from './kinds.js';
 import { SETTINGS, type Setting, type SettingName } from './declared.js';
 

@@ -15,7 +15,7 @@ import type { Document, Playbook, Project } from '../api/types.js';
 import { exportPlaybook } from '../playbooks/export.js';
 import { PLAYBOOK_PATH, comparable } from '../playbooks/format.js';
 import { openArchive } from '../playbooks/read.js';
-import { visible } from '../backends/names.js';
+import { visible } from '../text.js';
 import { logicalPath } from '../backends/project/source.js';
 import { metadataEntry } from '../mapping/metadata.js';
 

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { startService, writeTree, type Service } from '../helpers/service.js';
 import { onlyJson, runFerry } from '../helpers/cli.js';
-import { visible } from '../../src/backends/names.js';
+import { visible } from '../../src/text.js';
 
 let service: Service;
 let env: Record<string, string>;

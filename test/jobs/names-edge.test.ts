@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { remoteFiles, startService, type Service } from '../helpers/service.js';
 import { mirror } from '../../jobs/mirror.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
-import { visible } from '../../src/backends/names.js';
+import { visible } from '../../src/text.js';
 
 let service: Service;
 beforeAll(async () => {

@@ -13,7 +13,8 @@ import type { Source, SourceEntry } from '../../sync/types.js';
 import { mappedSource } from '../../sync/mapped-source.js';
 import { looksPartial } from '../partials.js';
 import { LinkRejectedError } from '../own-files.js';
-import { HAS_CONTROL, hasControl, visible } from '../names.js';
+import { HAS_CONTROL, hasControl } from '../names.js';
+import { visible } from '../../text.js';
 
 /** The source as it is, or, for a folder ferry pulled, with every mapped path given back. */
 export async function withPulledNames(source: Source, root: string, opts: { carryControl?: boolean | undefined } = {}): Promise<Source> {

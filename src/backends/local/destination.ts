@@ -28,7 +28,7 @@ import { promisify } from 'node:util';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { ConfigurationError, FerryError } from '../../api/errors.js';
 import type { FileEntry, PartialContent } from '../../sync/types.js';
-import { visible } from '../names.js';
+import { visible } from '../../text.js';
 import type { CheckpointStore, ItemFingerprint, ItemRecord, WrittenItem } from '../../store/types.js';
 import { sha256Of } from '../../sync/checksum.js';
 import type { Drifted } from '../../sync/drift.js';

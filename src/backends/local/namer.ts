@@ -9,7 +9,7 @@
 // remembered by key prefix and mapped with the strict rules from then on.
 import { posix } from 'node:path';
 import { hash53, NumberByKey } from '../../hashed-keys.js';
-import { visible } from '../names.js';
+import { visible } from '../../text.js';
 import { encodeSegment, hash, MAX_NAME_BYTES, shorten, type NameRules } from '../name-rules.js';
 
 export interface Mapped {

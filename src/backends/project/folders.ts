@@ -4,7 +4,7 @@ import { posix } from 'node:path';
 import { expectListed } from '../../api/listed.js';
 import type { FerryClient } from '../../api/client.js';
 import { ConflictError, ApiError, FerryError } from '../../api/errors.js';
-import { visible } from '../names.js';
+import { visible } from '../../text.js';
 import { RELATIVE_PATH_KEY } from './landed.js';
 import type { CheckpointStore } from '../../store/types.js';
 

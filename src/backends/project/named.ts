@@ -5,7 +5,7 @@
 import type { FerryClient } from '../../api/client.js';
 import { ConfigurationError } from '../../errors.js';
 import { isUuid } from '../../ids.js';
-import { visible } from '../names.js';
+import { visible } from '../../text.js';
 
 /** The flag as typed: an id, or a name to look up once a client exists. */
 export function projectFlag(flag: string, value: string): string {

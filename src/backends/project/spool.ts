@@ -17,7 +17,7 @@ import { scratchFolder } from '../../scratch.js';
 import { ContentMismatchError } from '../content-check.js';
 import type { FileInput } from '../../api/multipart.js';
 import { FerryError } from '../../errors.js';
-import { visible } from '../names.js';
+import { visible } from '../../text.js';
 
 /** Content up to this size is held in memory: a buffer each, for the upload's few workers at once. */
 const IN_MEMORY_MAX = 1024 * 1024;

@@ -22,7 +22,8 @@ import type { Source, SourceEntry } from '../../sync/types.js';
 import { ArchiveGuard, RejectedArchive, type ArchiveLimits } from '../archive-guards.js';
 import { RepeatedPaths, repeatedReason } from '../archive-repeats.js';
 import { decodeLegacyName, type ArchiveNameVerdict } from '../archive-encoding.js';
-import { checkName, NOT_UTF8, visible } from '../names.js';
+import { checkName, NOT_UTF8 } from '../names.js';
+import { visible } from '../../text.js';
 import { openContent, type TarContent } from './content.js';
 import { scratchFolder } from '../../scratch.js';
 

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
 import { describeProfiles, ENV_VARS, profileNotFound, type ProfileView } from '../../config/profile.js';
-import { safeText } from '../../backends/names.js';
+import { safeText } from '../../text.js';
 import { globalOptions } from '../context.js';
 import { Reply } from '../reply.js';
 import { EXIT } from '../exit-codes.js';

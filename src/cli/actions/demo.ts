@@ -12,7 +12,7 @@ import { SqliteCheckpointStore } from '../../store/index.js';
 import { mirror } from '../../../jobs/mirror.js';
 import { explain } from '../../report/reasons.js';
 import { summaryText } from '../output.js';
-import { visible } from '../../backends/names.js';
+import { visible } from '../../text.js';
 import { EXIT } from '../exit-codes.js';
 
 // Assembled at run time so that no file in the repository carries the antivirus test signature.

@@ -15,7 +15,7 @@ import { describeFindings, probeService, type ProbeOptions, type ProbeReport } f
 import { profileWriteTarget, recordInProfile, type ProfileWriteTarget } from '../../config/profile-write.js';
 import { ConfigurationError } from '../../errors.js';
 import { uuidFlag } from '../shared.js';
-import { safeText } from '../../backends/names.js';
+import { safeText } from '../../text.js';
 import { formatLag, parseListingLag } from '../../api/listing-lag.js';
 
 export interface Check {

@@ -8,7 +8,7 @@ import { loadSeedFile, parseFaultSpec, startEmulator } from '../../emulator/inde
 import { flagLevel, globalOptions } from '../context.js';
 import { ProfilesFileError, writeProfilesFile } from '../emulator-profiles.js';
 import { parseListingLag } from '../../api/listing-lag.js';
-import { visible } from '../../backends/names.js';
+import { visible } from '../../text.js';
 import { pidAlive } from '../../processes.js';
 
 interface EmulatorCliOptions {

@@ -6,7 +6,7 @@ import { ProjectLeaseBoard } from '../../backends/project/lease-board.js';
 import { projectLeaseTarget, tenantLeaseTarget } from '../../backends/project/lease-use.js';
 import { normaliseRemotePath } from '../../../jobs/mirror.js';
 import { leaseEntries, pathsConflict, type LeaseEntry } from '../../runner/lease.js';
-import { safeText, visible } from '../../backends/names.js';
+import { safeText, visible } from '../../text.js';
 import { describeTarget } from '../../api/target.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';

@@ -7,7 +7,7 @@ import type { FerryClient } from '../../api/client.js';
 import { ConfigurationError, FerryError, NotFoundError } from '../../api/errors.js';
 import { describeTarget } from '../../api/target.js';
 import type { Document } from '../../api/types.js';
-import { visible } from '../../backends/names.js';
+import { visible } from '../../text.js';
 import { logicalPath } from '../../backends/project/source.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';

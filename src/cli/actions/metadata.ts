@@ -2,7 +2,7 @@
 // them by name (src/mapping/metadata.ts), so what it lists is what a migration can match.
 import type { Command } from 'commander';
 import { seenDefinitions } from '../../mapping/metadata.js';
-import { visible } from '../../backends/names.js';
+import { visible } from '../../text.js';
 import { describeTarget } from '../../api/target.js';
 import { unlessNotFound } from '../../api/errors.js';
 import { createContext } from '../context.js';

@@ -5,8 +5,8 @@ import { migrate, planMigration, verifyMigration, type MigrationPlan, type Proje
 import type { MigrateRequest } from '../../../jobs/definition.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 import { ConfigurationError } from '../../api/errors.js';
-import { formatBytes } from '../../runner/format.js';
-import { visible, safeText } from '../../backends/names.js';
+import { formatBytes } from '../../text.js';
+import { visible, safeText } from '../../text.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, namedCounts, plural } from '../output.js';
 import { setCommand } from '../envelope.js';

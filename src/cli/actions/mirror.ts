@@ -5,7 +5,7 @@ import { mirror, normaliseRemotePath, planMirror, type MirrorOptions } from '../
 import { exitCodeFor, targetLine } from '../output.js';
 import { Reply } from '../reply.js';
 import { EXIT } from '../exit-codes.js';
-import { safeText, visible } from '../../backends/names.js';
+import { safeText, visible } from '../../text.js';
 import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { PlanOutput } from '../plan-output.js';
 import { resolveProject } from '../../backends/project/named.js';

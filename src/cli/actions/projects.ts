@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
 import { describeTarget } from '../../api/target.js';
-import { visible } from '../../backends/names.js';
+import { visible } from '../../text.js';
 import { createContext } from '../context.js';
 import { Reply } from '../reply.js';
 import { EXIT } from '../exit-codes.js';

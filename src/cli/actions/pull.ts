@@ -1,7 +1,7 @@
 // `ferry pull PROJECT DIR`: a project's documents into a local folder.
 import type { Command } from 'commander';
 import { planPull, pull, type PullOptions } from '../../../jobs/pull.js';
-import { visible } from '../../backends/names.js';
+import { visible } from '../../text.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, targetLine } from '../output.js';
 import { Reply } from '../reply.js';

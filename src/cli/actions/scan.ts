@@ -14,7 +14,7 @@ import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import { settingsOf } from '../../../jobs/definition.js';
 import { OTHER_SETTINGS } from '../../settings/declared.js';
 import { renderScanHtml, renderScanText } from '../../scan/render.js';
-import { visible } from '../../backends/names.js';
+import { visible } from '../../text.js';
 import type { FerryClient } from '../../api/client.js';
 
 /** Its settings (OTHER_SETTINGS.scan, read by settingsOf) and its own flags. */

@@ -9,7 +9,7 @@ import { DEFAULT_PROCESSING_WAIT_MS } from '../../settings/declared.js';
 import { upload, type UploadOptions, type UploadResult } from '../../../jobs/upload.js';
 import { heard, jobFromFlags, lockedOr, openJobDeps, type RunOptions } from '../shared.js';
 import { EXIT } from '../exit-codes.js';
-import { visible, safeText } from '../../backends/names.js';
+import { visible, safeText } from '../../text.js';
 import { summaryBody, summaryText } from '../output.js';
 import { Reply } from '../reply.js';
 import { StatusLine } from '../../runner/progress.js';
