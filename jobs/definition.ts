@@ -11,13 +11,12 @@ import { hasLimits, type LimitSettings } from '../src/runner/limits.js';
 import { yaml } from '../src/libraries.js';
 import { ConfigurationError } from '../src/api/errors.js';
 import { formatIssues } from '../src/config/profile.js';
-import { readFilterFile } from '../src/config/filter-file.js';
 import { visible } from '../src/text.js';
 import { OWN_METADATA } from '../src/backends/project/identity.js';
-import { JOB_KINDS, JOB_SETTINGS, SENDING_SETTINGS, type JobKind, type OptionValues, type SettingName } from '../src/settings/declared.js';
-import { SettingValues } from '../src/settings/values.js';
+import { JOB_KINDS, JOB_SETTINGS, SENDING_SETTINGS, type JobKind } from '../src/settings/declared.js';
+import { filtersFrom, SettingValues } from '../src/settings/values.js';
 import type { SizeAgeLimits } from '../src/sync/filters.js';
-import { formFromFlags, getPath, setPath, type Form } from '../src/settings/form.js';
+import { getPath, setPath, type Form } from '../src/settings/form.js';
 import { flagProblems, jobKeys, jobSettings, kindSchema } from '../src/settings/schema.js';
 import { resumeRecord } from '../src/settings/resume.js';
 import { writableFile } from '../src/settings/files.js';
@@ -290,26 +289,6 @@ class Reader {
     }
     return pairs;
   }
-}
-
-/**
- * The settings of a command that is no job kind (scan, check: OTHER_SETTINGS), read as a job's
- * are: each flag by its kind, the cross-checks held, every value typed, the patterns and limits
- * made. A setting added to the command's list arrives here by its name with nothing else to write.
- */
-export function settingsOf<const Ns extends readonly SettingName[]>(names: Ns, flags: Record<string, unknown>): OptionValues<Ns> & Pick<MirrorOptions, 'include' | 'exclude' | 'rules'> & SizeAgeLimits {
-  const v = new SettingValues(formFromFlags(names, flags), { names: 'flags' });
-  return { ...v.options(names), ...filtersFrom(v) };
-}
-
-/** Patterns or a rules file, and the size and age limits, as every command that walks a source takes them (mirror, upload, pull, scan, check). */
-export function filtersFrom(v: SettingValues): Pick<MirrorOptions, 'include' | 'exclude' | 'rules'> & SizeAgeLimits {
-  const filterFrom = v.value('filterFrom');
-  const limits = { minSize: v.value('minSize'), maxSize: v.value('maxSize'), minAge: v.value('minAge'), maxAge: v.value('maxAge') };
-  return {
-    ...(filterFrom !== undefined ? { include: [], exclude: [], rules: readFilterFile(filterFrom, `${v.where}${v.name('filterFrom')} ${v.text('filterFrom')}`) } : { include: v.value('include') ?? [], exclude: v.value('exclude') ?? [] }),
-    ...(Object.fromEntries(Object.entries(limits).filter(([, x]) => x !== undefined)) as SizeAgeLimits),
-  };
 }
 
 /** For a key no setting of this kind declares: the declared key nearest it, as a mistyped flag is told. */

@@ -1,7 +1,7 @@
 // Flags read one at a time: the lease flags of `playbooks import`, `--stats` of `ferry run`, and
 // the few flags of no declared setting. A declared one reads through its declaration
 // (src/settings/declared.ts), so that it takes and refuses what the job commands and job files do;
-// scan and check read theirs as the jobs do (settingsOf in jobs/definition.ts). Light enough for
+// scan and check read theirs as the jobs do (settingsOf in src/settings/values.ts). Light enough for
 // `--help`: nothing here opens a client, a store or a socket.
 import type { Reply } from './reply.js';
 import { isUuid } from '../ids.js';

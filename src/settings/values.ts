@@ -7,7 +7,10 @@
 import { resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
 import { CROSS_CHECKS, NOT_OPTIONS, SETTINGS, type OptionValues, type SettingName, type ValueOf, type Values } from './declared.js';
-import { getPath, nameOf, type Form } from './form.js';
+import { formFromFlags, getPath, nameOf, type Form } from './form.js';
+import { readFilterFile } from '../config/filter-file.js';
+import type { PathPatterns } from '../sync/patterns.js';
+import type { SizeAgeLimits } from '../sync/filters.js';
 
 export interface FormOrigin {
   /** How messages name a setting: its flag, or its key. */
@@ -51,9 +54,8 @@ export class SettingValues {
     return v as ValueOf<N>;
   }
 
-  /** The values of these settings, by name, with the cross-checks among them held. */
+  /** The values of these settings, by name (their cross-checks are the caller's to hold, once: `check`). */
   values<const Ns extends readonly SettingName[]>(names: Ns): Values<Ns> {
-    this.check(names);
     const out: Record<string, unknown> = {};
     for (const name of names) {
       const v = this.value(name);
@@ -102,4 +104,25 @@ export class SettingValues {
     const v = getPath(this.form, SETTINGS[name].key);
     return v !== undefined && v !== false && !(Array.isArray(v) && v.length === 0);
   }
+}
+
+/**
+ * The settings of a command that is no job kind (scan, check: OTHER_SETTINGS), read as a job's
+ * are: each flag by its kind, the cross-checks held, every value typed, the patterns and limits
+ * made. A setting added to the command's list arrives here by its name with nothing else to write.
+ */
+export function settingsOf<const Ns extends readonly SettingName[]>(names: Ns, flags: Record<string, unknown>): OptionValues<Ns> & PathPatterns & SizeAgeLimits {
+  const v = new SettingValues(formFromFlags(names, flags), { names: 'flags' });
+  v.check(names);
+  return { ...v.options(names), ...filtersFrom(v) };
+}
+
+/** Patterns or a rules file, and the size and age limits, as every command that walks a source takes them (mirror, upload, pull, scan, check). */
+export function filtersFrom(v: SettingValues): PathPatterns & SizeAgeLimits {
+  const filterFrom = v.value('filterFrom');
+  const limits = { minSize: v.value('minSize'), maxSize: v.value('maxSize'), minAge: v.value('minAge'), maxAge: v.value('maxAge') };
+  return {
+    ...(filterFrom !== undefined ? { include: [], exclude: [], rules: readFilterFile(filterFrom, `${v.where}${v.name('filterFrom')} ${v.text('filterFrom')}`) } : { include: v.value('include') ?? [], exclude: v.value('exclude') ?? [] }),
+    ...(Object.fromEntries(Object.entries(limits).filter(([, x]) => x !== undefined)) as SizeAgeLimits),
+  };
 }

@@ -2,7 +2,7 @@
 // clock held still.
 import { describe, expect, it } from 'vitest';
 import { sizeAgeFilter } from '../../src/sync/filters.js';
-import { settingsOf } from '../../jobs/definition.js';
+import { settingsOf } from '../../src/settings/values.js';
 import { OTHER_SETTINGS } from '../../src/settings/declared.js';
 import type { FileEntry } from '../../src/sync/types.js';
 
@@ -11,7 +11,7 @@ const HOUR = 3_600_000;
 const file = (size: number, ageMs: number): FileEntry => ({ kind: 'file', key: `f-${size}-${ageMs}`, size, mtimeMs: NOW - ageMs, open: () => { throw new Error('not read'); } }) as FileEntry;
 
 describe('size and age filters', () => {
-  // Read as scan reads them: through the declarations, one reader (jobs/definition.ts settingsOf).
+  // Read as scan reads them: through the declarations, one reader (settingsOf, src/settings/values.ts).
   const read = (flags: Record<string, string>) => settingsOf(OTHER_SETTINGS.scan, flags);
   const sizeFlag = (flag: string, text: string) => read({ [flag === '--min-size' ? 'minSize' : 'maxSize']: text })[flag === '--min-size' ? 'minSize' : 'maxSize'];
   const ageFlag = (flag: string, text: string) => read({ [flag === '--min-age' ? 'minAge' : 'maxAge']: text })[flag === '--min-age' ? 'minAge' : 'maxAge'];

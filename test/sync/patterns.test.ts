@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { pathFilter } from '../../src/sync/patterns.js';
 import { parseFilterRules } from '../../src/sync/filter-rules.js';
-import { settingsOf } from '../../jobs/definition.js';
+import { settingsOf } from '../../src/settings/values.js';
 import { OTHER_SETTINGS } from '../../src/settings/declared.js';
 
 const PATHS = ['a.pdf', 'a.txt', '.hidden', 'docs/b.pdf', 'docs/b.txt', 'docs/deep/c.pdf', 'drafts/d.pdf', 'drafts/sub/e.pdf'];

@@ -13,7 +13,7 @@ import { camelKey } from '../envelope.js';
 import { Reply } from '../reply.js';
 import { layout } from '../../runner/layout.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
-import { settingsOf } from '../../../jobs/definition.js';
+import { settingsOf } from '../../settings/values.js';
 import { safeText, visible } from '../../text.js';
 
 /** Differences printed as text; --json lists every one. */

@@ -11,7 +11,7 @@ import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { Reply } from '../reply.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
-import { settingsOf } from '../../../jobs/definition.js';
+import { settingsOf } from '../../settings/values.js';
 import { OTHER_SETTINGS } from '../../settings/declared.js';
 import { renderScanHtml, renderScanText } from '../../scan/render.js';
 import { visible } from '../../text.js';
