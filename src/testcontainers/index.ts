@@ -93,12 +93,17 @@ export class StartedFerryEmulatorContainer extends AbstractStartedContainer {
 
   /** A request to the control API (docs/emulator.md): `control('POST', 'reset')`, `control('PUT', 'faults', { spec: '503=0.2' })`. */
   async control(method: string, path: string, body?: unknown): Promise<Response> {
-    return fetch(`${this.ready.baseUrl}/_emulator/${path}`, { method, headers: { authorization: `Bearer ${this.ready.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return controlRequest(this.ready, method, path, body);
   }
 
   protected override async containerStopping(): Promise<void> {
     await Promise.all(this.clients.splice(0).map((c) => c.close()));
   }
+}
+
+/** A request to the control API of the emulator a ready line describes, however it was started. */
+export function controlRequest(ready: Pick<EmulatorReady, 'baseUrl' | 'adminToken'>, method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${ready.baseUrl}/_emulator/${path}`, { method, headers: { authorization: `Bearer ${ready.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 }
 
 /** The ready line: the first line of the container's output that is a JSON object. */

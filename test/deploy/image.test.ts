@@ -26,7 +26,7 @@ import { parse, stringify } from 'yaml';
 import { FerryClient } from '../../src/api/index.js';
 import { SqliteCheckpointStore } from '../../src/store/index.js';
 import { mirror } from '../../jobs/mirror.js';
-import { FerryEmulatorContainer } from '../../src/testcontainers/index.js';
+import { controlRequest, FerryEmulatorContainer } from '../../src/testcontainers/index.js';
 import { numberedTree, pathsOnce } from '../helpers/runs.js';
 import { remoteFiles } from '../helpers/service.js';
 
@@ -161,7 +161,7 @@ describe('the image, built and run', () => {
     const project = (await c.projects.create({ name: `docker ${how} ${TAG}`, description: '' })).objectIdentifier;
     const state = volume();
     // Slow answers, so that the signal lands mid-run.
-    const control = (method: string, path: string, body?: unknown) => fetch(`${ready.baseUrl}/_emulator/${path}`, { method, headers: { authorization: `Bearer ${ready.adminToken}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const control = (method: string, path: string, body?: unknown) => controlRequest(ready, method, path, body);
     expect((await control('PUT', 'faults', { spec: 'latency=150' })).status).toBe(200);
     const name = `ferry-${how}-${TAG}`;
     containers.push(name);
