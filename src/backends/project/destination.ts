@@ -261,6 +261,10 @@ export class ProjectDestination implements Destination<Placement> {
    */
   async presentFor(entry: FileEntry, placement: Placement, mark?: string): Promise<PresentDocument | undefined> {
     if (this.o.findPresent === false || this.listedWhole) return undefined;
+    // A folder a dry run would create holds nothing yet, and its stand-in id is no id to list by:
+    // the run, on a service that creates no folders, finds the file flattened into the deepest
+    // folder that exists, and looks there (a service with folders has nothing of it there).
+    if (this.folders.isPlanned(placement.parentId)) placement = { parentId: await this.folders.existingAncestor(posix.dirname(entry.key)) };
     const path = `/${joinPath(this.o.base, entry.key)}`;
     let marker = mark ?? (this.o.markers === 'origin' ? entry.attributes?.origin : entry.sha256);
     if (marker === undefined) {

@@ -285,6 +285,23 @@ export class RemoteFolders {
     return pending;
   }
 
+  /** A stand-in id a dry run gave a folder a real run would create: it holds nothing yet. */
+  isPlanned(id: string | null): boolean {
+    return id !== null && this.planned.has(id);
+  }
+
+  /**
+   * Dry run: the deepest folder of `relDir` or above it that exists (no stand-in), the root at
+   * least: where a service that creates no folders has the files of `relDir`, flattened.
+   */
+  async existingAncestor(relDir: string): Promise<string | null> {
+    for (let dir = relDir; dir !== '.' && dir !== ''; dir = posix.dirname(dir)) {
+      const id = await this.folder(dir);
+      if (id !== undefined && !this.isPlanned(id)) return id;
+    }
+    return (await this.folder('')) ?? null;
+  }
+
   private async listChildFolders(parentId: string | null): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     if (parentId !== null && this.planned.has(parentId)) return found;
