@@ -2,21 +2,16 @@
 // a printed command, a help text) is a flag of one of its commands, read from the program itself
 // (commander's definitions, made from src/settings/declared.ts for the settings). A flag renamed in
 // its declaration leaves no message naming the old one behind.
-import { readFile, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/main.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { code, sources } from './sources.js';
 
 /** Flags of other programs that ferry's messages name: rclone's that ferry answers with why not, LibreOffice's. */
 const OTHERS = new Set(['--delete', '--delete-after', '--delete-during', '--delete-excluded', '--headless', '--convert-to']);
 
 /** The string and template literals of a file: what it says, not its comments or code (`--count` is a decrement). */
-const said = (text: string) =>
-  [...text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1').matchAll(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g)].map((m) => m[0]).join('\n');
+const said = (text: string) => [...code(text).matchAll(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g)].map((m) => m[0]).join('\n');
 
 function longFlags(cmd: Command, into: Set<string>): Set<string> {
   for (const o of cmd.options) {
@@ -27,16 +22,6 @@ function longFlags(cmd: Command, into: Set<string>): Set<string> {
   }
   for (const sub of cmd.commands) longFlags(sub, into);
   return into;
-}
-
-async function sources(dir: string): Promise<{ path: string; text: string }[]> {
-  const out: { path: string; text: string }[] = [];
-  for (const e of await readdir(join(root, dir), { withFileTypes: true, recursive: true })) {
-    if (!e.isFile() || !e.name.endsWith('.ts') || e.name.endsWith('.d.ts')) continue;
-    const path = join(e.parentPath, e.name);
-    out.push({ path: path.slice(root.length), text: await readFile(path, 'utf8') });
-  }
-  return out;
 }
 
 describe('flags named in the source', async () => {

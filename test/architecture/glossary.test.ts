@@ -2,25 +2,9 @@
 // words given their own meaning keep it in the code. A test that reads the source as text: it
 // fails when a listed word comes back as an identifier of another meaning.
 import { describe, expect, it } from 'vitest';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-async function sources(dir: string): Promise<{ path: string; text: string }[]> {
-  const out: { path: string; text: string }[] = [];
-  for (const e of await readdir(join(root, dir), { withFileTypes: true, recursive: true })) {
-    if (!e.isFile() || !e.name.endsWith('.ts') || e.name.endsWith('.d.ts')) continue;
-    const path = join(e.parentPath, e.name);
-    out.push({ path: path.slice(root.length), text: await readFile(path, 'utf8') });
-  }
-  return out;
-}
-
-/** The code of a file without its comments (line comments and blocks), so that prose may use a word freely. */
-const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
-
+import { code, root, sources } from './sources.js';
 
 /** Identifiers of a file's code (comments and string literals left out). */
 const identifiers = (text: string) => [...code(text).replace(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g, "''").matchAll(/[A-Za-z_$][\w$]*/g)].map((m) => m[0]);
