@@ -3,8 +3,7 @@
 // object (one line) as the plan meets them, so a plan of a million files is never held in memory.
 import type { PlannedItem, TransferPlan } from '../sync/engine.js';
 import type { AttributeChange } from '../sync/attribute-changes.js';
-import { formatBytes } from '../text.js';
-import { safeText, visible } from '../text.js';
+import { formatBytes, safeText, visible } from '../text.js';
 import type { JsonItems } from './json-items.js';
 import { camelKey } from './envelope.js';
 import type { Reply } from './reply.js';

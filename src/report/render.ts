@@ -1,8 +1,7 @@
 // One BatchReport, five formats. The HTML one is a single self-contained file: inline CSS, an
 // inline SVG chart and a few lines of inline script for sorting; nothing is fetched.
-import { formatBytes, formatDuration } from '../text.js';
+import { formatBytes, formatDuration, visible } from '../text.js';
 import type { BatchReport } from './model.js';
-import { visible } from '../text.js';
 import { esc, PAGE_STYLE, PALETTE, SORT_SCRIPT } from './html.js';
 
 export const REPORT_FORMATS = ['text', 'json', 'csv', 'markdown', 'html'] as const;

@@ -3,8 +3,7 @@
 // the source or the service is escaped: on a terminal its controls made visible, on the page also
 // its markup.
 import type { ScanReport } from './report.js';
-import { formatBytes, formatDuration } from '../text.js';
-import { visible } from '../text.js';
+import { formatBytes, formatDuration, visible } from '../text.js';
 import { barChart, esc, PAGE_STYLE, SORT_SCRIPT } from '../report/html.js';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;

@@ -6,7 +6,7 @@ import { loadDefinition } from '../../../jobs/definition.js';
 import { OTHER_SETTINGS, SETTINGS } from '../../settings/declared.js';
 import { ConfigurationError } from '../../api/errors.js';
 import { normaliseRemotePath } from '../../../jobs/mirror.js';
-import { formatBytes } from '../../text.js';
+import { formatBytes, safeText, visible } from '../../text.js';
 import { createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { camelKey } from '../envelope.js';
@@ -14,7 +14,6 @@ import { Reply } from '../reply.js';
 import { layout } from '../../runner/layout.js';
 import { projectFlag, resolveProject } from '../../backends/project/named.js';
 import { settingsOf } from '../../settings/values.js';
-import { safeText, visible } from '../../text.js';
 
 /** Differences printed as text; --json lists every one. */
 const SHOWN = 50;

@@ -2,11 +2,10 @@
 import { Reply } from '../reply.js';
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
-import { safeText } from '../../text.js';
+import { formatBytes, safeText } from '../../text.js';
 import { resolveSettings } from '../../config/profile.js';
 import { defaultStorePath, openStore } from '../../store/index.js';
 import type { RunRecord } from '../../store/types.js';
-import { formatBytes } from '../../text.js';
 import { globalOptions } from '../context.js';
 import { runMirrorCommand } from './mirror.js';
 import { runUploadCommand } from './upload.js';

@@ -5,8 +5,7 @@ import { migrate, planMigration, verifyMigration, type MigrationPlan, type Proje
 import type { MigrateRequest } from '../../../jobs/definition.js';
 import { DEFAULT_CONCURRENCY } from '../../runner/adaptive.js';
 import { ConfigurationError } from '../../api/errors.js';
-import { formatBytes } from '../../text.js';
-import { visible, safeText } from '../../text.js';
+import { formatBytes, safeText, visible } from '../../text.js';
 import { EXIT } from '../exit-codes.js';
 import { exitCodeFor, namedCounts, plural } from '../output.js';
 import { setCommand } from '../envelope.js';

@@ -2,8 +2,7 @@
 import type { Target } from '../../api/target.js';
 import type { Command } from 'commander';
 import { ConfigurationError } from '../../api/errors.js';
-import { visible, safeText } from '../../text.js';
-import { formatBytes, formatDuration } from '../../text.js';
+import { formatBytes, formatDuration, safeText, visible } from '../../text.js';
 import type { JobSummary } from '../../runner/job.js';
 import { ImportTimeoutError } from '../../playbooks/server-import.js';
 import { loadMapping } from '../../playbooks/mapping.js';
