@@ -12,8 +12,6 @@ import { liveLineShown, setLiveLine } from './terminal.js';
 /** How often a run off a terminal writes a progress record, and its metrics file, unless --stats says. */
 export const DEFAULT_STATS_MS = 30_000;
 
-export { formatBytes, formatDuration } from '../text.js';
-
 export interface ProgressState {
   counts: RunCounts;
   /** Bytes written so far. */

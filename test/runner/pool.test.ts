@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
-import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
+import { describeProgress, liveLine } from '../../src/runner/progress.js';
+import { formatBytes, formatDuration } from '../../src/text.js';
 import { runPool, WAITING_PER_SLOT } from '../../src/runner/pool.js';
 import { noteWaited, waitOutsideSlot } from '../../src/slots.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrency } from '../../src/runner/adaptive.js';
-import { describeProgress, formatBytes, formatDuration, liveLine } from '../../src/runner/progress.js';
+import { describeProgress, liveLine } from '../../src/runner/progress.js';
+import { formatBytes, formatDuration } from '../../src/text.js';
 import { runPool } from '../../src/runner/pool.js';
 import { decide, UNKNOWN_MTIME } from '../../src/sync/decide.js';
 import { parseShard, shareOf } from '../../src/tenants/shard.js';
