@@ -164,6 +164,7 @@ export interface CallOptions<T = never> {
    * Asked synchronously at the last moment, as the request is handed to its socket (undici's
    * onConnect): false stops it unwritten, and the attempt goes back through `beforeSend`. What
    * `beforeSend` allowed may have waited since for a connection, or for a process that was stopped.
+   * Asked again before each block of a large body while more is to come: false cuts the body short.
    */
   fence?: () => boolean;
   headers?: Record<string, string>;
@@ -206,8 +207,40 @@ const USER_AGENT = 'ferry/0.1 (+undici)';
  */
 const BULK_BUFFERED = 1024 * 1024;
 
-/** A request stopped by its fence as it was handed to its socket: never written. */
+/**
+ * A request stopped by its fence: as it was handed to its socket (never written), or before a
+ * block of its body while more was still to come (never whole, so the service made nothing of it).
+ */
 class FenceClosed extends Error {}
+
+/**
+ * A large body's blocks, each asked to the fence before it is written: a process stopped mid-body
+ * (SIGSTOP, a frozen machine) and continued past its lease cuts the body instead of finishing it.
+ * The last block is never followed by a question: a body once whole is not cut.
+ */
+async function* fencedBlocks(blocks: AsyncIterable<Uint8Array>, fence: () => boolean): AsyncIterable<Uint8Array> {
+  for await (const block of blocks) {
+    if (!fence()) throw new FenceClosed('fence closed mid-body');
+    yield block;
+  }
+}
+
+/** The bulk sender's reader, asked to the fence the same way while bytes of `length` remain. */
+function fencedReader(reader: BodyReader, length: number, fence: () => boolean): BodyReader {
+  let read = 0;
+  return {
+    allocate: (size) => reader.allocate(size),
+    ready: (then) => reader.ready(then),
+    read(into) {
+      if (read < length && !fence()) throw new FenceClosed('fence closed mid-body');
+      const n = reader.read(into);
+      read += n;
+      return n;
+    },
+    reusable: (into, then) => reader.reusable(into, then),
+    close: () => reader.close(),
+  };
+}
 
 /** Whether the environment names a proxy, as EnvHttpProxyAgent reads it. */
 function proxyConfigured(): boolean {
@@ -410,8 +443,19 @@ export class Transport {
         }
         onWire = true;
         if (method !== 'GET' && method !== 'HEAD') this.writesSent++;
-        const bulkBody = sendable ? new BulkBody(sendable.length, () => (sendable.reader as () => BodyReader)(), () => Readable.from(sendable.open(), { objectMode: false })) : undefined;
-        const streamed = !bulkBody && spec.json === undefined && !smallBody && multipart ? Readable.from(multipart.open(), { objectMode: false }) : undefined;
+        const fence = opts.fence;
+        const blocks = (body: MultipartBody) => (fence ? fencedBlocks(body.open(), fence) : body.open());
+        const bulkBody = sendable
+          ? new BulkBody(
+              sendable.length,
+              () => {
+                const reader = (sendable.reader as () => BodyReader)();
+                return fence ? fencedReader(reader, sendable.length, fence) : reader;
+              },
+              () => Readable.from(blocks(sendable), { objectMode: false }),
+            )
+          : undefined;
+        const streamed = !bulkBody && spec.json === undefined && !smallBody && multipart ? Readable.from(blocks(multipart), { objectMode: false }) : undefined;
         const ended = this.reachability.begin(url);
         tap = dispatcher === this.bulk ? new BulkTap() : undefined;
         try {
