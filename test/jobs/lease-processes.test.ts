@@ -198,7 +198,7 @@ describe('the lease between processes with their own stores', () => {
     expect(lost.lease?.lost).toMatch(/was not renewed for \d+ s of the service's time .*writes nothing more|is no longer this run's: its claim was removed from the service(, and mirror run .* holds it since .*| \(another run takes it over .*\): this run) writes nothing more/);
     expect(r.stderr).toMatch(/lease/);
     // Nothing after it was continued but what was on its way when it was stopped (docs/scale-out.md,
-    // *The window that remains*: a request past its fence whose bytes were not yet the kernel's is
+    // *The window that remains*: a small request stopped between its fence and its one write is
     // sent when the process goes on, and the service keeps it): at most one per write slot
     // (--concurrency 2), each one a copy that `ferry check` names. A holder that went on writing
     // would add the files it had not sent, some 150.
