@@ -256,15 +256,15 @@ export class ProjectDestination implements Destination<Placement> {
 
   /**
    * The newest document at the entry's path holding its content (`mark`: the job's marker of it,
-   * read from the entry when not given), and whether it carries what the entry's row asks. Not
-   * asked after a whole listing, nor where the run must hold every file in its own batch.
+   * read from the entry when not given), with the identity of what it carries (judgePresent
+   * decides). Not asked after a whole listing, nor where the run must hold every file in its own batch.
    */
   async presentFor(entry: FileEntry, placement: Placement, mark?: string): Promise<PresentDocument | undefined> {
     if (this.o.findPresent === false || this.listedWhole) return undefined;
     // A folder a dry run would create holds nothing yet, and its stand-in id is no id to list by:
     // the run, on a service that creates no folders, finds the file flattened into the deepest
     // folder that exists, and looks there (a service with folders has nothing of it there).
-    if (this.folders.isPlanned(placement.parentId)) placement = { parentId: await this.folders.existingAncestor(posix.dirname(entry.key)) };
+    if (this.folders.isPlanned(placement.parentId)) placement = { parentId: await this.folders.nearest(posix.dirname(entry.key)) };
     const path = `/${joinPath(this.o.base, entry.key)}`;
     let marker = mark ?? (this.o.markers === 'origin' ? entry.attributes?.origin : entry.sha256);
     if (marker === undefined) {

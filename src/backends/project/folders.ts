@@ -264,13 +264,16 @@ export class RemoteFolders {
     return undefined;
   }
 
-  /** The deepest ancestor of `relDir` that exists. */
-  private async nearest(relDir: string): Promise<string | null> {
+  /**
+   * The deepest ancestor of `relDir` that exists (a dry run's stand-ins do not): where a service
+   * that creates no folders has the files of `relDir`, flattened.
+   */
+  async nearest(relDir: string): Promise<string | null> {
     let dir = relDir;
     while (dir !== '.' && dir !== '') {
       dir = posix.dirname(dir);
       const id = await this.folder(dir === '.' ? '' : dir);
-      if (id !== undefined) return id;
+      if (id !== undefined && !this.isPlanned(id)) return id;
     }
     return (await this.folder('')) ?? null;
   }
@@ -288,18 +291,6 @@ export class RemoteFolders {
   /** A stand-in id a dry run gave a folder a real run would create: it holds nothing yet. */
   isPlanned(id: string | null): boolean {
     return id !== null && this.planned.has(id);
-  }
-
-  /**
-   * Dry run: the deepest folder of `relDir` or above it that exists (no stand-in), the root at
-   * least: where a service that creates no folders has the files of `relDir`, flattened.
-   */
-  async existingAncestor(relDir: string): Promise<string | null> {
-    for (let dir = relDir; dir !== '.' && dir !== ''; dir = posix.dirname(dir)) {
-      const id = await this.folder(dir);
-      if (id !== undefined && !this.isPlanned(id)) return id;
-    }
-    return (await this.folder('')) ?? null;
   }
 
   private async listChildFolders(parentId: string | null): Promise<Map<string, string>> {
