@@ -222,5 +222,3 @@ function isNoOp(summary: JobSummary): boolean {
   return summary.status === 'succeeded' && c.discovered > 0 && c.uploaded === 0 && c.failed === 0 && c.reconciled === 0 && !c.interrupted &&
     summary.errors.length === 0 && said.length === 0 && !folders?.created && !folders?.flattened && !deleted?.count && !summary.supersededCount && !summary.renamed && !summary.repeatedNotices;
 }
-
-
